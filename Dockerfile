@@ -1,0 +1,15 @@
+# The wanmon image for web, worker and beat (see docker-compose.yml).
+FROM python:3.11-slim-bookworm
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 WANMON_STATIC_ROOT=/app/staticfiles
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY wanmon ./wanmon
+COPY collectors ./collectors
+COPY agents ./agents
+COPY templates ./templates
+COPY static ./static
+COPY manage.py ./
+RUN pip install --no-cache-dir -e . && python manage.py collectstatic --noinput \
+    && useradd --system --uid 1000 wanmon
+USER wanmon
+EXPOSE 8000

@@ -1,0 +1,53 @@
+"""Shared fixtures: real services only (PostgreSQL+TimescaleDB, Redis, a Celery worker process)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+
+
+def _wait_for_worker(timeout_s: float) -> bool:
+    from wanmon.celery import app
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if app.control.ping(timeout=0.5):
+            return True
+    return False
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker):
+    """A real `celery worker` subprocess on the test Redis, using the test database."""
+    from django.conf import settings
+
+    env = dict(os.environ)
+    db = settings.DATABASES["default"]
+    # The worker must see the test database pytest-django created, not the production name.
+    env["DATABASE_URL"] = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "wanmon", "worker", "--pool", "solo", "--concurrency", "1",
+         "--hostname", f"test-{os.getpid()}@%h", "--loglevel", "WARNING", "--without-mingle", "--without-gossip"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+    try:
+        if not _wait_for_worker(30):
+            proc.kill()
+            out = proc.communicate(timeout=10)[0].decode(errors="replace")
+            pytest.fail(f"celery worker did not come up:\n{out[-3000:]}")
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()

@@ -1,0 +1,5 @@
+"""wanmon: centralized multi-site WAN monitoring and diagnosis."""
+
+from .celery import app as celery_app
+
+__all__ = ("celery_app",)

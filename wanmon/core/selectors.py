@@ -1,0 +1,84 @@
+"""Read-only checks of the services wanmon depends on (used by /healthz)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+
+import redis
+from django.conf import settings
+from django.db import connection
+
+HEARTBEAT_KEY = "wanmon:heartbeat:beat"
+
+
+@dataclass
+class ComponentStatus:
+    ok: bool
+    detail: dict = field(default_factory=dict)
+    error: str | None = None
+
+    def as_dict(self) -> dict:
+        data = asdict(self)
+        if data["error"] is None:
+            del data["error"]
+        return data
+
+
+def database_status() -> ComponentStatus:
+    """PostgreSQL reachable and TimescaleDB installed (with its version and licence edition)."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_setting('server_version')")
+            pg_version = cursor.fetchone()[0]
+            cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'timescaledb'")
+            row = cursor.fetchone()
+            cursor.execute("SELECT current_setting('timescaledb.license', true)")
+            licence = cursor.fetchone()[0]
+    except Exception as exc:  # any driver error means "down"; the message says why
+        return ComponentStatus(ok=False, error=f"{type(exc).__name__}: {exc}".strip())
+    if row is None:
+        return ComponentStatus(ok=False, detail={"postgresql": pg_version}, error="timescaledb extension missing")
+    return ComponentStatus(ok=True, detail={"postgresql": pg_version, "timescaledb": row[0], "license": licence})
+
+
+def _redis_client() -> redis.Redis:
+    return redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=1.0, socket_timeout=1.0)
+
+
+def redis_status() -> ComponentStatus:
+    """Redis answers PING."""
+    try:
+        client = _redis_client()
+        started = time.monotonic()
+        client.ping()
+        return ComponentStatus(ok=True, detail={"ping_ms": round((time.monotonic() - started) * 1000, 2)})
+    except Exception as exc:
+        return ComponentStatus(ok=False, error=f"{type(exc).__name__}: {exc}")
+
+
+def celery_status(timeout_s: float = 1.0) -> ComponentStatus:
+    """At least one Celery worker answers a broadcast ping; also reports the age of beat's last heartbeat."""
+    from wanmon.celery import app
+
+    try:
+        replies = app.control.ping(timeout=timeout_s) or []
+    except Exception as exc:
+        return ComponentStatus(ok=False, error=f"{type(exc).__name__}: {exc}")
+    workers = sorted(name for reply in replies for name in reply)
+    detail: dict = {"workers": workers}
+    try:
+        beat = _redis_client().get(HEARTBEAT_KEY)
+        detail["beat_heartbeat_age_s"] = round(time.time() - float(beat), 1) if beat else None
+    except Exception:
+        detail["beat_heartbeat_age_s"] = None
+    if not workers:
+        return ComponentStatus(ok=False, detail=detail, error="no Celery worker answered ping")
+    return ComponentStatus(ok=True, detail=detail)
+
+
+def health_report() -> tuple[bool, dict]:
+    """Overall health: every component must be ok."""
+    components = {"database": database_status(), "redis": redis_status(), "celery": celery_status()}
+    ok = all(c.ok for c in components.values())
+    return ok, {"status": "ok" if ok else "error", **{k: v.as_dict() for k, v in components.items()}}

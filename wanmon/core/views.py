@@ -1,0 +1,22 @@
+"""Health endpoint and the home page."""
+
+from django.contrib.auth.decorators import login_required
+from django.http import JsonResponse
+from django.shortcuts import render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+from wanmon.core.selectors import health_report
+
+
+@never_cache
+@require_GET
+def healthz(request):
+    """JSON health of database (with TimescaleDB version), Redis and Celery workers; 503 when one is down."""
+    ok, report = health_report()
+    return JsonResponse(report, status=200 if ok else 503)
+
+
+@login_required
+def home(request):
+    return render(request, "core/home.html")

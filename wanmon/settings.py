@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "wanmon.core.apps.CoreConfig",
+    "wanmon.inventory.apps.InventoryConfig",
 ]
 
 MIDDLEWARE = [

@@ -85,3 +85,32 @@ redis_stop() {
     rm -f "$dir/redis.pid"
   fi
 }
+
+# private_services_start RUN_DIR: a throw-away PostgreSQL+TimescaleDB and Redis unless DATABASE_URL /
+# REDIS_URL are set; exports them. private_services_stop RUN_DIR stops what was started.
+private_services_start() {
+  local run_dir="$1" port
+  if [ -z "${DATABASE_URL:-}" ]; then
+    port="$(free_port)"
+    # Durability settings off: a throw-away cluster.
+    pg_start "$run_dir/pg" "$port" fsync=off synchronous_commit=off full_page_writes=off
+    touch "$run_dir/.started-pg"
+    pg_createdb "$port" wanmon
+    export DATABASE_URL="postgres://postgres@127.0.0.1:$port/wanmon"
+    log "private PostgreSQL+TimescaleDB on port $port"
+  fi
+  if [ -z "${REDIS_URL:-}" ]; then
+    port="$(free_port)"
+    redis_start "$run_dir/redis" "$port"
+    touch "$run_dir/.started-redis"
+    export REDIS_URL="redis://127.0.0.1:$port/0"
+    log "private Redis on port $port"
+  fi
+}
+
+private_services_stop() {
+  local run_dir="$1"
+  [ -f "$run_dir/.started-pg" ] && pg_stop "$run_dir/pg"
+  [ -f "$run_dir/.started-redis" ] && redis_stop "$run_dir/redis"
+  rm -rf "$run_dir"
+}

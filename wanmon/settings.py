@@ -55,6 +55,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "wanmon.core.apps.CoreConfig",
     "wanmon.inventory.apps.InventoryConfig",
+    "wanmon.measurements.apps.MeasurementsConfig",
+    "wanmon.maintenance.apps.MaintenanceConfig",
 ]
 
 MIDDLEWARE = [
@@ -167,7 +169,15 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_RESULT_EXPIRES = 3600
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "core-heartbeat": {"task": "wanmon.core.tasks.heartbeat_task", "schedule": 60.0},
+    "measurements-retention": {"task": "wanmon.measurements.tasks.retention_apply_task", "schedule": 24 * 3600.0},
 }
+
+# --- measurements ---
+WANMON_INGEST_MAX_BODY_BYTES = env_int("WANMON_INGEST_MAX_BODY_BYTES", 32 * 1024 * 1024)
+WANMON_INGEST_MAX_RECORDS = env_int("WANMON_INGEST_MAX_RECORDS", 20_000)
+WANMON_INGEST_RATE_LIMIT = os.environ.get("WANMON_INGEST_RATE_LIMIT", "600/min")
+# Days to keep per hypertable, e.g. {"measurements_snmpsample": 14}; see wanmon/measurements/constants.py.
+WANMON_RETENTION_DAYS: dict[str, int | None] = {}
 
 # --- logging: one JSON object per line on stdout ---
 LOG_LEVEL = os.environ.get("WANMON_LOG_LEVEL", "INFO")

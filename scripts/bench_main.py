@@ -1,0 +1,206 @@
+"""Benchmarks behind scripts/bench (run with the services scripts/bench started).
+
+ingest: realistic batches of SNMP samples (100 interfaces x 50 polls = 5 000 rows per batch) POSTed,
+gzip-compressed like the agent sends them, to gunicorn on loopback, against a raw psycopg COPY of the
+same rows into the same hypertable, in the same run. The last line is machine-readable:
+    ingest_ratio_vs_copy=<float> api_rows_per_s=<int> copy_rows_per_s=<int>
+
+query: 90 days of 1-minute rates for 100 interfaces, rolled up, then the latency of the query API
+for one interface's 90-day 1-hour series (median of several runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import secrets
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from datetime import UTC, datetime, timedelta
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "wanmon.settings")
+import django  # noqa: E402
+
+django.setup()
+
+from django.db import connection  # noqa: E402
+
+from wanmon.inventory.models import Agent, Carrier, Equipment, Interface, Site  # noqa: E402
+from wanmon.measurements.api.auth import token_hash  # noqa: E402
+from wanmon.measurements.ingest import SNMP_COLUMNS  # noqa: E402
+
+INTERFACES = 100
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _topology() -> tuple[str, list[int]]:
+    carrier, _ = Carrier.objects.get_or_create(code="BENCH", defaults={"name": "Bench"})
+    site, _ = Site.objects.get_or_create(code="BENCH", defaults={"name": "Bench site"})
+    eq, _ = Equipment.objects.get_or_create(name="bench-router", defaults={"carrier": carrier})
+    ifaces = [Interface.objects.get_or_create(equipment=eq, name=f"xe-0/0/{i}", defaults={"speed_mbps": 100_000})[0]
+              for i in range(INTERFACES)]
+    token = secrets.token_urlsafe(32)
+    agent = Agent.objects.create(site=site, name=f"bench-{uuid.uuid4().hex[:6]}", token_hash=token_hash(token),
+                                 token_prefix=token[:8])
+    agent.equipment.add(eq)
+    return token, [i.id for i in ifaces]
+
+
+def _batches(n_batches: int, polls: int, start: datetime) -> list[dict]:
+    batches = []
+    for b in range(n_batches):
+        records = []
+        for p in range(polls):
+            t = (start + timedelta(seconds=60 * (b * polls + p))).isoformat().replace("+00:00", "Z")
+            ticks = 100 + 6000 * (b * polls + p)
+            for i in range(INTERFACES):
+                octets = (b * polls + p) * 7_500_000_000 + i
+                records.append({"type": "snmp", "time": t, "equipment": "bench-router", "interface": f"xe-0/0/{i}",
+                                "if_index": 500 + i, "sys_uptime_ticks": ticks, "oper_status": "up",
+                                "counters": {"hc_in_octets": octets, "hc_out_octets": octets // 3,
+                                             "hc_in_ucast_pkts": octets // 1000, "hc_out_ucast_pkts": octets // 3000,
+                                             "in_errors": 0, "out_errors": 0, "in_discards": 0, "out_discards": 0}})
+        batches.append({"batch_id": str(uuid.uuid4()), "agent_version": "bench", "records": records,
+                        "sent_at": datetime.now(UTC).isoformat().replace("+00:00", "Z")})
+    return batches
+
+
+def _copy_rows(batches: list[dict], iface_ids: dict[str, int], eq_id: int) -> list[tuple]:
+    rows = []
+    for batch in batches:
+        for r in batch["records"]:
+            c = r["counters"]
+            rows.append((datetime.fromisoformat(r["time"]), eq_id, iface_ids[r["interface"]], r["if_index"],
+                         r["sys_uptime_ticks"], None, None, r["oper_status"], None,
+                         c["hc_in_octets"], c["hc_out_octets"], c["hc_in_ucast_pkts"], c["hc_out_ucast_pkts"],
+                         None, None, c["in_errors"], c["out_errors"], c["in_discards"], c["out_discards"], None))
+    return rows
+
+
+def bench_ingest(n_batches: int, polls: int) -> None:
+    token, _ = _topology()
+    start = datetime.now(UTC) - timedelta(days=3)
+    api_batches = _batches(n_batches, polls, start)
+    copy_batches = _batches(n_batches, polls, start - timedelta(days=1))
+    bodies = [gzip.compress(json.dumps(b).encode(), compresslevel=6) for b in api_batches]
+    rows_per_batch = len(api_batches[0]["records"])
+
+    port = _free_port()
+    env = dict(os.environ)
+    env["WANMON_INGEST_RATE_LIMIT"] = "100000/min"
+    web = subprocess.Popen([sys.executable, "-m", "gunicorn", "wanmon.wsgi:application", "--bind",
+                            f"127.0.0.1:{port}", "--workers", "2", "--log-level", "warning"], env=env)
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.2)
+        url = f"http://127.0.0.1:{port}/api/v1/ingest"
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json",
+                   "Content-Encoding": "gzip"}
+        started = time.perf_counter()
+        for body in bodies:
+            request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+            with urllib.request.urlopen(request, timeout=120) as response:
+                reply = json.load(response)
+                assert reply["accepted"] == rows_per_batch, reply
+        api_s = time.perf_counter() - started
+    finally:
+        web.send_signal(signal.SIGTERM)
+        web.wait(timeout=30)
+
+    eq = Equipment.objects.get(name="bench-router")
+    iface_ids = dict(Interface.objects.filter(equipment=eq).values_list("name", "id"))
+    all_rows = [_copy_rows([b], iface_ids, eq.id) for b in copy_batches]
+    with connection.cursor() as cursor:
+        raw = cursor.cursor
+        started = time.perf_counter()
+        for rows in all_rows:
+            with connection.cursor().cursor.connection.transaction():
+                with raw.copy(f"COPY measurements_snmpsample ({', '.join(SNMP_COLUMNS)}) FROM STDIN") as copy:
+                    for row in rows:
+                        copy.write_row(row)
+        copy_s = time.perf_counter() - started
+    total = n_batches * rows_per_batch
+    api_rate, copy_rate = total / api_s, total / copy_s
+    print(f"batches={n_batches} rows_per_batch={rows_per_batch} api_s={api_s:.3f} copy_s={copy_s:.3f}")
+    print(f"ingest_ratio_vs_copy={api_rate / copy_rate:.3f} api_rows_per_s={int(api_rate)} "
+          f"copy_rows_per_s={int(copy_rate)}")
+
+
+def bench_query(days: int, runs: int) -> None:
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    _, ids = _topology()
+    end = datetime(2026, 6, 1, tzinfo=UTC)
+    start = end - timedelta(days=days)
+    t0 = time.perf_counter()
+    with connection.cursor() as c:
+        c.execute("TRUNCATE measurements_interfacerate, measurements_interfacerate_5m, measurements_interfacerate_1h, "
+                  "measurements_interfacerate_1d")
+        # One insert per interface keeps memory flat; values vary with time of day and interface.
+        for iid in ids:
+            c.execute(
+                """INSERT INTO measurements_interfacerate (time, interface_id, interval_s, in_bps, out_bps)
+                   SELECT t, %s, 60, 4e9 + 3e9 * sin(extract(epoch from t) / 13751.0) + %s * 1e6, 1e9
+                   FROM generate_series(%s::timestamptz, %s::timestamptz - interval '1 minute',
+                                        interval '1 minute') t""",
+                [iid, iid % 97, start, end])
+    load_s = time.perf_counter() - t0
+    from wanmon.measurements.rollups import interface_rollups_refresh
+
+    t0 = time.perf_counter()
+    interface_rollups_refresh(interface_ids=ids, since=start)
+    rollup_s = time.perf_counter() - t0
+    user = get_user_model().objects.create_user(f"bench-{uuid.uuid4().hex[:6]}", password="x")
+    client = Client()
+    client.force_login(user)
+    params = {"metric": "in_bps", "interface": "bench-router:xe-0/0/7", "start": start.isoformat(),
+              "end": end.isoformat(), "bucket": "1h"}
+    latencies = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        response = client.get("/api/v1/query", params)
+        latencies.append((time.perf_counter() - t0) * 1000)
+        assert response.status_code == 200
+    points = len(response.json()["series"][0]["points"])
+    rows = days * 1440 * len(ids)
+    print(f"raw_rows={rows} load_s={load_s:.1f} rollup_s={rollup_s:.1f} source={response.json()['source']}")
+    print(f"query_90d_1h_points={points} query_ms_median={statistics.median(latencies):.1f} "
+          f"query_ms_max={max(latencies):.1f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="scripts/bench")
+    sub = parser.add_subparsers(dest="what", required=True)
+    ingest = sub.add_parser("ingest")
+    ingest.add_argument("--batches", type=int, default=10)
+    ingest.add_argument("--polls", type=int, default=50, help="polls per batch (x 100 interfaces = rows)")
+    query = sub.add_parser("query")
+    query.add_argument("--days", type=int, default=90)
+    query.add_argument("--runs", type=int, default=10)
+    args = parser.parse_args()
+    if args.what == "ingest":
+        bench_ingest(args.batches, args.polls)
+    else:
+        bench_query(args.days, args.runs)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""Agent authentication (bearer token) and the per-agent ingest rate limit."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+
+from rest_framework import authentication, exceptions, throttling
+
+from wanmon.inventory.models import Agent
+
+logger = logging.getLogger(__name__)
+
+
+def token_hash(token: str) -> str:
+    """SHA-256 hex of an agent token: tokens are 256-bit random, so a fast hash is enough (no stretching)."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class AgentPrincipal:
+    """The authenticated caller of the ingest API: an agent, not a Django user."""
+
+    is_authenticated = True
+    is_staff = False
+
+    def __init__(self, agent: Agent):
+        self.agent = agent
+        self.pk = f"agent:{agent.pk}"
+
+    def __str__(self) -> str:
+        return f"agent {self.agent.name}"
+
+
+class AgentTokenAuthentication(authentication.BaseAuthentication):
+    """``Authorization: Bearer <token>`` of a registered, unrevoked agent."""
+
+    keyword = "Bearer"
+
+    def authenticate(self, request):
+        header = request.META.get("HTTP_AUTHORIZATION", "")
+        if not header:
+            return None
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise exceptions.AuthenticationFailed("expected 'Authorization: Bearer <agent token>'")
+        token = token.strip()
+        if len(token) > 200:
+            raise exceptions.AuthenticationFailed("invalid agent token")
+        agent = (
+            Agent.objects.select_related("site").filter(token_hash=token_hash(token), revoked_at__isnull=True).first()
+        )
+        if agent is None:
+            raise exceptions.AuthenticationFailed("invalid or revoked agent token")
+        return AgentPrincipal(agent), token
+
+    def authenticate_header(self, request) -> str:
+        return 'Bearer realm="wanmon-ingest"'
+
+
+class AgentIngestThrottle(throttling.SimpleRateThrottle):
+    """Per-agent request rate (settings WANMON_INGEST_RATE_LIMIT, e.g. '600/min'); 429 + Retry-After."""
+
+    scope = "ingest"
+
+    def get_rate(self):
+        from django.conf import settings
+
+        return getattr(settings, "WANMON_INGEST_RATE_LIMIT", None) or "600/min"
+
+    def get_cache_key(self, request, view):
+        user = getattr(request, "user", None)
+        if isinstance(user, AgentPrincipal):
+            return f"throttle_ingest_agent_{user.agent.pk}"
+        return None
+
+    def allow_request(self, request, view):
+        try:
+            return super().allow_request(request, view)
+        except Exception:  # the cache (Redis) is down: measurements matter more than the rate limit
+            logger.warning("ingest rate limit unavailable (cache error); allowing the request", exc_info=True)
+            return True

@@ -1,0 +1,256 @@
+"""The agent ingest endpoint: POST /api/v1/ingest (CONTRACTS.md §3)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import logging
+import zlib
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import DatabaseError
+from django.http import HttpResponse
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.parsers import BaseParser
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from collectors.records import RecordError, decode_batch
+from wanmon.measurements.api.auth import AgentIngestThrottle, AgentPrincipal, AgentTokenAuthentication
+from wanmon.measurements.constants import INGEST_MAX_BODY_BYTES, INGEST_MAX_RECORDS
+from wanmon.measurements.ingest import IngestError, IngestResult, batch_ingest
+from wanmon.measurements.selectors import QueryError, measurement_query
+
+logger = logging.getLogger(__name__)
+
+
+class _RawJSONParser(BaseParser):
+    """Declares the media type for the schema; the view reads and decodes the raw body itself (msgspec)."""
+
+    media_type = "application/json"
+
+    def parse(self, stream, media_type=None, parser_context=None):  # pragma: no cover - never called
+        return None
+
+
+def _limits() -> tuple[int, int]:
+    return (
+        getattr(settings, "WANMON_INGEST_MAX_BODY_BYTES", INGEST_MAX_BODY_BYTES),
+        getattr(settings, "WANMON_INGEST_MAX_RECORDS", INGEST_MAX_RECORDS),
+    )
+
+
+def _error(code: int, path: str, message: str) -> Response:
+    return Response({"errors": [{"path": path, "message": message}]}, status=code)
+
+
+def _enqueue_processing(result: IngestResult) -> None:
+    from wanmon.measurements.tasks import measurements_process_task
+
+    if result.interface_since:
+        try:
+            measurements_process_task.delay({str(k): v.isoformat() for k, v in result.interface_since.items()})
+        except Exception:  # the data is committed; a lost trigger is recovered by the periodic sweep
+            logger.exception("could not enqueue measurement processing for batch %s", result.batch_id)
+
+
+INGEST_RESPONSE = inline_serializer(
+    "IngestAccepted",
+    {
+        "batch_id": serializers.CharField(),
+        "accepted": serializers.IntegerField(),
+        "duplicate": serializers.BooleanField(),
+    },
+)
+INGEST_ERROR = inline_serializer(
+    "IngestErrors",
+    {
+        "errors": serializers.ListField(
+            child=inline_serializer(
+                "IngestError", {"path": serializers.CharField(), "message": serializers.CharField()}
+            )
+        )
+    },
+)
+
+
+class IngestView(APIView):
+    """Agents push batches of measurement records; all or nothing, exactly once per batch_id."""
+
+    authentication_classes = [AgentTokenAuthentication]
+    permission_classes = [IsAuthenticated]
+    throttle_classes = [AgentIngestThrottle]
+    parser_classes = [_RawJSONParser]
+
+    @extend_schema(
+        operation_id="ingest",
+        summary="Push a batch of measurement records (agent bearer token)",
+        request={"application/json": {"type": "object"}},
+        responses={
+            200: OpenApiResponse(INGEST_RESPONSE, description="stored, or already stored (duplicate: true)"),
+            400: OpenApiResponse(INGEST_ERROR, description="invalid: nothing of the batch was stored"),
+            401: OpenApiResponse(description="no or bad token"),
+            403: OpenApiResponse(INGEST_ERROR, description="a record the agent may not send"),
+            413: OpenApiResponse(INGEST_ERROR, description="body or record count too large"),
+            429: OpenApiResponse(description="too many requests; see Retry-After"),
+        },
+        examples=[
+            OpenApiExample(
+                "one throughput test",
+                value={
+                    "batch_id": "6f1c0c8e-1b7e-4c8a-9a53-2f3f1c1d9e01",
+                    "agent_version": "1.0.0",
+                    "sent_at": "2026-03-01T11:02:00Z",
+                    "records": [
+                        {
+                            "type": "throughput",
+                            "time": "2026-03-01T11:00:00Z",
+                            "src": "CERN",
+                            "dst": "FZK",
+                            "tool": "nuttcp",
+                            "protocol": "tcp",
+                            "duration_s": 10,
+                            "throughput_bps": 9.0e8,
+                        }
+                    ],
+                },
+            )
+        ],
+    )
+    def post(self, request):
+        max_body, max_records = _limits()
+        principal: AgentPrincipal = request.user
+        length = request.META.get("CONTENT_LENGTH") or ""
+        if length.isdigit() and int(length) > max_body:
+            return _error(413, "", f"body of {int(length)} bytes exceeds the limit of {max_body} bytes")
+        ctype = (request.META.get("CONTENT_TYPE") or "application/json").split(";")[0].strip().lower()
+        if ctype not in ("application/json", ""):
+            return _error(415, "", f"Content-Type must be application/json, not {ctype!r}")
+        raw = request._request.read(max_body + 1)
+        if len(raw) > max_body:
+            return _error(413, "", f"body exceeds the limit of {max_body} bytes")
+        encoding = (request.META.get("HTTP_CONTENT_ENCODING") or "identity").strip().lower()
+        if encoding == "gzip":
+            try:
+                inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                body = inflater.decompress(raw, max_body + 1)
+                if len(body) > max_body or inflater.unconsumed_tail:
+                    return _error(413, "", f"decompressed body exceeds the limit of {max_body} bytes")
+                if not inflater.eof:
+                    return _error(400, "", "truncated gzip body")
+            except zlib.error as exc:
+                return _error(400, "", f"body is not valid gzip: {exc}")
+        elif encoding in ("identity", ""):
+            body = raw
+        else:
+            return _error(415, "", f"unsupported Content-Encoding {encoding!r} (use gzip or none)")
+
+        try:
+            batch = decode_batch(body, now=timezone.now(), max_records=max_records)
+        except RecordError as exc:
+            errors = list(exc.errors)
+            too_many = any(e.get("path") == "records" and "more than the limit" in e.get("message", "") for e in errors)
+            return Response({"errors": errors}, status=413 if too_many else 400)
+        try:
+            result = batch_ingest(
+                batch_id=str(batch.batch_id),
+                records=batch.records,
+                agent=principal.agent,
+                agent_version=batch.agent_version,
+                sent_at=batch.sent_at,
+                on_commit=_enqueue_processing,
+            )
+        except IngestError as exc:
+            return Response({"errors": exc.errors}, status=exc.status)
+        except DatabaseError:
+            # Not the body's fault: tell the agent to keep its spool and retry.
+            logger.exception("ingest failed on the database")
+            return Response(
+                {"errors": [{"path": "", "message": "database unavailable, retry later"}]},
+                status=status.HTTP_503_SERVICE_UNAVAILABLE,
+                headers={"Retry-After": "30"},
+            )
+        return Response({"batch_id": result.batch_id, "accepted": result.accepted, "duplicate": result.duplicate})
+
+
+class QueryParams(serializers.Serializer):
+    """Parameters of GET /api/v1/query."""
+
+    metric = serializers.CharField(help_text="e.g. in_bps, out_bps, in_errors_per_s, throughput_bps, loss_fraction")
+    start = serializers.DateTimeField(required=False, help_text="default: end - 24 h")
+    end = serializers.DateTimeField(required=False, help_text="default: now")
+    bucket = serializers.CharField(required=False, help_text="bucket width: 60s, 5m, 1h, 1d (default: from range)")
+    aggregate = serializers.ChoiceField(choices=["avg", "max", "min", "p95", "sum", "count"], default="avg")
+    group_by = serializers.CharField(required=False, help_text="interface, equipment, path, src, dst or all")
+    site = serializers.CharField(required=False)
+    src = serializers.CharField(required=False)
+    dst = serializers.CharField(required=False)
+    carrier = serializers.CharField(required=False)
+    equipment = serializers.CharField(required=False)
+    interface = serializers.CharField(required=False, help_text="'equipment:interface' or an interface name")
+    protocol = serializers.ChoiceField(choices=["tcp", "udp"], required=False)
+    format = serializers.ChoiceField(choices=["json", "csv"], default="json")
+
+    UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+    def validate_bucket(self, value: str) -> int:
+        value = value.strip().lower()
+        number, unit = (value[:-1], value[-1]) if value[-1:] in self.UNITS else (value, "s")
+        if not number.isdigit() or int(number) <= 0:
+            raise serializers.ValidationError("use a positive number with s, m, h or d, e.g. 5m")
+        return int(number) * self.UNITS[unit]
+
+
+class _CSVRenderer(BaseRenderer):
+    """Lets DRF's content negotiation accept ?format=csv; the view builds the CSV body itself."""
+
+    media_type = "text/csv"
+    format = "csv"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        return data if isinstance(data, bytes | str) else str(data)
+
+
+class QueryView(APIView):
+    """Data mining: one metric, filtered, bucketed and aggregated; the right rollup is picked by itself."""
+
+    renderer_classes = [JSONRenderer, BrowsableAPIRenderer, _CSVRenderer]
+
+    @extend_schema(parameters=[QueryParams], responses={200: OpenApiResponse(description="series (JSON) or CSV")})
+    def get(self, request):
+        params = QueryParams(data=request.query_params)
+        if not params.is_valid():
+            return Response({"errors": [{"path": k, "message": " ".join(map(str, v))}
+                                        for k, v in params.errors.items()]}, status=400)
+        data = params.validated_data
+        end = data.get("end") or timezone.now()
+        start = data.get("start") or end - timedelta(days=1)
+        try:
+            result = measurement_query(
+                metric=data["metric"], start=start, end=end, bucket_s=data.get("bucket"),
+                aggregate=data["aggregate"], group_by=data.get("group_by"),
+                **{k: data.get(k) for k in ("site", "src", "dst", "carrier", "equipment", "interface", "protocol")},
+            )
+        except QueryError as exc:
+            return Response({"errors": [{"path": exc.field, "message": exc.message}]}, status=400)
+        if data["format"] == "csv":
+            out = io.StringIO()
+            writer = csv.writer(out)
+            writer.writerow(["time", *result.group_by, f"{result.metric}_{result.aggregate}"])
+            for series in result.series:
+                for bucket, value in series["points"]:
+                    writer.writerow([bucket.isoformat(), *series["key"].values(), "" if value is None else value])
+            response = HttpResponse(out.getvalue(), content_type="text/csv")
+            response["Content-Disposition"] = f'attachment; filename="wanmon-{result.metric}.csv"'
+            return response
+        return Response({
+            "metric": result.metric, "aggregate": result.aggregate, "bucket_s": result.bucket_s,
+            "source": result.source, "start": start, "end": end, "group_by": result.group_by,
+            "series": [{"key": s["key"], "points": [[b.isoformat(), v] for b, v in s["points"]]}
+                       for s in result.series],
+        })

@@ -1,0 +1,40 @@
+"""Limits and defaults of the measurement store (each overridable in settings, see wanmon/settings.py)."""
+
+# Hot-path limits: a whole batch is decoded in memory, so both the body and the record count are bounded.
+INGEST_MAX_BODY_BYTES = 32 * 1024 * 1024  # after gzip decompression too (no zip bombs)
+INGEST_MAX_RECORDS = 20_000
+# Per-agent request rate: an agent uploads every minute or so; a burst after an outage drains its spool.
+INGEST_RATE_LIMIT = "600/min"
+
+SNMP_COUNTERS = (
+    "hc_in_octets",
+    "hc_out_octets",
+    "hc_in_ucast_pkts",
+    "hc_out_ucast_pkts",
+    "in_octets",
+    "out_octets",
+    "in_errors",
+    "out_errors",
+    "in_discards",
+    "out_discards",
+)
+
+# Rollup levels of interface rates: name -> (bucket width, the table that holds it)
+ROLLUP_LEVELS = {
+    "5m": ("5 minutes", "measurements_interfacerate_5m"),
+    "1h": ("1 hour", "measurements_interfacerate_1h"),
+    "1d": ("1 day", "measurements_interfacerate_1d"),
+}
+
+# Default retention per table (days); None keeps forever. Overridden by settings.WANMON_RETENTION_DAYS.
+RETENTION_DAYS = {
+    "measurements_snmpsample": 30,
+    "measurements_interfacerate": 90,
+    "measurements_interfacerate_5m": 400,
+    "measurements_interfacerate_1h": 1100,
+    "measurements_interfacerate_1d": None,
+    "measurements_throughputtest": None,
+    "measurements_owamptest": 1100,
+    "measurements_traceroute": 1100,
+    "measurements_hosttcp": 1100,
+}

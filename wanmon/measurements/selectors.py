@@ -1,0 +1,253 @@
+"""Data-mining reads over the measurement hypertables (all time_bucket SQL lives here).
+
+``measurement_query`` answers "metric X, filtered so, bucketed by B, aggregated by A, grouped by G"
+and picks the cheapest table that answers it exactly: raw interface rates, or the 5 min / 1 h /
+1 d rollups when the bucket is a multiple of their width.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.db import connection
+
+# metric name -> (family, column or SQL expression on the raw table)
+INTERFACE_METRICS = {
+    "in_bps": "in_bps",
+    "out_bps": "out_bps",
+    "in_errors_per_s": "in_errors_per_s",
+    "out_errors_per_s": "out_errors_per_s",
+    "in_discards_per_s": "in_discards_per_s",
+    "out_discards_per_s": "out_discards_per_s",
+    "in_utilisation": "in_utilisation",
+    "out_utilisation": "out_utilisation",
+}
+# Rollup columns per interface metric and aggregate; a missing entry means "not answerable from rollups".
+ROLLUP_COLUMNS = {
+    ("in_bps", "avg"): "in_bps_avg",
+    ("in_bps", "max"): "in_bps_max",
+    ("in_bps", "p95"): "in_bps_p95",
+    ("out_bps", "avg"): "out_bps_avg",
+    ("out_bps", "max"): "out_bps_max",
+    ("out_bps", "p95"): "out_bps_p95",
+    ("in_utilisation", "max"): "in_utilisation_max",
+    ("out_utilisation", "max"): "out_utilisation_max",
+    ("in_errors_per_s", "avg"): "in_errors",
+    ("out_errors_per_s", "avg"): "out_errors",
+    ("in_discards_per_s", "avg"): "in_discards",
+    ("out_discards_per_s", "avg"): "out_discards",
+}
+TEST_METRICS = {
+    "throughput_bps": ("measurements_throughputtest", "throughput_bps"),
+    "retransmits": ("measurements_throughputtest", "retransmits"),
+    "rtt_ms": ("measurements_throughputtest", "rtt_ms"),
+    "udp_loss_fraction": ("measurements_throughputtest", "packets_lost::float8 / nullif(packets_sent, 0)"),
+    "loss_fraction": ("measurements_owamptest", "packets_lost::float8 / nullif(packets_sent, 0)"),
+    "delay_min_ms": ("measurements_owamptest", "delay_min_ms"),
+    "delay_median_ms": ("measurements_owamptest", "delay_median_ms"),
+    "delay_max_ms": ("measurements_owamptest", "delay_max_ms"),
+    "jitter_ms": ("measurements_owamptest", "jitter_ms"),
+}
+AGGREGATES = {"avg", "max", "min", "p95", "sum", "count"}
+LEVELS = [
+    (60, "measurements_interfacerate"),
+    (300, "measurements_interfacerate_5m"),
+    (3600, "measurements_interfacerate_1h"),
+    (86400, "measurements_interfacerate_1d"),
+]
+MAX_POINTS_PER_SERIES = 5000
+
+
+class QueryError(ValueError):
+    """A query that cannot be answered: ``field`` names the parameter at fault."""
+
+    def __init__(self, field_name: str, message: str):
+        super().__init__(f"{field_name}: {message}")
+        self.field = field_name
+        self.message = message
+
+
+@dataclass
+class QueryResult:
+    metric: str
+    aggregate: str
+    bucket_s: int
+    source: str
+    group_by: list[str]
+    series: list[dict] = field(default_factory=list)
+
+
+def default_bucket_s(start: datetime, end: datetime, target_points: int = 500) -> int:
+    """The smallest rollup width giving at most ``target_points`` buckets over the range."""
+    span = (end - start).total_seconds()
+    for width, _ in LEVELS:
+        if span / width <= target_points:
+            return width
+    return LEVELS[-1][0]
+
+
+def _agg_sql(aggregate: str, expr: str) -> str:
+    if aggregate == "p95":
+        return f"percentile_cont(0.95) WITHIN GROUP (ORDER BY {expr})"
+    if aggregate == "count":
+        return f"count({expr})"
+    return f"{aggregate}({expr})"
+
+
+def measurement_query(
+    *,
+    metric: str,
+    start: datetime,
+    end: datetime,
+    bucket_s: int | None = None,
+    aggregate: str = "avg",
+    group_by: str | None = None,
+    site: str | None = None,
+    src: str | None = None,
+    dst: str | None = None,
+    carrier: str | None = None,
+    equipment: str | None = None,
+    interface: str | None = None,
+    protocol: str | None = None,
+) -> QueryResult:
+    """Bucketed, aggregated series of one metric; see the module docstring."""
+    if aggregate not in AGGREGATES:
+        raise QueryError("aggregate", f"must be one of {sorted(AGGREGATES)}")
+    if end <= start:
+        raise QueryError("end", "must be after start")
+    bucket_s = bucket_s or default_bucket_s(start, end)
+    if bucket_s < 1:
+        raise QueryError("bucket", "must be at least 1 second")
+    if (end - start).total_seconds() / bucket_s > MAX_POINTS_PER_SERIES:
+        raise QueryError("bucket", f"too fine for this range: more than {MAX_POINTS_PER_SERIES} points per series")
+    if metric in INTERFACE_METRICS:
+        return _interface_query(
+            metric, start, end, bucket_s, aggregate, group_by or "interface", site, carrier, equipment, interface
+        )
+    if metric in TEST_METRICS:
+        return _test_query(metric, start, end, bucket_s, aggregate, group_by or "path", site, src, dst, protocol)
+    raise QueryError("metric", f"unknown metric {metric!r}; one of {sorted(INTERFACE_METRICS) + sorted(TEST_METRICS)}")
+
+
+def _interface_query(metric, start, end, bucket_s, aggregate, group_by, site, carrier, equipment, interface):
+    groups = {
+        "interface": ["e.name AS equipment", "i.name AS interface"],
+        "equipment": ["e.name AS equipment"],
+        "all": [],
+    }
+    if group_by not in groups:
+        raise QueryError("group_by", f"interface metrics group by one of {sorted(groups)}")
+    # The coarsest table whose width divides the bucket and that holds this aggregate exactly.
+    table, expr, weight = "measurements_interfacerate", INTERFACE_METRICS[metric], "r.interval_s"
+    for width, candidate in reversed(LEVELS[1:]):
+        column = ROLLUP_COLUMNS.get((metric, aggregate))
+        if column and bucket_s % width == 0 and (aggregate != "p95" or bucket_s == width):
+            table, expr, weight = candidate, column, "r.covered_s"
+            break
+    if table == "measurements_interfacerate":
+        value = (
+            f"sum(r.{expr} * r.interval_s) / nullif(sum(CASE WHEN r.{expr} IS NOT NULL THEN r.interval_s END), 0)"
+            if aggregate == "avg"
+            else _agg_sql(aggregate, f"r.{expr}")
+        )
+    elif metric.endswith(("_errors_per_s", "_discards_per_s")):
+        value = f"sum(r.{expr}) / nullif(sum(r.covered_s), 0)"  # rollups keep event counts: back to a rate
+    elif aggregate == "avg":
+        value = f"sum(r.{expr} * {weight}) / nullif(sum(CASE WHEN r.{expr} IS NOT NULL THEN {weight} END), 0)"
+    else:
+        value = _agg_sql(aggregate, f"r.{expr}")
+    where = ["r.time >= %(start)s", "r.time < %(end)s"]
+    params: dict = {"start": start, "end": end, "bucket": timedelta(seconds=bucket_s)}
+    if site:
+        where.append("s.code = %(site)s")
+        params["site"] = site
+    if carrier:
+        where.append("c.code = %(carrier)s")
+        params["carrier"] = carrier
+    if equipment:
+        where.append("e.name = %(equipment)s")
+        params["equipment"] = equipment
+    if interface:
+        eq, sep, name = interface.partition(":")
+        if sep:
+            where.append("e.name = %(if_eq)s AND i.name = %(if_name)s")
+            params.update(if_eq=eq, if_name=name)
+        else:
+            where.append("i.name = %(if_name)s")
+            params["if_name"] = interface
+    keys = groups[group_by]
+    key_names = [k.split(" AS ")[1] for k in keys]
+    select_keys = "".join(f"{k}, " for k in keys)
+    group_cols = "".join(f", {n}" for n in key_names)
+    sql = f"""
+        SELECT {select_keys} time_bucket(%(bucket)s, r.time) AS bucket, {value} AS value
+        FROM {table} r
+        JOIN inventory_interface i ON i.id = r.interface_id
+        JOIN inventory_equipment e ON e.id = i.equipment_id
+        LEFT JOIN inventory_site s ON s.id = e.site_id
+        LEFT JOIN inventory_carrier c ON c.id = e.carrier_id
+        WHERE {" AND ".join(where)}
+        GROUP BY bucket{group_cols}
+        ORDER BY {", ".join(key_names + ["bucket"])}
+    """
+    return _run(sql, params, key_names, metric, aggregate, bucket_s, table, group_by)
+
+
+def _test_query(metric, start, end, bucket_s, aggregate, group_by, site, src, dst, protocol):
+    table, expr = TEST_METRICS[metric]
+    groups = {
+        "path": ["ss.code AS src", "sd.code AS dst"],
+        "src": ["ss.code AS src"],
+        "dst": ["sd.code AS dst"],
+        "all": [],
+    }
+    if group_by not in groups:
+        raise QueryError("group_by", f"test metrics group by one of {sorted(groups)}")
+    where = ["r.time >= %(start)s", "r.time < %(end)s"]
+    params: dict = {"start": start, "end": end, "bucket": timedelta(seconds=bucket_s)}
+    for name, value, clause in (
+        ("src", src, "ss.code = %(src)s"),
+        ("dst", dst, "sd.code = %(dst)s"),
+        ("site", site, "(ss.code = %(site)s OR sd.code = %(site)s)"),
+    ):
+        if value:
+            where.append(clause)
+            params[name] = value
+    if table == "measurements_throughputtest":
+        where.append("r.error IS NULL")
+        if protocol:
+            where.append("r.protocol = %(protocol)s")
+            params["protocol"] = protocol
+        elif metric != "udp_loss_fraction":
+            where.append("r.protocol = 'tcp'")
+        else:
+            where.append("r.protocol = 'udp'")
+    keys = groups[group_by]
+    key_names = [k.split(" AS ")[1] for k in keys]
+    sql = f"""
+        SELECT {"".join(f"{k}, " for k in keys)} time_bucket(%(bucket)s, r.time) AS bucket,
+               {_agg_sql(aggregate, expr)} AS value
+        FROM {table} r
+        JOIN inventory_site ss ON ss.id = r.src_id
+        JOIN inventory_site sd ON sd.id = r.dst_id
+        WHERE {" AND ".join(where)}
+        GROUP BY bucket{"".join(f", {n}" for n in key_names)}
+        ORDER BY {", ".join(key_names + ["bucket"])}
+    """
+    return _run(sql, params, key_names, metric, aggregate, bucket_s, table, group_by)
+
+
+def _run(sql, params, key_names, metric, aggregate, bucket_s, table, group_by) -> QueryResult:
+    result = QueryResult(metric=metric, aggregate=aggregate, bucket_s=bucket_s, source=table, group_by=key_names)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        current_key = None
+        for row in cursor.fetchall():
+            key = dict(zip(key_names, row[: len(key_names)], strict=True))
+            if key != current_key:
+                result.series.append({"key": key, "points": []})
+                current_key = key
+            bucket, value = row[len(key_names)], row[len(key_names) + 1]
+            result.series[-1]["points"].append([bucket, float(value) if value is not None else None])
+    return result

@@ -90,10 +90,47 @@ def _copy_rows(batches: list[dict], iface_ids: dict[str, int], eq_id: int) -> li
     return rows
 
 
-def bench_ingest(n_batches: int, polls: int) -> None:
+def _post_all(url: str, headers: dict, bodies: list[bytes], rows_per_batch: int) -> None:
+    for body in bodies:
+        request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+        with urllib.request.urlopen(request, timeout=120) as response:
+            reply = json.load(response)
+            assert reply["accepted"] == rows_per_batch, reply
+
+
+def _copy_all(dsn: str, batches_rows: list[list[tuple]]) -> None:
+    """Raw COPY baseline: one connection, one transaction per batch, rows already built."""
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:
+        for rows in batches_rows:
+            with conn.transaction(), conn.cursor() as cur:
+                with cur.copy(f"COPY measurements_snmpsample ({', '.join(SNMP_COLUMNS)}) FROM STDIN") as copy:
+                    for row in rows:
+                        copy.write_row(row)
+
+
+def _parallel(fn, shares: list) -> float:
+    """Run fn(share) in one thread per share; wall-clock seconds until all finished."""
+    import threading
+
+    threads = [threading.Thread(target=fn, args=(share,)) for share in shares]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return time.perf_counter() - started
+
+
+def bench_ingest(n_batches: int, polls: int, concurrency: int) -> None:
+    """Same rows, same hypertable, same concurrency on both sides (agents upload in parallel in real life)."""
     token, _ = _topology()
     start = datetime.now(UTC) - timedelta(days=3)
     api_batches = _batches(n_batches, polls, start)
+    # Warm-up batches (not timed): each gunicorn worker loads Django lazily and opens its broker
+    # connection on its first request; a production server has long done both.
+    warmup = _batches(4 * concurrency, 1, start - timedelta(days=2))
     copy_batches = _batches(n_batches, polls, start - timedelta(days=1))
     bodies = [gzip.compress(json.dumps(b).encode(), compresslevel=6) for b in api_batches]
     rows_per_batch = len(api_batches[0]["records"])
@@ -102,7 +139,8 @@ def bench_ingest(n_batches: int, polls: int) -> None:
     env = dict(os.environ)
     env["WANMON_INGEST_RATE_LIMIT"] = "100000/min"
     web = subprocess.Popen([sys.executable, "-m", "gunicorn", "wanmon.wsgi:application", "--bind",
-                            f"127.0.0.1:{port}", "--workers", "2", "--log-level", "warning"], env=env)
+                            f"127.0.0.1:{port}", "--workers", str(max(2, concurrency)), "--log-level", "warning"],
+                           env=env)
     try:
         for _ in range(100):
             try:
@@ -113,13 +151,11 @@ def bench_ingest(n_batches: int, polls: int) -> None:
         url = f"http://127.0.0.1:{port}/api/v1/ingest"
         headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json",
                    "Content-Encoding": "gzip"}
-        started = time.perf_counter()
-        for body in bodies:
-            request = urllib.request.Request(url, data=body, headers=headers, method="POST")
-            with urllib.request.urlopen(request, timeout=120) as response:
-                reply = json.load(response)
-                assert reply["accepted"] == rows_per_batch, reply
-        api_s = time.perf_counter() - started
+        warm = [gzip.compress(json.dumps(b).encode()) for b in warmup]
+        _parallel(lambda share: _post_all(url, headers, share, INTERFACES), [warm[i::concurrency]
+                                                                           for i in range(concurrency)])
+        api_s = _parallel(lambda share: _post_all(url, headers, share, rows_per_batch),
+                          [bodies[i::concurrency] for i in range(concurrency)])
     finally:
         web.send_signal(signal.SIGTERM)
         web.wait(timeout=30)
@@ -127,18 +163,12 @@ def bench_ingest(n_batches: int, polls: int) -> None:
     eq = Equipment.objects.get(name="bench-router")
     iface_ids = dict(Interface.objects.filter(equipment=eq).values_list("name", "id"))
     all_rows = [_copy_rows([b], iface_ids, eq.id) for b in copy_batches]
-    with connection.cursor() as cursor:
-        raw = cursor.cursor
-        started = time.perf_counter()
-        for rows in all_rows:
-            with connection.cursor().cursor.connection.transaction():
-                with raw.copy(f"COPY measurements_snmpsample ({', '.join(SNMP_COLUMNS)}) FROM STDIN") as copy:
-                    for row in rows:
-                        copy.write_row(row)
-        copy_s = time.perf_counter() - started
+    dsn = os.environ["DATABASE_URL"]
+    copy_s = _parallel(lambda share: _copy_all(dsn, share), [all_rows[i::concurrency] for i in range(concurrency)])
     total = n_batches * rows_per_batch
     api_rate, copy_rate = total / api_s, total / copy_s
-    print(f"batches={n_batches} rows_per_batch={rows_per_batch} api_s={api_s:.3f} copy_s={copy_s:.3f}")
+    print(f"batches={n_batches} rows_per_batch={rows_per_batch} concurrency={concurrency} "
+          f"api_s={api_s:.3f} copy_s={copy_s:.3f}")
     print(f"ingest_ratio_vs_copy={api_rate / copy_rate:.3f} api_rows_per_s={int(api_rate)} "
           f"copy_rows_per_s={int(copy_rate)}")
 
@@ -192,12 +222,13 @@ def main() -> None:
     ingest = sub.add_parser("ingest")
     ingest.add_argument("--batches", type=int, default=10)
     ingest.add_argument("--polls", type=int, default=50, help="polls per batch (x 100 interfaces = rows)")
+    ingest.add_argument("--concurrency", type=int, default=1, help="parallel uploaders / COPY connections")
     query = sub.add_parser("query")
     query.add_argument("--days", type=int, default=90)
     query.add_argument("--runs", type=int, default=10)
     args = parser.parse_args()
     if args.what == "ingest":
-        bench_ingest(args.batches, args.polls)
+        bench_ingest(args.batches, args.polls, args.concurrency)
     else:
         bench_query(args.days, args.runs)
 

@@ -1,0 +1,110 @@
+"""The pure correlation layer: direction-aware ranking of shared elements, load correlation."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from tests.diagnosis.builders import NOW, T0, at, iface, rate_row
+from wanmon.diagnosis.correlation import (
+    DegradedPath,
+    PathRoute,
+    edges_at,
+    healthy_weight,
+    interface_load_rise,
+    rank_shared_elements,
+)
+
+FZK_CERN = ("fzk-border", "dfn-fra", "geant-fra", "geant-gva", "cern-border")
+CNAF_CERN = ("cnaf-border", "garr-mil", "geant-fra", "geant-gva", "cern-border")
+IN2P3_CERN = ("in2p3-border", "renater-lyo", "geant-gva", "cern-border")
+
+
+def degraded(src, dst, hops):
+    return DegradedPath(src, dst, T0, NOW, tuple(hops))
+
+
+def healthy(src, dst, hops):
+    return PathRoute(src, dst, tuple(hops))
+
+
+FZK_CASE_HEALTHY = [
+    healthy("CERN", "FZK", reversed(FZK_CERN)),
+    healthy("CERN", "CNAF", reversed(CNAF_CERN)),
+    healthy("CERN", "IN2P3", reversed(IN2P3_CERN)),
+    healthy("IN2P3", "CERN", IN2P3_CERN),
+]
+
+
+def test_fzk_case_geant_fra_ranks_first():
+    ranked = rank_shared_elements(
+        [degraded("FZK", "CERN", FZK_CERN), degraded("CNAF", "CERN", CNAF_CERN)], FZK_CASE_HEALTHY
+    )
+    assert [s.element for s in ranked][:1] == ["geant-fra"]
+    fra = ranked[0]
+    # two degraded paths; CERN->FZK and CERN->CNAF cross it only in the opposite direction (0.25 each)
+    assert fra.score == pytest.approx(2 - 2 * 0.25)
+    assert fra.healthy_reverse == ("CERN->CNAF", "CERN->FZK")
+    gva = next(s for s in ranked if s.element == "geant-gva")
+    assert gva.healthy_same_direction == ("IN2P3->CERN",)
+    assert gva.score == pytest.approx(2 - 1.0 - 3 * 0.25)
+    border = next(s for s in ranked if s.element == "cern-border")
+    assert border.endpoint and border.rank > gva.rank  # same score; the end point ranks last
+    assert {s.element for s in ranked} == {"geant-fra", "geant-gva", "cern-border"}  # not dfn-fra, garr-mil
+
+
+def test_a_healthy_path_in_the_same_direction_clears_an_element():
+    # a healthy path entering geant-fra from dfn-fra towards geant-gva, like FZK->CERN, exonerates it fully
+    other = healthy("X", "CERN", ("x-border", "dfn-fra", "geant-fra", "geant-gva", "cern-border"))
+    ranked = rank_shared_elements(
+        [degraded("FZK", "CERN", FZK_CERN), degraded("CNAF", "CERN", CNAF_CERN)], [*FZK_CASE_HEALTHY, other]
+    )
+    fra = next(s for s in ranked if s.element == "geant-fra")
+    assert fra.healthy_same_direction == ("X->CERN",)
+    assert fra.score == pytest.approx(2 - 1.0 - 0.5)
+
+
+def test_weights_by_direction():
+    d_edges = edges_at(FZK_CERN, "geant-fra")
+    assert d_edges == {("dfn-fra", "geant-fra"), ("geant-fra", "geant-gva")}
+    assert healthy_weight(tuple(reversed(FZK_CERN)), "geant-fra", d_edges) == (0.25, "reverse")
+    assert healthy_weight(("a", "geant-fra", "b"), "geant-fra", d_edges) == (0.5, "other")
+    assert healthy_weight(("a", "geant-fra", "geant-gva"), "geant-fra", d_edges) == (1.0, "same")
+
+
+def test_interface_hops_replace_their_equipment_and_carrier_breaks_ties():
+    a = ("s1", "geant-par:xe-1/0/0", "core-1", "d1")
+    b = ("s2", "geant-par:xe-1/0/0", "core-1", "d2")
+    ranked = rank_shared_elements(
+        [degraded("S1", "D1", a), degraded("S2", "D2", b)], [], carrier_elements=["geant-par"]
+    )
+    names = [s.element for s in ranked]
+    assert "geant-par" not in names  # the interface is the more precise element
+    assert names[0] == "geant-par:xe-1/0/0"
+
+
+def test_two_directions_of_one_site_pair_do_not_correlate():
+    ranked = rank_shared_elements([degraded("FZK", "CERN", FZK_CERN), degraded("CERN", "FZK", reversed(FZK_CERN))], [])
+    assert ranked == []
+
+
+def test_corroboration_lifts_an_element():
+    ranked = rank_shared_elements(
+        [degraded("FZK", "CERN", FZK_CERN), degraded("CNAF", "CERN", CNAF_CERN)],
+        [healthy("X", "CERN", ("x", "dfn-fra", "geant-fra", "geant-gva", "cern-border"))],
+        corroboration={"geant-gva": ["INTERFACE_ERRORS on geant-gva:xe-0/0/0"]},
+    )
+    assert ranked[0].element == "geant-gva"
+
+
+def test_interface_load_rise():
+    rows = [rate_row(m, 1e8, 5.0e9 if m < 180 else 5.45e9) for m in range(0, 361)]
+    link = iface("usl-chi", "so-1/0/0", 10e9, rows)
+    rise = interface_load_rise(link, at(180), NOW)
+    assert rise["rise_bps"] == pytest.approx(4.5e8)
+    assert rise["after_utilisation"] == pytest.approx(0.545)
+    # a 50 Mb/s wobble is not a rise (below 100 Mb/s and 2 % of 10 Gb/s)
+    flat = iface("usl-chi", "so-1/0/0", 10e9, [rate_row(m, 1e8, 5.0e9 + (5e7 if m >= 180 else 0)) for m in range(361)])
+    assert interface_load_rise(flat, at(180), NOW) is None
+    assert at(180) - T0 == timedelta(hours=3)

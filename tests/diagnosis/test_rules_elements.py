@@ -1,0 +1,169 @@
+"""Element rules: INTERFACE_ERRORS, LINK_CONGESTION, COUNTER_DISCONTINUITY, TRUNK_IMBALANCE."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.diagnosis.builders import (
+    NOW,
+    MiB,
+    at,
+    bundle,
+    every,
+    healthy_eu,
+    iface,
+    owamp,
+    path,
+    rate_row,
+    tcp,
+    udp,
+)
+from wanmon.diagnosis import codes
+from wanmon.diagnosis.context import RuleContext
+from wanmon.diagnosis.evidence import CounterDiscontinuity, TrunkEvidence
+from wanmon.diagnosis.rules.interfaces import counter_discontinuity, interface_errors, link_congestion
+from wanmon.diagnosis.rules.trunk import address_parity, trunk_imbalance
+
+HOPS = ("cern-border", "geant-gva:xe-0/0/0", "geant-fra", "fzk-border")
+
+
+def ctx(*paths, **kw):
+    return RuleContext(bundle(*paths, **kw), NOW)
+
+
+# --------------------------------------------------------------------------- INTERFACE_ERRORS
+def test_interface_errors_sustained_crc():
+    rows = every(1, lambda m: rate_row(m, 5e8, 5e8, in_errors_per_s=0.5 if m >= 60 else 0.0, in_pkts_per_s=7e4))
+    [f] = interface_errors(ctx(healthy_eu(hops=HOPS), interfaces=(iface("geant-gva", "xe-0/0/0", 10e9, rows),)))
+    assert f.subject == {"equipment": "geant-gva", "interface": "xe-0/0/0"}
+    assert f.evidence["intervals_with_errors"] == 301
+    assert f.evidence["error_fraction"] == pytest.approx(0.5 / 7e4)
+    assert f.severity == codes.WARNING  # no path through it is degraded
+    assert "capped at" in f.explanation  # the loss is translated into a Mathis ceiling
+
+
+def test_a_single_error_burst_is_not_reported():
+    rows = every(1, lambda m: rate_row(m, 5e8, 5e8, in_errors_per_s=20.0 if m == 100 else 0.0))
+    assert interface_errors(ctx(interfaces=(iface("geant-gva", "xe-0/0/0", 10e9, rows),))) == []
+
+
+def test_errors_at_a_discontinuity_do_not_count():
+    rows = every(1, lambda m: rate_row(m, 5e8, 5e8, in_errors_per_s=1e6 if m in (100, 200, 300) else 0.0))
+    gaps = tuple(CounterDiscontinuity(at(m), "sysuptime_reset") for m in (100, 200, 300))
+    assert interface_errors(ctx(interfaces=(iface("geant-gva", "xe-0/0/0", 10e9, rows, discontinuities=gaps),))) == []
+
+
+# --------------------------------------------------------------------------- LINK_CONGESTION
+def congested_bundle(util_from, util_to, degraded=True, discards=0.0):
+    def thr(m):
+        return 3e8 if degraded and util_from <= m <= util_to else 9.2e8
+
+    p = path(
+        "CERN",
+        "FZK",
+        1e9,
+        HOPS,
+        every(30, lambda m: tcp(m, thr(m), window_bytes=2_450_000, rtt_ms=9.8)),
+        every(5, lambda m: owamp(m, 4.9)),
+        baseline_end_min=100,
+    )
+    rows = every(
+        1,
+        lambda m: rate_row(
+            m,
+            1e9,
+            9.6e9 if util_from <= m <= util_to else 4e9,
+            out_discards_per_s=discards if util_from <= m <= util_to else 0.0,
+        ),
+    )
+    return ctx(p, interfaces=(iface("geant-gva", "xe-0/0/0", 10e9, rows),))
+
+
+def test_link_congestion_while_a_path_through_it_degrades():
+    [f] = link_congestion(congested_bundle(180, 300))
+    assert f.evidence["utilisation_median"] == pytest.approx(0.96)
+    assert f.evidence["direction"] == "out"
+    assert f.evidence["degraded_paths"] == ["CERN->FZK"]
+    assert f.severity == codes.CRITICAL
+
+
+def test_busy_link_without_degradation_or_drops_is_not_congestion():
+    assert link_congestion(congested_bundle(180, 300, degraded=False)) == []
+
+
+def test_busy_link_dropping_packets_is_congestion():
+    [f] = link_congestion(congested_bundle(180, 300, degraded=False, discards=120.0))
+    assert f.severity == codes.WARNING
+
+
+def test_two_busy_polls_are_not_sustained():
+    assert link_congestion(congested_bundle(200, 201)) == []
+
+
+def test_implausible_rates_are_counter_artefacts():
+    rows = every(1, lambda m: rate_row(m, 1e9, 3.0e10))  # 300 % of 10 Gb/s
+    c = ctx(healthy_eu(hops=HOPS), interfaces=(iface("geant-gva", "xe-0/0/0", 10e9, rows),))
+    assert link_congestion(c) == []
+
+
+# --------------------------------------------------------------------------- COUNTER_DISCONTINUITY
+def test_counter_discontinuity_names_the_device_restart():
+    gaps = (CounterDiscontinuity(at(200), "sysuptime_reset", at(199)),)
+    a = iface("geant-par", "xe-1/0/0", 10e9, discontinuities=gaps)
+    b = iface("geant-par", "xe-1/0/1", 10e9, discontinuities=gaps)
+    found = counter_discontinuity(ctx(interfaces=(a, b)))
+    assert len(found) == 2
+    assert all(f.severity == codes.INFO for f in found)
+    assert "the device or its SNMP agent restarted" in found[0].explanation
+
+
+def test_no_discontinuity_no_finding():
+    assert counter_discontinuity(ctx(interfaces=(iface("geant-par", "xe-1/0/0", 10e9),))) == []
+
+
+# --------------------------------------------------------------------------- TRUNK_IMBALANCE
+def test_address_parity():
+    assert address_parity("192.0.2.21") == 1
+    assert address_parity("192.0.2.22") == 0
+    assert address_parity("2001:db8::a") == 0
+    assert address_parity("ral-dt03") == 1
+    assert address_parity(None) is None
+
+
+RAL = ("cern-border", "geant-lon", "uk-lon", "ral-border")
+
+
+def ral(odd_bps, even_bps=9.1e8, member_out=(7.5e8, 1.2e8)):
+    tests = every(
+        30,
+        lambda m: tcp(
+            m,
+            odd_bps if (m // 30) % 2 == 0 else even_bps,
+            window_bytes=4 * MiB,
+            rtt_ms=8.0,
+            dst_host="192.0.2.21" if (m // 30) % 2 == 0 else "192.0.2.22",
+        ),
+    )
+    tests += every(60, lambda m: udp(m + 10, 8e8, 69_000, 0, dst_host="192.0.2.21"))
+    p = path("CERN", "RAL", 2e9, RAL, tests)
+    members = tuple(
+        iface("uk-lon", f"ge-1/0/{i}", 1e9, every(1, lambda m, o=out: rate_row(m, 1e8, o)))
+        for i, out in enumerate(member_out)
+    )
+    return ctx(p, trunks=(TrunkEvidence("ral-lag", members),))
+
+
+def test_trunk_imbalance_from_members_and_hosts():
+    [f] = trunk_imbalance(ral(1.2e8))
+    assert f.subject == {"trunk": "ral-lag"}
+    assert f.evidence["member_utilisation"]["ratio"] == pytest.approx(0.16)
+    assert f.evidence["host_splits"][0]["ratio"] == pytest.approx(1.2e8 / 9.1e8)
+
+
+def test_balanced_trunk_and_even_hosts_are_fine():
+    assert trunk_imbalance(ral(8.8e8, member_out=(4.0e8, 3.6e8))) == []
+
+
+def test_lightly_loaded_members_do_not_count():
+    # 5 % vs 1 %: too little traffic for the hashing to show
+    assert trunk_imbalance(ral(8.8e8, member_out=(5e7, 1e7))) == []

@@ -1,0 +1,325 @@
+"""Path rules: ASYMMETRIC_PATH, PATH_DOWN, MTU_MISMATCH, REORDERING, PERIODIC_LOSS, delay, route and clock."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from tests.diagnosis.builders import (
+    EU_HOPS,
+    NOW,
+    T0,
+    MiB,
+    at,
+    bundle,
+    every,
+    failed,
+    healthy_eu,
+    host,
+    iface,
+    owamp,
+    path,
+    tcp,
+    trace,
+)
+from wanmon.diagnosis import codes
+from wanmon.diagnosis.context import RuleContext
+from wanmon.diagnosis.evidence import InterfaceStatus, PathSummary
+from wanmon.diagnosis.rules.asymmetry import asymmetric_path
+from wanmon.diagnosis.rules.clock import clock_unsync, untrusted_pairs
+from wanmon.diagnosis.rules.delay import delay_level_shift, delay_levels, route_change
+from wanmon.diagnosis.rules.loss_patterns import find_period, periodic_loss, reordering
+from wanmon.diagnosis.rules.mtu import mtu_mismatch
+from wanmon.diagnosis.rules.outage import path_down
+
+REV = tuple(reversed(EU_HOPS))
+
+
+def ctx(*paths, **kw):
+    return RuleContext(bundle(*paths, **kw), NOW)
+
+
+# --------------------------------------------------------------------------- ASYMMETRIC_PATH
+def test_asymmetric_throughput_names_the_bad_direction():
+    bad = healthy_eu("FZK", "CERN", REV, thr=4e7)
+    [f] = asymmetric_path(ctx(healthy_eu(), bad))
+    assert f.subject == {"src": "FZK", "dst": "CERN"}
+    assert f.evidence["efficiency_ratio"] == pytest.approx(4e7 / 9.2e8, rel=0.05)
+    assert f.severity == codes.CRITICAL  # below 10 %
+
+
+def test_asymmetric_warning_between_10_and_30_percent():
+    [f] = asymmetric_path(ctx(healthy_eu(), healthy_eu("FZK", "CERN", REV, thr=2e8)))
+    assert f.severity == codes.WARNING
+
+
+def test_symmetric_pair_is_quiet():
+    assert asymmetric_path(ctx(healthy_eu(), healthy_eu("FZK", "CERN", REV, thr=8e8))) == []
+
+
+def test_different_windows_are_not_an_asymmetry():
+    # FZK->CERN uses a 256 kB window: 210 Mb/s is what it allows at 9.8 ms, so it is as efficient as the reverse
+    slow = path(
+        "FZK",
+        "CERN",
+        1e9,
+        REV,
+        every(30, lambda m: tcp(m, 2.0e8, window_bytes=256_000, rtt_ms=9.8)),
+        every(5, lambda m: owamp(m, 4.9)),
+    )
+    assert asymmetric_path(ctx(healthy_eu(), slow)) == []
+
+
+def test_asymmetric_loss_without_throughput_tests():
+    lossy = path("FZK", "CERN", 1e9, REV, (), every(5, lambda m: owamp(m, 4.9, lost=30)))
+    clean = path("CERN", "FZK", 1e9, EU_HOPS, (), every(5, lambda m: owamp(m, 4.9)))
+    [f] = asymmetric_path(ctx(clean, lossy))
+    assert f.evidence["probe_loss_fraction"] == pytest.approx(0.05)
+    assert f.evidence["reverse_detection_limit"] == pytest.approx(3 / (73 * 600))
+
+
+def test_reverse_summary_used_when_the_reverse_path_is_not_in_the_bundle():
+    ref = PathSummary(
+        T0, NOW, tcp_tests=12, tcp_throughput_median_bps=9e8, probe_packets=43_800, probe_loss_fraction=0.0
+    )
+    bad = healthy_eu("FZK", "CERN", REV, thr=3e7)
+    bad = path(bad.src, bad.dst, bad.capacity_bps, bad.hops, bad.throughput_tests, bad.owamp_tests)
+    bad = type(bad)(**{**bad.__dict__, "reverse": ref})
+    [f] = asymmetric_path(ctx(bad))
+    assert f.evidence["reverse_throughput_bps"] == 9e8
+
+
+# --------------------------------------------------------------------------- PATH_DOWN
+def test_one_failed_test_in_the_middle_is_not_an_outage():
+    tests = every(30, lambda m: failed(m) if m == 120 else tcp(m, 9e8, window_bytes=2_450_000, rtt_ms=9.8))
+    assert path_down(ctx(path("CERN", "FZK", 1e9, EU_HOPS, tests))) == []
+
+
+def test_the_latest_failed_test_alone_is_an_ongoing_outage():
+    tests = every(30, lambda m: failed(m) if m == 360 else tcp(m, 9e8, window_bytes=2_450_000, rtt_ms=9.8))
+    [f] = path_down(ctx(path("CERN", "FZK", 1e9, EU_HOPS, tests)))
+    assert f.start == at(360) and f.evidence["ongoing"]
+
+
+def test_interface_hop_down_in_two_polls_is_an_outage():
+    hops = ("cern-border", "geant-gva:xe-0/0/0", "fzk-border")
+    p = healthy_eu(hops=hops)
+    status = tuple(InterfaceStatus(at(m), "down" if 100 <= m <= 102 else "up") for m in range(0, 361))
+    link = iface("geant-gva", "xe-0/0/0", 10e9, status=status)
+    [f] = path_down(ctx(p, interfaces=(link,)))
+    assert f.evidence["interfaces_down"][0]["samples"] == 3
+    assert f.start == at(100) and f.end == at(102)
+
+
+def test_interface_of_a_hop_equipment_down_is_not_enough():
+    status = tuple(InterfaceStatus(at(m), "down") for m in range(0, 361))
+    link = iface("geant-gva", "xe-9/9/9", 10e9, status=status)  # some other port of geant-gva
+    assert path_down(ctx(healthy_eu(), interfaces=(link,))) == []
+
+
+# --------------------------------------------------------------------------- MTU_MISMATCH
+def jumbo_path(mss=8948, pmtu=None):
+    tests = every(
+        30,
+        lambda m: tcp(
+            m, 9e8, window_bytes=2_450_000, rtt_ms=9.8, mss_bytes=mss, src_host="192.0.2.10", dst_host="192.0.2.11"
+        ),
+    )
+    traces = every(60, lambda m: trace(m, EU_HOPS, pmtu)) if pmtu else ()
+    return path("CERN", "FZK", 1e9, EU_HOPS, tests, traces=traces)
+
+
+JUMBO_HOSTS = (
+    host("CERN", "cern-dt01", buf=64 * MiB, mtu=9000, address="192.0.2.10"),
+    host("FZK", "fzk-dt01", buf=64 * MiB, mtu=9000, address="192.0.2.11"),
+)
+
+
+def test_path_mtu_1500_on_a_jumbo_path():
+    [f] = mtu_mismatch(ctx(jumbo_path(pmtu=1500), hosts=JUMBO_HOSTS))
+    assert f.evidence["path_mtu_bytes"] == 1500
+    assert "traceroute path MTU 1500 B" in f.summary
+
+
+def test_mss_1448_between_jumbo_hosts():
+    [f] = mtu_mismatch(ctx(jumbo_path(mss=1448), hosts=JUMBO_HOSTS))
+    assert f.evidence["expected_mss_bytes"] == 8948
+    assert "factor 6.2" in f.explanation
+
+
+def test_consistent_jumbo_or_standard_frames_are_fine():
+    assert mtu_mismatch(ctx(jumbo_path(pmtu=9000), hosts=JUMBO_HOSTS)) == []
+    std = (
+        host("CERN", "cern-dt01", mtu=1500, address="192.0.2.10"),
+        host("FZK", "fzk-dt01", mtu=1500, address="192.0.2.11"),
+    )
+    assert mtu_mismatch(ctx(jumbo_path(mss=1448, pmtu=1500), hosts=std)) == []
+
+
+# --------------------------------------------------------------------------- REORDERING
+def test_reordering_above_threshold():
+    p = path("CERN", "FZK", 1e9, EU_HOPS, (), every(5, lambda m: owamp(m, 4.9, reordered=3)))
+    [f] = reordering(ctx(p))
+    assert f.evidence["fraction"] == pytest.approx(0.005)
+
+
+def test_single_reordered_packet_is_below_threshold():
+    p = path("CERN", "FZK", 1e9, EU_HOPS, (), every(5, lambda m: owamp(m, 4.9, reordered=1 if m == 60 else 0)))
+    assert reordering(ctx(p)) == []
+
+
+# --------------------------------------------------------------------------- PERIODIC_LOSS
+def test_find_period_regular_events():
+    events = [at(m) for m in range(0, 361, 30)]
+    samples = [at(m) for m in range(0, 361, 5)]
+    found = find_period(events, samples)
+    assert found["period_s"] == pytest.approx(1800)
+
+
+def test_find_period_tolerates_a_missed_event():
+    events = [at(m) for m in range(0, 361, 30) if m != 150]
+    assert find_period(events, [at(m) for m in range(0, 361, 5)])["period_s"] == pytest.approx(1800)
+
+
+def test_continuous_loss_is_not_periodic():
+    samples = [at(m) for m in range(0, 361, 5)]
+    assert find_period(samples, samples) is None
+
+
+def test_random_loss_is_not_periodic():
+    minutes = [5, 15, 80, 95, 100, 170, 260, 265, 330]
+    assert find_period([at(m) for m in minutes], [at(m) for m in range(0, 361, 5)]) is None
+
+
+def test_periodic_loss_on_a_path_without_schedule_says_so():
+    p = path("FZK", "CERN", 1e9, REV, (), every(5, lambda m: owamp(m, 4.9, lost=5 if m % 45 == 0 else 0)))
+    [f] = [x for x in periodic_loss(ctx(p)) if "src" in x.subject]
+    assert f.evidence["period_s"] == pytest.approx(2700)
+    assert "not known" in f.explanation
+
+
+# --------------------------------------------------------------------------- DELAY_LEVEL_SHIFT / ROUTE_CHANGE
+def test_delay_levels_split_and_noise():
+    assert len(delay_levels([4.90, 4.92, 4.95, 4.91, 6.40, 6.42, 6.41])) == 2
+    assert len(delay_levels([4.90, 4.92, 4.95, 4.91, 4.93])) == 1
+    assert len(delay_levels([4.9, 4.91, 4.92, 7.0])) == 1  # a single odd session is an outlier
+
+
+def test_delay_level_shift_without_traceroutes_is_reported_unconfirmed():
+    p = path("CERN", "FZK", 1e9, EU_HOPS, (), every(5, lambda m: owamp(m, 6.4 if 120 <= m < 240 else 4.9)))
+    [f] = delay_level_shift(ctx(p))
+    assert f.evidence["traceroutes"] == 0
+    assert "cannot be excluded" in f.explanation
+
+
+def test_queueing_is_not_a_level_shift():
+    def session(m):
+        busy = 120 <= m < 240
+        return owamp(m, 6.4 if busy else 4.9, delay_median_ms=(14.0 if busy else 5.2))
+
+    p = path("CERN", "FZK", 1e9, EU_HOPS, (), every(5, session))
+    assert delay_level_shift(ctx(p)) == []
+
+
+def test_route_change_lists_new_elements_and_delay():
+    alt = ("cern-border", "geant-gva", "geant-par", "geant-fra", "dfn-fra", "fzk-border")
+    p = path(
+        "CERN",
+        "FZK",
+        1e9,
+        EU_HOPS,
+        (),
+        every(5, lambda m: owamp(m, 5.6 if m >= 180 else 4.9)),
+        every(60, lambda m: trace(m, alt if m >= 180 else EU_HOPS)),
+    )
+    [f] = route_change(ctx(p))
+    assert f.start == at(180)
+    assert f.evidence["changes"][0]["added"] == ["geant-par"]
+    assert "+0.70 ms" in f.explanation
+    assert delay_level_shift(ctx(p)) == []
+
+
+def test_silent_hops_and_interface_names_are_not_a_route_change():
+    p = path(
+        "CERN",
+        "FZK",
+        1e9,
+        EU_HOPS,
+        (),
+        (),
+        [
+            trace(0, EU_HOPS),
+            trace(60, ("cern-border", "*", "geant-fra:xe-1/0/0", "dfn-fra", "fzk-border")),
+        ],
+    )
+    assert route_change(ctx(p)) == []
+
+
+# --------------------------------------------------------------------------- CLOCK_UNSYNC
+def pair(fwd_min, rev_min, fwd_err=0.2, rev_err=0.2, rtt=9.8, a="CERN", b="FZK"):
+    tests = every(30, lambda m: tcp(m, 9e8, window_bytes=2_450_000, rtt_ms=rtt))
+    fwd = path(a, b, 1e9, EU_HOPS, tests, every(5, lambda m: owamp(m, fwd_min, clock_error_ms=fwd_err)))
+    rev = path(b, a, 1e9, REV, tests, every(5, lambda m: owamp(m, rev_min, clock_error_ms=rev_err)))
+    return fwd, rev
+
+
+def test_negative_one_way_delay():
+    c = ctx(*pair(25.0, -15.2))
+    found = clock_unsync(c)
+    assert {tuple(f.subject.items()) for f in found} >= {
+        (("src", "CERN"), ("dst", "FZK")),
+        (("src", "FZK"), ("dst", "CERN")),
+    }
+    assert untrusted_pairs(c) == {("CERN", "FZK"), ("FZK", "CERN")}
+
+
+def test_large_reported_clock_error():
+    found = clock_unsync(ctx(*pair(4.9, 4.9, fwd_err=40.0)))
+    assert any(p["kind"] == "clock_error" for f in found for p in f.evidence.get("problems", []))
+
+
+def test_sum_of_one_way_delays_far_above_rtt():
+    found = clock_unsync(ctx(*pair(34.9, 4.9)))
+    kinds = {p["kind"] for f in found for p in f.evidence["problems"]}
+    assert "sum_vs_rtt" in kinds and "one_way_above_rtt" in kinds
+
+
+def test_clock_step_changes_offset_not_sum():
+    tests = every(30, lambda m: tcp(m, 9e8, window_bytes=2_450_000, rtt_ms=9.8))
+    fwd = path("CERN", "FZK", 1e9, EU_HOPS, tests, every(5, lambda m: owamp(m, 4.9 + (2.0 if m >= 180 else 0))))
+    rev = path("FZK", "CERN", 1e9, REV, tests, every(5, lambda m: owamp(m, 4.9 - (2.0 if m >= 180 else 0))))
+    c = ctx(fwd, rev)
+    kinds = {p["kind"] for f in clock_unsync(c) for p in f.evidence["problems"]}
+    assert kinds == {"clock_step"}
+    # and the delay rule does not take it for a protection switch
+    assert delay_level_shift(c) == []
+
+
+def test_site_blamed_when_its_partner_is_fine_elsewhere():
+    bad_f, bad_r = pair(25.0, -15.2, a="CERN", b="FZK")
+    ok_f, ok_r = pair(2.05, 2.05, rtt=4.1, a="CERN", b="IN2P3")
+    found = clock_unsync(ctx(bad_f, bad_r, ok_f, ok_r))
+    sites = [f.subject for f in found if "site" in f.subject]
+    assert sites == [{"site": "FZK"}]
+
+
+def test_synchronised_pair_is_quiet():
+    assert clock_unsync(ctx(*pair(4.9, 4.9))) == []
+    assert T0 + timedelta(hours=6) == NOW
+
+
+def test_jumbo_mss_over_a_1500_path_mtu_without_host_reports():
+    [f] = mtu_mismatch(ctx(jumbo_path(pmtu=1500)))
+    assert f.evidence["endpoint_mtu"] == 9000
+    assert f.evidence["endpoint_mtu_source"] == "the MSS the tests negotiated"
+
+
+def test_a_test_without_any_throughput_counts_as_failed():
+    from wanmon.diagnosis.evidence import ThroughputTest
+
+    tests = every(30, lambda m: tcp(m, 9e8, window_bytes=2_450_000, rtt_ms=9.8)) + [
+        ThroughputTest(time=at(m), protocol="tcp", throughput_bps=None) for m in (345, 355)
+    ]
+    [f] = path_down(ctx(path("CERN", "FZK", 1e9, EU_HOPS, tests)))
+    assert f.start == at(345)

@@ -1,0 +1,192 @@
+"""WINDOW_LIMITED, LOSS_LIMITED, TCP_ONLY_DEGRADATION with numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.diagnosis.builders import MiB, bundle, codes_of, every, find, host, one, owamp, path, tcp, udp
+from wanmon.diagnosis import codes, physics
+from wanmon.diagnosis.context import RuleContext
+from wanmon.diagnosis.evidence import ThroughputTest
+from wanmon.diagnosis.rules.tcp import loss_limited, tcp_only_degradation, window_limited
+
+HOPS = ("a-border", "carrier-x", "b-border")
+
+
+def rule(fn, *paths, **kw):
+    from tests.diagnosis.builders import NOW
+
+    return fn(RuleContext(bundle(*paths, **kw), NOW))
+
+
+def transatlantic(thr, window=4 * MiB, streams=1, capacity=10e9, rtt=125.0, **kw):
+    tests = every(30, lambda m: tcp(m, thr, window_bytes=window, rtt_ms=rtt, streams=streams, mss_bytes=1448, **kw))
+    return path("CERN", "BNL", capacity, HOPS, tests, every(5, lambda m: owamp(m, rtt / 2)))
+
+
+# --------------------------------------------------------------------------- WINDOW_LIMITED
+def test_window_limited_4mib_at_125ms():
+    [f] = rule(window_limited, transatlantic(2.55e8))
+    assert f.evidence["window_limited_rate_bps"] == pytest.approx(268.4e6, rel=1e-3)
+    assert f.evidence["ratio_to_window_limit"] == pytest.approx(0.95, rel=1e-2)
+    assert f.evidence["recommended_window_bytes"] == pytest.approx(312.5e6)
+    assert f.evidence["bdp_bytes"] == pytest.approx(156.25e6)
+    assert "net.core.wmem_max = 313524224" in f.evidence["sysctl"]
+    assert "268 Mb/s" in f.explanation and "156 MB" in f.explanation
+    assert any("parallel streams" in a for a in f.actions)
+    assert f.derived.required_window_bytes == pytest.approx(312.5e6)
+
+
+def test_window_limit_of_several_streams():
+    [f] = rule(window_limited, transatlantic(1.0e9, streams=4))
+    assert f.evidence["window_limited_rate_bps"] == pytest.approx(4 * 268.4e6, rel=1e-3)
+    assert f.evidence["streams"] == 4
+
+
+def test_not_window_limited_when_the_window_exceeds_the_bdp():
+    assert rule(window_limited, transatlantic(9.0e9, window=400 * MiB)) == []
+
+
+def test_not_window_limited_when_far_below_the_window_limit():
+    # 40 Mb/s with a 268 Mb/s window limit: something else holds it back
+    assert rule(window_limited, transatlantic(4.0e7)) == []
+
+
+def test_not_window_limited_when_the_window_limit_is_near_capacity():
+    # 1 Gb/s path, 2.45 MB at 9.8 ms allows 2 Gb/s: the capacity is the limit
+    p = path("CERN", "FZK", 1e9, HOPS, every(30, lambda m: tcp(m, 9.3e8, window_bytes=2_450_000, rtt_ms=9.8)))
+    assert rule(window_limited, p) == []
+
+
+def test_requested_window_cut_by_the_receivers_rmem_max():
+    p = path(
+        "CERN",
+        "BNL",
+        10e9,
+        HOPS,
+        every(30, lambda m: tcp(m, 2.6e8, window_bytes=64 * MiB, rtt_ms=125, mss_bytes=1448, dst_host="198.51.100.7")),
+    )
+    receiver = host("BNL", "bnl-dt01", buf=4 * MiB, address="198.51.100.7")
+    [f] = rule(window_limited, p, hosts=(receiver,))
+    assert f.evidence["window_bytes"] == 4 * MiB
+    assert f.evidence["requested_window_bytes"] == 64 * MiB
+    assert "net.core.rmem_max of bnl-dt01" in f.explanation
+
+
+# --------------------------------------------------------------------------- LOSS_LIMITED
+def oc12(thr=8.7e7, udp_lost=5, retransmits=1, cc=None, **kw):
+    tests = every(30, lambda m: tcp(m, thr, window_bytes=64 * MiB, rtt_ms=72, retransmits=retransmits)) + every(
+        60, lambda m: udp(m + 15, 5e8, 78_110, udp_lost)
+    )
+    hosts = (host("A", "a-dt01", cc=cc, mtu=9000),) if cc else ()
+    return path("A", "B", 622e6, HOPS, tests, every(5, lambda m: owamp(m, 36.0)), **kw), hosts
+
+
+def test_loss_limited_matches_mathis():
+    p, hosts = oc12()
+    [f] = rule(loss_limited, p, hosts=hosts)
+    assert f.evidence["mathis_conservative_bps"] == pytest.approx(87e6, rel=1e-2)
+    assert f.evidence["mathis_reno_bps"] == pytest.approx(87e6 * 1.2247 / 0.7, rel=1e-2)
+    # target 90 % of 622 Mb/s needs p below (0.7*8948*8/(0.072*560e6))^2
+    assert f.evidence["loss_needed_for_target"] == pytest.approx(physics.loss_for_rate(0.9 * 622e6, 8948, 72), rel=1e-6)
+    assert "1.5e-06" in f.summary
+
+
+def test_loss_limited_with_reno_uses_the_reno_ceiling():
+    p, hosts = oc12(cc="reno")
+    [f] = rule(loss_limited, p, hosts=hosts)
+    assert f.evidence["stack_ceiling_bps"] == pytest.approx(f.evidence["mathis_reno_bps"])
+
+
+def test_no_loss_limited_for_bbr():
+    p, hosts = oc12(cc="bbr")
+    assert rule(loss_limited, p, hosts=hosts) == []
+
+
+def test_no_loss_limited_without_loss():
+    p, _ = oc12(udp_lost=0, retransmits=0)
+    assert rule(loss_limited, p) == []
+
+
+def test_no_loss_limited_when_far_below_even_the_conservative_figure():
+    # 5 Mb/s where loss allows 87 Mb/s: loss does not explain this
+    p, _ = oc12(thr=5e6)
+    assert rule(loss_limited, p) == []
+
+
+def test_unknown_retransmits_are_unknown_loss_not_zero():
+    tests = every(30, lambda m: tcp(m, 8.7e7, window_bytes=64 * MiB, rtt_ms=72, retransmits=None))
+    p = path("A", "B", 622e6, HOPS, tests)
+    a = RuleContext(bundle(p), tests[-1].time).assessment(p)
+    assert a.loss.fraction is None
+    assert a.derived().loss_fraction is None
+    assert rule(loss_limited, p) == []
+
+
+def test_retransmit_loss_alone_counts_when_no_probe_contradicts_it():
+    # 10 s at 87 Mb/s with MSS 8948 is ~12150 segments; 1 retransmit per test -> ~8e-5
+    tests = every(30, lambda m: tcp(m, 8.7e7, window_bytes=64 * MiB, rtt_ms=72, retransmits=1))
+    p = path("A", "B", 622e6, HOPS, tests)
+    [f] = rule(loss_limited, p)
+    assert f.evidence["loss_source"] == "tcp_retransmits"
+    assert f.evidence["loss_fraction"] == pytest.approx(1 / 12155, rel=2e-2)
+
+
+# --------------------------------------------------------------------------- TCP_ONLY_DEGRADATION
+def duplex_mismatch(udp_lost=0, udp_rate=8e8):
+    tests = every(30, lambda m: tcp(m, 6e7, window_bytes=4 * MiB, rtt_ms=8.0, retransmits=400)) + every(
+        60, lambda m: udp(m + 10, udp_rate, 69_000, udp_lost)
+    )
+    return path("CERN", "RAL", 1e9, HOPS, tests, every(5, lambda m: owamp(m, 4.0)))
+
+
+def test_tcp_only_degradation_when_udp_is_clean_at_13x_the_tcp_rate():
+    [f] = rule(tcp_only_degradation, duplex_mismatch())
+    assert f.evidence["slow_throughput_median_bps"] == pytest.approx(6e7)
+    assert f.evidence["predicted_bps"] == pytest.approx(1e9)
+    assert "duplex" in f.explanation
+
+
+def test_no_tcp_only_when_udp_loses_enough_to_explain_tcp():
+    # 2 % UDP loss: conservative Mathis at 8 ms is ~40 Mb/s, below twice the TCP rate
+    assert rule(tcp_only_degradation, duplex_mismatch(udp_lost=1380)) == []
+
+
+def test_no_tcp_only_when_udp_ran_at_a_much_lower_rate():
+    assert rule(tcp_only_degradation, duplex_mismatch(udp_rate=8e7)) == []
+
+
+def test_retransmit_loss_with_clean_udp_is_tcp_only_not_loss_limited():
+    p = duplex_mismatch()
+    assert rule(loss_limited, p) == []
+    assert rule(tcp_only_degradation, p)
+
+
+def test_engine_keeps_the_two_apart():
+    from tests.diagnosis.builders import run
+
+    found = codes_of(run(bundle(duplex_mismatch())))
+    assert codes.TCP_ONLY_DEGRADATION in found and codes.LOSS_LIMITED not in found
+    assert one(run(bundle(duplex_mismatch())), codes.TCP_ONLY_DEGRADATION).derived.bdp_bytes == pytest.approx(1e6)
+    assert not find(run(bundle(duplex_mismatch())), codes.WINDOW_LIMITED)
+
+
+def test_udp_test_type_is_checked():
+    t = ThroughputTest(
+        time=duplex_mismatch().throughput_tests[0].time, protocol="udp", throughput_bps=None, error="timeout"
+    )
+    p = duplex_mismatch()
+    p2 = path(p.src, p.dst, p.capacity_bps, p.hops, p.throughput_tests + (t,), p.owamp_tests)
+    assert rule(tcp_only_degradation, p2)
+
+
+def test_autotuned_window_limited_by_the_hosts_tcp_rmem():
+    # no explicit window: Linux autotuning stops at tcp_rmem max = 4 MiB and advertises about half of it
+    tests = every(30, lambda m: tcp(m, 1.45e8, rtt_ms=125, mss_bytes=1448))
+    p = path("CERN", "BNL", 10e9, HOPS, tests)
+    hosts = (host("CERN", "cern-dt01"), host("BNL", "bnl-dt01"))
+    [f] = rule(window_limited, p, hosts=hosts)
+    assert f.evidence["window_bytes"] == 4 * MiB
+    assert "net.ipv4.tcp_rmem max of bnl-dt01" in f.evidence["window_caps"]
+    # without host reports nothing is known about the window
+    assert rule(window_limited, p) == []

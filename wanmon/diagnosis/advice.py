@@ -1,0 +1,37 @@
+"""Exact configuration advice computed from the physics (sysctl lines, windows, streams)."""
+
+from __future__ import annotations
+
+import math
+
+from wanmon.diagnosis import constants as k
+from wanmon.diagnosis.evidence import HostTcpEvidence
+
+
+def round_up_bytes(n_bytes: float, step: int = k.HOST_BUFFER_ROUND_BYTES) -> int:
+    """Round up to a whole number of ``step`` bytes (MiB by default)."""
+    return int(math.ceil(n_bytes / step) * step)
+
+
+def sysctl_lines(buffer_bytes: float, host: HostTcpEvidence | None = None) -> list[str]:
+    """Linux sysctl lines that let one connection use ``buffer_bytes`` of send and receive buffer.
+
+    The min/default values of tcp_rmem/tcp_wmem are kept from the host when it
+    reported them (they matter for the many short connections), only the maxima change.
+    """
+    n = round_up_bytes(buffer_bytes)
+    rmem = host.tcp_rmem if host and host.tcp_rmem else (*k.DEFAULT_TCP_RMEM, 0)
+    wmem = host.tcp_wmem if host and host.tcp_wmem else (*k.DEFAULT_TCP_WMEM, 0)
+    return [
+        f"net.core.rmem_max = {n}",
+        f"net.core.wmem_max = {n}",
+        f"net.ipv4.tcp_rmem = {rmem[0]} {rmem[1]} {n}",
+        f"net.ipv4.tcp_wmem = {wmem[0]} {wmem[1]} {n}",
+    ]
+
+
+def streams_needed(target_bps: float, per_stream_bps: float) -> int | None:
+    """Parallel streams needed to reach ``target_bps`` when each is capped at ``per_stream_bps``."""
+    if not per_stream_bps or per_stream_bps <= 0 or math.isinf(per_stream_bps):
+        return None
+    return max(1, math.ceil(target_bps / per_stream_bps))

@@ -1,0 +1,833 @@
+"""Per-path assessment shared by the rules.
+
+For one path direction this works out, from the path's own measurements: its
+RTT, MSS, effective window, congestion control, the loss it suffers (combining
+owamp, UDP tests and TCP retransmits, with detection limits), the reference
+throughput it is compared with, and the *episodes* in which it was degraded or
+down.  Rules read these figures instead of recomputing them differently.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from wanmon.diagnosis import constants as k
+from wanmon.diagnosis import physics, text
+from wanmon.diagnosis.evidence import (
+    DerivedFigures,
+    EvidenceBundle,
+    HostTcpEvidence,
+    OwampTest,
+    PathEvidence,
+    ThroughputTest,
+    split_element,
+)
+
+TCP, UDP, OWAMP = "tcp", "udp", "owamp"
+OK, DEGRADED, DOWN = "ok", "degraded", "down"
+MAD_TO_SIGMA = 1.4826
+
+
+# --------------------------------------------------------------------------- small statistics helpers
+def median(values: Iterable[float]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+def quantile(values: Sequence[float], q: float) -> float | None:
+    vals = sorted(v for v in values if v is not None)
+    if not vals:
+        return None
+    pos = q * (len(vals) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(vals) - 1)
+    return vals[lo] + (vals[hi] - vals[lo]) * (pos - lo)
+
+
+def cadence_s(times: Sequence[datetime]) -> float | None:
+    """Median spacing of sorted times (the measurement interval), None with fewer than two."""
+    ts = sorted(times)
+    gaps = [(b - a).total_seconds() for a, b in zip(ts, ts[1:], strict=False) if b > a]
+    return statistics.median(gaps) if gaps else None
+
+
+def seconds(td: timedelta) -> float:
+    return td.total_seconds()
+
+
+# --------------------------------------------------------------------------- loss
+@dataclass(frozen=True)
+class LossSource:
+    """Packets lost and sent according to one kind of measurement."""
+
+    source: str  # "owamp" | "udp" | "tcp_retransmits"
+    lost: float
+    sent: float
+    samples: int
+
+    @property
+    def fraction(self) -> float:
+        return self.lost / self.sent if self.sent > 0 else 0.0
+
+    @property
+    def detection_limit(self) -> float:
+        """Smallest loss fraction this many packets can reveal (95 %, rule of three)."""
+        return k.ZERO_LOSS_UPPER_BOUND_EVENTS / self.sent if self.sent > 0 else 1.0
+
+    @property
+    def is_probe(self) -> bool:
+        return self.source in (OWAMP, UDP)
+
+    def describe(self) -> str:
+        unit = "segments" if self.source == "tcp_retransmits" else "packets"
+        label = {"owamp": "owamp", "udp": "UDP tests", "tcp_retransmits": "TCP retransmits"}[self.source]
+        if self.lost == 0:
+            return (
+                f"{label}: 0 of {self.sent:,.0f} {unit} lost in {self.samples} run(s), so loss is below "
+                f"{self.detection_limit:.1e} (the detection limit of that sample)"
+            )
+        return f"{label}: {self.lost:,.0f} of {self.sent:,.0f} {unit} ({text.loss(self.fraction)})"
+
+
+@dataclass(frozen=True)
+class LossEstimate:
+    """Loss of a path direction over a period, combining every source.
+
+    ``fraction`` is the best estimate: the largest loss any direct probe (owamp,
+    UDP) actually observed (the source that sees loss is the more sensitive one
+    for the traffic that matters); otherwise the TCP retransmit estimate;
+    otherwise 0 with ``detection_limit`` saying how small a loss could have
+    gone unseen; ``None`` when nothing measured loss at all.
+    """
+
+    fraction: float | None
+    source: str | None
+    detection_limit: float | None
+    sources: tuple[LossSource, ...]
+
+    def source_named(self, name: str) -> LossSource | None:
+        for s in self.sources:
+            if s.source == name:
+                return s
+        return None
+
+    @property
+    def probe_fraction(self) -> float | None:
+        probes = [s for s in self.sources if s.is_probe]
+        if not probes:
+            return None
+        return max(s.fraction for s in probes)
+
+    @property
+    def probe_detection_limit(self) -> float | None:
+        probes = [s for s in self.sources if s.is_probe]
+        return min(s.detection_limit for s in probes) if probes else None
+
+    @property
+    def tcp_fraction(self) -> float | None:
+        s = self.source_named("tcp_retransmits")
+        return s.fraction if s else None
+
+    def describe(self) -> str:
+        if not self.sources:
+            return "no loss measurement in this period"
+        return "; ".join(s.describe() for s in self.sources)
+
+
+def usable_owamp(sessions: Iterable[OwampTest]) -> list[OwampTest]:
+    """Sessions that measure loss (100 % loss is an outage, not a loss rate)."""
+    return [o for o in sessions if o.packets_sent > 0 and o.packets_lost < o.packets_sent]
+
+
+def usable_udp(tests: Iterable[ThroughputTest], capacity_bps: float | None) -> list[ThroughputTest]:
+    """UDP tests that measure path loss: completed, not 100 % lost, not offered above the capacity."""
+    out = []
+    for t in tests:
+        if t.protocol != UDP or t.error is not None or not t.packets_sent or t.packets_lost is None:
+            continue
+        if t.packets_lost >= t.packets_sent:
+            continue
+        if capacity_bps and t.offered_bps and t.offered_bps > capacity_bps:
+            continue  # overload loss says nothing about the path
+        out.append(t)
+    return out
+
+
+def estimate_loss(
+    owamp_tests: Iterable[OwampTest],
+    udp_tests: Iterable[ThroughputTest],
+    tcp_tests: Iterable[ThroughputTest],
+    capacity_bps: float | None = None,
+) -> LossEstimate:
+    """Combine owamp, UDP and TCP-retransmit loss over one period (see ``LossEstimate``)."""
+    sources: list[LossSource] = []
+    sessions = usable_owamp(owamp_tests)
+    if sessions:
+        sources.append(
+            LossSource(
+                OWAMP, sum(o.packets_lost for o in sessions), sum(o.packets_sent for o in sessions), len(sessions)
+            )
+        )
+    udp = usable_udp(udp_tests, capacity_bps)
+    if udp:
+        sources.append(
+            LossSource(UDP, sum(t.packets_lost or 0 for t in udp), sum(t.packets_sent or 0 for t in udp), len(udp))
+        )
+    lost = sent = 0.0
+    n = 0
+    for t in tcp_tests:
+        if t.protocol != TCP or t.error is not None:
+            continue
+        if t.retransmits is None or t.throughput_bps is None or not t.duration_s or not t.mss_bytes:
+            continue
+        delivered = t.throughput_bps * t.duration_s / 8.0 / t.mss_bytes
+        lost += t.retransmits
+        sent += delivered + t.retransmits
+        n += 1
+    if n and sent > 0:
+        sources.append(LossSource("tcp_retransmits", lost, sent, n))
+
+    if not sources:
+        return LossEstimate(None, None, None, ())
+    lossy_probes = [s for s in sources if s.is_probe and s.lost > 0]
+    tcp = next((s for s in sources if s.source == "tcp_retransmits"), None)
+    if lossy_probes:
+        best = max(lossy_probes, key=lambda s: s.fraction)
+        return LossEstimate(best.fraction, best.source, None, tuple(sources))
+    if tcp is not None and tcp.lost > 0:
+        return LossEstimate(tcp.fraction, tcp.source, None, tuple(sources))
+    limit = min(s.detection_limit for s in sources)
+    return LossEstimate(0.0, None, limit, tuple(sources))
+
+
+# --------------------------------------------------------------------------- hosts
+def latest_hosts(bundle: EvidenceBundle) -> list[HostTcpEvidence]:
+    """The latest snapshot of every host."""
+    latest: dict[tuple[str, str], HostTcpEvidence] = {}
+    for h in bundle.hosts:
+        key = (h.site, h.host)
+        cur = latest.get(key)
+        if cur is None or (h.time and (cur.time is None or h.time > cur.time)):
+            latest[key] = h
+    return list(latest.values())
+
+
+def match_host(bundle: EvidenceBundle, site: str, address: str | None, mss_bytes: int | None = None):
+    """The host record a test ran on: by address or name; else the site's only host if its MTU fits the MSS."""
+    hosts = [h for h in latest_hosts(bundle) if h.site == site]
+    if address:
+        names = {kh.name for kh in bundle.known_hosts if kh.address == address and kh.site == site}
+        for h in hosts:
+            if address in (h.address, h.host) or h.host in names:
+                return h
+        return None
+    if len(hosts) == 1:
+        h = hosts[0]
+        if mss_bytes is None or h.mtu is None or mss_bytes <= h.mtu - k.TCP_IP_HEADER_BYTES:
+            return h
+    return None
+
+
+def host_name_for(bundle: EvidenceBundle, site: str, address: str | None) -> str | None:
+    """Inventory name of a host address (or the address itself when unknown)."""
+    if not address:
+        return None
+    for kh in bundle.known_hosts:
+        if kh.address == address or kh.name == address:
+            return kh.name
+    for h in bundle.hosts:
+        if address in (h.address, h.host):
+            return h.host
+    return address
+
+
+# --------------------------------------------------------------------------- congestion control
+RENO_LIKE = frozenset({"reno", "newreno", "veno", "westwood", "vegas", "lp"})
+
+
+def loss_tolerance_factor(congestion_control: str | None) -> float | None:
+    """Multiplier on the Reno Mathis ceiling: 1 for Reno-like, 2 for CUBIC and unknown (Linux default), None for BBR."""
+    if congestion_control is None:
+        return k.CUBIC_LOSS_TOLERANCE_FACTOR
+    cc = congestion_control.lower()
+    if cc in k.LOSS_INSENSITIVE_CONGESTION_CONTROLS:
+        return None
+    if cc in RENO_LIKE:
+        return 1.0
+    return k.CUBIC_LOSS_TOLERANCE_FACTOR
+
+
+# --------------------------------------------------------------------------- observations and episodes
+@dataclass(frozen=True)
+class Observation:
+    """One measurement judged ok, degraded or down."""
+
+    time: datetime
+    kind: str  # tcp | udp | owamp
+    state: str  # ok | degraded | down
+    value: float | None  # tcp: throughput_bps; udp/owamp: loss fraction
+    expected: float | None  # tcp: expected rate; probes: None
+    reason: str
+    measurement_id: int | str | None = None
+
+
+@dataclass(frozen=True)
+class Episode:
+    """A period in which a path direction was degraded (or down)."""
+
+    start: datetime
+    end: datetime
+    observations: tuple[Observation, ...]  # the degraded / down ones
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return tuple(sorted({o.kind for o in self.observations}))
+
+    @property
+    def down_count(self) -> int:
+        return sum(1 for o in self.observations if o.state == DOWN)
+
+    @property
+    def degraded_count(self) -> int:
+        return sum(1 for o in self.observations if o.state == DEGRADED)
+
+    def overlaps(self, start: datetime, end: datetime, slack_s: float = 0.0) -> bool:
+        slack = timedelta(seconds=slack_s)
+        return self.start <= end + slack and start <= self.end + slack
+
+
+def build_runs(observations: Sequence[Observation], states: frozenset[str], min_count: int) -> list[list[Observation]]:
+    """Runs of observations in ``states`` per measurement kind.
+
+    A run ends after EPISODE_BREAK_HEALTHY consecutive other observations of the
+    same kind, or after a gap of EPISODE_MAX_GAP_FACTOR measurement intervals.
+    Kinds are handled separately because their cadences differ (owamp every few
+    minutes, TCP every 30 min) and a clean owamp session does not contradict a
+    TCP-only problem.
+    """
+    runs: list[list[Observation]] = []
+    for kind in sorted({o.kind for o in observations}):
+        obs = sorted((o for o in observations if o.kind == kind), key=lambda o: o.time)
+        cad = cadence_s([o.time for o in obs])
+        max_gap = k.EPISODE_MAX_GAP_FACTOR * cad if cad else k.EPISODE_DEFAULT_MAX_GAP_S
+        cur: list[Observation] = []
+        healthy = 0
+        for o in obs:
+            if o.state in states:
+                if cur and seconds(o.time - cur[-1].time) > max_gap:
+                    runs.append(cur)
+                    cur = []
+                cur.append(o)
+                healthy = 0
+            elif cur:
+                healthy += 1
+                if healthy >= k.EPISODE_BREAK_HEALTHY:
+                    runs.append(cur)
+                    cur, healthy = [], 0
+        if cur:
+            runs.append(cur)
+    return [r for r in runs if len(r) >= min_count]
+
+
+def merge_runs(runs: Sequence[Sequence[Observation]], slack_s: float = k.EPISODE_MERGE_SLACK_S) -> list[Episode]:
+    """Merge runs of different kinds that overlap (within ``slack_s``) into episodes."""
+    spans = sorted(((r[0].time, r[-1].time, list(r)) for r in runs), key=lambda s: s[0])
+    episodes: list[Episode] = []
+    for start, end, obs in spans:
+        if episodes and start <= episodes[-1].end + timedelta(seconds=slack_s):
+            last = episodes[-1]
+            merged = sorted(list(last.observations) + obs, key=lambda o: o.time)
+            episodes[-1] = Episode(last.start, max(last.end, end), tuple(merged))
+        else:
+            episodes.append(Episode(start, end, tuple(obs)))
+    return episodes
+
+
+# --------------------------------------------------------------------------- assessment
+@dataclass(frozen=True)
+class TestFigures:
+    """A TCP test with the physics of its own parameters."""
+
+    test: ThroughputTest
+    rtt_ms: float | None
+    effective_window_bytes: float | None
+    window_cap_reason: str | None
+    window_limited_rate_bps: float | None  # all streams
+    flow_capacity_bps: float
+    expected_bps: float  # min(flow capacity, window limit)
+
+    @property
+    def autotuned(self) -> bool:
+        """The window is the hosts' autotuning maximum (no explicit window was requested)."""
+        return self.test.window_bytes is None and self.effective_window_bytes is not None
+
+    @property
+    def efficiency(self) -> float | None:
+        if self.test.throughput_bps is None or not self.expected_bps:
+            return None
+        return self.test.throughput_bps / self.expected_bps
+
+
+@dataclass(frozen=True)
+class PathAssessment:
+    """Figures of one path direction over the look-back window (see module docstring)."""
+
+    path: PathEvidence
+    window_start: datetime | None
+    now: datetime
+    tcp: tuple[TestFigures, ...]  # completed TCP tests
+    tcp_failed: tuple[ThroughputTest, ...]
+    udp: tuple[ThroughputTest, ...]  # all UDP tests (completed or not)
+    owamp: tuple[OwampTest, ...]
+    rtt_ms: float | None
+    rtt_source: str
+    mss_bytes: int
+    mss_source: str
+    streams: int
+    congestion_control: str | None
+    cc_factor: float | None
+    flow_capacity_bps: float
+    expected_bps: float
+    loss: LossEstimate
+    reference_bps: float | None
+    reference_sigma_bps: float | None
+    reference_source: str
+    observations: tuple[Observation, ...]
+    episodes: tuple[Episode, ...]
+
+    @property
+    def key(self) -> str:
+        return self.path.key
+
+    @property
+    def median_tcp_bps(self) -> float | None:
+        return median(f.test.throughput_bps for f in self.tcp)
+
+    @property
+    def window_bytes(self) -> float | None:
+        return median(f.effective_window_bytes for f in self.tcp if f.effective_window_bytes)
+
+    @property
+    def window_limited_rate_bps(self) -> float | None:
+        return median(f.window_limited_rate_bps for f in self.tcp if f.window_limited_rate_bps)
+
+    @property
+    def last_time(self) -> datetime | None:
+        times = [o.time for o in self.observations]
+        return max(times) if times else None
+
+    @property
+    def first_time(self) -> datetime | None:
+        times = [o.time for o in self.observations]
+        return min(times) if times else None
+
+    def tcp_between(self, start: datetime, end: datetime, slack_s: float = 0.0) -> list[TestFigures]:
+        s, e = start - timedelta(seconds=slack_s), end + timedelta(seconds=slack_s)
+        return [f for f in self.tcp if s <= f.test.time <= e]
+
+    def loss_between(self, start: datetime, end: datetime, slack_s: float = 0.0) -> LossEstimate:
+        s, e = start - timedelta(seconds=slack_s), end + timedelta(seconds=slack_s)
+        return estimate_loss(
+            [o for o in self.owamp if s <= o.time <= e],
+            [t for t in self.udp if s <= t.time <= e],
+            [f.test for f in self.tcp if s <= f.test.time <= e],
+            self.path.capacity_bps,
+        )
+
+    def mathis_ceiling_bps(self, loss_fraction: float | None, streams: int | None = None) -> float | None:
+        """Ceiling for this path's stack: Reno Mathis rate times the CUBIC factor times the streams.
+
+        ``None`` for loss-insensitive stacks (BBR) or unknown RTT; infinite for zero loss.
+        """
+        if loss_fraction is None or self.rtt_ms is None or self.cc_factor is None:
+            return None
+        per_stream = physics.mathis_rate_bps(self.mss_bytes, self.rtt_ms, loss_fraction, c=k.MATHIS_C_RENO)
+        return per_stream * self.cc_factor * (streams or self.streams)
+
+    def conservative_ceiling_bps(self, loss_fraction: float | None, streams: int | None = None) -> float | None:
+        """The conservative Mathis figure (C = 0.7) times the streams: the least a Reno-like flow should reach."""
+        if loss_fraction is None or self.rtt_ms is None:
+            return None
+        return physics.mathis_rate_bps(self.mss_bytes, self.rtt_ms, loss_fraction) * (streams or self.streams)
+
+    def loss_is_significant(self, loss_fraction: float | None, expected_bps: float | None = None) -> bool:
+        """True when the loss alone caps the flow below UNDERPERFORMANCE_FRACTION of what it should reach."""
+        return loss_is_significant(self, loss_fraction, expected_bps)
+
+    def derived(self, loss: LossEstimate | None = None) -> DerivedFigures:
+        """Derived figures for a finding (loss of the finding's period when given)."""
+        loss = loss or self.loss
+        rtt = self.rtt_ms
+        cap = self.path.capacity_bps
+        p = loss.fraction
+        mathis = reno = None
+        if rtt and p:
+            mathis = physics.mathis_rate_bps(self.mss_bytes, rtt, p)
+            reno = physics.mathis_rate_bps(self.mss_bytes, rtt, p, c=k.MATHIS_C_RENO)
+        return DerivedFigures(
+            rtt_ms=rtt,
+            capacity_bps=cap,
+            mss_bytes=self.mss_bytes,
+            bdp_bytes=physics.bdp_bytes(cap, rtt) if rtt else None,
+            required_window_bytes=physics.recommended_window_bytes(cap, rtt) if rtt else None,
+            window_bytes=self.window_bytes,
+            window_limited_rate_bps=self.window_limited_rate_bps,
+            loss_fraction=p,
+            loss_source=loss.source,
+            loss_detection_limit=loss.detection_limit,
+            mathis_ceiling_bps=mathis,
+            mathis_reno_bps=reno,
+            responsiveness_s=physics.reno_responsiveness_s(cap, rtt, self.mss_bytes) if rtt else None,
+            congestion_control=self.congestion_control,
+        )
+
+    def physics_sentence(self, loss: LossEstimate | None = None) -> str:
+        """One sentence quoting the derived figures, appended to every path explanation."""
+        d = self.derived(loss)
+        parts = [f"Path figures for {self.key}: capacity {text.rate(d.capacity_bps)}"]
+        if d.rtt_ms:
+            parts.append(f"RTT {text.ms(d.rtt_ms)} ({self.rtt_source})")
+            parts.append(f"BDP {text.size(d.bdp_bytes)}")
+            parts.append(f"required window (2 x BDP) {text.size(d.required_window_bytes)}")
+        else:
+            parts.append("RTT unknown, so BDP and window figures cannot be computed")
+        parts.append(f"MSS {self.mss_bytes} B ({self.mss_source})")
+        if d.window_bytes:
+            parts.append(f"window {text.size(d.window_bytes)} -> at most {text.rate(d.window_limited_rate_bps)}")
+        if d.loss_fraction:
+            parts.append(
+                f"loss {text.loss(d.loss_fraction)} from {d.loss_source} -> Mathis ceiling "
+                f"{text.rate(d.mathis_ceiling_bps)} per stream (C=0.7; {text.rate(d.mathis_reno_bps)} with C=1.22)"
+            )
+        elif d.loss_fraction == 0:
+            parts.append(f"no loss seen (below {d.loss_detection_limit:.1e})")
+        else:
+            parts.append("loss unknown")
+        if d.responsiveness_s:
+            parts.append(f"Reno needs {text.duration(d.responsiveness_s)} to recover from one loss at full rate")
+        return "; ".join(parts) + "."
+
+
+def loss_is_significant(a: PathAssessment, loss_fraction: float | None, expected_bps: float | None = None) -> bool:
+    """Physics test of a loss rate: does it alone cap the flow below half of what the path should give?"""
+    if not loss_fraction or loss_fraction <= 0:
+        return False
+    if a.cc_factor is None:  # loss-insensitive stack (BBR)
+        return loss_fraction >= k.BBR_LOSS_SENSITIVITY_FRACTION
+    expected = expected_bps or a.expected_bps
+    ceiling = a.mathis_ceiling_bps(loss_fraction)
+    if ceiling is None:  # RTT unknown: any measured loss counts
+        return True
+    return ceiling < k.UNDERPERFORMANCE_FRACTION * expected
+
+
+def trunks_on_path(bundle: EvidenceBundle, path: PathEvidence):
+    """Trunks the path crosses.
+
+    A trunk or one of its member interfaces is a hop; or a member's equipment is
+    a hop and the path's capacity is the trunk's aggregate speed (the path is
+    provisioned over the bundle, as in the topology document where hops name
+    equipment or interfaces but not trunks).
+    """
+    hops = set(path.hops)
+    equipment = {base_equipment(h) for h in hops}
+    out = []
+    for t in bundle.trunks:
+        if t.name in hops or any(m.name in hops for m in t.members):
+            out.append(t)
+            continue
+        speeds = [m.speed_bps for m in t.members if m.speed_bps]
+        if (
+            speeds
+            and any(m.equipment in equipment for m in t.members)
+            and abs(sum(speeds) - path.capacity_bps) <= 0.05 * path.capacity_bps
+        ):
+            out.append(t)
+    return out
+
+
+def _flow_capacity(bundle: EvidenceBundle, path: PathEvidence, streams: int) -> float:
+    """A flow hashes onto one member of each LAG: the per-stream ceiling is the member speed."""
+    cap = path.capacity_bps
+    for t in trunks_on_path(bundle, path):
+        speeds = [m.speed_bps for m in t.members if m.speed_bps]
+        if speeds:
+            cap = min(cap, max(1, streams) * min(speeds))
+    return cap
+
+
+def _effective_window(bundle: EvidenceBundle, path: PathEvidence, t: ThroughputTest) -> tuple[float | None, str | None]:
+    """The window a test could really use: the requested one capped by the hosts' buffer maxima.
+
+    Linux silently caps SO_SNDBUF/SO_RCVBUF at net.core.wmem_max/rmem_max, and
+    autotuning (no explicit window) at the third value of tcp_wmem/tcp_rmem.
+    """
+    sender = match_host(bundle, path.src, t.src_host, t.mss_bytes)
+    receiver = match_host(bundle, path.dst, t.dst_host, t.mss_bytes)
+    caps: list[tuple[float, str]] = []
+    if t.window_bytes:
+        if receiver and receiver.rmem_max:
+            caps.append((receiver.rmem_max, f"net.core.rmem_max of {receiver.host}"))
+        if sender and sender.wmem_max:
+            caps.append((sender.wmem_max, f"net.core.wmem_max of {sender.host}"))
+        window = float(t.window_bytes)
+        for cap, why in caps:
+            if cap < window:
+                return float(cap), why
+        return window, None
+    if receiver and receiver.tcp_rmem:
+        caps.append((receiver.tcp_rmem[2], f"net.ipv4.tcp_rmem max of {receiver.host}"))
+    if sender and sender.tcp_wmem:
+        caps.append((sender.tcp_wmem[2], f"net.ipv4.tcp_wmem max of {sender.host}"))
+    if caps:
+        cap, why = min(caps)
+        return float(cap), why
+    return None, None
+
+
+def _sender_cc(bundle: EvidenceBundle, path: PathEvidence, tests: Sequence[ThroughputTest]) -> str | None:
+    ccs = []
+    for t in tests:
+        h = match_host(bundle, path.src, t.src_host, t.mss_bytes)
+        if h and h.congestion_control:
+            ccs.append(h.congestion_control.lower())
+    if ccs:
+        return max(set(ccs), key=ccs.count)
+    site_ccs = {
+        h.congestion_control.lower() for h in latest_hosts(bundle) if h.site == path.src and h.congestion_control
+    }
+    return site_ccs.pop() if len(site_ccs) == 1 else None
+
+
+def _path_rtt(
+    bundle: EvidenceBundle, path: PathEvidence, tcp: Sequence[ThroughputTest], owamp
+) -> tuple[float | None, str]:
+    rtts = [t.rtt_ms for t in tcp if t.rtt_ms]
+    if rtts:
+        return statistics.median(rtts), "median of the TCP tests"
+    rev = bundle.path(path.dst, path.src)
+    fwd_min = min((o.delay_min_ms for o in owamp if o.delay_min_ms is not None and o.delay_min_ms > 0), default=None)
+    if rev is not None and fwd_min is not None:
+        rev_min = min(
+            (o.delay_min_ms for o in rev.owamp_tests if o.delay_min_ms is not None and o.delay_min_ms > 0), default=None
+        )
+        if rev_min is not None:
+            return fwd_min + rev_min, "sum of the one-way minimum delays"
+    if path.baseline and path.baseline.rtt_ms:
+        return path.baseline.rtt_ms, "baseline"
+    if fwd_min is not None:
+        return 2 * fwd_min, "twice the one-way minimum delay"
+    return None, "unknown"
+
+
+def _path_mss(bundle: EvidenceBundle, path: PathEvidence, tcp: Sequence[ThroughputTest]) -> tuple[int, str]:
+    msss = [t.mss_bytes for t in tcp if t.mss_bytes]
+    if msss:
+        return int(statistics.median(msss)), "TCP tests"
+    if path.baseline and path.baseline.mss_bytes:
+        return path.baseline.mss_bytes, "baseline"
+    mtus = [h.mtu for h in latest_hosts(bundle) if h.site in (path.src, path.dst) and h.mtu]
+    if mtus:
+        return physics.mss_from_mtu(min(mtus), timestamps=True), "host MTU"
+    return k.DEFAULT_MSS_BYTES, "assumed (MTU 1500)"
+
+
+def _in_window(t: datetime, start: datetime | None, now: datetime) -> bool:
+    return (start is None or t >= start) and t <= now
+
+
+def assess_path(path: PathEvidence, bundle: EvidenceBundle, now: datetime) -> PathAssessment:
+    """Work out the figures, the reference and the degradation episodes of one path direction."""
+    start = bundle.window_start
+    tests = sorted((t for t in path.throughput_tests if _in_window(t.time, start, now)), key=lambda t: t.time)
+    owamp = tuple(sorted((o for o in path.owamp_tests if _in_window(o.time, start, now)), key=lambda o: o.time))
+    tcp_ok = [t for t in tests if t.protocol == TCP and t.error is None and t.throughput_bps]
+    # a test that reports an error, or no data at all, did not transfer anything
+    tcp_failed = tuple(t for t in tests if t.protocol == TCP and (t.error is not None or not t.throughput_bps))
+    udp = tuple(t for t in tests if t.protocol == UDP)
+
+    rtt, rtt_source = _path_rtt(bundle, path, tcp_ok, owamp)
+    mss, mss_source = _path_mss(bundle, path, tcp_ok)
+    streams = int(median(t.streams or 1 for t in tcp_ok) or 1)
+    cc = _sender_cc(bundle, path, tcp_ok)
+    cc_factor = loss_tolerance_factor(cc)
+    flow_cap = _flow_capacity(bundle, path, streams)
+
+    figures = []
+    for t in tcp_ok:
+        t_rtt = t.rtt_ms or rtt
+        window, why = _effective_window(bundle, path, t)
+        n = max(1, t.streams or 1)
+        r_w = physics.window_limited_rate_bps(window, t_rtt) * n if (window and t_rtt) else None
+        cap = _flow_capacity(bundle, path, n)
+        expected = min(cap, r_w) if r_w else cap
+        figures.append(TestFigures(t, t_rtt, window, why, r_w, cap, expected))
+    expected_path = median(f.expected_bps for f in figures) or flow_cap
+
+    loss = estimate_loss(owamp, udp, [f.test for f in figures], path.capacity_bps)
+    ref, sigma, ref_source = _reference(path, figures)
+
+    partial = PathAssessment(
+        path=path,
+        window_start=start,
+        now=now,
+        tcp=tuple(figures),
+        tcp_failed=tcp_failed,
+        udp=udp,
+        owamp=owamp,
+        rtt_ms=rtt,
+        rtt_source=rtt_source,
+        mss_bytes=mss,
+        mss_source=mss_source,
+        streams=streams,
+        congestion_control=cc,
+        cc_factor=cc_factor,
+        flow_capacity_bps=flow_cap,
+        expected_bps=expected_path,
+        loss=loss,
+        reference_bps=ref,
+        reference_sigma_bps=sigma,
+        reference_source=ref_source,
+        observations=(),
+        episodes=(),
+    )
+    observations = tuple(sorted(_observations(partial), key=lambda o: o.time))
+    runs = build_runs(observations, frozenset({DEGRADED, DOWN}), k.MIN_EPISODE_OBSERVATIONS)
+    episodes = tuple(merge_runs(runs))
+    return replace(partial, observations=observations, episodes=episodes)
+
+
+def _reference(path: PathEvidence, figures: Sequence[TestFigures]) -> tuple[float | None, float | None, str]:
+    """Throughput the path normally reaches: its baseline median, else its own recent best.
+
+    Without a baseline the reference is the larger of the upper quartile of the
+    window's tests and the median of the window's earliest third, so that a drop
+    late in the window and a dip early in it are both measured against the
+    path's healthy level.
+    """
+    b = path.baseline
+    if b and b.tcp_tests >= k.MIN_REFERENCE_TESTS and b.tcp_throughput_median_bps:
+        sigma = b.tcp_throughput_mad_bps * MAD_TO_SIGMA if b.tcp_throughput_mad_bps is not None else None
+        return b.tcp_throughput_median_bps, sigma, "baseline median"
+    rates = [f.test.throughput_bps for f in figures if f.test.throughput_bps]
+    if len(rates) <= k.MIN_REFERENCE_TESTS:
+        return None, None, "none (too few tests)"
+    early_n = max(k.MIN_REFERENCE_TESTS, int(len(rates) * k.SELF_REFERENCE_EARLY_FRACTION))
+    early = rates[:early_n]
+    early_median = statistics.median(early)
+    upper = quantile(rates, k.SELF_REFERENCE_QUANTILE) or 0.0
+    mad = statistics.median(abs(r - early_median) for r in early)
+    if early_median >= upper:
+        return early_median, mad * MAD_TO_SIGMA, "median of the window's earliest tests"
+    return upper, mad * MAD_TO_SIGMA, "upper quartile of the window's tests"
+
+
+def _tcp_state(a: PathAssessment, f: TestFigures) -> tuple[str, str]:
+    thr = f.test.throughput_bps or 0.0
+    ref, sigma = a.reference_bps, a.reference_sigma_bps
+    if ref:
+        if thr < k.DEGRADED_FRACTION * ref:
+            return DEGRADED, f"{text.rate(thr)} is below {k.DEGRADED_FRACTION:.0%} of the reference {text.rate(ref)}"
+        if (
+            sigma is not None
+            and thr < (1 - k.DEGRADED_STAT_MIN_DROP) * ref
+            and thr < ref - k.DEGRADED_STAT_SIGMAS * sigma
+        ):
+            return DEGRADED, (
+                f"{text.rate(thr)} is {text.pct(1 - thr / ref)} below the reference {text.rate(ref)}, "
+                f"more than {k.DEGRADED_STAT_SIGMAS:g} standard deviations ({text.rate(sigma)})"
+            )
+    if thr < k.UNDERPERFORMANCE_FRACTION * f.expected_bps:
+        near = a.loss_between(f.test.time, f.test.time, k.LOSS_NEIGHBOURHOOD_S)
+        own = physics.retransmit_loss_fraction(
+            f.test.retransmits, f.test.throughput_bps, f.test.duration_s, f.test.mss_bytes
+        )
+        for p, what in ((near.probe_fraction, "probe loss"), (own, "retransmit loss")):
+            if a.loss_is_significant(p, f.expected_bps):
+                return DEGRADED, (
+                    f"{text.rate(thr)} is below {k.UNDERPERFORMANCE_FRACTION:.0%} of the expected "
+                    f"{text.rate(f.expected_bps)} with {what} {text.loss(p)}"
+                )
+    return OK, "as expected"
+
+
+def _observations(a: PathAssessment) -> list[Observation]:
+    out: list[Observation] = []
+    for f in a.tcp:
+        state, why = _tcp_state(a, f)
+        out.append(
+            Observation(f.test.time, TCP, state, f.test.throughput_bps, f.expected_bps, why, f.test.measurement_id)
+        )
+    for t in a.tcp_failed:
+        out.append(Observation(t.time, TCP, DOWN, 0.0, None, t.error or "no data transferred", t.measurement_id))
+    for t in a.udp:
+        if t.error is not None:
+            out.append(Observation(t.time, UDP, DOWN, None, None, t.error, t.measurement_id))
+            continue
+        if not t.packets_sent or t.packets_lost is None:
+            continue
+        p = t.packets_lost / t.packets_sent
+        if t.packets_lost >= t.packets_sent:
+            out.append(Observation(t.time, UDP, DOWN, 1.0, None, "100 % of UDP packets lost", t.measurement_id))
+        elif a.path.capacity_bps and t.offered_bps and t.offered_bps > a.path.capacity_bps:
+            continue
+        elif t.packets_lost >= k.UDP_MIN_LOST_PACKETS and a.loss_is_significant(p):
+            out.append(Observation(t.time, UDP, DEGRADED, p, None, f"UDP loss {text.loss(p)}", t.measurement_id))
+        else:
+            out.append(Observation(t.time, UDP, OK, p, None, "clean", t.measurement_id))
+    for o in a.owamp:
+        if not o.packets_sent:
+            continue
+        p = o.packets_lost / o.packets_sent
+        if o.packets_lost >= o.packets_sent:
+            out.append(Observation(o.time, OWAMP, DOWN, 1.0, None, "100 % of owamp packets lost", o.measurement_id))
+        elif o.packets_lost >= k.OWAMP_MIN_LOST_PACKETS and a.loss_is_significant(p):
+            out.append(
+                Observation(
+                    o.time,
+                    OWAMP,
+                    DEGRADED,
+                    p,
+                    None,
+                    f"owamp loss {o.packets_lost}/{o.packets_sent}",
+                    o.measurement_id,
+                )
+            )
+        else:
+            out.append(Observation(o.time, OWAMP, OK, p, None, "clean", o.measurement_id))
+    return out
+
+
+# --------------------------------------------------------------------------- elements of a path
+def base_equipment(name: str) -> str:
+    return split_element(name)[0]
+
+
+def path_elements(path: PathEvidence, bundle: EvidenceBundle) -> set[str]:
+    """Every element name the path crosses: hops, the equipment of interface hops, trunk members."""
+    names: set[str] = set()
+    for hop in path.hops:
+        names.add(hop)
+        names.add(base_equipment(hop))
+    for t in trunks_on_path(bundle, path):
+        names.add(t.name)
+        for m in t.members:
+            names.add(m.name)
+            names.add(m.equipment)
+    return names
+
+
+def interface_on_path(iface_name: str, path: PathEvidence, bundle: EvidenceBundle) -> str | None:
+    """'exact' when the interface (or its trunk) is a hop, 'equipment' when only its equipment is, else None."""
+    hops = set(path.hops)
+    if iface_name in hops:
+        return "exact"
+    for t in trunks_on_path(bundle, path):
+        if any(m.name == iface_name for m in t.members):
+            return "exact"
+    if base_equipment(iface_name) in {base_equipment(h) for h in hops}:
+        return "equipment"
+    return None

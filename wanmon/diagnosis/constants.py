@@ -1,0 +1,251 @@
+"""Every threshold of the diagnosis engine, with the reason it has its value.
+
+Rules import these names; no rule hides a number of its own.  Values come from
+the physics of DIAGNOSIS.md section 1 and from the measurement set-up (owamp
+sessions of 600 packets at 10/s, nuttcp tests of 10 s every 30 min, SNMP polls
+every 60 s), not from any particular scenario.
+"""
+
+from __future__ import annotations
+
+import math
+
+# --------------------------------------------------------------------------- physics
+#: Mathis constant of the HPC tutorials (conservative lower figure).
+MATHIS_C_CONSERVATIVE = 0.7
+#: Mathis constant of classic Reno with periodic loss, sqrt(3/2) ~ 1.22; matched a real Linux Reno stack.
+MATHIS_C_RENO = math.sqrt(1.5)
+#: CUBIC reached ~8.5 Mb/s where Reno reached ~4.1-4.7 Mb/s at the same loss: about twice the Reno ceiling.
+CUBIC_LOSS_TOLERANCE_FACTOR = 2.0
+#: BBR ignores random loss up to a few per cent (BBRv2 reacts to ~2 %); below it loss does not limit BBR.
+BBR_LOSS_SENSITIVITY_FRACTION = 0.02
+#: 2 * BDP: after one loss the window halves and must still cover one BDP.
+RECOMMENDED_WINDOW_BDP_FACTOR = 2.0
+#: IPv4 (20) + TCP (20) header bytes without options.
+TCP_IP_HEADER_BYTES = 40
+#: TCP timestamp option, on by default in Linux: MSS 1448 / 8948 instead of 1460 / 8960.
+TCP_TIMESTAMP_OPTION_BYTES = 12
+#: Light in fibre (n ~ 1.5) covers about 200 km per millisecond.
+FIBRE_KM_PER_MS = 200.0
+EARTH_RADIUS_KM = 6371.0
+#: MSS assumed when neither tests nor hosts report one: standard 1500-byte Ethernet with timestamps.
+DEFAULT_MSS_BYTES = 1448
+
+#: Congestion controls with known problems on long fat paths, and why.
+PROBLEM_CONGESTION_CONTROLS = {
+    "reno": "classic Reno regains one MSS per RTT after a loss: hours to recover on a long 10 Gb/s path",
+    "newreno": "NewReno shares Reno's linear window growth and its hours-long recovery on long paths",
+    "bic": "BIC is CUBIC's predecessor; its aggressive growth is unfair to other flows and it was replaced",
+    "vegas": "Vegas is delay-based and gives way to loss-based flows, so it starves on shared WAN links",
+    "veno": "Veno is a Reno variant for wireless random loss; it keeps Reno's slow recovery",
+    "westwood": "Westwood+ tunes for wireless links and keeps Reno-like linear growth on clean WAN paths",
+    "lp": "TCP-LP is a low-priority scavenger and backs off as soon as other traffic appears",
+}
+#: What the advice recommends instead (the Linux default, tolerant of long RTTs).
+RECOMMENDED_CONGESTION_CONTROL = "cubic"
+#: Loss-insensitive stacks (the Mathis ceiling does not apply to them).
+LOSS_INSENSITIVE_CONGESTION_CONTROLS = frozenset({"bbr", "bbr2", "bbr3"})
+
+# --------------------------------------------------------------------------- statistics of probes
+#: Rule of three: with zero losses in N packets the 95 % upper bound of the loss fraction is ~3/N.
+#: This is the detection limit: 600 owamp packets at 10/s cannot see loss below 5e-3 per session.
+ZERO_LOSS_UPPER_BOUND_EVENTS = 3.0
+#: An owamp session counts as lossy evidence only with at least this many lost packets: one lost
+#: packet in 600 happens on healthy shared paths (transient queue overflow) and is not an incident.
+OWAMP_MIN_LOST_PACKETS = 3
+#: UDP tests likewise need a few lost packets before one test is called lossy.
+UDP_MIN_LOST_PACKETS = 3
+#: A probe loss is "new" only if it is this many times the baseline's loss fraction.
+PROBE_LOSS_BASELINE_FACTOR = 10.0
+#: Probe loss within this distance of a TCP test is taken as the loss that test saw.
+LOSS_NEIGHBOURHOOD_S = 3600.0
+
+# --------------------------------------------------------------------------- degradation of a path
+#: Relative criterion: a TCP test below this fraction of the path's own reference is "clearly worse".
+#: Healthy nuttcp tests on a dedicated path vary by a few per cent; 40 % less is never noise.
+DEGRADED_FRACTION = 0.6
+#: Statistical criterion for stable paths: at least this relative drop ...
+DEGRADED_STAT_MIN_DROP = 0.15
+#: ... and below the reference by this many robust standard deviations (1.4826 * MAD) of the baseline.
+DEGRADED_STAT_SIGMAS = 4.0
+#: Absolute criterion: below this fraction of min(capacity, window limit) *and* with significant loss.
+#: A loss is significant when its (CUBIC-scaled) Mathis ceiling is below this fraction as well.
+UNDERPERFORMANCE_FRACTION = 0.5
+#: Self reference when no baseline is given: the upper quartile of the window's own TCP tests ...
+SELF_REFERENCE_QUANTILE = 0.75
+#: ... or the median of the earliest third of the window.
+SELF_REFERENCE_EARLY_FRACTION = 1.0 / 3.0
+#: Tests needed for a self reference or a baseline median to be meaningful.
+MIN_REFERENCE_TESTS = 3
+#: One bad test is not an incident: an episode needs at least this many degraded observations.
+MIN_EPISODE_OBSERVATIONS = 2
+#: This many consecutive healthy observations of the same kind end an episode.
+EPISODE_BREAK_HEALTHY = 2
+#: A gap longer than this many measurement intervals (of that kind) ends an episode.
+EPISODE_MAX_GAP_FACTOR = 2.5
+#: Gap used when the cadence of a measurement kind is unknown.
+EPISODE_DEFAULT_MAX_GAP_S = 3600.0
+#: Episodes of different measurement kinds closer than this are one degradation.
+EPISODE_MERGE_SLACK_S = 1800.0
+
+# --------------------------------------------------------------------------- WINDOW_LIMITED
+#: Throughput within [0.7, 1.15] of W*8/RTT is "at the window limit" (the upper margin covers RTT
+#: measured under load and the Linux buffer accounting that grants a little more than requested).
+WINDOW_MATCH_MIN_RATIO = 0.7
+WINDOW_MATCH_MAX_RATIO = 1.15
+#: With autotuning (no explicit window) Linux advertises only part of tcp_rmem's maximum as window
+#: (tcp_adv_win_scale: 1/2 or 3/4 of the buffer), so the stream sits at 0.5-0.75 x max*8/RTT.
+WINDOW_MATCH_MIN_RATIO_AUTOTUNED = 0.35
+#: The window is the binding limit only when W*8/RTT is clearly below the capacity.
+WINDOW_BINDING_MAX_FRACTION = 0.8
+#: Tests needed (and the share of the TCP tests) for a WINDOW_LIMITED finding.
+WINDOW_MIN_TESTS = 2
+WINDOW_MIN_SHARE = 0.5
+
+# --------------------------------------------------------------------------- LOSS_LIMITED
+#: The loss is the binding limit when its Mathis ceiling is below this fraction of min(C, R_w).
+LOSS_BINDING_MAX_FRACTION = 0.8
+#: The flow must run clearly below min(C, R_w): above this fraction it is not limited at all.
+LOSS_LIMITED_MAX_FRACTION_OF_EXPECTED = 0.7
+#: "Close to the Mathis rate": measured <= 1.5 x the stack's ceiling and >= 0.25 x the conservative figure.
+LOSS_MATCH_MAX_RATIO = 1.5
+LOSS_MATCH_MIN_RATIO = 0.25
+#: Target used in "loss needed for ..." advice: 90 % of the path's capacity.
+TARGET_FRACTION_OF_CAPACITY = 0.9
+
+# --------------------------------------------------------------------------- ASYMMETRIC_PATH
+#: One direction below 30 % of the other's efficiency (throughput / expected) "differs strongly".
+ASYMMETRY_MAX_RATIO = 0.3
+#: Below 10 % it is critical (the CERN<->FZK case ran at ~3 %).
+ASYMMETRY_CRITICAL_RATIO = 0.1
+#: Probe loss that is ten times the other direction's (or its detection limit) is asymmetric loss.
+ASYMMETRY_LOSS_FACTOR = 10.0
+
+# --------------------------------------------------------------------------- TCP_ONLY_DEGRADATION
+#: TCP below half of min(flow capacity, window limit, probe-loss ceiling) is "far below prediction".
+TCP_ONLY_MAX_FRACTION = 0.5
+#: A UDP test is "at a comparable rate" when it carried at least twice what the slow TCP tests reached.
+UDP_COMPARABLE_FACTOR = 2.0
+#: Degraded TCP tests needed.
+TCP_ONLY_MIN_TESTS = 2
+
+# --------------------------------------------------------------------------- TRUNK_IMBALANCE
+#: Member utilisation only matters once the busiest member carries at least 20 % of its speed.
+TRUNK_MIN_BUSY_UTILISATION = 0.2
+#: Least busy member below half of the busiest: hashing does not share the load.
+TRUNK_MAX_MEMBER_RATIO = 0.5
+#: Odd/even groups: slower group median below half the faster one, each with at least two tests.
+BIMODAL_MAX_RATIO = 0.5
+BIMODAL_MIN_TESTS_PER_GROUP = 2
+
+# --------------------------------------------------------------------------- correlation
+#: Degradations within 30 min of each other overlap (tests run every 30 min).
+CORRELATION_SLACK_S = 1800.0
+#: How much a healthy path crossing an element exonerates it:
+#: same direction (shares an adjacent directed hop with a degraded path): fully;
+HEALTHY_WEIGHT_SAME_DIRECTION = 1.0
+#: through other ports of the element: partly (a line card or port may be the culprit);
+HEALTHY_WEIGHT_OTHER_PORTS = 0.5
+#: only in the opposite direction: little (one fibre of a pair can be dirty, the other clean).
+HEALTHY_WEIGHT_REVERSE = 0.25
+#: Another path's load "rose" by at least 100 Mb/s (case 5: "a few 100 Mbit/s") ...
+LOAD_RISE_MIN_BPS = 1.0e8
+#: ... and by at least 2 % of the link speed.
+LOAD_RISE_MIN_FRACTION = 0.02
+#: The rise must start within 30 min of the degradation's onset.
+LOAD_ONSET_TOLERANCE_S = 1800.0
+#: Look this far back before an onset for the "before" load.
+LOAD_LOOKBACK_S = 7200.0
+
+# --------------------------------------------------------------------------- interfaces
+#: Errors above 0.01/s (one per 100 s, i.e. more than one per 60 s poll on average) in at least
+#: three polls: a clean optical link shows none; a dirty connector keeps producing them.
+INTERFACE_ERRORS_MIN_PER_S = 0.01
+INTERFACE_ERRORS_MIN_INTERVALS = 3
+#: Utilisation above 90 % of the speed is where queues and drops form.
+CONGESTION_UTILISATION = 0.9
+#: Sustained: at least three valid polling intervals (one interval can be an artefact).
+CONGESTION_MIN_INTERVALS = 3
+#: A rate above 105 % of the speed is physically impossible: a counter artefact, never congestion.
+IMPLAUSIBLE_UTILISATION = 1.05
+#: Interface down on a path: two consecutive polls (or the latest poll).
+INTERFACE_DOWN_MIN_SAMPLES = 2
+
+# --------------------------------------------------------------------------- PATH_DOWN
+#: Failed tests / sessions with 100 % loss needed (or one that is the latest observation).
+PATH_DOWN_MIN_OBSERVATIONS = 2
+
+# --------------------------------------------------------------------------- PERIODIC_LOSS
+#: At least four loss events (three intervals) to call a period.
+PERIODIC_MIN_EVENTS = 4
+#: An interval matches the period within 15 % (or half a sampling interval, the time resolution).
+PERIODIC_PERIOD_TOLERANCE = 0.15
+#: At least 80 % of the intervals must be multiples of the period, 60 % exactly one period.
+PERIODIC_MIN_REGULAR_SHARE = 0.8
+PERIODIC_MIN_SINGLE_SHARE = 0.6
+#: If more than 80 % of the sessions lose packets the loss is continuous, not periodic.
+PERIODIC_MAX_EVENT_SHARE = 0.8
+#: The period must exceed 1.5 sampling intervals, otherwise it is just the sampling cadence.
+PERIODIC_MIN_PERIOD_SAMPLES = 1.5
+#: A period matches an agent poll interval within 10 %.
+POLL_MATCH_TOLERANCE = 0.1
+#: Loss times closer than this belong to one loss event (netstat drops packets "in the following second").
+LOSS_EVENT_MERGE_S = 2.0
+
+# --------------------------------------------------------------------------- delay
+#: Two minimum-delay levels must be at least 0.3 ms apart (60 km of fibre) ...
+DELAY_LEVEL_MIN_STEP_MS = 0.3
+#: ... and the gap at least three times the spread inside a level.
+DELAY_LEVEL_SPREAD_FACTOR = 3.0
+#: A level needs at least two sessions (a single odd minimum is an outlier).
+DELAY_LEVEL_MIN_SAMPLES = 2
+
+# --------------------------------------------------------------------------- CLOCK_UNSYNC
+#: Forward + reverse minimum one-way delay must match the RTT within max(1 ms, 10 %).
+CLOCK_RTT_TOLERANCE_MS = 1.0
+CLOCK_RTT_TOLERANCE_FRACTION = 0.1
+#: Reported clock error is "too large" above max(1 ms, min(5 ms, half the one-way delay)):
+#: beyond that it hides the 0.3 ms steps the delay rules look for.
+CLOCK_ERROR_FLOOR_MS = 1.0
+CLOCK_ERROR_MAX_MS = 5.0
+CLOCK_ERROR_DELAY_FRACTION = 0.5
+#: Forward and reverse sessions are paired when they are at most 10 min apart.
+CLOCK_PAIR_MAX_SKEW_S = 600.0
+#: Large reported clock error needs two sessions; a negative delay is impossible, one suffices.
+CLOCK_MIN_ERROR_SESSIONS = 2
+
+# --------------------------------------------------------------------------- REORDERING
+#: Reordering above 0.1 % of the owamp packets, seen in at least two sessions.
+REORDERING_MIN_FRACTION = 1.0e-3
+REORDERING_MIN_SESSIONS = 2
+
+# --------------------------------------------------------------------------- MTU_MISMATCH
+#: Path MTU (or MSS) below 90 % of what the endpoints use: jumbo vs standard frames, not 9000 vs 9216.
+MTU_MISMATCH_RATIO = 0.9
+
+# --------------------------------------------------------------------------- HOST_TCP_TUNING
+#: Buffer maxima below one BDP of the site's longest path cannot fill it.
+HOST_BUFFER_MIN_BDP_FACTOR = 1.0
+#: Recommended maxima are rounded up to whole MiB.
+HOST_BUFFER_ROUND_BYTES = 1 << 20
+#: Defaults written into the tcp_rmem / tcp_wmem advice when the host did not report its own.
+DEFAULT_TCP_RMEM = (4096, 87380)
+DEFAULT_TCP_WMEM = (4096, 65536)
+
+# --------------------------------------------------------------------------- maintenance
+#: Impacts that explain a degradation (the maintenance app's vocabulary; at-risk work may interrupt service).
+EXPLAINING_IMPACTS = frozenset(
+    {"outage", "degraded", "at-risk", "at_risk", "down", "interruption", "service-affecting", "service_affecting"}
+)
+#: Impacts that do not: traffic should not notice reduced redundancy or no-impact work.
+#: Any other (unknown) impact is treated as an outage, as the maintenance app does.
+NON_EXPLAINING_IMPACTS = frozenset({"reduced-redundancy", "reduced_redundancy", "no-impact", "no_impact", "none"})
+#: A degradation may show up to 15 min before the window (clock skew between carrier and us) ...
+MAINTENANCE_START_SLACK_S = 900.0
+#: ... and last up to 30 min after it (routing convergence, the next test run).
+MAINTENANCE_END_GRACE_S = 1800.0
+
+# --------------------------------------------------------------------------- UNEXPLAINED_DEGRADATION
+#: Median one-way delay worse than baseline by more than max(2 ms, 25 % of the baseline minimum).
+DELAY_DEGRADED_MIN_MS = 2.0
+DELAY_DEGRADED_FRACTION = 0.25

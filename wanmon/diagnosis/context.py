@@ -1,0 +1,96 @@
+"""The read-only context every rule receives: the evidence, ``now``, cached path assessments and earlier findings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from wanmon.diagnosis import codes
+from wanmon.diagnosis.analysis import LossEstimate, PathAssessment, assess_path
+from wanmon.diagnosis.evidence import EvidenceBundle, Finding, PathEvidence, path_subject
+
+
+class RuleContext:
+    """Evidence of one diagnosis run plus memoised, pure derived data.
+
+    Rules never mutate it; the engine appends each rule's findings to
+    ``findings`` before running the next rule, so later rules (correlation,
+    maintenance, unexplained degradation) can see what earlier ones concluded.
+    """
+
+    def __init__(self, bundle: EvidenceBundle, now: datetime, findings: Iterable[Finding] = ()) -> None:
+        self.bundle = bundle
+        self.now = now
+        self.findings: list[Finding] = list(findings)
+        self._assessments: dict[tuple[str, str], PathAssessment] = {}
+        self._untrusted: set[tuple[str, str]] | None = None
+        self._maintenance: Any = None
+
+    # -- paths
+    def assessment(self, path: PathEvidence) -> PathAssessment:
+        key = (path.src, path.dst)
+        if key not in self._assessments:
+            self._assessments[key] = assess_path(path, self.bundle, self.now)
+        return self._assessments[key]
+
+    def assessments(self) -> list[PathAssessment]:
+        return [self.assessment(p) for p in self.bundle.paths]
+
+    def assessment_of(self, src: str, dst: str) -> PathAssessment | None:
+        p = self.bundle.path(src, dst)
+        return self.assessment(p) if p else None
+
+    @property
+    def trunk_names(self) -> set[str]:
+        return {t.name for t in self.bundle.trunks}
+
+    # -- shared conclusions
+    def untrusted_delay_pairs(self) -> set[tuple[str, str]]:
+        """Path directions whose one-way delays must not be used (clock not synchronised)."""
+        if self._untrusted is None:
+            from wanmon.diagnosis.rules.clock import untrusted_pairs
+
+            self._untrusted = untrusted_pairs(self)
+        return self._untrusted
+
+    def maintenance_matches(self):
+        """Degradation episodes explained by maintenance windows (see rules.maintenance.match_episodes)."""
+        if self._maintenance is None:
+            from wanmon.diagnosis.rules.maintenance import match_episodes
+
+            self._maintenance = match_episodes(self)
+        return self._maintenance
+
+    def findings_with(self, code: str) -> list[Finding]:
+        return [f for f in self.findings if f.code == code]
+
+
+def path_finding(
+    a: PathAssessment,
+    code: str,
+    *,
+    start: datetime,
+    end: datetime,
+    summary: str,
+    explanation: str,
+    evidence: Mapping[str, Any],
+    actions: Sequence[str],
+    severity: str | None = None,
+    loss: LossEstimate | None = None,
+    subject: Mapping[str, str] | None = None,
+) -> Finding:
+    """A path-direction finding carrying the derived figures, its explanation ending with the path physics."""
+    return Finding(
+        code=code,
+        severity=severity or codes.default_severity(code),
+        subject=dict(subject) if subject else path_subject(a.path.src, a.path.dst),
+        start=start,
+        end=max(start, end),
+        rank=None,
+        summary=summary,
+        explanation=f"{explanation} {a.physics_sentence(loss)}",
+        evidence=dict(evidence),
+        actions=tuple(actions),
+        derived=a.derived(loss),
+    )

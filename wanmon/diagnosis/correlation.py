@@ -1,0 +1,556 @@
+"""Correlation across paths: which network element do degraded paths have in common?
+
+Two pure layers:
+
+* ``rank_shared_elements(degraded, healthy)`` -- given degraded path directions
+  (with their time windows and hops) and healthy ones (with their hops), rank
+  the elements shared by at least two degraded paths, direction-aware;
+* ``load_correlated_elements(...)`` -- for a single degraded path, the
+  elements on it whose load (SNMP) or whose other paths' traffic rose when it
+  degraded (equipment at its limits, LHC SC1 CERN-FNAL).
+
+``shared_equipment_suspects(ctx)`` turns both into ranked
+SHARED_EQUIPMENT_SUSPECT findings.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from wanmon.diagnosis import codes, text
+from wanmon.diagnosis import constants as k
+from wanmon.diagnosis.analysis import Episode, PathAssessment, base_equipment, interface_on_path, median
+from wanmon.diagnosis.context import RuleContext
+from wanmon.diagnosis.evidence import Finding, InterfaceEvidence, element_subject, path_key
+
+Edge = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class DegradedPath:
+    """A path direction degraded during [start, end]."""
+
+    src: str
+    dst: str
+    start: datetime
+    end: datetime
+    hops: tuple[str, ...]
+
+    @property
+    def key(self) -> str:
+        return path_key(self.src, self.dst)
+
+
+@dataclass(frozen=True)
+class PathRoute:
+    """A healthy path direction (measured and fine during the period) and its hops."""
+
+    src: str
+    dst: str
+    hops: tuple[str, ...]
+
+    @property
+    def key(self) -> str:
+        return path_key(self.src, self.dst)
+
+
+@dataclass(frozen=True)
+class SuspectElement:
+    """A ranked suspect with the reasons for its score."""
+
+    element: str
+    score: float
+    degraded: tuple[str, ...]
+    healthy_same_direction: tuple[str, ...] = ()
+    healthy_other_ports: tuple[str, ...] = ()
+    healthy_reverse: tuple[str, ...] = ()
+    coverage: float = 1.0
+    endpoint: bool = False
+    carrier: bool = False
+    corroboration: tuple[str, ...] = ()
+    rank: int = 0
+    notes: tuple[str, ...] = field(default=())
+
+
+def _elements(hops: Sequence[str]) -> set[str]:
+    out = set(hops)
+    out |= {base_equipment(h) for h in hops}
+    return out
+
+
+def _position(hops: Sequence[str], element: str) -> int | None:
+    for i, h in enumerate(hops):
+        if h == element or base_equipment(h) == element:
+            return i
+    return None
+
+
+def edges_at(hops: Sequence[str], element: str) -> set[Edge]:
+    """Directed hops (equipment level) entering and leaving ``element`` on a path."""
+    i = _position(hops, element)
+    if i is None:
+        return set()
+    here = base_equipment(hops[i])
+    out: set[Edge] = set()
+    if i > 0:
+        out.add((base_equipment(hops[i - 1]), here))
+    if i < len(hops) - 1:
+        out.add((here, base_equipment(hops[i + 1])))
+    return out
+
+
+def healthy_weight(healthy_hops: Sequence[str], element: str, degraded_edges: set[Edge]) -> tuple[float, str]:
+    """How much a healthy path crossing ``element`` exonerates it, and why.
+
+    Same direction (shares an adjacent directed hop with a degraded path):
+    HEALTHY_WEIGHT_SAME_DIRECTION; only the reverse of such hops:
+    HEALTHY_WEIGHT_REVERSE (one fibre of a pair can be bad); other ports:
+    HEALTHY_WEIGHT_OTHER_PORTS.
+    """
+    mine = edges_at(healthy_hops, element)
+    if mine & degraded_edges:
+        return k.HEALTHY_WEIGHT_SAME_DIRECTION, "same"
+    if {(b, a) for a, b in mine} & degraded_edges:
+        return k.HEALTHY_WEIGHT_REVERSE, "reverse"
+    return k.HEALTHY_WEIGHT_OTHER_PORTS, "other"
+
+
+def rank_shared_elements(
+    degraded: Sequence[DegradedPath],
+    healthy: Sequence[PathRoute],
+    carrier_elements: Iterable[str] = (),
+    corroboration: Mapping[str, Sequence[str]] | None = None,
+) -> list[SuspectElement]:
+    """Rank the elements shared by degraded paths of >= 2 site pairs, most suspect first.
+
+    (The two directions of one site pair share every element, so they alone do not discriminate.)
+
+    score = (degraded paths through it) - (sum of the healthy paths' weights,
+    see ``healthy_weight``) + 0.5 if a finding on the element itself (errors,
+    congestion) corroborates it.  Only elements with a positive score are kept.
+    Ties go to the element covering more of the degraded paths, then to
+    elements that are not a path end point (a site border every path of that
+    site crosses), then to carrier equipment, interfaces/trunks before whole
+    equipment, then by name.  An equipment is dropped when one of its interfaces
+    is shared by exactly the same degraded paths (the interface is more precise).
+    """
+    corroboration = corroboration or {}
+    carriers = set(carrier_elements)
+    by_key: dict[str, DegradedPath] = {}
+    for d in degraded:
+        by_key.setdefault(d.key, d)
+    paths = list(by_key.values())
+    candidates: dict[str, list[DegradedPath]] = {}
+    for d in paths:
+        for e in _elements(d.hops):
+            candidates.setdefault(e, []).append(d)
+    # two directions of one site pair share every element: only paths of different site pairs discriminate
+    shared = {e: ds for e, ds in candidates.items() if len({frozenset((d.src, d.dst)) for d in ds}) >= 2}
+    # drop an equipment whose interface carries exactly the same degraded paths
+    for e in list(shared):
+        if ":" in e:
+            parent = base_equipment(e)
+            if parent in shared and {d.key for d in shared[parent]} == {d.key for d in shared[e]}:
+                del shared[parent]
+    out: list[SuspectElement] = []
+    for e, ds in shared.items():
+        d_edges: set[Edge] = set()
+        for d in ds:
+            d_edges |= edges_at(d.hops, e)
+        groups: dict[str, list[str]] = {"same": [], "reverse": [], "other": []}
+        penalty = 0.0
+        for h in healthy:
+            if h.key in by_key or e not in _elements(h.hops):
+                continue
+            w, kind = healthy_weight(h.hops, e, d_edges)
+            penalty += w
+            groups[kind].append(h.key)
+        bonus = 0.5 if corroboration.get(e) or corroboration.get(base_equipment(e)) else 0.0
+        score = len(ds) - penalty + bonus
+        if score <= 0:
+            continue
+        endpoint = any(_position(d.hops, e) in (0, len(d.hops) - 1) for d in ds)
+        out.append(
+            SuspectElement(
+                element=e,
+                score=score,
+                degraded=tuple(sorted(d.key for d in ds)),
+                healthy_same_direction=tuple(sorted(groups["same"])),
+                healthy_other_ports=tuple(sorted(groups["other"])),
+                healthy_reverse=tuple(sorted(groups["reverse"])),
+                coverage=len(ds) / len(paths),
+                endpoint=endpoint,
+                carrier=base_equipment(e) in carriers,
+                corroboration=tuple(corroboration.get(e, ()) or corroboration.get(base_equipment(e), ())),
+            )
+        )
+    out.sort(key=lambda s: (-s.score, -s.coverage, s.endpoint, not s.carrier, ":" not in s.element, s.element))
+    return [SuspectElement(**{**s.__dict__, "rank": i + 1}) for i, s in enumerate(out)]
+
+
+# --------------------------------------------------------------------------- load correlation (single path)
+def _mean_load_bps(iface: InterfaceEvidence, start: datetime, end: datetime) -> float | None:
+    bad = {d.time for d in iface.discontinuities}
+    vals = [
+        max(r.in_bps or 0.0, r.out_bps or 0.0)
+        for r in iface.rates
+        if start <= r.time <= end and r.time not in bad and (r.in_bps is not None or r.out_bps is not None)
+    ]
+    if iface.speed_bps:
+        vals = [v for v in vals if v <= k.IMPLAUSIBLE_UTILISATION * iface.speed_bps]
+    return statistics.fmean(vals) if vals else None
+
+
+def interface_load_rise(iface: InterfaceEvidence, onset: datetime, end: datetime) -> dict | None:
+    """Load on the interface after ``onset`` vs the LOAD_LOOKBACK_S before it, when it rose enough."""
+    before = _mean_load_bps(iface, onset - timedelta(seconds=k.LOAD_LOOKBACK_S), onset - timedelta(seconds=1))
+    after = _mean_load_bps(iface, onset, end)
+    if before is None or after is None:
+        return None
+    rise = after - before
+    floor = max(k.LOAD_RISE_MIN_BPS, k.LOAD_RISE_MIN_FRACTION * (iface.speed_bps or 0.0))
+    if rise < floor:
+        return None
+    return {
+        "interface": iface.name,
+        "before_bps": before,
+        "after_bps": after,
+        "rise_bps": rise,
+        "speed_bps": iface.speed_bps,
+        "after_utilisation": after / iface.speed_bps if iface.speed_bps else None,
+    }
+
+
+def path_load_rise(q: PathAssessment, onset: datetime, end: datetime, observed_since: datetime) -> dict | None:
+    """Traffic of another path's tests after ``onset`` vs before: started, or rose by LOAD_RISE_MIN_BPS."""
+    tol = timedelta(seconds=k.LOAD_ONSET_TOLERANCE_S)
+    tests = [t for t in q.path.throughput_tests if t.error is None and t.throughput_bps]
+    after = [t.throughput_bps for t in tests if onset - tol <= t.time <= end]
+    before = [t.throughput_bps for t in tests if onset - timedelta(seconds=k.LOAD_LOOKBACK_S) <= t.time < onset - tol]
+    if not after:
+        return None
+    if not before:
+        if observed_since >= onset - tol:
+            return None  # no evidence of the quiet period before
+        first = min(t.time for t in tests if onset - tol <= t.time <= end)
+        if abs((first - onset).total_seconds()) > k.LOAD_ONSET_TOLERANCE_S:
+            return None
+        before_bps = 0.0
+    else:
+        before_bps = statistics.median(before)
+    after_bps = statistics.median(after)
+    if after_bps - before_bps < k.LOAD_RISE_MIN_BPS:
+        return None
+    return {
+        "path": q.key,
+        "before_bps": before_bps,
+        "after_bps": after_bps,
+        "rise_bps": after_bps - before_bps,
+        "started": not before,
+    }
+
+
+# --------------------------------------------------------------------------- findings
+def _degraded_episodes(ctx: RuleContext) -> list[tuple[PathAssessment, Episode]]:
+    """Episodes not explained by maintenance (those are known; correlating them adds noise)."""
+    matches = ctx.maintenance_matches()
+    out = []
+    for a in ctx.assessments():
+        for ep in a.episodes:
+            if matches.explained(a.path.src, a.path.dst, ep):
+                continue
+            out.append((a, ep))
+    return out
+
+
+def _clusters(items: list[tuple[PathAssessment, Episode]]) -> list[list[tuple[PathAssessment, Episode]]]:
+    items = sorted(items, key=lambda x: x[1].start)
+    clusters: list[list[tuple[PathAssessment, Episode]]] = []
+    end: datetime | None = None
+    for a, ep in items:
+        if clusters and end is not None and ep.start <= end + timedelta(seconds=k.CORRELATION_SLACK_S):
+            clusters[-1].append((a, ep))
+            end = max(end, ep.end)
+        else:
+            clusters.append([(a, ep)])
+            end = ep.end
+    return clusters
+
+
+def _healthy(ctx: RuleContext, start: datetime, end: datetime, exclude: set[str]) -> list[PathAssessment]:
+    """Paths measured during [start, end] with no degradation overlapping it."""
+    out = []
+    slack = timedelta(seconds=k.CORRELATION_SLACK_S)
+    for a in ctx.assessments():
+        if a.key in exclude:
+            continue
+        if any(ep.overlaps(start, end, k.CORRELATION_SLACK_S) for ep in a.episodes):
+            continue
+        if any(start - slack <= o.time <= end + slack for o in a.observations):
+            out.append(a)
+    return out
+
+
+def _effective_hops(a: PathAssessment, start: datetime, end: datetime) -> tuple[str, ...]:
+    """Inventory hops, plus equipment a traceroute showed during the period (a changed route counts)."""
+    hops = list(a.path.hops)
+    known = {base_equipment(h) for h in hops}
+    for tr in a.path.traceroutes:
+        if start - timedelta(seconds=k.CORRELATION_SLACK_S) <= tr.time <= end:
+            for h in tr.hops:
+                if h and h not in ("*",) and base_equipment(h) not in known:
+                    hops.append(h)
+                    known.add(base_equipment(h))
+    return tuple(hops)
+
+
+def _corroboration(ctx: RuleContext) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for f in ctx.findings:
+        if f.code in (codes.INTERFACE_ERRORS, codes.LINK_CONGESTION) and "equipment" in f.subject:
+            name = f.subject["equipment"]
+            full = f"{name}:{f.subject['interface']}" if f.subject.get("interface") else name
+            for key in {name, full}:
+                out.setdefault(key, []).append(f"{f.code} on {full}")
+    return out
+
+
+def _carrier_elements(ctx: RuleContext) -> set[str]:
+    return {e.name for e in ctx.bundle.equipment if e.carrier and not e.site}
+
+
+def shared_equipment_suspects(ctx: RuleContext) -> list[Finding]:
+    """SHARED_EQUIPMENT_SUSPECT: ranked elements common to degraded paths.
+
+    Evidence: degradation episodes of every path direction (not explained by
+    maintenance), the hops of degraded and of healthy (measured, fine) paths,
+    traceroutes during the episodes, INTERFACE_ERRORS / LINK_CONGESTION findings
+    on the elements, interface rates, and other paths' test traffic.
+
+    Criterion: (1) two or more path directions degraded in overlapping windows
+    (CORRELATION_SLACK_S): rank the elements they share with
+    ``rank_shared_elements`` (direction-aware exoneration by healthy paths);
+    (2) a single degraded path: elements on it whose load rose by at least
+    max(LOAD_RISE_MIN_BPS, LOAD_RISE_MIN_FRACTION x speed) within
+    LOAD_ONSET_TOLERANCE_S of the onset, and elements it shares with another path
+    whose traffic started or rose then.
+
+    Why: a fault inside a carrier (a dirty patch panel) hits every path through
+    it, in one direction; a healthy path crossing the element the same way
+    clears it.  Equipment at its limits can degrade a path when other traffic
+    through it rises, even far below the link capacity (SC1 CERN-FNAL).
+    """
+    out: list[Finding] = []
+    corroboration = _corroboration(ctx)
+    carriers = _carrier_elements(ctx)
+    trunk_names = ctx.trunk_names
+    in_cluster: set[tuple[str, datetime]] = set()
+    for cluster in _clusters(_degraded_episodes(ctx)):
+        keys = {a.key for a, _ in cluster}
+        if len({frozenset((a.path.src, a.path.dst)) for a, _ in cluster}) < 2:
+            continue
+        start = min(ep.start for _, ep in cluster)
+        end = max(ep.end for _, ep in cluster)
+        degraded = [
+            DegradedPath(a.path.src, a.path.dst, ep.start, ep.end, _effective_hops(a, ep.start, ep.end))
+            for a, ep in cluster
+        ]
+        healthy = [PathRoute(h.path.src, h.path.dst, h.path.hops) for h in _healthy(ctx, start, end, keys)]
+        ranked = rank_shared_elements(degraded, healthy, carriers, corroboration)
+        for a, ep in cluster:
+            in_cluster.add((a.key, ep.start))
+        for s in ranked:
+            out.append(_shared_finding(s, cluster, start, end, ranked, trunk_names))
+    for a, ep in _degraded_episodes(ctx):
+        if (a.key, ep.start) in in_cluster:
+            continue
+        out += _load_findings(ctx, a, ep, trunk_names, carriers)
+    return out
+
+
+def _describe_degraded(cluster) -> str:
+    return "; ".join(f"{a.key} {ep.start:%H:%M}-{ep.end:%H:%M} UTC" for a, ep in cluster)
+
+
+def _shared_finding(s: SuspectElement, cluster, start, end, ranked, trunk_names) -> Finding:
+    lower = [r for r in ranked if r.rank > s.rank][:3]
+    exoneration = []
+    if s.healthy_same_direction:
+        exoneration.append(f"Healthy in the same direction: {', '.join(s.healthy_same_direction)}")
+    if s.healthy_other_ports:
+        exoneration.append(f"Healthy through other ports: {', '.join(s.healthy_other_ports)}")
+    if s.healthy_reverse:
+        exoneration.append(f"Healthy only in the opposite direction: {', '.join(s.healthy_reverse)}")
+    why_lower = "; ".join(
+        f"{r.element} (score {r.score:.2f}"
+        + (f", also crossed by healthy {', '.join(r.healthy_same_direction)}" if r.healthy_same_direction else "")
+        + (", a path end point" if r.endpoint else "")
+        + ")"
+        for r in lower
+    )
+    explanation = (
+        f"{len(s.degraded)} degraded path directions in overlapping windows ({_describe_degraded(cluster)}) all "
+        f"cross {s.element}. "
+        + ("; ".join(exoneration) + ". " if exoneration else "No healthy measured path crosses it. ")
+        + f"Score = {len(s.degraded)} degraded - healthy weights"
+        + (" + corroboration" if s.corroboration else "")
+        + f" = {s.score:.2f} (same direction counts {k.HEALTHY_WEIGHT_SAME_DIRECTION:g}, other ports "
+        f"{k.HEALTHY_WEIGHT_OTHER_PORTS:g}, opposite direction {k.HEALTHY_WEIGHT_REVERSE:g}: one fibre of a pair can "
+        f"be bad while the other is clean)."
+        + (f" Corroborated by {', '.join(s.corroboration)}." if s.corroboration else "")
+        + (f" Ranked lower: {why_lower}." if why_lower else "")
+    )
+    return Finding(
+        code=codes.SHARED_EQUIPMENT_SUSPECT,
+        severity=codes.CRITICAL if s.rank == 1 and not s.healthy_same_direction else codes.WARNING,
+        subject=element_subject(s.element, trunk_names),
+        start=start,
+        end=end,
+        rank=s.rank,
+        summary=(
+            f"#{s.rank} {s.element}: shared by degraded {', '.join(s.degraded)}"
+            + (f"; healthy same-direction {', '.join(s.healthy_same_direction)}" if s.healthy_same_direction else "")
+        ),
+        explanation=explanation,
+        evidence={
+            "score": s.score,
+            "degraded_paths": list(s.degraded),
+            "healthy_same_direction": list(s.healthy_same_direction),
+            "healthy_other_ports": list(s.healthy_other_ports),
+            "healthy_reverse": list(s.healthy_reverse),
+            "coverage": s.coverage,
+            "endpoint": s.endpoint,
+            "corroboration": list(s.corroboration),
+            "episodes": [{"path": a.key, "start": ep.start, "end": ep.end} for a, ep in cluster],
+        },
+        actions=(
+            f"Ask the operator of {s.element} to check it for the direction(s) {', '.join(s.degraded)}: interface "
+            "errors, optical levels, patch panels, line cards.",
+            "Confirm with tests to or from a point next to it (before/after the element) if available.",
+        ),
+    )
+
+
+def _load_findings(ctx: RuleContext, a: PathAssessment, ep: Episode, trunk_names, carriers) -> list[Finding]:
+    if a.first_time is None or a.first_time >= ep.start:
+        return []  # no healthy period before the onset to compare with
+    onset = ep.start
+    before_thr = median(
+        f.test.throughput_bps for f in a.tcp if onset - timedelta(seconds=k.LOAD_LOOKBACK_S) <= f.test.time < onset
+    )
+    after_thr = median(f.test.throughput_bps for f in a.tcp if onset <= f.test.time <= ep.end)
+    candidates: dict[str, dict] = {}
+    for iface in ctx.bundle.all_interfaces():
+        how = interface_on_path(iface.name, a.path, ctx.bundle)
+        if not how:
+            continue
+        rise = interface_load_rise(iface, onset, ep.end)
+        if rise:
+            rise["match"] = how
+            candidates[iface.name] = {"score": 2.0 if how == "exact" else 1.5, "interface_rise": rise, "paths": []}
+    my_elements = set(a.path.hops) | {base_equipment(h) for h in a.path.hops}
+    for q in ctx.assessments():
+        if q.key == a.key:
+            continue
+        q_elements = set(q.path.hops) | {base_equipment(h) for h in q.path.hops}
+        shared = my_elements & q_elements
+        if not shared:
+            continue
+        rise = path_load_rise(q, onset, ep.end, a.first_time)
+        if not rise:
+            continue
+        for e in shared:
+            if ":" not in e and any(h.startswith(e + ":") for h in shared):
+                continue
+            c = candidates.setdefault(e, {"score": 1.0, "interface_rise": None, "paths": []})
+            c["paths"].append(rise)
+            if c["interface_rise"] is not None:
+                c["score"] += 0.5
+    if not candidates:
+        return []
+    healthy = _healthy(ctx, onset, ep.end, {a.key})
+    rise_paths = {r["path"] for c in candidates.values() for r in c["paths"]}
+    for e, c in candidates.items():
+        my_edges = edges_at(a.path.hops, e)
+        for h in healthy:
+            if h.key in rise_paths or e not in (set(h.path.hops) | {base_equipment(x) for x in h.path.hops}):
+                continue
+            w, kind = healthy_weight(h.path.hops, e, my_edges)
+            if kind == "same":
+                c["score"] -= w
+                c.setdefault("exonerated_by", []).append(h.key)
+        c["endpoint"] = _position(a.path.hops, e) in (0, len(a.path.hops) - 1)
+    ranked = sorted(
+        ((e, c) for e, c in candidates.items() if c["score"] > 0),
+        key=lambda ec: (
+            -ec[1]["score"],
+            ec[1]["endpoint"],
+            base_equipment(ec[0]) not in carriers,
+            ":" not in ec[0],
+            ec[0],
+        ),
+    )
+    out = []
+    for rank, (e, c) in enumerate(ranked, start=1):
+        parts = []
+        ir = c["interface_rise"]
+        if ir:
+            util = f" ({text.pct(ir['after_utilisation'])} of {text.rate(ir['speed_bps'])})" if ir["speed_bps"] else ""
+            own_drop = (before_thr - after_thr) if (before_thr and after_thr) else 0.0
+            parts.append(
+                f"the load on {ir['interface']} rose from {text.rate(ir['before_bps'])} to {text.rate(ir['after_bps'])}"
+                f"{util} although {a.key} itself dropped by {text.rate(own_drop)}: other traffic through it grew by "
+                f"about {text.rate(ir['rise_bps'] + max(own_drop, 0.0))}"
+            )
+        for r in c["paths"]:
+            verb = "started" if r["started"] else "rose"
+            parts.append(
+                f"traffic on {r['path']} {verb} ({text.rate(r['before_bps'])} -> {text.rate(r['after_bps'])}) "
+                f"and shares {e} with {a.key}"
+            )
+        far_below = bool(
+            ir and ir["after_utilisation"] is not None and ir["after_utilisation"] < k.CONGESTION_UTILISATION
+        )
+        explanation = (
+            f"{a.key} degraded at {onset:%H:%M} UTC"
+            + (f" from {text.rate(before_thr)} to {text.rate(after_thr)}" if before_thr and after_thr else "")
+            + f" when {'; and '.join(parts)}. "
+            + (
+                "The link stayed far below its capacity, so this is not plain congestion: equipment close to its "
+                "limits (buffers, bursts from Reno senders) degrades the path when extra traffic arrives. "
+                if far_below
+                else "Extra traffic through a shared element coincides with the degradation. "
+            )
+            + (f"Exonerated in part by healthy {', '.join(c['exonerated_by'])}." if c.get("exonerated_by") else "")
+        )
+        out.append(
+            Finding(
+                code=codes.SHARED_EQUIPMENT_SUSPECT,
+                severity=codes.WARNING,
+                subject=element_subject(e, trunk_names),
+                start=onset,
+                end=ep.end,
+                rank=rank,
+                summary=f"#{rank} {e}: {a.key} degraded when load through it rose"
+                + (f" ({', '.join(r['path'] for r in c['paths'])})" if c["paths"] else ""),
+                explanation=explanation,
+                evidence={
+                    "degraded_path": a.key,
+                    "onset": onset,
+                    "throughput_before_bps": before_thr,
+                    "throughput_after_bps": after_thr,
+                    "interface_rise": ir,
+                    "other_paths": c["paths"],
+                    "score": c["score"],
+                    "exonerated_by": c.get("exonerated_by", []),
+                },
+                actions=(
+                    f"Check buffers, drops and queue statistics of {e} while the extra traffic runs; pace the senders "
+                    "(fq + pacing, BBR or FAST-like stacks) or move one flow to another route.",
+                ),
+            )
+        )
+    return out

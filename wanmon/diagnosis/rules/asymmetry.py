@@ -1,0 +1,197 @@
+"""ASYMMETRIC_PATH: one direction of a site pair is much worse than the other."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from wanmon.diagnosis import codes, text
+from wanmon.diagnosis import constants as k
+from wanmon.diagnosis.analysis import PathAssessment, median
+from wanmon.diagnosis.context import RuleContext, path_finding
+from wanmon.diagnosis.evidence import Finding
+from wanmon.diagnosis.rules.loss_patterns import periodic_pattern
+from wanmon.diagnosis.rules.trunk import host_bimodality
+
+
+def asymmetric_path(ctx: RuleContext) -> list[Finding]:
+    """ASYMMETRIC_PATH on the bad direction of a site pair.
+
+    Evidence: TCP tests and probe loss (owamp, UDP) of both directions over the
+    same period (the whole window, and each degradation episode of the
+    direction under test); when the reverse direction is not in the bundle, the
+    path's ``reverse`` summary.
+
+    Criterion: either
+      * throughput: the direction's TCP efficiency (throughput / min(capacity,
+        W*8/RTT), so that different windows or capacities do not count) is below
+        ASYMMETRY_MAX_RATIO of the reverse direction's; or
+      * loss: the direction's probe loss is significant for the path (its Mathis
+        ceiling is below half the expected rate) and at least
+        ASYMMETRY_LOSS_FACTOR x the reverse's loss or detection limit.
+    Critical below ASYMMETRY_CRITICAL_RATIO.  A loss-only asymmetry whose losses
+    are periodic is left to PERIODIC_LOSS (a receiving host or a periodic event),
+    and a direction whose TCP results split by host address to TRUNK_IMBALANCE.
+
+    Why: something lies on one direction's route only (a dirty fibre of a pair,
+    a bad patch panel, an asymmetric route).  A bad return path also hurts the
+    good direction: its ACKs travel on the bad one and lost ACKs cause spurious
+    retransmissions.
+    """
+    out: list[Finding] = []
+    for a in ctx.assessments():
+        if host_bimodality(ctx, a) is not None:
+            continue  # results split by host address: TRUNK_IMBALANCE / TCP_ONLY_DEGRADATION say it precisely
+        r = ctx.assessment_of(a.path.dst, a.path.src)
+        periods = []
+        if a.first_time and a.last_time:
+            periods.append((a.first_time, a.last_time))
+        periods += [(ep.start, ep.end) for ep in a.episodes]
+        best = None
+        for start, end in periods:
+            result = _compare(a, r, start, end)
+            if result and (best is None or result["ratio"] < best["ratio"]):
+                best = result
+        if best:
+            out.append(_finding(a, r, best))
+    return out
+
+
+def _compare(a: PathAssessment, r: PathAssessment | None, start: datetime, end: datetime) -> dict | None:
+    slack = k.CORRELATION_SLACK_S
+    mine = a.tcp_between(start, end)
+    my_thr = median(f.test.throughput_bps for f in mine)
+    my_eff = median(f.efficiency for f in mine)
+    my_loss = a.loss_between(start, end)
+    if r is not None:
+        theirs = r.tcp_between(start, end, slack)
+        rev_thr = median(f.test.throughput_bps for f in theirs)
+        rev_eff = median(f.efficiency for f in theirs)
+        rev_loss = r.loss_between(start, end, slack)
+        rev_probe = rev_loss.probe_fraction
+        rev_limit = rev_loss.probe_detection_limit
+    else:
+        ref = a.path.reverse
+        if ref is None:
+            return None
+        rev_thr = ref.tcp_throughput_median_bps
+        rev_eff = None
+        rev_probe = ref.probe_loss_fraction
+        rev_limit = (k.ZERO_LOSS_UPPER_BOUND_EVENTS / ref.probe_packets) if ref.probe_packets else None
+        rev_loss = None
+
+    ratio = None
+    reason = None
+    if len(mine) >= 1 and my_eff is not None and rev_eff:
+        ratio = my_eff / rev_eff
+        reason = "throughput"
+    elif len(mine) >= 1 and my_thr is not None and rev_thr:
+        ratio = my_thr / rev_thr
+        reason = "throughput"
+    thr_asym = ratio is not None and ratio < k.ASYMMETRY_MAX_RATIO
+
+    my_probe = my_loss.probe_fraction
+    floor = max(v for v in (rev_probe, rev_limit, 0.0) if v is not None)
+    loss_asym = bool(
+        my_probe
+        and a.loss_is_significant(my_probe)
+        and (rev_probe is not None or rev_limit is not None)
+        and my_probe >= k.ASYMMETRY_LOSS_FACTOR * floor
+    )
+    if not (thr_asym or loss_asym):
+        return None
+    if not thr_asym and periodic_pattern(a) is not None:
+        return None  # periodic loss in one direction points at a host or a periodic event: PERIODIC_LOSS says it
+    if not thr_asym:
+        reason = "loss"
+        ratio = ratio if ratio is not None else 1.0
+    return {
+        "start": start,
+        "end": end,
+        "ratio": ratio if thr_asym else 1.0,
+        "throughput_ratio": ratio,
+        "reason": reason,
+        "loss_asymmetric": loss_asym,
+        "my_thr": my_thr,
+        "rev_thr": rev_thr,
+        "my_eff": my_eff,
+        "rev_eff": rev_eff,
+        "my_loss": my_loss,
+        "rev_loss": rev_loss,
+        "my_probe": my_probe,
+        "rev_probe": rev_probe,
+        "rev_limit": rev_limit,
+        "tests": len(mine),
+    }
+
+
+def _finding(a: PathAssessment, r: PathAssessment | None, c: dict) -> Finding:
+    rev_key = f"{a.path.dst}->{a.path.src}"
+    parts = []
+    if c["throughput_ratio"] is not None and c["my_thr"] is not None and c["rev_thr"]:
+        raw = c["my_thr"] / c["rev_thr"]
+        parts.append(
+            f"{a.key} carries {text.pct(raw)} of the reverse direction's rate "
+            f"({text.rate(c['my_thr'])} vs {text.rate(c['rev_thr'])} on {rev_key})"
+        )
+    if c["my_probe"]:
+        rev = (
+            text.loss(c["rev_probe"])
+            if c["rev_probe"]
+            else (f"none seen (below {c['rev_limit']:.1e})" if c["rev_limit"] else "unknown")
+        )
+        parts.append(f"probe loss {text.loss(c['my_probe'])} vs {rev} on {rev_key}")
+    summary = f"{'; '.join(parts)}"
+    ratio = c["throughput_ratio"] if c["throughput_ratio"] is not None else None
+    critical = (ratio is not None and ratio < k.ASYMMETRY_CRITICAL_RATIO) or (
+        c["loss_asymmetric"] and c["my_probe"] and c["my_probe"] >= 0.01
+    )
+    ack_note = ""
+    if r is not None:
+        rl = r.loss_between(c["start"], c["end"], k.CORRELATION_SLACK_S)
+        if rl.tcp_fraction and (rl.probe_fraction or 0) == 0 and rl.tcp_fraction > (rl.probe_detection_limit or 0):
+            ack_note = (
+                f" {rev_key} shows TCP retransmissions of {text.loss(rl.tcp_fraction)} although its own probes saw "
+                f"no loss: spurious retransmissions caused by ACKs lost on {a.key}."
+            )
+    explanation = (
+        f"Over the same period, {'; '.join(parts)}. "
+        f"Efficiency (throughput / what window and capacity allow) is "
+        f"{text.pct(c['my_eff'])} on {a.key} against {text.pct(c['rev_eff'])} on {rev_key}. "
+        f"Something lies on the {a.key} route only: a dirty or misaligned fibre or patch panel on one fibre of a "
+        f"pair, a faulty line card, or a different return route. A bad return path also hurts the good direction, "
+        f"because the ACKs of {rev_key} travel on {a.key}.{ack_note}"
+    )
+    actions = [
+        f"Test the {a.key} direction hop by hop (owamp/UDP towards intermediate points of {', '.join(a.path.hops)}) "
+        f"and compare with {rev_key}.",
+        f"Check receive-side optical levels, CRC errors and discards on the interfaces carrying {a.key}; ask the "
+        f"carriers on the path to do the same.",
+    ]
+    evidence = {
+        "period_start": c["start"],
+        "period_end": c["end"],
+        "throughput_bps": c["my_thr"],
+        "reverse_throughput_bps": c["rev_thr"],
+        "efficiency": c["my_eff"],
+        "reverse_efficiency": c["rev_eff"],
+        "efficiency_ratio": c["throughput_ratio"],
+        "probe_loss_fraction": c["my_probe"],
+        "reverse_probe_loss_fraction": c["rev_probe"],
+        "reverse_detection_limit": c["rev_limit"],
+        "loss": c["my_loss"].describe(),
+        "reverse_loss": c["rev_loss"].describe() if c["rev_loss"] else None,
+        "reason": c["reason"],
+        "loss_asymmetric": c["loss_asymmetric"],
+    }
+    return path_finding(
+        a,
+        codes.ASYMMETRIC_PATH,
+        start=c["start"],
+        end=c["end"],
+        summary=summary,
+        explanation=explanation,
+        evidence=evidence,
+        actions=actions,
+        severity=codes.CRITICAL if critical else codes.WARNING,
+        loss=c["my_loss"],
+    )

@@ -1,0 +1,322 @@
+"""CLOCK_UNSYNC: one-way delay data of a site pair cannot be trusted (NTP problem).
+
+One-way delay needs both clocks to agree.  An offset d adds +d to one
+direction and -d to the other, so the *sum* of the two minimum delays still
+equals the RTT while the individual values lie; a drift or an unsynchronised
+clock breaks even the sum.  Every one-way-delay rule (DELAY_LEVEL_SHIFT, the
+delay part of UNEXPLAINED_DEGRADATION, ROUTE_CHANGE's delay note) skips the
+directions returned by ``untrusted_pairs``.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from datetime import datetime
+
+from wanmon.diagnosis import codes, text
+from wanmon.diagnosis import constants as k
+from wanmon.diagnosis.analysis import median, usable_owamp
+from wanmon.diagnosis.context import RuleContext, path_finding
+from wanmon.diagnosis.evidence import Finding, OwampTest, PathEvidence
+
+
+def _sessions(ctx: RuleContext, path: PathEvidence) -> list[OwampTest]:
+    start = ctx.bundle.window_start
+    return sorted(
+        (o for o in usable_owamp(path.owamp_tests) if (start is None or o.time >= start) and o.time <= ctx.now),
+        key=lambda o: o.time,
+    )
+
+
+def _rtt_ms(ctx: RuleContext, fwd: PathEvidence, rev: PathEvidence | None) -> float | None:
+    rtts = [t.rtt_ms for p in (fwd, rev) if p for t in p.throughput_tests if t.rtt_ms and t.error is None]
+    if rtts:
+        return statistics.median(rtts)
+    for p in (fwd, rev):
+        if p and p.baseline and p.baseline.rtt_ms:
+            return p.baseline.rtt_ms
+    return None
+
+
+def _rtts(ctx: RuleContext, fwd: PathEvidence, rev: PathEvidence | None) -> list[float]:
+    start = ctx.bundle.window_start
+    return [
+        t.rtt_ms
+        for p in (fwd, rev)
+        if p
+        for t in p.throughput_tests
+        if t.rtt_ms and t.error is None and (start is None or t.time >= start) and t.time <= ctx.now
+    ]
+
+
+def error_threshold_ms(one_way_ms: float | None) -> float:
+    """Clock error above which one-way delays of this magnitude are meaningless."""
+    rel = k.CLOCK_ERROR_DELAY_FRACTION * abs(one_way_ms) if one_way_ms else k.CLOCK_ERROR_MAX_MS
+    return max(k.CLOCK_ERROR_FLOOR_MS, min(k.CLOCK_ERROR_MAX_MS, rel))
+
+
+def _pairs(fwd: Sequence[OwampTest], rev: Sequence[OwampTest]) -> list[tuple[OwampTest, OwampTest]]:
+    out = []
+    for o in fwd:
+        if o.delay_min_ms is None:
+            continue
+        near = [r for r in rev if r.delay_min_ms is not None]
+        if not near:
+            break
+        r = min(near, key=lambda r: abs((r.time - o.time).total_seconds()))
+        if abs((r.time - o.time).total_seconds()) <= k.CLOCK_PAIR_MAX_SKEW_S:
+            out.append((o, r))
+    return out
+
+
+def _clock_step(pairs: Sequence[tuple[OwampTest, OwampTest]]) -> dict | None:
+    """The offset (fwd - rev) jumps while the sum (~RTT) stays: a clock step, not a reroute."""
+    if len(pairs) < 2 * k.DELAY_LEVEL_MIN_SAMPLES:
+        return None
+    diffs = [f.delay_min_ms - r.delay_min_ms for f, r in pairs]
+    sums = [f.delay_min_ms + r.delay_min_ms for f, r in pairs]
+
+    def sse(xs: Sequence[float]) -> float:
+        m = statistics.fmean(xs)
+        return sum((x - m) ** 2 for x in xs)
+
+    best = None
+    for i in range(k.DELAY_LEVEL_MIN_SAMPLES, len(pairs) - k.DELAY_LEVEL_MIN_SAMPLES + 1):
+        cost = sse(diffs[:i]) + sse(diffs[i:])  # the change point splits the offset into two flat segments
+        if best is None or cost < best[0]:
+            best = (cost, i)
+    if best is None:
+        return None
+    i = best[1]
+    d = statistics.median(diffs[i:]) - statistics.median(diffs[:i])
+    s = statistics.median(sums[i:]) - statistics.median(sums[:i])
+    spread = max(
+        max(diffs[:i]) - min(diffs[:i]),
+        max(diffs[i:]) - min(diffs[i:]),
+    )
+    min_step = max(2 * k.DELAY_LEVEL_MIN_STEP_MS, k.CLOCK_ERROR_FLOOR_MS)
+    if abs(d) >= min_step and abs(d) >= k.DELAY_LEVEL_SPREAD_FACTOR * spread and abs(s) < 0.25 * abs(d):
+        return {"time": pairs[i][0].time, "offset_change_ms": d / 2, "sum_change_ms": s}
+    return None
+
+
+def check_direction_pair(ctx: RuleContext, fwd: PathEvidence, rev: PathEvidence | None) -> dict[str, list[dict]]:
+    """Problems per direction key ('SRC->DST') of one site pair."""
+    problems: dict[str, list[dict]] = {fwd.key: []}
+    if rev is not None:
+        problems[rev.key] = []
+    rtt = max(_rtts(ctx, fwd, rev), default=None) or _rtt_ms(ctx, fwd, rev)
+    sessions = {fwd.key: _sessions(ctx, fwd)}
+    if rev is not None:
+        sessions[rev.key] = _sessions(ctx, rev)
+    for key, obs in sessions.items():
+        neg = [o for o in obs if o.delay_min_ms is not None and o.delay_min_ms < 0]
+        if neg:
+            problems[key].append(
+                {
+                    "kind": "negative_delay",
+                    "sessions": len(neg),
+                    "min_ms": min(o.delay_min_ms for o in neg),
+                    "times": [o.time for o in neg],
+                }
+            )
+        typical = median(o.delay_min_ms for o in obs if o.delay_min_ms is not None and o.delay_min_ms > 0)
+        limit = error_threshold_ms(typical)
+        big = [o for o in obs if o.clock_error_ms is not None and o.clock_error_ms > limit]
+        if len(big) >= k.CLOCK_MIN_ERROR_SESSIONS:
+            problems[key].append(
+                {
+                    "kind": "clock_error",
+                    "sessions": len(big),
+                    "max_error_ms": max(o.clock_error_ms for o in big),
+                    "threshold_ms": limit,
+                    "times": [o.time for o in big],
+                }
+            )
+        if rtt:
+            tol = max(k.CLOCK_RTT_TOLERANCE_MS, k.CLOCK_RTT_TOLERANCE_FRACTION * rtt)
+            above = [o for o in obs if o.delay_min_ms is not None and o.delay_min_ms > rtt + tol]
+            if above:
+                problems[key].append(
+                    {
+                        "kind": "one_way_above_rtt",
+                        "sessions": len(above),
+                        "max_ms": max(o.delay_min_ms for o in above),
+                        "rtt_ms": rtt,
+                        "times": [o.time for o in above],
+                    }
+                )
+    if rev is not None:
+        pairs = _pairs(sessions[fwd.key], sessions[rev.key])
+        rtts = _rtts(ctx, fwd, rev)
+        if rtts and pairs:
+            # Whole-window extremes: a reroute during part of the window moves some sums but not the lowest
+            # one; only a clock problem puts *every* sum beyond every RTT measured (or all far below).
+            sums = [f.delay_min_ms + r.delay_min_ms for f, r in pairs]
+            tol = max(k.CLOCK_RTT_TOLERANCE_MS, k.CLOCK_RTT_TOLERANCE_FRACTION * max(rtts))
+            high = min(sums) > max(rtts) + tol
+            low = max(sums) < min(rtts) - tol
+            if high or low:
+                item = {
+                    "kind": "sum_vs_rtt",
+                    "sessions": len(pairs),
+                    "sum_median_ms": statistics.median(sums),
+                    "rtt_ms": statistics.median(rtts),
+                    "tolerance_ms": tol,
+                    "times": [f.time for f, _ in pairs],
+                }
+                problems[fwd.key].append(item)
+                problems[rev.key].append(item)
+        step = _clock_step(pairs)
+        if step:
+            item = {"kind": "clock_step", **step}
+            problems[fwd.key].append(item)
+            problems[rev.key].append(item)
+    return problems
+
+
+def _all_problems(ctx: RuleContext) -> dict[str, list[dict]]:
+    done: set[frozenset[str]] = set()
+    problems: dict[str, list[dict]] = {}
+    for p in ctx.bundle.paths:
+        pair = frozenset((p.src, p.dst))
+        if pair in done:
+            continue
+        done.add(pair)
+        problems.update(check_direction_pair(ctx, p, ctx.bundle.path(p.dst, p.src)))
+    return problems
+
+
+def untrusted_pairs(ctx: RuleContext) -> set[tuple[str, str]]:
+    """Path directions (src, dst) whose one-way delays must not be trusted."""
+    out = set()
+    for key, items in _all_problems(ctx).items():
+        if items:
+            src, dst = key.split("->")
+            out.add((src, dst))
+    return out
+
+
+def _describe(item: dict) -> str:
+    kind = item["kind"]
+    if kind == "negative_delay":
+        return f"negative one-way delay in {item['sessions']} session(s) (down to {text.ms(item['min_ms'])})"
+    if kind == "clock_error":
+        return (
+            f"reported clock error up to {text.ms(item['max_error_ms'])} in {item['sessions']} sessions "
+            f"(limit {text.ms(item['threshold_ms'])} for delays of this size)"
+        )
+    if kind == "one_way_above_rtt":
+        return (
+            f"one-way minimum delay {text.ms(item['max_ms'])} exceeds the whole RTT {text.ms(item['rtt_ms'])} "
+            f"in {item['sessions']} session(s)"
+        )
+    if kind == "sum_vs_rtt":
+        return (
+            f"forward + reverse minimum delay {text.ms(item['sum_median_ms'])} is far from the RTT "
+            f"{text.ms(item['rtt_ms'])} (tolerance {text.ms(item['tolerance_ms'])}) in {item['sessions']} pairs"
+        )
+    return (
+        f"the clock offset jumped by {text.ms(item['offset_change_ms'])} at {item['time']:%H:%M} UTC while the "
+        f"round trip stayed the same (change {text.ms(item['sum_change_ms'])})"
+    )
+
+
+def _times(items: list[dict]) -> list[datetime]:
+    out = []
+    for i in items:
+        out += i.get("times", [])
+        if "time" in i:
+            out.append(i["time"])
+    return out
+
+
+def clock_unsync(ctx: RuleContext) -> list[Finding]:
+    """CLOCK_UNSYNC on a path direction (and on a site when the culprit can be told).
+
+    Evidence: owamp sessions of both directions of each site pair (minimum
+    one-way delay, reported clock error) and the RTT of the TCP tests.
+
+    Criterion: any of
+      * a negative one-way delay (one session suffices: it is impossible);
+      * a reported clock error above max(CLOCK_ERROR_FLOOR_MS, min(CLOCK_ERROR_MAX_MS,
+        CLOCK_ERROR_DELAY_FRACTION x the one-way delay)) in CLOCK_MIN_ERROR_SESSIONS sessions;
+      * a one-way minimum above the RTT (+ tolerance): impossible;
+      * forward + reverse minimum delay off the RTT by more than max(CLOCK_RTT_TOLERANCE_MS,
+        CLOCK_RTT_TOLERANCE_FRACTION x RTT) in half of the paired sessions;
+      * the offset (forward - reverse) jumping while the sum stays: a clock step.
+    A site is named when it is in two flagged pairs, or its partner has a clean pair elsewhere.
+
+    Why: with an offset d the forward delay reads D + d and the reverse D - d;
+    only the sum is immune.  Delay levels, shifts and asymmetries computed from
+    such data would be artefacts of NTP.
+    """
+    problems = _all_problems(ctx)
+    out: list[Finding] = []
+    flagged_pairs: dict[frozenset[str], list[str]] = {}
+    clean_pairs: set[frozenset[str]] = set()
+    for key, items in problems.items():
+        src, dst = key.split("->")
+        pair = frozenset((src, dst))
+        path = ctx.bundle.path(src, dst)
+        if not items:
+            if path is not None and _sessions(ctx, path):
+                clean_pairs.add(pair)
+            continue
+        flagged_pairs.setdefault(pair, []).append(key)
+        a = ctx.assessment(path)
+        times = _times(items) or [ctx.now]
+        desc = "; ".join(_describe(i) for i in items)
+        out.append(
+            path_finding(
+                a,
+                codes.CLOCK_UNSYNC,
+                start=min(times),
+                end=max(times),
+                summary=f"{key}: one-way delays not trustworthy ({', '.join(sorted({i['kind'] for i in items}))})",
+                explanation=(
+                    f"The owamp data of {key} cannot come from synchronised clocks: {desc}. With a clock offset d "
+                    f"the forward delay reads D+d and the reverse D-d; only their sum is immune. One-way delay "
+                    f"figures of {src} and {dst} are ignored by the delay rules until NTP is fixed."
+                ),
+                evidence={"problems": items},
+                actions=(
+                    f"Check NTP on the owamp hosts at {src} and {dst} (ntpq -p / chronyc tracking): synchronised, "
+                    "several good servers, small offset and dispersion.",
+                ),
+            )
+        )
+    clean_pairs -= set(flagged_pairs)
+    ok_sites = {s for pair in clean_pairs for s in pair}
+    for site in sorted({s for pair in flagged_pairs for s in pair}):
+        mine = [pair for pair in flagged_pairs if site in pair]
+        partners = {s for pair in mine for s in pair if s != site}
+        if site in ok_sites:
+            continue
+        if len(mine) >= 2 or any(p in ok_sites for p in partners):
+            keys = [key for pair in mine for key in flagged_pairs[pair]]
+            items = [i for key in keys for i in problems[key]]
+            times = _times(items) or [ctx.now]
+            out.append(
+                Finding(
+                    code=codes.CLOCK_UNSYNC,
+                    severity=codes.WARNING,
+                    subject={"site": site},
+                    start=min(times),
+                    end=max(times),
+                    summary=f"{site}: clock not synchronised (flagged with {', '.join(sorted(partners))})",
+                    explanation=(
+                        f"One-way delays are inconsistent on {', '.join(sorted(keys))}; "
+                        + (
+                            f"the partners {', '.join(sorted(p for p in partners if p in ok_sites))} have consistent "
+                            f"data with other sites, so their clocks are fine and {site}'s is not."
+                            if any(p in ok_sites for p in partners)
+                            else f"{site} is the common end of {len(mine)} inconsistent pairs."
+                        )
+                    ),
+                    evidence={"pairs": sorted(keys), "problems": items},
+                    actions=(f"Fix NTP on the measurement hosts of {site}.",),
+                )
+            )
+    return out

@@ -1,0 +1,306 @@
+"""Delay and route rules: DELAY_LEVEL_SHIFT and ROUTE_CHANGE."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from wanmon.diagnosis import codes, physics, text
+from wanmon.diagnosis import constants as k
+from wanmon.diagnosis.analysis import PathAssessment, base_equipment, median, usable_owamp
+from wanmon.diagnosis.context import RuleContext, path_finding
+from wanmon.diagnosis.evidence import Finding, TracerouteObservation
+
+SILENT_HOPS = frozenset({"", "*", "???"})
+
+
+def _silent(h: str | None) -> bool:
+    return h is None or h.strip() in SILENT_HOPS
+
+
+def normalise_hops(hops: Sequence[str | None]) -> tuple[str, ...]:
+    """Equipment names of the responding hops (silent hops and interface suffixes dropped)."""
+    return tuple(base_equipment(h) for h in hops if not _silent(h))
+
+
+def same_route(a: Sequence[str | None], b: Sequence[str | None]) -> bool:
+    """Same hop list at equipment level; a silent hop ('*') matches whatever answers at that position."""
+    if len(a) == len(b):
+        return all(
+            _silent(x) or _silent(y) or base_equipment(x) == base_equipment(y) for x, y in zip(a, b, strict=True)
+        )
+    return normalise_hops(a) == normalise_hops(b)
+
+
+@dataclass(frozen=True)
+class Level:
+    """A cluster of minimum one-way delays."""
+
+    low_ms: float
+    high_ms: float
+    median_ms: float
+    samples: int
+
+    @property
+    def spread_ms(self) -> float:
+        return self.high_ms - self.low_ms
+
+
+def delay_levels(values: Sequence[float]) -> list[Level]:
+    """Distinct levels of minimum delay: gaps >= DELAY_LEVEL_MIN_STEP_MS and >= DELAY_LEVEL_SPREAD_FACTOR x spread.
+
+    Clusters of fewer than DELAY_LEVEL_MIN_SAMPLES values are outliers and left
+    out.  Returns one level when the values do not split.
+    """
+    vals = sorted(values)
+    if not vals:
+        return []
+    clusters: list[list[float]] = [[vals[0]]]
+    for v in vals[1:]:
+        if v - clusters[-1][-1] >= k.DELAY_LEVEL_MIN_STEP_MS:
+            clusters.append([v])
+        else:
+            clusters[-1].append(v)
+    clusters = [c for c in clusters if len(c) >= k.DELAY_LEVEL_MIN_SAMPLES] or [vals]
+    levels = [Level(c[0], c[-1], median(c) or c[0], len(c)) for c in clusters]
+    merged = [levels[0]]
+    for lv in levels[1:]:
+        prev = merged[-1]
+        gap = lv.low_ms - prev.high_ms
+        if gap < k.DELAY_LEVEL_SPREAD_FACTOR * max(prev.spread_ms, lv.spread_ms):
+            vals_m = [v for v in vals if prev.low_ms <= v <= lv.high_ms]
+            merged[-1] = Level(prev.low_ms, lv.high_ms, median(vals_m) or prev.median_ms, prev.samples + lv.samples)
+        else:
+            merged.append(lv)
+    return merged
+
+
+def _level_of(levels: Sequence[Level], v: float) -> int | None:
+    for i, lv in enumerate(levels):
+        if lv.low_ms <= v <= lv.high_ms:
+            return i
+    return None
+
+
+def _queueing_not_propagation(levels: Sequence[Level], sessions) -> bool:
+    """True when the higher levels come with much more queueing (median - min): a standing queue, not a longer path.
+
+    A protection switch moves minimum and median together; congestion raises
+    the median far more than the minimum.
+    """
+    spreads = []
+    for lv in levels:
+        qs = [
+            o.delay_median_ms - o.delay_min_ms
+            for o in sessions
+            if o.delay_median_ms is not None and lv.low_ms <= o.delay_min_ms <= lv.high_ms
+        ]
+        spreads.append(median(qs))
+    if any(q is None for q in spreads):
+        return False
+    lowest = spreads[0]
+    return all(q > 2 * lowest + k.DELAY_LEVEL_MIN_STEP_MS for q in spreads[1:])
+
+
+def _routes(a: PathAssessment) -> list[tuple[datetime | None, tuple[str | None, ...]]]:
+    start = a.window_start
+    out: list[tuple[datetime | None, tuple[str | None, ...]]] = []
+    b = a.path.baseline
+    if b and b.traceroute_hops and normalise_hops(b.traceroute_hops):
+        out.append((None, tuple(b.traceroute_hops)))
+    trs: list[TracerouteObservation] = sorted(
+        (t for t in a.path.traceroutes if (start is None or t.time >= start) and t.time <= a.now), key=lambda t: t.time
+    )
+    out += [(t.time, tuple(t.hops)) for t in trs if normalise_hops(t.hops)]
+    return out
+
+
+def route_changes(a: PathAssessment) -> list[dict]:
+    """Consecutive traceroutes (the baseline's last one first) whose hop lists differ."""
+    routes = _routes(a)
+    out = []
+    for (_, before_raw), (t, after_raw) in zip(routes, routes[1:], strict=False):
+        if t is None or same_route(before_raw, after_raw):
+            continue
+        before, after = normalise_hops(before_raw), normalise_hops(after_raw)
+        out.append(
+            {
+                "time": t,
+                "before": list(before),
+                "after": list(after),
+                "added": [h for h in after if h not in before],
+                "removed": [h for h in before if h not in after],
+            }
+        )
+    return out
+
+
+def _route_at(routes, t: datetime, after: bool) -> tuple[str | None, ...] | None:
+    if after:
+        later = [r for rt, r in routes if rt is not None and rt >= t]
+        return later[0] if later else None
+    earlier = [r for rt, r in routes if rt is None or rt <= t]
+    return earlier[-1] if earlier else None
+
+
+def delay_level_shift(ctx: RuleContext) -> list[Finding]:
+    """DELAY_LEVEL_SHIFT: minimum one-way delay jumps between distinct levels with no route change.
+
+    Evidence: owamp minimum one-way delay per session (only for directions whose
+    clocks are trusted, see CLOCK_UNSYNC) and the traceroutes of the path.
+
+    Criterion: the minima form at least two levels at least
+    DELAY_LEVEL_MIN_STEP_MS apart and DELAY_LEVEL_SPREAD_FACTOR x their internal
+    spread, each level holding DELAY_LEVEL_MIN_SAMPLES sessions, and at least one
+    jump between them is not matched by a change of the traceroute hop list
+    around it.
+
+    Why: the minimum delay is propagation plus fixed processing; it moves only
+    when the light travels a different distance (0.3 ms ~ 60 km of fibre).  If
+    IP routing did not change, the change happened below IP: a SONET/SDH
+    protection switch or an optical restoration onto a longer span.
+    """
+    out: list[Finding] = []
+    untrusted = ctx.untrusted_delay_pairs()
+    for a in ctx.assessments():
+        if (a.path.src, a.path.dst) in untrusted:
+            continue
+        sessions = [o for o in usable_owamp(a.owamp) if o.delay_min_ms is not None]
+        levels = delay_levels([o.delay_min_ms for o in sessions])
+        if len(levels) < 2:
+            continue
+        seq = [(o.time, _level_of(levels, o.delay_min_ms), o.delay_min_ms) for o in sessions]
+        seq = [s for s in seq if s[1] is not None]
+        transitions = [(prev, cur) for prev, cur in zip(seq, seq[1:], strict=False) if prev[1] != cur[1]]
+        if not transitions or _queueing_not_propagation(levels, sessions):
+            continue
+        routes = _routes(a)
+        unexplained, explained = [], []
+        for prev, cur in transitions:
+            before, after = _route_at(routes, prev[0], after=False), _route_at(routes, cur[0], after=True)
+            if before is not None and after is not None and not same_route(before, after):
+                explained.append((prev, cur))
+            else:
+                unexplained.append((prev, cur, before is not None and after is not None))
+        if not unexplained:
+            continue
+        n_routes = len([r for r in routes if r[0] is not None])
+        if n_routes and not any(conf for _, _, conf in unexplained):
+            continue  # every jump traceroutes bracket is a route change; the others are most likely the same
+        step = max(abs(levels[c[1]].median_ms - levels[p[1]].median_ms) for p, c, _ in unexplained)
+        confirmed = all(conf for _, _, conf in unexplained)
+        level_txt = ", ".join(f"{text.ms(lv.median_ms)} ({lv.samples} sessions)" for lv in levels)
+        times = ", ".join(f"{c[0]:%H:%M}" for _, c, _ in unexplained)
+        route_txt = (
+            f"The {n_routes} traceroute(s) show the same hop list around these jumps"
+            if confirmed
+            else "No traceroute brackets every jump, so a route change cannot be excluded"
+        )
+        out.append(
+            path_finding(
+                a,
+                codes.DELAY_LEVEL_SHIFT,
+                start=unexplained[0][0][0],
+                end=unexplained[-1][1][0],
+                summary=(
+                    f"{a.key}: minimum delay switches between {len(levels)} levels ({level_txt}); "
+                    f"{len(unexplained)} jump(s) without route change"
+                ),
+                explanation=(
+                    f"The minimum one-way delay of {a.key} takes {len(levels)} distinct levels: {level_txt}. It jumped "
+                    f"{len(transitions)} time(s), by up to {text.ms(step)} -- about "
+                    f"{physics.fibre_km_for_delay_ms(step):.0f} km of extra fibre -- at {times} UTC. {route_txt}: the "
+                    f"IP route is unchanged, so the light path changed below IP -- a SONET/SDH protection switch or an "
+                    f"optical restoration."
+                ),
+                evidence={
+                    "levels": [lv.__dict__ for lv in levels],
+                    "transitions": [
+                        {
+                            "before_time": p[0],
+                            "after_time": c[0],
+                            "from_ms": p[2],
+                            "to_ms": c[2],
+                            "traceroute_confirmed": conf,
+                        }
+                        for p, c, conf in unexplained
+                    ],
+                    "explained_by_route_change": [{"before_time": p[0], "after_time": c[0]} for p, c in explained],
+                    "traceroutes": n_routes,
+                    "step_ms": step,
+                    "extra_fibre_km": physics.fibre_km_for_delay_ms(step),
+                },
+                actions=(
+                    "Ask the carriers of the path whether a protection switch or restoration happened at these times; "
+                    "a path that keeps switching has a flapping working span.",
+                ),
+                severity=codes.INFO if len(unexplained) <= 2 else codes.WARNING,
+            )
+        )
+    return out
+
+
+def route_change(ctx: RuleContext) -> list[Finding]:
+    """ROUTE_CHANGE: the traceroute hop list of a path direction changed.
+
+    Evidence: the traceroutes of the window (and the last one of the baseline),
+    owamp minimum delays (trusted clocks only) before and after the change, and
+    the path's degradation episodes.
+
+    Criterion: two consecutive traceroutes whose responding hops (equipment
+    names; silent hops ignored) differ.  Warning when the path degrades within
+    CORRELATION_SLACK_S after the change, info otherwise.
+
+    Why: a new route explains delay changes and links the path to equipment it
+    did not cross before, which correlation must take into account.
+    """
+    out: list[Finding] = []
+    untrusted = ctx.untrusted_delay_pairs()
+    for a in ctx.assessments():
+        changes = route_changes(a)
+        if not changes:
+            continue
+        first = changes[0]["time"]
+        delay_note = ""
+        if (a.path.src, a.path.dst) not in untrusted:
+            sessions = [o for o in usable_owamp(a.owamp) if o.delay_min_ms is not None]
+            before = median(o.delay_min_ms for o in sessions if o.time < first)
+            after = median(o.delay_min_ms for o in sessions if o.time >= first)
+            if before is not None and after is not None:
+                km = physics.fibre_km_for_delay_ms(abs(after - before))
+                delay_note = (
+                    f" The minimum one-way delay went from {text.ms(before)} to {text.ms(after)} "
+                    f"({after - before:+.2f} ms, ~{km:.0f} km of fibre)."
+                )
+        degraded_after = [
+            ep
+            for ep in a.episodes
+            if abs((ep.start - first).total_seconds()) <= k.CORRELATION_SLACK_S or ep.start <= first <= ep.end
+        ]
+        desc = "; ".join(
+            f"at {c['time']:%H:%M} UTC {' > '.join(c['before'])} became {' > '.join(c['after'])}" for c in changes
+        )
+        new = sorted({h for c in changes for h in c["added"]})
+        out.append(
+            path_finding(
+                a,
+                codes.ROUTE_CHANGE,
+                start=first,
+                end=changes[-1]["time"],
+                summary=f"{a.key}: route changed {len(changes)} time(s)"
+                + (f", now via {', '.join(new)}" if new else ""),
+                explanation=(
+                    f"The traceroute of {a.key} changed: {desc}.{delay_note}"
+                    + (f" New elements on the path: {', '.join(new)}." if new else "")
+                    + (" The path degraded right after the change." if degraded_after else "")
+                ),
+                evidence={"changes": changes, "degraded_after": bool(degraded_after)},
+                actions=(
+                    "Check with the carriers why traffic was rerouted and whether the new route has the expected "
+                    "capacity and MTU.",
+                ),
+                severity=codes.WARNING if degraded_after else codes.INFO,
+            )
+        )
+    return out

@@ -1,0 +1,324 @@
+"""Interface rules from SNMP rates: INTERFACE_ERRORS, LINK_CONGESTION, COUNTER_DISCONTINUITY."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from wanmon.diagnosis import codes, text
+from wanmon.diagnosis import constants as k
+from wanmon.diagnosis.analysis import PathAssessment, cadence_s, interface_on_path, median
+from wanmon.diagnosis.context import RuleContext
+from wanmon.diagnosis.evidence import Finding, InterfaceEvidence, InterfaceRate
+
+
+def _subject(iface: InterfaceEvidence) -> dict[str, str]:
+    return {"equipment": iface.equipment, "interface": iface.interface}
+
+
+def _in_window(ctx: RuleContext, t: datetime) -> bool:
+    start = ctx.bundle.window_start
+    return (start is None or t >= start) and t <= ctx.now
+
+
+def valid_rows(ctx: RuleContext, iface: InterfaceEvidence) -> list[InterfaceRate]:
+    """Rate rows of the window, minus any row that coincides with a counter discontinuity."""
+    bad = {d.time for d in iface.discontinuities}
+    return sorted((r for r in iface.rates if _in_window(ctx, r.time) and r.time not in bad), key=lambda r: r.time)
+
+
+def paths_through(ctx: RuleContext, iface: InterfaceEvidence) -> list[tuple[PathAssessment, str]]:
+    """Paths whose hops contain the interface ('exact') or its equipment ('equipment')."""
+    out = []
+    for p in ctx.bundle.paths:
+        how = interface_on_path(iface.name, p, ctx.bundle)
+        if how:
+            out.append((ctx.assessment(p), how))
+    return out
+
+
+def degraded_through(
+    ctx: RuleContext, iface: InterfaceEvidence, start: datetime, end: datetime
+) -> list[tuple[PathAssessment, str]]:
+    """Paths through the interface with a degradation episode overlapping [start, end]."""
+    return [
+        (a, how)
+        for a, how in paths_through(ctx, iface)
+        if any(ep.overlaps(start, end, k.CORRELATION_SLACK_S) for ep in a.episodes)
+    ]
+
+
+def _error_rate(r: InterfaceRate) -> float:
+    return sum(v or 0.0 for v in (r.in_errors_per_s, r.out_errors_per_s, r.in_discards_per_s))
+
+
+def interface_errors(ctx: RuleContext) -> list[Finding]:
+    """INTERFACE_ERRORS: input/output errors (CRC) or input discards keep rising on an interface.
+
+    Evidence: the interface's valid rate rows (in/out errors and in-discards per
+    second), its packet rates when polled, and the paths crossing it.
+
+    Criterion: at least INTERFACE_ERRORS_MIN_INTERVALS polling intervals with
+    more than INTERFACE_ERRORS_MIN_PER_S errors+discards per second.  A single
+    interval is ignored (a counter artefact or a one-off event); intervals
+    dropped for a counter reset never count.  Critical when a path through the
+    interface is degraded at the same time.
+
+    Why: a clean optical link shows no CRC errors at all.  Errors that keep
+    coming mean the physical layer is bad -- a dirty or misaligned fibre end, a
+    bad patch panel, a failing optic -- and every lost frame is a loss that
+    TCP pays for with the Mathis formula.
+    """
+    out: list[Finding] = []
+    for iface in ctx.bundle.all_interfaces():
+        rows = valid_rows(ctx, iface)
+        bad = [r for r in rows if _error_rate(r) > k.INTERFACE_ERRORS_MIN_PER_S]
+        if len(bad) < k.INTERFACE_ERRORS_MIN_INTERVALS:
+            continue
+        start, end = bad[0].time, bad[-1].time
+        rate = median(_error_rate(r) for r in bad) or 0.0
+        in_err = median((r.in_errors_per_s or 0.0) for r in bad) or 0.0
+        disc = median((r.in_discards_per_s or 0.0) for r in bad) or 0.0
+        pkts = median(r.in_pkts_per_s for r in bad if r.in_pkts_per_s)
+        frac = rate / pkts if pkts else None
+        degraded = degraded_through(ctx, iface, start, end)
+        through = paths_through(ctx, iface)
+        loss_note = ""
+        if frac:
+            loss_note = f" That is {text.loss(frac)} of the {pkts:,.0f} packets/s received."
+            rtts = [(a, a.rtt_ms) for a, _ in through if a.rtt_ms]
+            if rtts:
+                a, rtt = max(rtts, key=lambda x: x[1])
+                ceiling = a.mathis_ceiling_bps(min(frac, 1.0))
+                if ceiling:
+                    loss_note += (
+                        f" At that loss one stream on {a.key} ({text.ms(rtt)}) is capped at {text.rate(ceiling)}."
+                    )
+        path_note = (
+            "Paths degraded meanwhile: " + ", ".join(a.key for a, _ in degraded) + "."
+            if degraded
+            else ("Paths through it: " + ", ".join(a.key for a, _ in through) + "." if through else "")
+        )
+        out.append(
+            Finding(
+                code=codes.INTERFACE_ERRORS,
+                severity=codes.CRITICAL if degraded else codes.WARNING,
+                subject=_subject(iface),
+                start=start,
+                end=end,
+                summary=(
+                    f"{iface.name}: {rate:.2g} errors+discards/s in {len(bad)} of {len(rows)} polls "
+                    f"(in_errors {in_err:.2g}/s, in_discards {disc:.2g}/s)"
+                ),
+                explanation=(
+                    f"{iface.name} counted errors or input discards in {len(bad)} of {len(rows)} valid polling "
+                    f"intervals between {start:%H:%M} and {end:%H:%M} UTC, median {rate:.2g}/s (threshold "
+                    f"{k.INTERFACE_ERRORS_MIN_PER_S:g}/s in at least {k.INTERFACE_ERRORS_MIN_INTERVALS} intervals)."
+                    f"{loss_note} A clean optical link counts none: the physical layer is suspect -- a dirty or "
+                    f"misaligned connector, a bad patch panel, a failing optic. {path_note}"
+                ),
+                evidence={
+                    "intervals_with_errors": len(bad),
+                    "intervals": len(rows),
+                    "errors_per_s_median": rate,
+                    "in_errors_per_s_median": in_err,
+                    "in_discards_per_s_median": disc,
+                    "error_fraction": frac,
+                    "rows": [
+                        {
+                            "time": r.time,
+                            "in_errors_per_s": r.in_errors_per_s,
+                            "out_errors_per_s": r.out_errors_per_s,
+                            "in_discards_per_s": r.in_discards_per_s,
+                        }
+                        for r in bad
+                    ],
+                    "degraded_paths": [a.key for a, _ in degraded],
+                    "paths": [a.key for a, _ in through],
+                },
+                actions=(
+                    f"Read the optical receive/transmit levels (DOM) of {iface.name} and its far end.",
+                    "Clean and re-seat the fibre connectors and patch-panel couplers on this link; swap the optic if "
+                    "errors persist.",
+                ),
+            )
+        )
+    return out
+
+
+def _utilisation(r: InterfaceRate, speed_bps: float) -> tuple[float | None, str]:
+    ins = (r.in_bps or 0.0) / speed_bps if r.in_bps is not None else None
+    outs = (r.out_bps or 0.0) / speed_bps if r.out_bps is not None else None
+    if ins is None and outs is None:
+        return None, ""
+    if outs is None or (ins is not None and ins >= outs):
+        return ins, "in"
+    return outs, "out"
+
+
+def congested_runs(rows: Sequence[InterfaceRate], speed_bps: float) -> tuple[list[list[InterfaceRate]], int]:
+    """Runs of consecutive valid intervals at >= CONGESTION_UTILISATION; also the count of implausible rows."""
+    cad = cadence_s([r.time for r in rows])
+    max_gap = timedelta(seconds=(k.EPISODE_MAX_GAP_FACTOR * cad) if cad else k.EPISODE_DEFAULT_MAX_GAP_S)
+    runs: list[list[InterfaceRate]] = []
+    cur: list[InterfaceRate] = []
+    implausible = 0
+    for r in rows:
+        u, _ = _utilisation(r, speed_bps)
+        if u is not None and u > k.IMPLAUSIBLE_UTILISATION:
+            implausible += 1
+            if cur:
+                runs.append(cur)
+            cur = []
+            continue
+        if u is not None and u >= k.CONGESTION_UTILISATION:
+            if cur and r.time - cur[-1].time > max_gap:
+                runs.append(cur)
+                cur = []
+            cur.append(r)
+        elif cur:
+            runs.append(cur)
+            cur = []
+    if cur:
+        runs.append(cur)
+    return [run for run in runs if len(run) >= k.CONGESTION_MIN_INTERVALS], implausible
+
+
+def link_congestion(ctx: RuleContext) -> list[Finding]:
+    """LINK_CONGESTION: an interface runs above ~90 % of its speed while paths through it degrade.
+
+    Evidence: the interface's valid rate rows (in/out bit/s, out-discards), its
+    speed, and the degradation episodes of the paths crossing it.
+
+    Criterion: at least CONGESTION_MIN_INTERVALS consecutive valid intervals with
+    max(in, out) >= CONGESTION_UTILISATION x speed, and in that period either a
+    path through the interface is degraded or the interface drops packets
+    (out-discards).  Rates above IMPLAUSIBLE_UTILISATION x speed are counter
+    artefacts, never congestion; intervals dropped for a counter reset do not
+    exist here, so a reset cannot make a spike.
+
+    Why: above ~90 % queues build in front of the link and loss starts; it is
+    the tight link of every path crossing it.
+    """
+    out: list[Finding] = []
+    for iface in ctx.bundle.all_interfaces():
+        if not iface.speed_bps:
+            continue
+        rows = valid_rows(ctx, iface)
+        runs, implausible = congested_runs(rows, iface.speed_bps)
+        for run in runs:
+            start, end = run[0].time, run[-1].time
+            degraded = degraded_through(ctx, iface, start, end)
+            discards = median((r.out_discards_per_s or 0.0) for r in run) or 0.0
+            if not degraded and discards <= 0:
+                continue
+            utils = [_utilisation(r, iface.speed_bps) for r in run]
+            peak = max(u for u, _ in utils if u is not None)
+            med = median(u for u, _ in utils if u is not None) or 0.0
+            direction = max({d for _, d in utils}, key=[d for _, d in utils].count)
+            out.append(
+                Finding(
+                    code=codes.LINK_CONGESTION,
+                    severity=codes.CRITICAL if degraded else codes.WARNING,
+                    subject=_subject(iface),
+                    start=start,
+                    end=end,
+                    summary=(
+                        f"{iface.name}: {text.pct(med)} of {text.rate(iface.speed_bps)} ({direction}) for "
+                        f"{len(run)} polls"
+                        + (f"; degraded: {', '.join(a.key for a, _ in degraded)}" if degraded else "")
+                    ),
+                    explanation=(
+                        f"{iface.name} carried a median {text.pct(med)} (peak {text.pct(peak)}) of its "
+                        f"{text.rate(iface.speed_bps)} {direction}bound over {len(run)} consecutive valid polling "
+                        f"intervals from {start:%H:%M} to {end:%H:%M} UTC (threshold "
+                        f"{text.pct(k.CONGESTION_UTILISATION)} for {k.CONGESTION_MIN_INTERVALS} intervals). "
+                        f"Output discards: {discards:.2g}/s. Queues and loss form in front of a link this full; it is "
+                        f"the tight link of "
+                        + (", ".join(a.key for a, _ in degraded) if degraded else "the paths crossing it")
+                        + "."
+                        + (
+                            f" {implausible} interval(s) above {text.pct(k.IMPLAUSIBLE_UTILISATION)} of the speed "
+                            "were ignored as counter artefacts."
+                            if implausible
+                            else ""
+                        )
+                    ),
+                    evidence={
+                        "utilisation_median": med,
+                        "utilisation_peak": peak,
+                        "direction": direction,
+                        "speed_bps": iface.speed_bps,
+                        "intervals": len(run),
+                        "out_discards_per_s_median": discards,
+                        "implausible_intervals": implausible,
+                        "rows": [{"time": r.time, "in_bps": r.in_bps, "out_bps": r.out_bps} for r in run],
+                        "degraded_paths": [a.key for a, _ in degraded],
+                    },
+                    actions=(
+                        f"Add capacity or move traffic off {iface.name} (another route, or schedule bulk transfers).",
+                        "Pace bulk flows (fq qdisc with pacing, BBR) so that bursts do not overflow the queue.",
+                    ),
+                )
+            )
+    return out
+
+
+def counter_discontinuity(ctx: RuleContext) -> list[Finding]:
+    """COUNTER_DISCONTINUITY: an interface's counters were reset; the interval was discarded, not turned into a spike.
+
+    Evidence: the discontinuities the rate computation recorded (sysUpTime went
+    back, ifCounterDiscontinuityTime changed, or a counter decrease that cannot be
+    a plausible wrap).
+
+    Criterion: at least one discontinuity in the window (informational).
+
+    Why: a counter that goes backwards together with sysUpTime is a device or
+    agent restart, not a wrap: computing a rate across it would invent a rate of
+    up to 2^64 * 8 / interval.  Operators should know the device restarted and
+    that there is a gap in its rates.
+    """
+    out: list[Finding] = []
+    for iface in ctx.bundle.all_interfaces():
+        events = sorted((d for d in iface.discontinuities if _in_window(ctx, d.time)), key=lambda d: d.time)
+        if not events:
+            continue
+        same_device = [
+            other.name
+            for other in ctx.bundle.all_interfaces()
+            if other.equipment == iface.equipment
+            and other.name != iface.name
+            and any(abs((d.time - e.time).total_seconds()) < 300 for d in other.discontinuities for e in events)
+        ]
+        reasons = sorted({d.reason for d in events})
+        times = ", ".join(f"{d.time:%Y-%m-%d %H:%M}" for d in events)
+        out.append(
+            Finding(
+                code=codes.COUNTER_DISCONTINUITY,
+                severity=codes.INFO,
+                subject=_subject(iface),
+                start=events[0].time,
+                end=events[-1].time,
+                summary=f"{iface.name}: counters reset at {times} ({', '.join(reasons)}); interval(s) discarded",
+                explanation=(
+                    f"The counters of {iface.name} were reset {len(events)} time(s) ({', '.join(reasons)}) at "
+                    f"{times} UTC. A counter that goes backwards with sysUpTime, or a changed "
+                    f"ifCounterDiscontinuityTime, is a restart and not a wrap, so the interval across it was "
+                    f"discarded instead of becoming a false rate spike."
+                    + (
+                        f" Other interfaces of {iface.equipment} reset at the same time ({', '.join(same_device)}): "
+                        f"the device or its SNMP agent restarted."
+                        if same_device
+                        else ""
+                    )
+                ),
+                evidence={
+                    "discontinuities": [
+                        {"time": d.time, "reason": d.reason, "previous_time": d.previous_time} for d in events
+                    ],
+                    "same_device_interfaces": same_device,
+                },
+                actions=(f"Check the log of {iface.equipment} for a reboot or line-card/agent restart at {times}.",),
+            )
+        )
+    return out

@@ -1,0 +1,293 @@
+"""Loss-pattern rules from probes: PERIODIC_LOSS and REORDERING."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from datetime import datetime
+
+from wanmon.diagnosis import codes, text
+from wanmon.diagnosis import constants as k
+from wanmon.diagnosis.analysis import PathAssessment, cadence_s, host_name_for, latest_hosts, median, usable_owamp
+from wanmon.diagnosis.context import RuleContext, path_finding
+from wanmon.diagnosis.evidence import Finding
+
+
+def find_period(event_times: Sequence[datetime], sample_times: Sequence[datetime] | None = None) -> dict | None:
+    """Stable period of loss events, or None.
+
+    ``sample_times`` are the times of every observation that could have seen a
+    loss (sessions with and without loss); their spacing is the time resolution.
+    Criterion: at least PERIODIC_MIN_EVENTS events; at most PERIODIC_MAX_EVENT_SHARE
+    of the observations lossy (otherwise the loss is continuous); the period at
+    least PERIODIC_MIN_PERIOD_SAMPLES sampling intervals (otherwise it is the
+    sampling itself); and PERIODIC_MIN_REGULAR_SHARE of the intervals within
+    max(PERIODIC_PERIOD_TOLERANCE x T, half a sampling interval) of a multiple of
+    T, PERIODIC_MIN_SINGLE_SHARE of them exactly one period (an event can go unseen).
+    """
+    events = sorted(set(event_times))
+    if len(events) < k.PERIODIC_MIN_EVENTS:
+        return None
+    cad = cadence_s(sample_times) if sample_times else None
+    if sample_times and len(events) > k.PERIODIC_MAX_EVENT_SHARE * len(sample_times):
+        return None
+    gaps = [(b - a).total_seconds() for a, b in zip(events, events[1:], strict=False)]
+    t0 = median(gaps) or 0.0
+    if t0 <= 0 or (cad and t0 < k.PERIODIC_MIN_PERIOD_SAMPLES * cad):
+        return None
+    tol = max(k.PERIODIC_PERIOD_TOLERANCE * t0, 0.51 * cad if cad else 0.0)
+    multiples = [max(1, round(g / t0)) for g in gaps]
+    ok = [abs(g - m * t0) <= tol for g, m in zip(gaps, multiples, strict=True)]
+    if sum(ok) < k.PERIODIC_MIN_REGULAR_SHARE * len(gaps):
+        return None
+    single = sum(1 for g, m, good in zip(gaps, multiples, ok, strict=True) if good and m == 1)
+    if single < k.PERIODIC_MIN_SINGLE_SHARE * len(gaps):
+        return None
+    period = sum(g for g, good in zip(gaps, ok, strict=True) if good) / sum(
+        m for m, good in zip(multiples, ok, strict=True) if good
+    )
+    return {
+        "period_s": period,
+        "events": len(events),
+        "intervals": len(gaps),
+        "regular_share": sum(ok) / len(gaps),
+        "sampling_interval_s": cad,
+        "first": events[0],
+        "last": events[-1],
+        "event_times": events,
+    }
+
+
+def _merge_loss_times(times: Sequence[datetime]) -> list[datetime]:
+    out: list[datetime] = []
+    for t in sorted(times):
+        if not out or (t - out[-1]).total_seconds() > k.LOSS_EVENT_MERGE_S:
+            out.append(t)
+    return out
+
+
+def _poll_intervals(ctx: RuleContext, site: str) -> list[tuple[str, float]]:
+    """Known poll intervals of the site's agent: declared schedules, and the spacing of its host_tcp reports."""
+    out = [
+        (f"{s.collector} every {s.interval_s:g} s", s.interval_s) for s in ctx.bundle.agent_schedules if s.site == site
+    ]
+    by_host: dict[str, list[datetime]] = {}
+    for h in ctx.bundle.hosts:
+        if h.site == site and h.time:
+            by_host.setdefault(h.host, []).append(h.time)
+    for host, times in by_host.items():
+        cad = cadence_s(times)
+        if cad and len(times) >= 3:
+            out.append((f"host_tcp reports of {host} every {cad:g} s", cad))
+    return out
+
+
+def _aligned_with_host_reads(ctx: RuleContext, site: str, events: Sequence[datetime], tol_s: float) -> float | None:
+    reads = [h.time for h in ctx.bundle.hosts if h.site == site and h.time]
+    if len(reads) < 3 or not events:
+        return None
+    hits = sum(1 for e in events if min(abs((e - r).total_seconds()) for r in reads) <= tol_s)
+    return hits / len(events)
+
+
+def _receiving_host(ctx: RuleContext, a: PathAssessment) -> str | None:
+    addrs = Counter(t.dst_host for t in a.path.throughput_tests if t.dst_host)
+    if addrs:
+        return host_name_for(ctx.bundle, a.path.dst, addrs.most_common(1)[0][0])
+    hosts = [h.host for h in latest_hosts(ctx.bundle) if h.site == a.path.dst]
+    return hosts[0] if len(hosts) == 1 else None
+
+
+def periodic_pattern(a: PathAssessment) -> dict | None:
+    """The periodic loss pattern of a path direction, from per-packet loss times, owamp sessions or UDP tests."""
+    sessions = usable_owamp(a.owamp)
+    lost_at = [t for o in sessions for t in o.lost_at]
+    if lost_at:
+        found = find_period(_merge_loss_times(lost_at))
+        if found:
+            return {**found, "source": "owamp per-packet loss times"}
+    if sessions:
+        events = [o.time for o in sessions if o.packets_lost > 0]
+        found = find_period(events, [o.time for o in sessions])
+        if found:
+            lossy = [o for o in sessions if o.packets_lost > 0]
+            found["loss_per_event"] = median(o.packets_lost / o.packets_sent for o in lossy)
+            return {**found, "source": "owamp sessions"}
+    udp = [t for t in a.udp if t.error is None and t.packets_sent and t.packets_lost is not None]
+    if udp:
+        found = find_period([t.time for t in udp if t.packets_lost > 0], [t.time for t in udp])
+        if found:
+            return {**found, "source": "UDP tests"}
+    return None
+
+
+def periodic_loss(ctx: RuleContext) -> list[Finding]:
+    """PERIODIC_LOSS: loss events of a path direction recur with a stable period.
+
+    Evidence: owamp sessions (or their per-packet loss times) and UDP tests of
+    the path; the agent schedules and host_tcp report times of the receiving
+    site; the reverse direction.
+
+    Criterion: see ``find_period`` (at least PERIODIC_MIN_EVENTS regular events,
+    lossy observations a minority, period well above the sampling interval).
+    The period "matches" an agent poll interval within POLL_MATCH_TOLERANCE.
+    A second finding names the receiving site/host when the period matches its
+    agent's poll interval, the events coincide with its host reads, or the
+    reverse direction shows no such pattern.
+
+    Why: random loss is not periodic.  A stable period points at a periodic
+    process -- on a receiving Linux host even the monitoring itself: reading
+    /proc/net/tcp (netstat) dropped 10-70 % of the packets of the following
+    second on FZK->CERN -- or a periodic network event.  All streams losing at
+    the same moment is the worst case for TCP recovery.
+    """
+    out: list[Finding] = []
+    for a in ctx.assessments():
+        found = periodic_pattern(a)
+        if not found:
+            continue
+        period = found["period_s"]
+        dst = a.path.dst
+        polls = _poll_intervals(ctx, dst)
+        matches = [(what, p) for what, p in polls if abs(period - p) <= k.POLL_MATCH_TOLERANCE * p]
+        tol = max(found["sampling_interval_s"] or 0.0, k.PERIODIC_PERIOD_TOLERANCE * period)
+        aligned = _aligned_with_host_reads(ctx, dst, found["event_times"], tol)
+        r = ctx.assessment_of(dst, a.path.src)
+        reverse_clean = r is not None and bool(r.owamp or r.udp) and periodic_pattern(r) is None
+        if matches:
+            poll_txt = f"It matches the agent poll interval at {dst} ({'; '.join(w for w, _ in matches)})."
+        elif polls:
+            poll_txt = f"It does not match the agent poll intervals known at {dst} ({'; '.join(w for w, _ in polls)})."
+        else:
+            poll_txt = f"The poll schedule of the agent at {dst} is not known, so it cannot be compared."
+        if aligned is not None and aligned >= 0.8:
+            poll_txt += f" {text.pct(aligned)} of the loss events coincide with the agent's host reads at {dst}."
+        per_event = found.get("loss_per_event")
+        event_txt = f", each losing a median {text.pct(per_event)} of the session's packets" if per_event else ""
+        explanation = (
+            f"Loss on {a.key} is not random: {found['events']} loss events ({found['source']}) from "
+            f"{found['first']:%H:%M} to {found['last']:%H:%M} UTC recur every {text.duration(period)} "
+            f"({text.pct(found['regular_share'])} of the intervals fit){event_txt}. {poll_txt} A periodic process "
+            f"is at work: on a receiving Linux host even monitoring that reads /proc/net/tcp (netstat) drops packets, "
+            f"or a periodic network event. All streams lose packets together, the worst case for TCP recovery."
+        )
+        evidence = {
+            **{key: v for key, v in found.items() if key != "event_times"},
+            "event_times": found["event_times"],
+            "poll_matches": [w for w, _ in matches],
+            "known_polls": [w for w, _ in polls],
+            "aligned_with_host_reads": aligned,
+            "reverse_clean": reverse_clean,
+        }
+        actions = [
+            f"Look for a process on the receiving host at {dst} running every {text.duration(period)} (monitoring "
+            "agents, cron jobs, netstat/ss, /proc readers); stop it briefly and watch whether the loss stops.",
+            "If hosts are clean, ask the carriers for periodic events (polling, timers) on the path.",
+        ]
+        out.append(
+            path_finding(
+                a,
+                codes.PERIODIC_LOSS,
+                start=found["first"],
+                end=found["last"],
+                summary=f"{a.key}: loss every {text.duration(period)} ({found['events']} events)"
+                + (" -- matches the agent poll interval" if matches else ""),
+                explanation=explanation,
+                evidence=evidence,
+                actions=actions,
+            )
+        )
+        if matches or (aligned is not None and aligned >= 0.8) or reverse_clean:
+            host = _receiving_host(ctx, a)
+            subject = {"site": dst, "host": host} if host else {"site": dst}
+            out.append(
+                Finding(
+                    code=codes.PERIODIC_LOSS,
+                    severity=codes.WARNING,
+                    subject=subject,
+                    start=found["first"],
+                    end=found["last"],
+                    summary=f"receiving host {host or dst} suspected: loss every {text.duration(period)} on {a.key}",
+                    explanation=(
+                        f"The periodic loss on {a.key} (every {text.duration(period)}) points at the receiving end "
+                        f"{host or dst}: "
+                        + "; ".join(
+                            ([f"the period matches {', '.join(w for w, _ in matches)}"] if matches else [])
+                            + (
+                                [f"{text.pct(aligned)} of the events coincide with its agent's reads"]
+                                if aligned is not None and aligned >= 0.8
+                                else []
+                            )
+                            + (
+                                [f"the reverse direction {dst}->{a.path.src} shows no such pattern"]
+                                if reverse_clean
+                                else []
+                            )
+                        )
+                        + ". Reading /proc/net/tcp or running netstat on a receiving host has been seen to drop "
+                        "10-70 % of the packets in the following second."
+                    ),
+                    evidence={"path": a.key, **evidence},
+                    actions=tuple(actions[:1]),
+                )
+            )
+    return out
+
+
+def reordering(ctx: RuleContext) -> list[Finding]:
+    """REORDERING: owamp sees packets out of order above a small threshold.
+
+    Evidence: owamp sessions of the path (reordered, duplicates, packets sent).
+
+    Criterion: reordered packets at least REORDERING_MIN_FRACTION of the
+    packets over the window, in at least REORDERING_MIN_SESSIONS sessions.
+
+    Why: TCP takes three duplicate ACKs as a loss, so deep reordering costs like
+    loss: at the same fraction it caps a stream at the Mathis rate.  Causes are
+    parallel paths (per-packet load balancing) or equipment known to reorder.
+    """
+    out: list[Finding] = []
+    for a in ctx.assessments():
+        sessions = usable_owamp(a.owamp)
+        sent = sum(o.packets_sent for o in sessions)
+        reordered = sum(o.reordered for o in sessions)
+        with_reorder = [o for o in sessions if o.reordered > 0]
+        if not sent or len(with_reorder) < k.REORDERING_MIN_SESSIONS:
+            continue
+        frac = reordered / sent
+        if frac < k.REORDERING_MIN_FRACTION:
+            continue
+        ceiling = a.mathis_ceiling_bps(frac)
+        dups = sum(o.duplicates for o in sessions)
+        out.append(
+            path_finding(
+                a,
+                codes.REORDERING,
+                start=with_reorder[0].time,
+                end=with_reorder[-1].time,
+                summary=f"{a.key}: {text.pct(frac)} of owamp packets reordered in {len(with_reorder)} sessions",
+                explanation=(
+                    f"owamp on {a.key} saw {reordered:,} of {sent:,} packets out of order ({text.loss(frac)}) in "
+                    f"{len(with_reorder)} of {len(sessions)} sessions "
+                    f"(threshold {text.pct(k.REORDERING_MIN_FRACTION)})."
+                    + (f" {dups} duplicate packets too." if dups else "")
+                    + " TCP takes three duplicate ACKs for a loss: if the reordering is that deep it costs like loss, "
+                    + (f"capping a stream near {text.rate(ceiling)} at this fraction. " if ceiling else "")
+                    + "Parallel paths with per-packet load balancing, or equipment known to reorder, are the usual "
+                    "causes."
+                ),
+                evidence={
+                    "reordered": reordered,
+                    "packets": sent,
+                    "fraction": frac,
+                    "sessions": len(with_reorder),
+                    "duplicates": dups,
+                    "ceiling_if_loss_bps": ceiling,
+                },
+                actions=(
+                    "Check for per-packet load balancing or parallel links on the path and for equipment with "
+                    "known reordering issues; prefer per-flow hashing.",
+                ),
+            )
+        )
+    return out

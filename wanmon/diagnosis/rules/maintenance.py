@@ -1,0 +1,286 @@
+"""MAINTENANCE_EXPLAINED: a degradation during scheduled work on an element of the path is known, not alerted."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+
+from wanmon.diagnosis import codes, text
+from wanmon.diagnosis import constants as k
+from wanmon.diagnosis.analysis import Episode, base_equipment, path_elements
+from wanmon.diagnosis.context import RuleContext
+from wanmon.diagnosis.evidence import (
+    EvidenceBundle,
+    Finding,
+    MaintenanceWindow,
+    PathEvidence,
+    element_subject,
+    path_key,
+)
+
+
+def affected_elements(window: MaintenanceWindow, bundle: EvidenceBundle) -> tuple[str, ...]:
+    """Element names a window affects; a window naming only a carrier affects all of that carrier's equipment."""
+    if window.affects:
+        return tuple(window.affects)
+    if window.carrier:
+        return tuple(e.name for e in bundle.equipment if e.carrier == window.carrier)
+    return ()
+
+
+def elements_on_path(window: MaintenanceWindow, path: PathEvidence, bundle: EvidenceBundle) -> list[str]:
+    """Affected elements the path crosses (an interface matches its equipment hop and vice versa; 'site:CODE'
+    matches the paths from and to that site)."""
+    names = path_elements(path, bundle) | {f"site:{path.src}", f"site:{path.dst}"}
+    out = []
+    for e in affected_elements(window, bundle):
+        if e in names or base_equipment(e) in names:
+            out.append(e)
+    return out
+
+
+def impact_explains(impact: str | None) -> bool:
+    """Outage, degraded and at-risk work explains a degradation; reduced-redundancy and no-impact work does not.
+
+    An unknown impact is treated as an outage (as the maintenance app does): better to show a window that
+    might explain the symptom than to alarm on announced work.
+    """
+    return (impact or "outage").strip().lower() not in k.NON_EXPLAINING_IMPACTS
+
+
+def covers(window: MaintenanceWindow, start: datetime, end: datetime) -> bool:
+    """The degradation lies within the window (START_SLACK before, END_GRACE after)."""
+    return start >= window.start - timedelta(seconds=k.MAINTENANCE_START_SLACK_S) and end <= window.end + timedelta(
+        seconds=k.MAINTENANCE_END_GRACE_S
+    )
+
+
+def overlaps(window: MaintenanceWindow, start: datetime, end: datetime) -> bool:
+    return start <= window.end + timedelta(seconds=k.MAINTENANCE_END_GRACE_S) and end >= window.start - timedelta(
+        seconds=k.MAINTENANCE_START_SLACK_S
+    )
+
+
+@dataclass(frozen=True)
+class EpisodeMatch:
+    """A path episode and the maintenance window explaining it (or why none does)."""
+
+    path: str
+    episode: Episode
+    window: MaintenanceWindow | None
+    element: str | None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass
+class MaintenanceMatches:
+    """Result of matching every path episode against the calendar."""
+
+    matches: list[EpisodeMatch] = field(default_factory=list)
+
+    def explained(self, src: str, dst: str, episode: Episode) -> EpisodeMatch | None:
+        key = path_key(src, dst)
+        for m in self.matches:
+            if m.path == key and m.episode is episode and m.window is not None:
+                return m
+        return None
+
+    def notes_for(self, src: str, dst: str) -> list[str]:
+        key = path_key(src, dst)
+        return [n for m in self.matches if m.path == key for n in m.notes]
+
+
+def explain_span(
+    windows: Sequence[MaintenanceWindow], path: PathEvidence, bundle: EvidenceBundle, start: datetime, end: datetime
+) -> tuple[MaintenanceWindow | None, str | None, list[str]]:
+    """The window explaining a path degradation over [start, end], and notes on overlapping windows that do not."""
+    notes = []
+    for w in windows:
+        on_path = elements_on_path(w, path, bundle)
+        if not on_path or not overlaps(w, start, end):
+            continue
+        explaining = [e for e in on_path if impact_explains(w.impact_for(e))]
+        if not explaining:
+            impacts = ", ".join(sorted({w.impact_for(e) for e in on_path}))
+            notes.append(
+                f"{w.reference} on {', '.join(on_path)} overlaps but its impact '{impacts}' should not affect traffic"
+            )
+            continue
+        if not covers(w, start, end):
+            notes.append(
+                f"{w.reference} on {', '.join(on_path)} ({w.start:%H:%M}-{w.end:%H:%M} UTC) overlaps but the "
+                f"degradation ({start:%H:%M}-{end:%H:%M} UTC) extends beyond it"
+            )
+            continue
+        return w, explaining[0], notes
+    return None, None, notes
+
+
+def match_episodes(ctx: RuleContext) -> MaintenanceMatches:
+    """Match every degradation episode of every path against the maintenance calendar (pure)."""
+    result = MaintenanceMatches()
+    windows = ctx.bundle.maintenance
+    for a in ctx.assessments():
+        for ep in a.episodes:
+            w, element, notes = explain_span(windows, a.path, ctx.bundle, ep.start, ep.end)
+            result.matches.append(EpisodeMatch(a.key, ep, w, element, tuple(notes)))
+    return result
+
+
+def _finding_elements(f: Finding, bundle: EvidenceBundle) -> tuple[PathEvidence | None, set[str]]:
+    if "src" in f.subject and "dst" in f.subject:
+        return bundle.path(f.subject["src"], f.subject["dst"]), set()
+    if "trunk" in f.subject:
+        return None, {f.subject["trunk"]}
+    if "equipment" in f.subject:
+        eq = f.subject["equipment"]
+        return None, {eq, f"{eq}:{f.subject['interface']}"} if f.subject.get("interface") else {eq}
+    return None, set()
+
+
+def _explains_finding(w: MaintenanceWindow, f: Finding, bundle: EvidenceBundle) -> str | None:
+    if not covers(w, f.start, f.end):
+        return None
+    path, elements = _finding_elements(f, bundle)
+    if path is not None:
+        on = [e for e in elements_on_path(w, path, bundle) if impact_explains(w.impact_for(e))]
+        return on[0] if on else None
+    for e in affected_elements(w, bundle):
+        if not impact_explains(w.impact_for(e)):
+            continue
+        if e in elements or base_equipment(e) in elements or any(base_equipment(x) == e for x in elements):
+            return e
+    return None
+
+
+EXPLAINABLE = frozenset(
+    {
+        codes.LOSS_LIMITED,
+        codes.ASYMMETRIC_PATH,
+        codes.TCP_ONLY_DEGRADATION,
+        codes.TRUNK_IMBALANCE,
+        codes.SHARED_EQUIPMENT_SUSPECT,
+        codes.INTERFACE_ERRORS,
+        codes.LINK_CONGESTION,
+        codes.PERIODIC_LOSS,
+        codes.DELAY_LEVEL_SHIFT,
+        codes.ROUTE_CHANGE,
+        codes.MTU_MISMATCH,
+        codes.REORDERING,
+        codes.COUNTER_DISCONTINUITY,
+        codes.PATH_DOWN,
+    }
+)
+
+
+def maintenance_explained(ctx: RuleContext) -> list[Finding]:
+    """MAINTENANCE_EXPLAINED on each element under maintenance that explains a degradation.
+
+    Evidence: the maintenance calendar (reference, start, end, impact, affected
+    elements), the degradation episodes of every path, and the findings made so
+    far (path symptoms and element findings such as a counter reset).
+
+    Criterion: a degradation of a path crossing an affected element (equipment,
+    'equipment:interface' or trunk; an interface matches its equipment) lies
+    within the window (MAINTENANCE_START_SLACK_S before its start,
+    MAINTENANCE_END_GRACE_S after its end) and the impact is one that affects
+    traffic (EXPLAINING_IMPACTS).  At-risk, reduced-redundancy and no-impact
+    work does not explain anything; a degradation that outlasts the window is
+    not explained either.  Symptom findings covered are listed and get
+    ``explained_by`` (see ``apply_explanations``).
+
+    Why: scheduled interventions are known; they should be shown but not alarm
+    the operators, while anything beyond what the carrier announced still must.
+    """
+    groups: dict[tuple[str, str], dict] = {}
+
+    def group(w: MaintenanceWindow, element: str) -> dict:
+        return groups.setdefault(
+            (w.reference, element), {"window": w, "element": element, "episodes": [], "findings": []}
+        )
+
+    for m in ctx.maintenance_matches().matches:
+        if m.window is not None and m.element is not None:
+            group(m.window, m.element)["episodes"].append(m)
+    for f in ctx.findings:
+        if f.code not in EXPLAINABLE:
+            continue
+        for w in ctx.bundle.maintenance:
+            element = _explains_finding(w, f, ctx.bundle)
+            if element:
+                group(w, element)["findings"].append(f)
+                break
+    out = []
+    for (ref, element), g in sorted(groups.items()):
+        w: MaintenanceWindow = g["window"]
+        eps: list[EpisodeMatch] = g["episodes"]
+        fs: list[Finding] = g["findings"]
+        times = (
+            [m.episode.start for m in eps] + [m.episode.end for m in eps] + [f.start for f in fs] + [f.end for f in fs]
+        )
+        paths = sorted(
+            {m.path for m in eps} | {f"{f.subject['src']}->{f.subject['dst']}" for f in fs if "src" in f.subject}
+        )
+        symptom_txt = ", ".join(f"{f.code} {'/'.join(f.subject.values())}" for f in fs)
+        ep_txt = "; ".join(f"{m.path} {m.episode.start:%H:%M}-{m.episode.end:%H:%M} UTC" for m in eps)
+        out.append(
+            Finding(
+                code=codes.MAINTENANCE_EXPLAINED,
+                severity=codes.INFO,
+                subject=element_subject(element, ctx.trunk_names),
+                start=min(times),
+                end=max(times),
+                summary=f"{ref} ({w.impact_for(element)}) on {element} explains "
+                + (", ".join(paths) if paths else symptom_txt),
+                explanation=(
+                    f"Scheduled work {ref}"
+                    + (f" by {w.carrier}" if w.carrier else "")
+                    + f" on {element} from {w.start:%Y-%m-%d %H:%M} to {w.end:%H:%M} UTC "
+                    f"with impact '{w.impact_for(element)}' covers "
+                    + (f"the degradation of {ep_txt}" if ep_txt else "")
+                    + (f"{' and ' if ep_txt else ''}the findings {symptom_txt}" if symptom_txt else "")
+                    + ". Known and expected: shown, not alerted."
+                    + (f" Duration of the work: {text.duration((w.end - w.start).total_seconds())}.")
+                ),
+                evidence={
+                    "reference": ref,
+                    "carrier": w.carrier,
+                    "impact": w.impact_for(element),
+                    "window_start": w.start,
+                    "window_end": w.end,
+                    "element": element,
+                    "paths": paths,
+                    "episodes": [{"path": m.path, "start": m.episode.start, "end": m.episode.end} for m in eps],
+                    "explains": [{"code": f.code, "subject": dict(f.subject)} for f in fs],
+                },
+                actions=(f"None while {ref} runs; re-check {', '.join(paths) or element} after {w.end:%H:%M} UTC.",),
+            )
+        )
+    return out
+
+
+def apply_explanations(findings: Iterable[Finding]) -> list[Finding]:
+    """Mark the symptoms a MAINTENANCE_EXPLAINED finding lists: ``explained_by`` and severity info."""
+    findings = list(findings)
+    marks: dict[tuple, list[str]] = {}
+    for f in findings:
+        if f.code != codes.MAINTENANCE_EXPLAINED:
+            continue
+        for item in f.evidence.get("explains", []):
+            key = (item["code"], tuple(sorted(item["subject"].items())))
+            marks.setdefault(key, []).append(f.evidence["reference"])
+    out = []
+    for f in findings:
+        refs = marks.get(f.key)
+        if refs and f.code != codes.MAINTENANCE_EXPLAINED:
+            evidence = dict(f.evidence)
+            evidence["severity_before_explanation"] = f.severity
+            f = replace(
+                f,
+                severity=codes.INFO,
+                explained_by=tuple(dict.fromkeys(f.explained_by + tuple(refs))),
+                evidence=evidence,
+            )
+        out.append(f)
+    return out

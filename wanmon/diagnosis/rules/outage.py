@@ -1,0 +1,128 @@
+"""PATH_DOWN: tests cannot connect, probes lose everything, or an interface of the path is down."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from wanmon.diagnosis import codes
+from wanmon.diagnosis import constants as k
+from wanmon.diagnosis.analysis import DOWN, Observation, build_runs, trunks_on_path
+from wanmon.diagnosis.context import RuleContext, path_finding
+from wanmon.diagnosis.evidence import EvidenceBundle, Finding, InterfaceEvidence, PathEvidence
+
+DOWN_STATUSES = frozenset({"down", "lowerlayerdown", "notpresent"})
+
+
+def _status_samples(iface: InterfaceEvidence) -> list[tuple[datetime, str]]:
+    samples = {s.time: s.oper_status.lower() for s in iface.status}
+    for r in iface.rates:
+        if r.oper_status:
+            samples.setdefault(r.time, r.oper_status.lower())
+    return sorted(samples.items())
+
+
+def _down_spans(samples: list[tuple[datetime, str]]) -> list[tuple[datetime, datetime, int]]:
+    """Runs of consecutive down samples: at least INTERFACE_DOWN_MIN_SAMPLES long, or the latest sample."""
+    spans = []
+    cur: list[datetime] = []
+    for t, status in samples:
+        if status in DOWN_STATUSES:
+            cur.append(t)
+        elif cur:
+            spans.append(cur)
+            cur = []
+    ongoing = bool(cur)
+    if cur:
+        spans.append(cur)
+    out = []
+    for i, span in enumerate(spans):
+        latest = ongoing and i == len(spans) - 1
+        if len(span) >= k.INTERFACE_DOWN_MIN_SAMPLES or latest:
+            out.append((span[0], span[-1], len(span)))
+    return out
+
+
+def interfaces_down_on_path(bundle: EvidenceBundle, path: PathEvidence) -> list[tuple[str, datetime, datetime, int]]:
+    """(element, start, end, samples) for interface hops that are down, and trunks whose members are all down."""
+    hops = set(path.hops)
+    out = []
+    for iface in bundle.all_interfaces():
+        if iface.name in hops:
+            out += [(iface.name, s, e, n) for s, e, n in _down_spans(_status_samples(iface))]
+    for trunk in trunks_on_path(bundle, path):
+        member_spans = [_down_spans(_status_samples(m)) for m in trunk.members]
+        if not trunk.members or any(not spans for spans in member_spans):
+            continue
+        start = max(spans[0][0] for spans in member_spans)
+        end = min(spans[-1][1] for spans in member_spans)
+        if start <= end:
+            out.append((trunk.name, start, end, min(len(s) for s in member_spans)))
+    return out
+
+
+def path_down(ctx: RuleContext) -> list[Finding]:
+    """PATH_DOWN: the path direction is out of service.
+
+    Evidence: throughput tests that failed (error, nothing transferred), owamp
+    sessions and UDP tests that lost 100 % of their packets, and the oper status
+    of interfaces that are hops of the path (or of all members of a trunk on it).
+
+    Criterion: PATH_DOWN_MIN_OBSERVATIONS consecutive failed observations of one
+    kind (or a single one that is the latest of its kind: the outage is still
+    going on), or an interface hop down in INTERFACE_DOWN_MIN_SAMPLES consecutive
+    polls (or in the latest poll).
+
+    Why: one failed test can be a busy server; repeated failures, or total loss
+    of 600 probe packets over a minute, mean the path does not carry traffic.
+    Loss figures of these periods are excluded from loss estimates: an outage is
+    not a loss rate.
+    """
+    out: list[Finding] = []
+    for a in ctx.assessments():
+        runs = build_runs(a.observations, frozenset({DOWN}), 1)
+        kept: list[list[Observation]] = []
+        for run in runs:
+            later = [o for o in a.observations if o.kind == run[-1].kind and o.time > run[-1].time]
+            if len(run) >= k.PATH_DOWN_MIN_OBSERVATIONS or not later:
+                kept.append(run)
+        ifaces = interfaces_down_on_path(ctx.bundle, a.path)
+        ifaces = [i for i in ifaces if (ctx.bundle.window_start is None or i[2] >= ctx.bundle.window_start)]
+        if not kept and not ifaces:
+            continue
+        times = [o.time for run in kept for o in run] + [t for i in ifaces for t in (i[1], i[2])]
+        start, end = min(times), max(times)
+        failed = [o for run in kept for o in run]
+        reasons = sorted({o.reason for o in failed})
+        parts = []
+        if failed:
+            parts.append(f"{len(failed)} failed measurement(s) ({'; '.join(reasons)})")
+        for name, s, e, n in ifaces:
+            parts.append(f"{name} oper-status down in {n} poll(s) from {s:%H:%M} to {e:%H:%M} UTC")
+        ongoing = not [o for o in a.observations if o.time > end and o.state != DOWN]
+        out.append(
+            path_finding(
+                a,
+                codes.PATH_DOWN,
+                start=start,
+                end=end,
+                summary=f"{a.key} down from {start:%Y-%m-%d %H:%M} UTC"
+                + (" (ongoing)" if ongoing else f" to {end:%H:%M}"),
+                explanation=(
+                    f"{a.key} did not carry traffic: {'; '.join(parts)}. A single failed test can be a busy server; "
+                    f"at least {k.PATH_DOWN_MIN_OBSERVATIONS} in a row, total loss of every probe packet, or a "
+                    f"hop's interface down means an outage."
+                ),
+                evidence={
+                    "failed": [
+                        {"time": o.time, "kind": o.kind, "reason": o.reason, "id": o.measurement_id} for o in failed
+                    ],
+                    "interfaces_down": [{"element": n, "start": s, "end": e, "samples": c} for n, s, e, c in ifaces],
+                    "ongoing": ongoing,
+                },
+                actions=(
+                    f"Check reachability of the {a.path.dst} test host and the state of {', '.join(a.path.hops)}.",
+                    "Check the carriers' maintenance calendars and trouble tickets for the elements of this path.",
+                ),
+            )
+        )
+    return out

@@ -1,0 +1,428 @@
+"""TCP performance rules: WINDOW_LIMITED, LOSS_LIMITED, TCP_ONLY_DEGRADATION.
+
+All three compare what a TCP test reached with what the physics of *this* path
+allows: min(capacity, W*8/RTT, Mathis ceiling for the measured loss).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from wanmon.diagnosis import advice, codes, physics, text
+from wanmon.diagnosis import constants as k
+from wanmon.diagnosis.analysis import LossEstimate, PathAssessment, TestFigures, match_host, median
+from wanmon.diagnosis.context import RuleContext, path_finding
+from wanmon.diagnosis.evidence import Finding, ThroughputTest
+
+
+def window_limited(ctx: RuleContext) -> list[Finding]:
+    """WINDOW_LIMITED: the TCP window, not the network, caps the path.
+
+    Evidence: the path's TCP tests (window_bytes, rtt_ms, streams, throughput_bps)
+    and the hosts' buffer maxima, which silently cap a requested window
+    (net.core.rmem_max/wmem_max) or autotuning (tcp_rmem/tcp_wmem max).
+
+    Criterion: in at least WINDOW_MIN_TESTS tests, and in WINDOW_MIN_SHARE of all
+    TCP tests, the throughput lies within [WINDOW_MATCH_MIN_RATIO,
+    WINDOW_MATCH_MAX_RATIO] of streams * W * 8 / RTT (from WINDOW_MATCH_MIN_RATIO_AUTOTUNED
+    when W is the hosts' autotuning maximum) while that limit is below
+    WINDOW_BINDING_MAX_FRACTION of the flow capacity.
+
+    Why: one stream can never exceed W * 8 / RTT.  A stream that runs at that
+    limit, on a path whose capacity is clearly higher, is held back by its window
+    (4 MiB at 125 ms gives 268 Mb/s whatever the capacity).  The advice is a
+    window of 2 * BDP computed from this path's RTT and capacity, and the
+    sysctl values that allow it.
+    """
+    out: list[Finding] = []
+    for a in ctx.assessments():
+        matches = [f for f in a.tcp if _at_window_limit(f)]
+        if len(matches) < k.WINDOW_MIN_TESTS or len(matches) < k.WINDOW_MIN_SHARE * len(a.tcp):
+            continue
+        out.append(_window_finding(ctx, a, matches))
+    return out
+
+
+def _at_window_limit(f: TestFigures) -> bool:
+    r_w = f.window_limited_rate_bps
+    thr = f.test.throughput_bps
+    if not r_w or not thr:
+        return False
+    if r_w >= k.WINDOW_BINDING_MAX_FRACTION * f.flow_capacity_bps:
+        return False
+    low = k.WINDOW_MATCH_MIN_RATIO_AUTOTUNED if f.autotuned else k.WINDOW_MATCH_MIN_RATIO
+    return low <= thr / r_w <= k.WINDOW_MATCH_MAX_RATIO
+
+
+def _window_finding(ctx: RuleContext, a: PathAssessment, matches: Sequence[TestFigures]) -> Finding:
+    path = a.path
+    thr = median(f.test.throughput_bps for f in matches) or 0.0
+    r_w = median(f.window_limited_rate_bps for f in matches) or 0.0
+    window = median(f.effective_window_bytes for f in matches) or 0.0
+    requested = median(f.test.window_bytes for f in matches if f.test.window_bytes)
+    rtt = median(f.rtt_ms for f in matches if f.rtt_ms) or a.rtt_ms or 0.0
+    streams = int(median(f.test.streams or 1 for f in matches) or 1)
+    cap = a.flow_capacity_bps
+    bdp = physics.bdp_bytes(path.capacity_bps, rtt)
+    need = physics.recommended_window_bytes(path.capacity_bps, rtt)
+    target = k.TARGET_FRACTION_OF_CAPACITY * cap
+    n_streams = advice.streams_needed(target, r_w / streams)
+    caps = sorted({f.window_cap_reason for f in matches if f.window_cap_reason})
+    sender = match_host(ctx.bundle, path.src, matches[-1].test.src_host, matches[-1].test.mss_bytes)
+    lines = advice.sysctl_lines(need, sender)
+    cap_note = (
+        f" The requested window ({text.size(requested)}) was cut to {text.size(window)} by {', '.join(caps)}."
+        if caps and requested and requested > window
+        else ""
+    )
+    summary = (
+        f"{a.key}: {text.rate(thr)} = {text.pct(thr / r_w)} of the window limit {text.rate(r_w)} "
+        f"({text.size(window)} at {text.ms(rtt)}); {text.rate(path.capacity_bps)} needs {text.size(need)}"
+    )
+    explanation = (
+        f"{len(matches)} of {len(a.tcp)} TCP tests on {a.key} ran at {text.rate(thr)} (median), "
+        f"{text.pct(thr / r_w)} of what {streams} stream(s) with a {text.size(window)} window can carry at "
+        f"{text.ms(rtt)} RTT: W*8/RTT = {text.rate(r_w)}, only {text.pct(r_w / path.capacity_bps)} of the "
+        f"{text.rate(path.capacity_bps)} capacity. The window, not the network, is the limit.{cap_note} "
+        f"Filling this path takes BDP = C*RTT/8 = {text.size(bdp)}; with 2 x BDP = {text.size(need)} a single "
+        f"stream keeps the pipe full even after halving its window on a loss."
+    )
+    actions = [
+        f"Use a TCP window of at least {text.size(need)} ({advice.round_up_bytes(need)} bytes) for {a.key}, "
+        f"e.g. nuttcp -w{advice.round_up_bytes(need) >> 20}m or globus-url-copy -tcp-bs {advice.round_up_bytes(need)}.",
+        f"Allow it on the hosts at {path.src} and {path.dst}: " + "; ".join(lines) + ".",
+    ]
+    if n_streams and n_streams > 1:
+        actions.append(
+            f"Until then, {n_streams} parallel streams of the current window reach ~{text.rate(target)} "
+            f"({text.rate(r_w / streams)} each)."
+        )
+    evidence = {
+        "tests": [_test_ref(f) for f in matches],
+        "throughput_median_bps": thr,
+        "window_bytes": window,
+        "requested_window_bytes": requested,
+        "window_limited_rate_bps": r_w,
+        "ratio_to_window_limit": thr / r_w if r_w else None,
+        "rtt_ms": rtt,
+        "streams": streams,
+        "capacity_bps": path.capacity_bps,
+        "bdp_bytes": bdp,
+        "recommended_window_bytes": need,
+        "window_caps": caps,
+        "sysctl": lines,
+    }
+    return path_finding(
+        a,
+        codes.WINDOW_LIMITED,
+        start=matches[0].test.time,
+        end=matches[-1].test.time,
+        summary=summary,
+        explanation=explanation,
+        evidence=evidence,
+        actions=actions,
+    )
+
+
+def _test_ref(f: TestFigures) -> dict:
+    return {
+        "id": f.test.measurement_id,
+        "time": f.test.time,
+        "throughput_bps": f.test.throughput_bps,
+        "window_bytes": f.test.window_bytes,
+        "rtt_ms": f.rtt_ms,
+        "retransmits": f.test.retransmits,
+        "dst_host": f.test.dst_host,
+    }
+
+
+def _udp_rate(t: ThroughputTest) -> float | None:
+    return t.offered_bps or t.throughput_bps
+
+
+def _clean_comparable_udp(
+    a: PathAssessment, udp: Sequence[ThroughputTest], tcp_bps: float
+) -> tuple[list[ThroughputTest], list[ThroughputTest]]:
+    """UDP tests at >= UDP_COMPARABLE_FACTOR x ``tcp_bps``, split into clean and lossy.
+
+    Clean: no loss, or a loss whose conservative Mathis figure (C = 0.7) is still
+    above UDP_COMPARABLE_FACTOR x ``tcp_bps`` (it cannot explain the TCP shortfall).
+    """
+    clean, lossy = [], []
+    for t in udp:
+        rate = _udp_rate(t)
+        if t.error is not None or not t.packets_sent or t.packets_lost is None or not rate:
+            continue
+        if rate < k.UDP_COMPARABLE_FACTOR * tcp_bps:
+            continue
+        p = t.packets_lost / t.packets_sent
+        ceiling = a.conservative_ceiling_bps(p)
+        if p == 0 or (ceiling is not None and ceiling >= k.UDP_COMPARABLE_FACTOR * tcp_bps):
+            clean.append(t)
+        else:
+            lossy.append(t)
+    return clean, lossy
+
+
+def loss_limited(ctx: RuleContext) -> list[Finding]:
+    """LOSS_LIMITED: packet loss, not the window, limits the TCP rate.
+
+    Evidence: TCP tests (throughput, RTT, MSS, streams, retransmits), owamp
+    sessions and UDP tests of the same period, the sender's congestion control.
+
+    Criterion (whole window, else any degradation episode): a loss p > 0 was
+    measured (largest loss any probe saw, else the retransmit estimate), and
+      * its ceiling -- Reno Mathis rate (C = sqrt(3/2)) x streams, doubled for
+        CUBIC or an unknown stack -- is below LOSS_BINDING_MAX_FRACTION of
+        min(capacity, W*8/RTT): the loss is the binding limit;
+      * the median throughput is below LOSS_LIMITED_MAX_FRACTION_OF_EXPECTED of
+        min(capacity, W*8/RTT): the flow is clearly held back;
+      * and it is "close to" the Mathis rate: at most LOSS_MATCH_MAX_RATIO x the
+        stack's ceiling and at least LOSS_MATCH_MIN_RATIO x the conservative
+        (C = 0.7) figure.
+    Not for BBR (it ignores random loss), and not when the only loss is TCP's own
+    retransmits while UDP at comparable rates is clean (TCP_ONLY_DEGRADATION).
+
+    Why: a Reno-like stream cannot exceed C*MSS*8/(RTT*sqrt(p)); on a long path a
+    loss invisible to ping caps it far below the capacity.  The advice quotes the
+    loss the target rate needs, p = (C*MSS*8/(RTT*R))^2.
+    """
+    out: list[Finding] = []
+    for a in ctx.assessments():
+        if not a.tcp or a.rtt_ms is None or a.cc_factor is None:
+            continue
+        periods: list[tuple[datetime, datetime, list[TestFigures], LossEstimate]] = [
+            (a.tcp[0].test.time, a.tcp[-1].test.time, list(a.tcp), a.loss)
+        ]
+        for ep in a.episodes:
+            tests = a.tcp_between(ep.start, ep.end)
+            if tests:
+                periods.append((ep.start, ep.end, tests, a.loss_between(ep.start, ep.end, k.LOSS_NEIGHBOURHOOD_S / 2)))
+        for start, end, tests, loss in periods:
+            finding = _loss_finding(a, start, end, tests, loss)
+            if finding:
+                out.append(finding)
+                break
+    return out
+
+
+def _loss_finding(
+    a: PathAssessment, start: datetime, end: datetime, tests: Sequence[TestFigures], loss: LossEstimate
+) -> Finding | None:
+    p = loss.fraction
+    if not p or len(tests) < 1:
+        return None
+    thr = median(f.test.throughput_bps for f in tests) or 0.0
+    expected = median(f.expected_bps for f in tests) or a.expected_bps
+    if loss.source == "tcp_retransmits":
+        clean, lossy = _clean_comparable_udp(a, [t for t in a.udp if start <= t.time <= end] or list(a.udp), thr)
+        if clean and not lossy:
+            return None
+    streams = int(median(f.test.streams or 1 for f in tests) or 1)
+    ceiling = a.mathis_ceiling_bps(p, streams)
+    rtt = a.rtt_ms or 0.0
+    conservative = physics.mathis_rate_bps(a.mss_bytes, rtt, p) * streams
+    reno = physics.mathis_rate_bps(a.mss_bytes, rtt, p, c=k.MATHIS_C_RENO) * streams
+    if ceiling is None or ceiling >= k.LOSS_BINDING_MAX_FRACTION * expected:
+        return None
+    if thr > k.LOSS_LIMITED_MAX_FRACTION_OF_EXPECTED * expected:
+        return None
+    if not (k.LOSS_MATCH_MIN_RATIO * conservative <= thr <= k.LOSS_MATCH_MAX_RATIO * ceiling):
+        return None
+    path = a.path
+    target = k.TARGET_FRACTION_OF_CAPACITY * min(a.flow_capacity_bps, expected)
+    p_needed = physics.loss_for_rate(target / streams, a.mss_bytes, rtt)
+    jumbo_mss = physics.mss_from_mtu(9000, timestamps=True)
+    cc = a.congestion_control or "unknown (Linux default CUBIC assumed)"
+    severity = codes.CRITICAL if thr < 0.1 * path.capacity_bps else codes.WARNING
+    summary = (
+        f"{a.key}: {text.rate(thr)} matches the Mathis rate {text.rate(conservative)} for loss "
+        f"{text.loss(p)} ({loss.source}); {text.rate(target)} needs loss below {p_needed:.1e}"
+    )
+    explanation = (
+        f"TCP on {a.key} reached {text.rate(thr)} (median of {len(tests)} tests) although window and capacity "
+        f"allow {text.rate(expected)}. The measured loss {text.loss(p)} ({loss.describe()}) caps "
+        f"{streams} Reno-like stream(s) at C*MSS*8/(RTT*sqrt(p)) = {text.rate(conservative)} with C=0.7 and "
+        f"{text.rate(reno)} with C=1.22; the ceiling used for congestion control {cc} is {text.rate(ceiling)}. "
+        f"The measured rate is {thr / conservative:.2g} x the conservative figure: loss, not the window, limits "
+        f"this path. To reach {text.rate(target)} at {text.ms(rtt)} with MSS {a.mss_bytes} B the loss must stay "
+        f"below {p_needed:.1e}."
+    )
+    actions = [
+        f"Find where {a.key} loses packets (loss must fall from {p:.1e} to below {p_needed:.1e}): check interface "
+        f"errors and discards on {', '.join(path.hops)}; run owamp/UDP tests towards intermediate points.",
+        "Meanwhile a loss-tolerant congestion control (CUBIC, H-TCP; BBR ignores random loss) or more parallel "
+        f"streams (each adds ~{text.rate(ceiling / streams)}) soften the impact.",
+    ]
+    if a.mss_bytes < jumbo_mss:
+        actions.append(
+            f"Jumbo frames end to end (MSS {jumbo_mss} B) would raise the Mathis ceiling "
+            f"{jumbo_mss / a.mss_bytes:.1f}-fold."
+        )
+    evidence = {
+        "tests": [_test_ref(f) for f in tests],
+        "throughput_median_bps": thr,
+        "expected_bps": expected,
+        "loss_fraction": p,
+        "loss_source": loss.source,
+        "loss_sources": [
+            {
+                "source": s.source,
+                "lost": s.lost,
+                "sent": s.sent,
+                "runs": s.samples,
+                "detection_limit": s.detection_limit,
+            }
+            for s in loss.sources
+        ],
+        "mathis_conservative_bps": conservative,
+        "mathis_reno_bps": reno,
+        "stack_ceiling_bps": ceiling,
+        "congestion_control": a.congestion_control,
+        "target_bps": target,
+        "loss_needed_for_target": p_needed,
+    }
+    return path_finding(
+        a,
+        codes.LOSS_LIMITED,
+        start=start,
+        end=end,
+        summary=summary,
+        explanation=explanation,
+        evidence=evidence,
+        actions=actions,
+        severity=severity,
+        loss=loss,
+    )
+
+
+def tcp_only_degradation(ctx: RuleContext) -> list[Finding]:
+    """TCP_ONLY_DEGRADATION: TCP far below prediction while UDP at comparable rates is clean.
+
+    Evidence: TCP and UDP tests of the path (rates, losses, destination hosts),
+    owamp loss, window and capacity.
+
+    Criterion: at least TCP_ONLY_MIN_TESTS TCP tests below TCP_ONLY_MAX_FRACTION of
+    their prediction min(flow capacity, W*8/RTT, conservative Mathis figure of the
+    probe loss, and -- when the results are bimodal -- the faster half's median),
+    and UDP tests that carried at least UDP_COMPARABLE_FACTOR x what those
+    TCP tests reached were clean (no loss that could explain the shortfall).
+
+    Why: if the network carries UDP at that rate without loss, neither capacity
+    nor random loss explains the TCP result: what remains is TCP-specific --
+    a duplex mismatch (collisions need traffic both ways, which one-way UDP does
+    not create), per-flow hashing on a trunk, a middlebox or reordering.
+    """
+    out: list[Finding] = []
+    for a in ctx.assessments():
+        if not a.tcp or not a.udp:
+            continue
+        probe = a.loss.probe_fraction
+        ceiling = a.conservative_ceiling_bps(probe) if probe else None
+        demonstrated = _demonstrated_rate(a)
+        slow = []
+        for f in a.tcp:
+            predicted = min(f.expected_bps, ceiling) if ceiling else f.expected_bps
+            if demonstrated:
+                predicted = min(predicted, demonstrated)
+            if (f.test.throughput_bps or 0) < k.TCP_ONLY_MAX_FRACTION * predicted:
+                slow.append((f, predicted))
+        if len(slow) < k.TCP_ONLY_MIN_TESTS:
+            continue
+        slow_bps = median(f.test.throughput_bps for f, _ in slow) or 0.0
+        hosts = {f.test.dst_host for f, _ in slow if f.test.dst_host}
+        udp = [t for t in a.udp if t.dst_host in hosts] if hosts else []
+        clean, lossy = _clean_comparable_udp(a, udp, slow_bps)
+        if not clean:
+            clean, lossy = _clean_comparable_udp(a, a.udp, slow_bps)
+        if not clean or len(clean) < 0.8 * (len(clean) + len(lossy)):
+            continue
+        out.append(_tcp_only_finding(ctx, a, slow, clean, lossy, slow_bps))
+    return out
+
+
+def _demonstrated_rate(a: PathAssessment) -> float | None:
+    """What the path demonstrably carries per test when its TCP results are bimodal: the faster half's median.
+
+    Physics may over-predict (a LAG member caps one flow at the member speed);
+    when half of the tests run at least twice as fast as the other half, the
+    slow half is measured against what the fast half shows is possible.
+    """
+    rates = sorted(f.test.throughput_bps for f in a.tcp if f.test.throughput_bps)
+    if len(rates) < 2 * k.TCP_ONLY_MIN_TESTS:
+        return None
+    half = len(rates) // 2
+    low, high = median(rates[:half]), median(rates[-half:])
+    if low and high and high >= 2 * low:
+        return high
+    return None
+
+
+def _tcp_only_finding(ctx, a: PathAssessment, slow, clean, lossy, slow_bps: float) -> Finding:
+    from wanmon.diagnosis.analysis import trunks_on_path
+
+    predicted = median(p for _, p in slow) or 0.0
+    udp_rate = median(_udp_rate(t) for t in clean) or 0.0
+    fast = [f for f in a.tcp if all(f is not s for s, _ in slow)]
+    slow_hosts = sorted({f.test.dst_host for f, _ in slow if f.test.dst_host})
+    fast_hosts = sorted({f.test.dst_host for f in fast if f.test.dst_host} - set(slow_hosts))
+    trunks = [t.name for t in trunks_on_path(ctx.bundle, a.path)]
+    host_note = ""
+    if slow_hosts:
+        host_note = f" The slow tests went to {', '.join(slow_hosts)}"
+        host_note += f"; tests to {', '.join(fast_hosts)} were normal." if fast_hosts else "."
+    trunk_note = (
+        f" The path crosses the trunk(s) {', '.join(trunks)}: per-flow hashing is a prime suspect." if trunks else ""
+    )
+    summary = (
+        f"{a.key}: {len(slow)} TCP tests at {text.rate(slow_bps)} (predicted {text.rate(predicted)}) while UDP at "
+        f"{text.rate(udp_rate)} is clean"
+    )
+    explanation = (
+        f"{len(slow)} of {len(a.tcp)} TCP tests on {a.key} reached only {text.rate(slow_bps)} (median), below "
+        f"{k.TCP_ONLY_MAX_FRACTION:.0%} of the {text.rate(predicted)} that capacity, window and the probe loss "
+        f"({a.loss.describe()}) predict. {len(clean)} UDP test(s) at {text.rate(udp_rate)} -- at least "
+        f"{k.UDP_COMPARABLE_FACTOR:g} x the TCP rate -- crossed the same path without loss that could explain it. "
+        f"The network carries the rate; something treats TCP differently: a duplex mismatch (UDP one way does not "
+        f"reveal it), per-flow load balancing or hashing on a bundle, a middlebox, or reordering that TCP "
+        f"takes for loss.{host_note}{trunk_note}"
+    )
+    actions = [
+        "Check speed/duplex negotiation on every interface of the path (a half-duplex end shows late collisions "
+        "and CRC errors only under two-way TCP traffic).",
+        "Check load-sharing / LAG hashing on bundled links of the path; compare TCP to several hosts (odd and even "
+        "addresses).",
+        "Look for firewalls or TCP-inspecting middleboxes; run a TCP test with tcpdump to see reordering or "
+        "window clamping.",
+    ]
+    evidence = {
+        "slow_tests": [_test_ref(f) for f, _ in slow],
+        "predicted_bps": predicted,
+        "slow_throughput_median_bps": slow_bps,
+        "udp_clean_tests": [
+            {
+                "id": t.measurement_id,
+                "time": t.time,
+                "rate_bps": _udp_rate(t),
+                "lost": t.packets_lost,
+                "sent": t.packets_sent,
+                "dst_host": t.dst_host,
+            }
+            for t in clean
+        ],
+        "udp_lossy_tests": len(lossy),
+        "slow_hosts": slow_hosts,
+        "normal_hosts": fast_hosts,
+        "trunks": trunks,
+    }
+    return path_finding(
+        a,
+        codes.TCP_ONLY_DEGRADATION,
+        start=slow[0][0].test.time,
+        end=slow[-1][0].test.time,
+        summary=summary,
+        explanation=explanation,
+        evidence=evidence,
+        actions=actions,
+    )

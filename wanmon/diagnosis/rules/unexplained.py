@@ -1,0 +1,269 @@
+"""UNEXPLAINED_DEGRADATION: worse than the path's own baseline and no other rule explains it."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from wanmon.diagnosis import codes, text
+from wanmon.diagnosis import constants as k
+from wanmon.diagnosis.analysis import PathAssessment, median, path_elements, usable_owamp
+from wanmon.diagnosis.context import RuleContext, path_finding
+from wanmon.diagnosis.evidence import Finding
+
+#: Path-subject findings that explain a throughput/loss degradation of their path.
+PATH_EXPLANATIONS = (
+    codes.WINDOW_LIMITED,
+    codes.LOSS_LIMITED,
+    codes.ASYMMETRIC_PATH,
+    codes.TCP_ONLY_DEGRADATION,
+    codes.PERIODIC_LOSS,
+    codes.MTU_MISMATCH,
+    codes.REORDERING,
+    codes.PATH_DOWN,
+    codes.ROUTE_CHANGE,
+    codes.DELAY_LEVEL_SHIFT,
+)
+#: Element findings that explain a degradation of the paths crossing the element.
+ELEMENT_EXPLANATIONS = (
+    codes.INTERFACE_ERRORS,
+    codes.LINK_CONGESTION,
+    codes.SHARED_EQUIPMENT_SUSPECT,
+    codes.TRUNK_IMBALANCE,
+    codes.COUNTER_DISCONTINUITY,
+    codes.MAINTENANCE_EXPLAINED,
+)
+#: For a delay-only degradation, the findings that explain delay.
+DELAY_EXPLANATIONS = (
+    codes.DELAY_LEVEL_SHIFT,
+    codes.ROUTE_CHANGE,
+    codes.LINK_CONGESTION,
+    codes.MAINTENANCE_EXPLAINED,
+    codes.CLOCK_UNSYNC,
+    codes.SHARED_EQUIPMENT_SUSPECT,
+)
+
+
+def _overlaps(f: Finding, start: datetime, end: datetime) -> bool:
+    slack = timedelta(seconds=k.CORRELATION_SLACK_S)
+    return f.start <= end + slack and start <= f.end + slack
+
+
+def explaining_findings(
+    ctx: RuleContext, a: PathAssessment, start: datetime, end: datetime, allowed: tuple[str, ...]
+) -> list[Finding]:
+    """Findings of the allowed codes about this path, or an element on it, overlapping [start, end]."""
+    elements = path_elements(a.path, ctx.bundle)
+    out = []
+    for f in ctx.findings:
+        if f.code not in allowed or not _overlaps(f, start, end):
+            continue
+        s = f.subject
+        if f.code == codes.ASYMMETRIC_PATH and not f.evidence.get("loss_asymmetric"):
+            continue  # it says where (this direction only), not why: the degradation stays unexplained
+        if s.get("src") == a.path.src and s.get("dst") == a.path.dst:
+            out.append(f)
+        elif f.code == codes.SHARED_EQUIPMENT_SUSPECT and a.key in (
+            f.evidence.get("degraded_paths", []) or [f.evidence.get("degraded_path")]
+        ):
+            out.append(f)
+        elif "trunk" in s and s["trunk"] in elements:
+            out.append(f)
+        elif (
+            "equipment" in s
+            and (s["equipment"] in elements or f"{s['equipment']}:{s.get('interface')}" in elements)
+            and f.code != codes.SHARED_EQUIPMENT_SUSPECT
+        ):
+            out.append(f)
+    return out
+
+
+def _ruled_out(ctx: RuleContext, a: PathAssessment, start: datetime, end: datetime) -> dict[str, str]:
+    """Why each rule does not explain this degradation, with numbers where there are some."""
+    tests = a.tcp_between(start, end)
+    thr = median(f.test.throughput_bps for f in tests)
+    r_w = median(f.window_limited_rate_bps for f in tests if f.window_limited_rate_bps)
+    loss = a.loss_between(start, end, k.LOSS_NEIGHBOURHOOD_S / 2)
+    out: dict[str, str] = {}
+    if thr and r_w:
+        out[codes.WINDOW_LIMITED] = f"{text.rate(thr)} is {text.pct(thr / r_w)} of the window limit {text.rate(r_w)}"
+    else:
+        out[codes.WINDOW_LIMITED] = "window or RTT unknown, or no TCP test in the period"
+    if loss.fraction:
+        ceiling = a.mathis_ceiling_bps(loss.fraction)
+        out[codes.LOSS_LIMITED] = (
+            f"loss {text.loss(loss.fraction)} allows {text.rate(ceiling)}, measured {text.rate(thr)}"
+            if ceiling
+            else f"loss {text.loss(loss.fraction)} but the stack ignores random loss"
+        )
+    else:
+        limit = f" (below {loss.detection_limit:.1e})" if loss.detection_limit else ""
+        out[codes.LOSS_LIMITED] = f"no loss measured{limit}"
+    out[codes.PATH_DOWN] = "tests completed and probes got through"
+    r = ctx.assessment_of(a.path.dst, a.path.src)
+    asym = [
+        f
+        for f in ctx.findings
+        if f.code == codes.ASYMMETRIC_PATH and f.subject.get("src") == a.path.src and f.subject.get("dst") == a.path.dst
+    ]
+    if asym:
+        out[codes.ASYMMETRIC_PATH] = (
+            f"only this direction is worse ({asym[0].summary}), but no loss or other cause shows"
+        )
+    else:
+        out[codes.ASYMMETRIC_PATH] = (
+            "the reverse direction is not measured" if r is None else "the reverse direction is comparable"
+        )
+    out[codes.TCP_ONLY_DEGRADATION] = "no clean UDP test at a comparable rate" if not a.udp else "UDP is not clean"
+    for code in (codes.INTERFACE_ERRORS, codes.LINK_CONGESTION, codes.TRUNK_IMBALANCE, codes.COUNTER_DISCONTINUITY):
+        out[code] = "no such finding on the elements of the path in this period"
+    out[codes.SHARED_EQUIPMENT_SUSPECT] = (
+        "no other site pair degraded at the same time, no load rise on shared elements"
+    )
+    for code in (
+        codes.PERIODIC_LOSS,
+        codes.REORDERING,
+        codes.MTU_MISMATCH,
+        codes.ROUTE_CHANGE,
+        codes.DELAY_LEVEL_SHIFT,
+    ):
+        out[code] = "not observed"
+    notes = ctx.maintenance_matches().notes_for(a.path.src, a.path.dst)
+    out[codes.MAINTENANCE_EXPLAINED] = (
+        "; ".join(notes) if notes else (f"no maintenance window on {', '.join(a.path.hops)} in this period")
+    )
+    return out
+
+
+def unexplained_degradation(ctx: RuleContext) -> list[Finding]:
+    """UNEXPLAINED_DEGRADATION: say so instead of staying silent.
+
+    Evidence: the degradation episodes of each path (TCP throughput against the
+    path's baseline or its own recent level, probe loss, failures), the
+    path's owamp delays against its baseline, the maintenance matches and every
+    finding made before.
+
+    Criterion: a degradation episode (not explained by maintenance) with no
+    finding of PATH_EXPLANATIONS about the path or of ELEMENT_EXPLANATIONS about
+    an element on it overlapping in time (an ASYMMETRIC_PATH without asymmetric
+    loss says where, not why, and does not count); or a median one-way delay (trusted
+    clocks) above the baseline's by more than max(DELAY_DEGRADED_MIN_MS,
+    DELAY_DEGRADED_FRACTION x the baseline minimum) with no delay explanation.
+
+    Why: an expert system that stays silent about what it cannot explain hides
+    exactly the new problems.  The finding lists the evidence and, for each rule,
+    why it does not apply.
+    """
+    out: list[Finding] = []
+    matches = ctx.maintenance_matches()
+    for a in ctx.assessments():
+        pending = []
+        for ep in a.episodes:
+            if matches.explained(a.path.src, a.path.dst, ep):
+                continue
+            if explaining_findings(ctx, a, ep.start, ep.end, PATH_EXPLANATIONS + ELEMENT_EXPLANATIONS):
+                continue
+            pending.append(ep)
+        if pending:
+            out.append(_episode_finding(ctx, a, pending))
+            continue
+        delay = _delay_degradation(ctx, a)
+        if delay and not explaining_findings(ctx, a, delay["start"], delay["end"], DELAY_EXPLANATIONS):
+            out.append(_delay_finding(ctx, a, delay))
+    return out
+
+
+def _episode_finding(ctx: RuleContext, a: PathAssessment, episodes) -> Finding:
+    start, end = episodes[0].start, episodes[-1].end
+    obs = [o for ep in episodes for o in ep.observations]
+    tests = a.tcp_between(start, end)
+    thr = median(f.test.throughput_bps for f in tests)
+    loss = a.loss_between(start, end, k.LOSS_NEIGHBOURHOOD_S / 2)
+    ruled_out = _ruled_out(ctx, a, start, end)
+    reasons = sorted({o.reason for o in obs})[:5]
+    ref = (
+        f"its reference {text.rate(a.reference_bps)} ({a.reference_source})" if a.reference_bps else "its expected rate"
+    )
+    summary = (
+        f"{a.key} degraded {start:%H:%M}-{end:%H:%M} UTC"
+        + (f": {text.rate(thr)} vs {text.rate(a.reference_bps)}" if thr and a.reference_bps else "")
+        + "; no rule explains it"
+    )
+    explanation = (
+        f"{a.key} was degraded from {start:%Y-%m-%d %H:%M} to {end:%H:%M} UTC ({len(obs)} bad observations: "
+        f"{'; '.join(reasons)}), compared with {ref}. Loss in the period: {loss.describe()}. No rule explains it: "
+        + "; ".join(f"{code}: {why}" for code, why in ruled_out.items())
+        + "."
+    )
+    return path_finding(
+        a,
+        codes.UNEXPLAINED_DEGRADATION,
+        start=start,
+        end=end,
+        summary=summary,
+        explanation=explanation,
+        evidence={
+            "observations": [
+                {
+                    "time": o.time,
+                    "kind": o.kind,
+                    "state": o.state,
+                    "value": o.value,
+                    "reason": o.reason,
+                    "id": o.measurement_id,
+                }
+                for o in obs
+            ],
+            "throughput_median_bps": thr,
+            "reference_bps": a.reference_bps,
+            "reference_source": a.reference_source,
+            "ruled_out": ruled_out,
+        },
+        actions=(
+            f"Investigate {a.key} by hand: run tests towards intermediate points of {', '.join(a.path.hops)} and "
+            "collect interface counters from the carriers on the path.",
+            "If a new rule is needed, export this period as a scenario (manage.py replay) and add it to the corpus.",
+        ),
+        loss=loss,
+    )
+
+
+def _delay_degradation(ctx: RuleContext, a: PathAssessment) -> dict | None:
+    b = a.path.baseline
+    if b is None or b.delay_median_ms is None or (a.path.src, a.path.dst) in ctx.untrusted_delay_pairs():
+        return None
+    sessions = [o for o in usable_owamp(a.owamp) if o.delay_median_ms is not None]
+    if len(sessions) < k.DELAY_LEVEL_MIN_SAMPLES:
+        return None
+    recent = sessions[-max(k.DELAY_LEVEL_MIN_SAMPLES, len(sessions) // 3) :]
+    now_median = median(o.delay_median_ms for o in recent) or 0.0
+    base_min = b.delay_min_ms or b.delay_median_ms
+    limit = max(k.DELAY_DEGRADED_MIN_MS, k.DELAY_DEGRADED_FRACTION * base_min)
+    if now_median - b.delay_median_ms <= limit:
+        return None
+    return {
+        "start": recent[0].time,
+        "end": recent[-1].time,
+        "now_ms": now_median,
+        "baseline_ms": b.delay_median_ms,
+        "limit_ms": limit,
+    }
+
+
+def _delay_finding(ctx: RuleContext, a: PathAssessment, d: dict) -> Finding:
+    ruled_out = _ruled_out(ctx, a, d["start"], d["end"])
+    return path_finding(
+        a,
+        codes.UNEXPLAINED_DEGRADATION,
+        start=d["start"],
+        end=d["end"],
+        summary=f"{a.key}: median one-way delay {text.ms(d['now_ms'])} vs baseline {text.ms(d['baseline_ms'])}",
+        explanation=(
+            f"The median one-way delay of {a.key} rose to {text.ms(d['now_ms'])} from the baseline's "
+            f"{text.ms(d['baseline_ms'])} (more than {text.ms(d['limit_ms'])}), with no level shift, route change "
+            f"or congested link to explain it. Ruled out: "
+            + "; ".join(f"{code}: {why}" for code, why in ruled_out.items())
+            + "."
+        ),
+        evidence={"delay": d, "ruled_out": ruled_out},
+        actions=(f"Look for queueing on the elements of {a.key} ({', '.join(a.path.hops)}).",),
+    )

@@ -1,0 +1,1 @@
+"""snmpsim data files (one per simulated device) and the harness that serves them."""

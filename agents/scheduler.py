@@ -1,0 +1,311 @@
+"""Run every collector at its own interval; one slow, hung or broken collector never holds up another.
+
+A collector is any object with:
+
+* ``name: str`` (unique; used in logs) and ``interval_s: float`` (its period);
+* ``collect(now) -> list[Record | dict]``, a plain or an ``async`` function. Plain ones run in
+  a thread of their own (they run tools and block); one may also return an awaitable;
+* optionally ``timeout_s`` (default: ``interval_s``), ``exclusive_group`` (collectors of one
+  group never run at the same time: two throughput tests would measure each other), and
+  ``error_records(now, message) -> list`` (records describing a failed run: a test that hangs
+  is evidence about the path too).
+
+Every run's output goes through :func:`agents.validation.check_records` (invalid records are
+logged and dropped, so they cannot poison a batch) and the valid records to the ``sink`` (the
+spool, or stdout for ``once --dry-run``). Records of path tests get the collector's
+``interval_s`` as ``schedule_interval_s``: the centre compares periodic loss with it.
+
+Scheduling is fixed-rate: run k starts at ``first + k * interval_s``, where ``first`` is drawn
+uniformly in ``[0, min(interval_s, start_jitter_s)]`` so that agents (and collectors) restarted
+together do not all poll at once. A run that overruns its slot makes the next slots be skipped
+(logged), never queued. A sync collector that outlives its timeout keeps its thread until the
+tool returns (threads cannot be killed); its next runs are skipped until then, so hung threads
+never pile up. The threads are daemon threads: a hung tool never blocks the agent's exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol, runtime_checkable
+
+from agents.validation import check_records
+from collectors.records import Record
+
+__all__ = ["Collector", "RecordSink", "RunResult", "Scheduler", "run_in_daemon_thread", "stopped_within"]
+
+logger = logging.getLogger(__name__)
+
+
+@runtime_checkable
+class Collector(Protocol):
+    """What the scheduler runs (see the module docstring for the optional attributes)."""
+
+    name: str
+    interval_s: float
+
+    def collect(self, now: datetime) -> Any:
+        """Measure once; return records (Records or dicts), or an awaitable of them."""
+        ...
+
+
+RecordSink = Callable[[Any, list[Record]], None]
+"""Receives each run's valid records: ``sink(collector, records)``. Must not lose them on return."""
+
+
+@dataclass
+class RunResult:
+    """One run of one collector."""
+
+    collector: str
+    started: datetime
+    duration_s: float = 0.0
+    records: list[Record] = field(default_factory=list)
+    invalid: int = 0
+    error: str | None = None
+    timed_out: bool = False
+    skipped: bool = False
+
+
+@dataclass
+class _State:
+    running: bool = False  # a run (or its thread, after a timeout) is still going
+    runs: int = 0
+    skipped: int = 0
+    dropped_fields_logged: bool = False
+
+
+def run_in_daemon_thread(function: Callable[..., Any], *args: Any, name: str) -> asyncio.Future[Any]:
+    """``function(*args)`` in a new daemon thread; a future of its result on the running loop.
+
+    Unlike ``asyncio.to_thread``, a thread that never returns does not occupy a pool slot for
+    ever nor block interpreter exit.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(method: str, value: Any) -> None:
+        if not future.done():  # the waiter may have given up (timeout, shutdown)
+            getattr(future, method)(value)
+
+    def target() -> None:
+        try:
+            result = function(*args)
+        except BaseException as exc:  # reported to the awaiting side, whatever it is
+            outcome = ("set_exception", exc)
+        else:
+            outcome = ("set_result", result)
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+            loop.call_soon_threadsafe(settle, *outcome)
+
+    threading.Thread(target=target, name=f"collector:{name}", daemon=True).start()
+    return future
+
+
+class Scheduler:
+    """Runs collectors periodically (:meth:`run_forever`) or once each (:meth:`run_once`)."""
+
+    def __init__(
+        self,
+        collectors: Sequence[Any],
+        *,
+        sink: RecordSink,
+        start_jitter_s: float = 60.0,
+        rng: random.Random | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        names = [c.name for c in collectors]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"collector names must be unique: {', '.join(duplicates)}")
+        self.collectors = list(collectors)
+        self._sink = sink
+        self._start_jitter_s = start_jitter_s
+        self._rng = rng or random.Random()
+        self._clock = clock
+        self._states = {c.name: _State() for c in collectors}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._stop: asyncio.Event | None = None  # set while run_forever runs
+
+    # -- entry points -------------------------------------------------------------------------
+
+    async def run_once(self) -> list[RunResult]:
+        """Run every collector once, concurrently (exclusive groups one after the other)."""
+        return list(await asyncio.gather(*(self.run_collector(c) for c in self.collectors)))
+
+    async def run_forever(self, stop: asyncio.Event, *, grace_s: float = 10.0) -> None:
+        """Run each collector at its interval until ``stop`` is set.
+
+        Runs in progress then get ``grace_s`` seconds to finish (their records are spooled),
+        after which they are abandoned.
+        """
+        self._stop = stop
+        tasks = [asyncio.create_task(self._loop(c, stop), name=f"collector:{c.name}") for c in self.collectors]
+        if not tasks:
+            await stop.wait()
+            return
+        try:
+            await stop.wait()
+            _, pending = await asyncio.wait(tasks, timeout=grace_s)
+            if pending:
+                logger.warning(
+                    "collectors still running at shutdown abandoned",
+                    extra={"collectors": sorted(t.get_name().removeprefix("collector:") for t in pending)},
+                )
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    # -- one collector ------------------------------------------------------------------------
+
+    async def _loop(self, collector: Any, stop: asyncio.Event) -> None:
+        loop = asyncio.get_running_loop()
+        interval_s = float(collector.interval_s)
+        next_at = loop.time() + self._rng.uniform(0.0, min(interval_s, self._start_jitter_s))
+        while not await stopped_within(stop, next_at - loop.time()):
+            await self.run_collector(collector)
+            if stop.is_set():
+                return
+            next_at += interval_s
+            late_s = loop.time() - next_at
+            if late_s >= 0:
+                missed = int(late_s // interval_s) + 1
+                next_at += missed * interval_s
+                logger.warning(
+                    "collector run overran its interval; skipping the missed runs",
+                    extra={"collector": collector.name, "missed_runs": missed, "interval_s": interval_s},
+                )
+
+    def _lock(self, collector: Any) -> asyncio.Lock | None:
+        group = getattr(collector, "exclusive_group", None)
+        if not group:
+            return None
+        return self._locks.setdefault(group, asyncio.Lock())
+
+    async def run_collector(self, collector: Any) -> RunResult:
+        """One run: call, bound in time, validate, hand to the sink. Never raises (but CancelledError)."""
+        state = self._states[collector.name]
+        if state.running:
+            state.skipped += 1
+            logger.warning(
+                "previous run still going (hung tool?): this run is skipped",
+                extra={"collector": collector.name, "skipped_runs": state.skipped},
+            )
+            return RunResult(collector.name, self._clock(), skipped=True)
+        lock = self._lock(collector)
+        async with lock if lock is not None else contextlib.nullcontext():
+            if self._stop is not None and self._stop.is_set():
+                # Waited for its group's lock past shutdown: starting a test now would only be abandoned.
+                return RunResult(collector.name, self._clock(), skipped=True)
+            return await self._run(collector, state)
+
+    async def _run(self, collector: Any, state: _State) -> RunResult:
+        started = self._clock()
+        result = RunResult(collector.name, started)
+        timeout_s = float(getattr(collector, "timeout_s", None) or collector.interval_s)
+        t0 = time.monotonic()
+        state.runs += 1
+        output: Any = None
+        try:
+            output = await asyncio.wait_for(self._call(collector, started, state), timeout_s)
+        except TimeoutError:
+            result.timed_out = True
+            result.error = f"{collector.name} did not finish within {timeout_s:g} s"
+        except Exception as exc:  # a collector bug must cost one run, not the agent
+            result.error = f"{collector.name} failed: {type(exc).__name__}: {exc}"
+            logger.error("collector raised", exc_info=True, extra={"collector": collector.name})
+        result.duration_s = time.monotonic() - t0
+        if result.error is not None:
+            logger.error(result.error, extra={"collector": collector.name, "timed_out": result.timed_out})
+            output = self._error_records(collector, started, result.error)
+
+        checked = check_records(output, now=self._clock(), schedule_interval_s=float(collector.interval_s))
+        result.records = checked.records
+        result.invalid = len(checked.invalid)
+        for invalid in checked.invalid:
+            logger.error(
+                "invalid record dropped (the centre would refuse it)",
+                extra={
+                    "collector": collector.name,
+                    "index": invalid.index,
+                    "record_type": invalid.record_type,
+                    "errors": invalid.errors,
+                },
+            )
+        if checked.dropped_fields and not state.dropped_fields_logged:
+            state.dropped_fields_logged = True  # once per collector: the same keys come every run
+            logger.debug(
+                "fields unknown to the wire schema not sent",
+                extra={"collector": collector.name, "fields": sorted(checked.dropped_fields)},
+            )
+        if checked.records:
+            try:
+                self._sink(collector, checked.records)
+            except Exception:
+                # Typically a full or read-only disk. Nothing else can keep them: say how many were lost.
+                logger.critical(
+                    "records could not be stored and are lost",
+                    exc_info=True,
+                    extra={"collector": collector.name, "records_lost": len(checked.records)},
+                )
+        logger.info(
+            "collector run",
+            extra={
+                "collector": collector.name,
+                "records": len(checked.records),
+                "invalid": result.invalid,
+                "duration_s": round(result.duration_s, 3),
+                "error": result.error,
+            },
+        )
+        return result
+
+    async def _call(self, collector: Any, now: datetime, state: _State) -> Any:
+        state.running = True
+        if inspect.iscoroutinefunction(collector.collect):
+            try:
+                return await collector.collect(now)
+            finally:
+                state.running = False
+
+        def call() -> Any:
+            try:
+                return collector.collect(now)
+            finally:
+                state.running = False  # only when the thread really ends, even after a timeout
+
+        output = await run_in_daemon_thread(call, name=collector.name)
+        if inspect.isawaitable(output):  # a plain function that hands back a coroutine (e.g. an asyncio SNMP poll)
+            output = await output
+        return output
+
+    @staticmethod
+    def _error_records(collector: Any, now: datetime, message: str) -> list[Any]:
+        make = getattr(collector, "error_records", None)
+        if make is None:
+            return []
+        try:
+            return list(make(now, message))
+        except Exception:
+            logger.exception("error_records failed", extra={"collector": collector.name})
+            return []
+
+
+async def stopped_within(stop: asyncio.Event, delay_s: float) -> bool:
+    """Wait up to ``delay_s``; True as soon as ``stop`` is set."""
+    if stop.is_set():
+        return True
+    try:
+        await asyncio.wait_for(stop.wait(), timeout=max(0.0, delay_s))
+    except TimeoutError:
+        return False
+    return True

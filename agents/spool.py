@@ -1,0 +1,661 @@
+"""The agent's durable on-disk spool: nothing collected is lost to a crash or a central outage.
+
+Layout under ``spool_dir``::
+
+    pending/   chunks of records as collected, not yet in a batch
+               <created_ns:020d>-<random>-n<records>.json
+    batches/   batches formed from chunks, each with its batch_id, waiting for the centre's ack
+               <created_ns:020d>-<batch_id>-n<records>.json
+    rejected/  batches (or the records of a batch) the centre refused with 400/403/413,
+               each with the server's answer next to it: <same name>.error.json
+    tmp/       files being written; anything here at start is a half-written leftover
+    lock       held (flock) by the one process that writes: `run` or `once`
+
+Invariants, and why they hold across a crash at any instruction:
+
+* A record is on disk before anything is uploaded: :meth:`Spool.append` writes the chunk to
+  ``tmp/``, fsyncs it, renames it into ``pending/`` (atomic) and fsyncs the directory before
+  it returns. A crash before the rename leaves only a ``tmp/`` file, removed at the next start.
+* A batch keeps its ``batch_id`` for life: the id is stored in the batch file, which is only
+  ever renamed or deleted, never rewritten. A retry after a timeout or a crash re-sends the
+  same id, and the centre answers ``duplicate: true`` if it had stored it already.
+* Forming a batch writes the batch file (listing its source chunks) and only then deletes
+  the chunks; :meth:`Spool.recover` deletes chunks still listed by a batch, so a record is
+  never in two batches.
+* Splitting a batch (413, or keeping the good records of a refused batch) derives the new
+  ids from the parent's id (uuid5), writes the children, then deletes the parent. If the
+  parent still exists at start, its children are deleted and it is split again, to the same
+  ids and contents: nothing is sent twice under two different ids.
+* Files leave ``batches/`` only after a 200 (``duplicate: true`` included), or into
+  ``rejected/`` with the reason: never silently.
+* The spool is bounded (``max_bytes``): beyond it the OLDEST data is dropped, rejected
+  batches first (they will not be sent anyway), and the number of records dropped is logged.
+
+Times in file names are nanoseconds since the epoch, zero-padded so that name order is age
+order. Record counts are in the names too, so :meth:`Spool.status` never reads file contents.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import logging
+import os
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+__all__ = ["SPOOL_FORMAT", "Spool", "SpoolBusyError", "SpoolError", "SpoolStatus", "SpooledBatch", "records_as_dicts"]
+
+SPOOL_FORMAT = 1
+_PENDING, _BATCHES, _REJECTED, _TMP = "pending", "batches", "rejected", "tmp"
+_NAME = re.compile(r"^(?P<ns>\d{20})-(?P<key>[0-9a-f-]{8,36})-n(?P<count>\d+)\.json\Z")
+_ERROR_SUFFIX = ".error.json"
+
+logger = logging.getLogger(__name__)
+
+
+class SpoolError(RuntimeError):
+    """The spool directory cannot be used (permissions, read-only or missing file system...)."""
+
+
+class SpoolBusyError(SpoolError):
+    """Another process (a running ``wanmon-agent run``) holds the spool's lock."""
+
+
+class _ChunkFile(msgspec.Struct, kw_only=True):
+    format: int = SPOOL_FORMAT
+    created_at: str
+    source: str
+    records: list[msgspec.Raw]
+
+
+class _BatchFile(msgspec.Struct, kw_only=True):
+    format: int = SPOOL_FORMAT
+    batch_id: str
+    created_at: str
+    chunks: list[str] = []
+    split_from: str | None = None
+    records: list[msgspec.Raw]
+
+
+_ENCODER = msgspec.json.Encoder()
+_CHUNK_DECODER = msgspec.json.Decoder(_ChunkFile)
+_BATCH_DECODER = msgspec.json.Decoder(_BatchFile)
+
+
+@dataclass(frozen=True)
+class SpooledBatch:
+    """A batch on disk: ``records`` are the exact JSON bytes of each record, as spooled."""
+
+    batch_id: str
+    path: Path
+    created_ns: int
+    records: list[msgspec.Raw]
+    split_from: str | None = None
+
+    @property
+    def count(self) -> int:
+        """Number of records in the batch."""
+        return len(self.records)
+
+
+@dataclass(frozen=True)
+class SpoolStatus:
+    """What waits in the spool. ``oldest_age_s`` is None when nothing waits."""
+
+    pending_records: int
+    pending_chunks: int
+    batch_records: int
+    batches: int
+    oldest_age_s: float | None
+    rejected_batches: int
+    rejected_records: int
+    bytes: int
+    max_bytes: int
+
+    @property
+    def records_waiting(self) -> int:
+        """Records not yet acknowledged by the centre (pending chunks and formed batches)."""
+        return self.pending_records + self.batch_records
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (``wanmon-agent spool --json``)."""
+        return {
+            "records_waiting": self.records_waiting,
+            "batches_waiting": self.batches,
+            "pending_records": self.pending_records,
+            "pending_chunks": self.pending_chunks,
+            "batch_records": self.batch_records,
+            "oldest_age_s": None if self.oldest_age_s is None else round(self.oldest_age_s, 3),
+            "rejected_batches": self.rejected_batches,
+            "rejected_records": self.rejected_records,
+            "bytes": self.bytes,
+            "max_bytes": self.max_bytes,
+        }
+
+
+@dataclass
+class _Entry:
+    """One spool file, described by its name (and size, for the size bound)."""
+
+    path: Path
+    created_ns: int
+    count: int
+    size_bytes: int
+    extra: list[Path] = field(default_factory=list)  # files that go with it (a rejected batch's .error.json)
+
+
+class Spool:
+    """The on-disk queue between the collectors and the uploader (see the module docstring).
+
+    ``clock_ns`` returns nanoseconds since the epoch (injectable for tests). Methods are
+    thread-safe; one process at a time may write (:meth:`lock`), any may read :meth:`status`.
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        max_bytes: int = 1024**3,
+        batch_max_records: int = 1000,
+        clock_ns: Callable[[], int] = time.time_ns,
+    ) -> None:
+        if batch_max_records < 1:
+            raise ValueError("batch_max_records must be >= 1")
+        self.root = Path(root)
+        self.max_bytes = max_bytes
+        self.batch_max_records = batch_max_records
+        self._clock_ns = clock_ns
+        self._mutex = threading.RLock()
+        self._lock_fd: int | None = None
+
+    # -- set-up -------------------------------------------------------------------------------
+
+    @property
+    def pending_dir(self) -> Path:
+        return self.root / _PENDING
+
+    @property
+    def batches_dir(self) -> Path:
+        return self.root / _BATCHES
+
+    @property
+    def rejected_dir(self) -> Path:
+        return self.root / _REJECTED
+
+    @property
+    def tmp_dir(self) -> Path:
+        return self.root / _TMP
+
+    def open(self) -> Spool:
+        """Take the write lock, create the directories and recover from any crash. Returns self."""
+        try:
+            for directory in (self.root, self.pending_dir, self.batches_dir, self.rejected_dir, self.tmp_dir):
+                directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self.lock()
+            self.recover()
+        except SpoolError:
+            raise
+        except OSError as exc:
+            self.close()
+            raise SpoolError(f"cannot use spool {self.root}: {exc.strerror or exc}") from exc
+        return self
+
+    def close(self) -> None:
+        """Release the write lock."""
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # closing the descriptor releases the flock
+            self._lock_fd = None
+
+    def __enter__(self) -> Spool:
+        return self.open()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def lock(self) -> None:
+        """Become the spool's only writer, or raise SpoolBusyError naming the holder."""
+        if self._lock_fd is not None:
+            return
+        path = self.root / "lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EACCES):
+                raise SpoolBusyError(f"spool {self.root} is in use by another wanmon-agent (pid {holder})") from None
+            raise
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._lock_fd = fd
+
+    def recover(self) -> dict[str, int]:
+        """Repair what a crash may have left (module docstring); returns counts of what was done."""
+        with self._mutex:
+            done = {"tmp_removed": 0, "chunks_already_batched": 0, "split_children_removed": 0, "quarantined": 0}
+            for leftover in _listdir(self.tmp_dir):
+                _unlink(leftover)
+                done["tmp_removed"] += 1
+            headers: dict[Path, _BatchFile] = {}
+            for entry in self._entries(self.batches_dir):
+                try:
+                    headers[entry.path] = _BATCH_DECODER.decode(entry.path.read_bytes())
+                except (OSError, msgspec.DecodeError) as exc:
+                    self._quarantine(entry.path, f"unreadable batch file: {exc}")
+                    done["quarantined"] += 1
+            ids = {header.batch_id for header in headers.values()}
+            for path, header in headers.items():
+                for chunk in header.chunks:
+                    if _unlink(self.pending_dir / chunk):
+                        done["chunks_already_batched"] += 1
+                if header.split_from is not None and header.split_from in ids:
+                    _unlink(path)  # the parent is still here: it will be split again, to the same ids
+                    done["split_children_removed"] += 1
+            # Chunks are not read here (start-up stays fast with a large spool): an unreadable one is
+            # quarantined when seal() reads it.
+            for directory in (self.tmp_dir, self.pending_dir, self.batches_dir):
+                _fsync_dir(directory)
+            if any(done.values()):
+                logger.warning("spool recovered from an interrupted run", extra={"spool": str(self.root), **done})
+            return done
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def append(self, records: Sequence[Any], *, source: str = "") -> int:
+        """Durably store ``records`` (Records or JSON-ready dicts); returns how many were stored.
+
+        Returns only after the data is fsync'd and renamed into ``pending/``. Large lists are
+        cut into chunks of at most ``batch_max_records`` so a chunk always fits in a batch.
+        """
+        if not records:
+            return 0
+        encoded = [msgspec.Raw(_ENCODER.encode(record)) for record in records]
+        with self._mutex:
+            now_ns = self._clock_ns()
+            created_at = _iso(now_ns)
+            for part_index, start in enumerate(range(0, len(encoded), self.batch_max_records)):
+                part = encoded[start : start + self.batch_max_records]
+                body = _ENCODER.encode(_ChunkFile(created_at=created_at, source=source, records=part))
+                # +1 ns per part: names sort in record order even within one call
+                name = f"{now_ns + part_index:020d}-{uuid.uuid4().hex[:12]}-n{len(part)}.json"
+                self._write_atomic(self.pending_dir, name, body)
+            self._enforce_limit()
+        return len(encoded)
+
+    def seal(self) -> int:
+        """Pack pending chunks, oldest first, into batches of at most ``batch_max_records``.
+
+        Returns the number of batches formed. A batch takes the creation time of its oldest
+        chunk, so batches are uploaded in the order their data was collected.
+        """
+        with self._mutex:
+            chunks = self._entries(self.pending_dir)
+            formed = 0
+            group: list[_Entry] = []
+            for chunk in chunks:
+                if group and sum(c.count for c in group) + chunk.count > self.batch_max_records:
+                    formed += self._form_batch(group)
+                    group = []
+                group.append(chunk)
+            if group:
+                formed += self._form_batch(group)
+            return formed
+
+    def _form_batch(self, chunks: list[_Entry]) -> int:
+        records: list[msgspec.Raw] = []
+        names: list[str] = []
+        for chunk in chunks:
+            try:
+                records.extend(_CHUNK_DECODER.decode(chunk.path.read_bytes()).records)
+            except FileNotFoundError:
+                continue  # dropped by the size bound meanwhile
+            except (OSError, msgspec.DecodeError) as exc:
+                self._quarantine(chunk.path, f"unreadable chunk file: {exc}")
+                continue
+            names.append(chunk.path.name)
+        if not records:
+            return 0
+        batch_id = str(uuid.uuid4())
+        created_ns = chunks[0].created_ns
+        body = _BatchFile(batch_id=batch_id, created_at=_iso(created_ns), chunks=names, records=records)
+        self._write_atomic(self.batches_dir, _batch_name(created_ns, batch_id, len(records)), _ENCODER.encode(body))
+        # Only now may the chunks go: until here a crash leaves them pending (not lost); after the
+        # batch file exists, recover() deletes any chunk it lists (never in two batches).
+        for name in names:
+            _unlink(self.pending_dir / name)
+        _fsync_dir(self.pending_dir)
+        return 1
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def batches(self) -> Iterator[SpooledBatch]:
+        """Waiting batches, oldest first (read one at a time; unreadable ones are quarantined)."""
+        for entry in self._entries(self.batches_dir):
+            batch = self._read_batch(entry)
+            if batch is not None:
+                yield batch
+
+    def next_batch(self) -> SpooledBatch | None:
+        """The oldest waiting batch, or None."""
+        with self._mutex:
+            return next(self.batches(), None)
+
+    def _read_batch(self, entry: _Entry) -> SpooledBatch | None:
+        try:
+            data = _BATCH_DECODER.decode(entry.path.read_bytes())
+        except FileNotFoundError:
+            return None
+        except (OSError, msgspec.DecodeError) as exc:
+            self._quarantine(entry.path, f"unreadable batch file: {exc}")
+            return None
+        return SpooledBatch(
+            batch_id=data.batch_id,
+            path=entry.path,
+            created_ns=entry.created_ns,
+            records=data.records,
+            split_from=data.split_from,
+        )
+
+    def status(self, *, now_ns: int | None = None) -> SpoolStatus:
+        """Counts from file names only: cheap, read-only, safe while the daemon runs."""
+        now_ns = self._clock_ns() if now_ns is None else now_ns
+        pending = self._entries(self.pending_dir)
+        batches = self._entries(self.batches_dir)
+        rejected = self._entries(self.rejected_dir)
+        waiting = pending + batches
+        oldest = min((e.created_ns for e in waiting), default=None)
+        total = sum(e.size_bytes + sum(_size(p) for p in e.extra) for e in (*waiting, *rejected))
+        return SpoolStatus(
+            pending_records=sum(e.count for e in pending),
+            pending_chunks=len(pending),
+            batch_records=sum(e.count for e in batches),
+            batches=len(batches),
+            oldest_age_s=None if oldest is None else max(0.0, (now_ns - oldest) / 1e9),
+            rejected_batches=len(rejected),
+            rejected_records=sum(e.count for e in rejected),
+            bytes=total,
+            max_bytes=self.max_bytes,
+        )
+
+    # -- outcomes of an upload ----------------------------------------------------------------
+
+    def ack(self, batch: SpooledBatch) -> None:
+        """The centre stored the batch (or had it already): forget it."""
+        with self._mutex:
+            if _unlink(batch.path):
+                _fsync_dir(self.batches_dir)
+
+    def split(self, batch: SpooledBatch) -> list[SpooledBatch]:
+        """Replace ``batch`` by its two halves (after a 413); ids are derived from the parent's.
+
+        A batch of one record cannot be split: the caller rejects it instead.
+        """
+        if batch.count < 2:
+            raise ValueError("a batch of one record cannot be split")
+        half = batch.count // 2
+        with self._mutex:
+            if not batch.path.exists():
+                return []  # dropped by the size bound while it was being sent
+            children = [
+                self._child(batch, batch.records[:half], "split-1-of-2"),
+                self._child(batch, batch.records[half:], "split-2-of-2"),
+            ]
+            _unlink(batch.path)
+            _fsync_dir(self.batches_dir)
+        logger.info(
+            "batch too large for the centre: split in two",
+            extra={"batch_id": batch.batch_id, "records": batch.count, "into": [c.batch_id for c in children]},
+        )
+        return children
+
+    def reject(
+        self,
+        batch: SpooledBatch,
+        *,
+        status: int | None,
+        response: Any,
+        record_indexes: set[int] | None = None,
+    ) -> SpooledBatch | None:
+        """Move refused records to ``rejected/`` with the server's answer next to them.
+
+        With ``record_indexes`` (the records the server named), only those are rejected and
+        the others go on in a new batch (returned): one bad record must not cost a batch's
+        worth of good measurements. Without it, or when it names every record, the whole
+        batch is rejected.
+        """
+        with self._mutex:
+            if not batch.path.exists():
+                return None
+            named = {i for i in (record_indexes or set()) if 0 <= i < batch.count}
+            now_ns = self._clock_ns()
+            error = {
+                "status": status,
+                "response": response,
+                "batch_id": batch.batch_id,
+                "rejected_at": _iso(now_ns),
+            }
+            if not named or len(named) == batch.count:
+                name = batch.path.name
+                self._write_atomic(self.rejected_dir, _error_name(name), _ENCODER.encode(error))
+                os.replace(batch.path, self.rejected_dir / name)
+                _fsync_dir(self.rejected_dir)
+                _fsync_dir(self.batches_dir)
+                rest = None
+                rejected_count = batch.count
+            else:
+                bad = [batch.records[i] for i in sorted(named)]
+                good = [r for i, r in enumerate(batch.records) if i not in named]
+                rejected_id = _derived_id(batch.batch_id, "rejected")
+                name = _batch_name(batch.created_ns, rejected_id, len(bad))
+                error["record_indexes"] = sorted(named)  # positions in the batch the server's paths refer to
+                body = _BatchFile(
+                    batch_id=rejected_id,
+                    created_at=_iso(batch.created_ns),
+                    split_from=batch.batch_id,
+                    records=bad,
+                )
+                self._write_atomic(self.rejected_dir, _error_name(name), _ENCODER.encode(error))
+                self._write_atomic(self.rejected_dir, name, _ENCODER.encode(body))
+                rest = self._child(batch, good, "accepted-part")
+                _unlink(batch.path)
+                _fsync_dir(self.batches_dir)
+                rejected_count = len(bad)
+        logger.error(
+            "the centre refused records; kept in the spool's rejected/ folder",
+            extra={
+                "batch_id": batch.batch_id,
+                "status": status,
+                "records_rejected": rejected_count,
+                "records_resent": 0 if rest is None else rest.count,
+                "rejected_file": str(self.rejected_dir / name),
+                "response": response,
+            },
+        )
+        return rest
+
+    def requeue_rejected(self) -> int:
+        """Put every rejected batch back in the queue (after the cause was fixed); returns how many."""
+        moved = 0
+        with self._mutex:
+            for entry in self._entries(self.rejected_dir):
+                os.replace(entry.path, self.batches_dir / entry.path.name)
+                for extra in entry.extra:
+                    _unlink(extra)
+                moved += 1
+            if moved:
+                _fsync_dir(self.batches_dir)
+                _fsync_dir(self.rejected_dir)
+        return moved
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _child(self, parent: SpooledBatch, records: list[msgspec.Raw], role: str) -> SpooledBatch:
+        batch_id = _derived_id(parent.batch_id, role)
+        body = _BatchFile(
+            batch_id=batch_id, created_at=_iso(parent.created_ns), split_from=parent.batch_id, records=records
+        )
+        path = self._write_atomic(
+            self.batches_dir, _batch_name(parent.created_ns, batch_id, len(records)), _ENCODER.encode(body)
+        )
+        return SpooledBatch(
+            batch_id=batch_id, path=path, created_ns=parent.created_ns, records=records, split_from=parent.batch_id
+        )
+
+    def _write_atomic(self, directory: Path, name: str, data: bytes) -> Path:
+        """Write ``data`` under ``directory/name`` so that the file is either absent or complete."""
+        tmp = self.tmp_dir / f"{name}.{os.getpid()}.{threading.get_ident()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            _unlink(tmp)
+            raise
+        os.close(fd)
+        target = directory / name
+        os.replace(tmp, target)  # atomic within one file system: tmp/ is inside the spool
+        _fsync_dir(directory)  # the rename itself must survive a power cut
+        return target
+
+    def _entries(self, directory: Path) -> list[_Entry]:
+        entries: list[_Entry] = []
+        try:
+            scanned = list(os.scandir(directory))
+        except FileNotFoundError:
+            return entries
+        names = {item.name for item in scanned}
+        for item in scanned:
+            match = _NAME.match(item.name)
+            if match is None:
+                continue
+            try:
+                size = item.stat().st_size
+            except FileNotFoundError:
+                continue
+            extra = []
+            error_name = _error_name(item.name)
+            if error_name in names:
+                extra.append(Path(directory, error_name))
+            entries.append(_Entry(Path(item.path), int(match["ns"]), int(match["count"]), size, extra))
+        entries.sort(key=lambda e: e.path.name)
+        return entries
+
+    def _quarantine(self, path: Path, reason: str) -> None:
+        """An unreadable file is moved aside with the reason, never deleted: a human may rescue it."""
+        name = path.name if _NAME.match(path.name) else f"{self._clock_ns():020d}-{uuid.uuid4()}-n0.json"
+        with contextlib.suppress(FileNotFoundError):
+            os.replace(path, self.rejected_dir / name)
+            self._write_atomic(
+                self.rejected_dir, _error_name(name), _ENCODER.encode({"status": None, "reason": reason})
+            )
+            logger.error("unreadable spool file moved to rejected/", extra={"file": str(path), "reason": reason})
+
+    def _enforce_limit(self) -> None:
+        """Drop the oldest data until the spool fits ``max_bytes`` (rejected first, then waiting)."""
+        rejected = self._entries(self.rejected_dir)
+        waiting = sorted(
+            self._entries(self.batches_dir) + self._entries(self.pending_dir), key=lambda e: (e.created_ns, e.path.name)
+        )
+        total = sum(e.size_bytes + sum(_size(p) for p in e.extra) for e in (*rejected, *waiting))
+        if total <= self.max_bytes:
+            return
+        dropped_records = dropped_rejected = dropped_files = 0
+        oldest_dropped_ns: int | None = None
+        for entry, is_rejected in [*((e, True) for e in rejected), *((e, False) for e in waiting)]:
+            if total <= self.max_bytes:
+                break
+            total -= entry.size_bytes + sum(_size(p) for p in entry.extra)
+            for path in (entry.path, *entry.extra):
+                _unlink(path)
+            dropped_files += 1
+            if is_rejected:
+                dropped_rejected += entry.count
+            else:
+                dropped_records += entry.count
+                oldest_dropped_ns = entry.created_ns if oldest_dropped_ns is None else oldest_dropped_ns
+        for directory in (self.rejected_dir, self.batches_dir, self.pending_dir):
+            _fsync_dir(directory)
+        logger.warning(
+            "spool full: dropped the oldest data",
+            extra={
+                "dropped_records": dropped_records,
+                "dropped_rejected_records": dropped_rejected,
+                "dropped_files": dropped_files,
+                "oldest_dropped": None if oldest_dropped_ns is None else _iso(oldest_dropped_ns),
+                "max_bytes": self.max_bytes,
+            },
+        )
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+
+def _batch_name(created_ns: int, batch_id: str, count: int) -> str:
+    return f"{created_ns:020d}-{batch_id}-n{count}.json"
+
+
+def _error_name(name: str) -> str:
+    return name.removesuffix(".json") + _ERROR_SUFFIX
+
+
+def _derived_id(parent_id: str, role: str) -> str:
+    """A stable child id: re-splitting the same parent after a crash gives the same ids."""
+    return str(uuid.uuid5(uuid.UUID(parent_id), role))
+
+
+def _iso(ns: int) -> str:
+    return datetime.fromtimestamp(ns / 1e9, UTC).isoformat().replace("+00:00", "Z")
+
+
+def _listdir(directory: Path) -> list[Path]:
+    try:
+        return [Path(item.path) for item in os.scandir(directory)]
+    except FileNotFoundError:
+        return []
+
+
+def _unlink(path: Path) -> bool:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    except FileNotFoundError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def records_as_dicts(batch: SpooledBatch) -> list[Mapping[str, Any]]:
+    """The batch's records decoded (for tests and the ``spool`` command)."""
+    return [msgspec.json.decode(raw) for raw in batch.records]

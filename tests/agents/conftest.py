@@ -1,0 +1,243 @@
+"""Test doubles for the site agent: an in-process fake centre on 127.0.0.1 and config files.
+
+The fake centre is a real HTTP server (``http.server`` in a thread): the agent's real httpx
+client, gzip bodies, headers and timeouts are exercised, and every request is recorded.
+"""
+
+from __future__ import annotations
+
+import gzip
+import ipaddress
+import json
+import socket
+import ssl
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "collectors" / "fixtures" / "toolout"
+TOKEN = "agent-token-Zx9fK2pQ-never-logged"
+
+
+@dataclass
+class Received:
+    """One request as the fake centre saw it (body already gunzipped and decoded)."""
+
+    path: str
+    headers: dict[str, str]
+    raw: bytes  # the body as sent (gzip)
+    body: bytes  # decompressed
+    at_monotonic: float
+
+    @property
+    def json(self) -> dict[str, Any]:
+        return json.loads(self.body)
+
+    @property
+    def batch_id(self) -> str:
+        return self.json["batch_id"]
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        return self.json["records"]
+
+
+@dataclass
+class Reply:
+    """A scripted answer. ``delay_s`` holds the answer back (client timeouts)."""
+
+    status: int = 200
+    body: Any = None  # None: the ingest's normal 200 answer for the request
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+
+
+Script = Reply | Callable[[Received], Reply]
+
+
+class FakeCentral:
+    """Answers ``POST /api/v1/ingest`` like the centre: 200 + dedup by batch_id unless scripted otherwise."""
+
+    def __init__(self, *, tls: tuple[Path, Path] | None = None) -> None:
+        self.requests: list[Received] = []
+        self.script: deque[Script] = deque()
+        self.default: Script | None = None  # used when the script is empty; None: normal ingest
+        self.stored: dict[str, list[dict[str, Any]]] = {}  # batch_id -> records, as the real centre stores
+        self.request_started = threading.Event()
+        self._lock = threading.Lock()
+        central = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                body = gzip.decompress(raw) if self.headers.get("Content-Encoding") == "gzip" else raw
+                received = Received(self.path, dict(self.headers), raw, body, time.monotonic())
+                reply = central._next(received)
+                # Stored on receipt, as the real centre commits before answering: a late answer
+                # (delay_s) is an acknowledgement the agent never sees.
+                payload = reply.body if reply.body is not None else central._ingest(received)
+                central.request_started.set()
+                if reply.delay_s:
+                    time.sleep(reply.delay_s)
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                try:
+                    self.send_response(reply.status)
+                    for key, value in reply.headers.items():
+                        self.send_header(key, value)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout test): what the centre did still counts
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.scheme = "http"
+        if tls is not None:  # (certificate chain, key): serve HTTPS
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+            self.scheme = "https"
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"{self.scheme}://127.0.0.1:{self.server.server_address[1]}"
+
+    def reply(self, *scripts: Script) -> None:
+        self.script.extend(scripts)
+
+    def _next(self, received: Received) -> Reply:
+        with self._lock:
+            self.requests.append(received)
+            script = self.script.popleft() if self.script else self.default
+        if script is None:
+            return Reply()
+        return script(received) if callable(script) else script
+
+    def _ingest(self, received: Received) -> dict[str, Any]:
+        """The real centre's 200 answer: stored once per batch_id, ``duplicate`` on repeats."""
+        batch = received.json
+        with self._lock:
+            duplicate = batch["batch_id"] in self.stored
+            if not duplicate:
+                self.stored[batch["batch_id"]] = batch["records"]
+        return {
+            "batch_id": batch["batch_id"],
+            "accepted": 0 if duplicate else len(batch["records"]),
+            "duplicate": duplicate,
+        }
+
+    def stored_records(self) -> list[dict[str, Any]]:
+        return [record for records in self.stored.values() for record in records]
+
+
+@contextmanager
+def running(fake: FakeCentral) -> Iterator[FakeCentral]:
+    fake.thread.start()
+    try:
+        yield fake
+    finally:
+        fake.server.shutdown()
+        fake.server.server_close()
+
+
+@pytest.fixture
+def central() -> Iterator[FakeCentral]:
+    with running(FakeCentral()) as fake:
+        yield fake
+
+
+def make_tls_files(directory: Path) -> tuple[Path, Path, Path]:
+    """A private CA and a server certificate for 127.0.0.1 signed by it: (ca.pem, server.pem, server.key)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.now(UTC)
+
+    def certificate(subject: str, key, issuer: str, issuer_key, *, ca: bool):
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+            .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - timedelta(minutes=5))
+            .not_valid_after(now + timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        )
+        if ca:
+            builder = builder.add_extension(
+                x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True
+            )
+        else:
+            builder = builder.add_extension(
+                x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False
+            )
+        return builder.sign(issuer_key, hashes.SHA256())
+
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_cert = certificate("wanmon test CA", ca_key, "wanmon test CA", ca_key, ca=True)
+    server_key = ec.generate_private_key(ec.SECP256R1())
+    server_cert = certificate("127.0.0.1", server_key, "wanmon test CA", ca_key, ca=False)
+    paths = (directory / "ca.pem", directory / "server.pem", directory / "server.key")
+    paths[0].write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
+    paths[1].write_bytes(server_cert.public_bytes(serialization.Encoding.PEM))
+    paths[2].write_bytes(
+        server_key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return paths
+
+
+def dead_url() -> str:
+    """A URL on 127.0.0.1 where nothing listens (connection refused at once)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def fake_nuttcp(directory: Path, *, output_file: str = "nuttcp-tcp-fparse-1.txt", version: str = "8.2.2") -> Path:
+    """An executable standing in for nuttcp: prints captured real -fparse output (and -V)."""
+    script = directory / "nuttcp"
+    script.write_text(
+        f'#!/bin/sh\nif [ "$1" = "-V" ]; then echo "nuttcp-{version}"; exit 0; fi\ncat \'{FIXTURES / output_file}\'\n'
+    )
+    script.chmod(0o755)
+    return script
+
+
+def write_config(directory: Path, *, url: str, body: str = "", agent: str = "", token: str = TOKEN) -> Path:
+    """An agent.toml with a token file and a spool under ``directory``; ``body`` adds tables."""
+    token_file = directory / "token"
+    token_file.write_text(token + "\n")
+    token_file.chmod(0o600)
+    path = directory / "agent.toml"
+    path.write_text(
+        f'[central]\nurl = "{url}"\ntoken_file = "{token_file}"\ntimeout_s = 5\n\n'
+        f'[agent]\nsite = "RAL"\nname = "ral-agent-test"\nspool_dir = "{directory / "spool"}"\n'
+        f"start_jitter_s = 0\n{agent}\n{body}"
+    )
+    return path
+
+
+HOST_TCP_LO = '[[host_tcp]]\ninterface = "lo"\n'

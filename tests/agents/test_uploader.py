@@ -1,0 +1,335 @@
+"""Uploads against a real HTTP server on 127.0.0.1: acks, retries with the same batch_id, 4xx handling."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from agents.spool import Spool, records_as_dicts
+from agents.uploader import Backoff, Outcome, Uploader, drain, parse_retry_after, record_indexes, upload_forever
+from collectors.records import decode_batch
+from tests.agents.conftest import TOKEN, FakeCentral, Reply, dead_url, make_tls_files, running
+
+
+def host_tcp(n: int) -> dict:
+    moment = datetime.now(UTC) - timedelta(minutes=10) + timedelta(seconds=n)
+    return {
+        "type": "host_tcp",
+        "time": moment.isoformat().replace("+00:00", "Z"),
+        "site": "RAL",
+        "host": f"h{n}",
+        "tcp_rmem": [4096, 87380, 4194304],
+        "tcp_wmem": [4096, 65536, 4194304],
+        "rmem_max": 4194304,
+        "wmem_max": 4194304,
+        "congestion_control": "cubic",
+        "mtu": 9000,
+    }
+
+
+def spool_with(tmp_path, *counts: int, batch_max_records: int = 1000) -> Spool:
+    """A spool holding one batch per count, records numbered from 0 in order."""
+    spool = Spool(tmp_path / "spool", batch_max_records=batch_max_records).open()
+    n = 0
+    for count in counts:
+        spool.append([host_tcp(n + i) for i in range(count)])
+        n += count
+        spool.seal()
+    return spool
+
+
+def uploader(url: str, **kwargs) -> Uploader:
+    return Uploader(
+        ingest_url=url + "/api/v1/ingest", token=TOKEN, agent_version="1.2.3", agent_name="ral-agent-1", **kwargs
+    )
+
+
+def run_drain(spool: Spool, url: str, backoff: Backoff | None = None, **kwargs):
+    async def go():
+        async with uploader(url, **kwargs) as client:
+            return await drain(spool, client, backoff=backoff or Backoff())
+
+    return asyncio.run(go())
+
+
+def hosts(records) -> list[str]:
+    return [r["host"] for r in records]
+
+
+def test_a_batch_is_posted_gzipped_authenticated_valid_and_then_forgotten(tmp_path, central: FakeCentral):
+    spool = spool_with(tmp_path, 3)
+    batch_id = spool.next_batch().batch_id
+
+    report = run_drain(spool, central.url)
+
+    (request,) = central.requests
+    assert request.path == "/api/v1/ingest"
+    assert request.headers["Authorization"] == f"Bearer {TOKEN}"
+    assert request.headers["Content-Encoding"] == "gzip" and request.headers["Content-Type"] == "application/json"
+    assert request.headers["User-Agent"] == "wanmon-agent/1.2.3 (ral-agent-1)"
+    assert len(request.raw) < len(request.body)
+    # the body is exactly what the centre's own decoder accepts
+    batch = decode_batch(request.body, now=datetime.now(UTC), max_records=20_000)
+    assert (batch.batch_id, batch.agent_version, len(batch.records)) == (batch_id, "1.2.3", 3)
+    assert (report.sent_batches, report.sent_records, report.failed) == (1, 3, False)
+    assert spool.status().records_waiting == 0
+
+
+def test_batches_go_oldest_first(tmp_path, central: FakeCentral):
+    spool = spool_with(tmp_path, 2, 1, 2)
+
+    run_drain(spool, central.url)
+
+    assert [hosts(r.records) for r in central.requests] == [["h0", "h1"], ["h2"], ["h3", "h4"]]
+
+
+def test_duplicate_true_is_an_acknowledgement(tmp_path, central: FakeCentral):
+    spool = spool_with(tmp_path, 2)
+    batch_id = spool.next_batch().batch_id
+    central.reply(Reply(200, {"batch_id": batch_id, "accepted": 0, "duplicate": True}))
+
+    report = run_drain(spool, central.url)
+
+    assert (report.sent_batches, report.duplicate_batches) == (1, 1)
+    assert spool.status().records_waiting == 0
+
+
+def test_a_timed_out_upload_is_retried_with_the_same_batch_id_and_stored_once(tmp_path, central: FakeCentral):
+    spool = spool_with(tmp_path, 2)
+    # The centre stores the batch but its answer comes too late: the agent cannot know it was stored.
+    central.reply(Reply(delay_s=1.5))
+
+    first = run_drain(spool, central.url, timeout_s=0.5)
+    assert first.failed and "Timeout" in first.last_error
+    assert spool.status().records_waiting == 2  # kept
+
+    second = run_drain(spool, central.url, timeout_s=5)
+
+    assert [r.batch_id for r in central.requests] == [central.requests[0].batch_id] * 2
+    assert (second.sent_batches, second.duplicate_batches) == (1, 1)
+    assert hosts(central.stored_records()) == ["h0", "h1"]  # exactly once
+    assert spool.status().records_waiting == 0
+
+
+def test_server_errors_back_off_exponentially_with_jitter_and_keep_the_batch(tmp_path, central: FakeCentral):
+    spool = spool_with(tmp_path, 1, 1)
+    central.default = Reply(503, {"errors": [{"path": "", "message": "down"}]})
+    backoff = Backoff(base_s=2, max_s=30, rng=lambda: 1.0)  # upper end of the jitter range
+
+    delays = [run_drain(spool, central.url, backoff=backoff).retry_in_s for _ in range(6)]
+
+    assert delays == [2, 4, 8, 16, 30, 30]
+    assert len(central.requests) == 6 and len({r.batch_id for r in central.requests}) == 1  # never the 2nd batch
+    assert spool.status().batches == 2
+    central.default = None
+    assert run_drain(spool, central.url, backoff=backoff).sent_batches == 2
+    assert backoff.failures == 0  # reset by the success
+
+
+def test_backoff_jitter_stays_within_half_and_full_delay():
+    low = Backoff(base_s=4, max_s=100, rng=lambda: 0.0)
+    assert [low.next_delay_s() for _ in range(3)] == [2, 4, 8]
+    draws = [Backoff(base_s=10, rng=__import__("random").Random(seed).random).next_delay_s() for seed in range(50)]
+    assert all(5 <= d <= 10 for d in draws) and len(set(draws)) == 50
+
+
+def test_a_dead_centre_loses_nothing(tmp_path):
+    spool = spool_with(tmp_path, 2)
+
+    report = run_drain(spool, dead_url())
+
+    assert report.failed and "ConnectError" in report.last_error
+    assert spool.status().records_waiting == 2
+
+
+def test_429_retry_after_is_the_wait(tmp_path, central: FakeCentral):
+    spool = spool_with(tmp_path, 1)
+    central.reply(Reply(429, {"detail": "slow down"}, {"Retry-After": "7"}))
+
+    report = run_drain(spool, central.url, backoff=Backoff(base_s=100))
+
+    assert report.retry_in_s == 7
+    assert spool.status().records_waiting == 1
+
+
+def test_the_daemon_loop_waits_for_retry_after_before_sending_again(tmp_path, central: FakeCentral):
+    spool = spool_with(tmp_path, 1)
+    central.reply(Reply(429, {"detail": "slow down"}, {"Retry-After": "1"}))
+
+    async def go():
+        stop = asyncio.Event()
+        async with uploader(central.url) as client:
+            task = asyncio.create_task(upload_forever(spool, client, stop, interval_s=60, backoff=Backoff(base_s=0.01)))
+            for _ in range(100):
+                await asyncio.sleep(0.05)
+                if len(central.requests) == 2:
+                    break
+            stop.set()
+            await task
+
+    asyncio.run(go())
+
+    first, second = central.requests
+    assert 1.0 <= second.at_monotonic - first.at_monotonic < 3.0
+    assert first.batch_id == second.batch_id
+    assert spool.status().records_waiting == 0
+
+
+def test_parse_retry_after_reads_seconds_and_http_dates():
+    now = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+    assert parse_retry_after("120") == 120
+    assert parse_retry_after("Sun, 01 Mar 2026 12:00:30 GMT", now=now) == 30
+    assert parse_retry_after("Sun, 01 Mar 2026 11:00:00 GMT", now=now) == 0
+    assert parse_retry_after("999999") == 3600  # capped
+    assert parse_retry_after("soon") is None and parse_retry_after(None) is None
+
+
+def test_400_rejects_the_named_records_and_sends_the_others(tmp_path, central: FakeCentral):
+    spool = spool_with(tmp_path, 4)
+    answer = {"errors": [{"path": "records[2].site", "message": "unknown site 'RAL'"}]}
+    central.reply(Reply(400, answer))
+
+    report = run_drain(spool, central.url)
+
+    first, second = central.requests
+    assert second.batch_id == str(uuid.uuid5(uuid.UUID(first.batch_id), "accepted-part"))
+    assert hosts(second.records) == ["h0", "h1", "h3"]
+    assert hosts(central.stored_records()) == ["h0", "h1", "h3"]
+    (rejected,) = [p for p in spool.rejected_dir.iterdir() if not p.name.endswith(".error.json")]
+    assert hosts(json.loads(rejected.read_bytes())["records"]) == ["h2"]
+    error = json.loads(rejected.with_name(rejected.name.replace(".json", ".error.json")).read_text())
+    assert error["status"] == 400 and error["response"] == answer
+    assert (report.rejected_batches, report.sent_records, spool.status().records_waiting) == (1, 3, 0)
+
+
+def test_a_batch_level_400_rejects_the_whole_batch_and_never_retries_it(tmp_path, central: FakeCentral):
+    spool = spool_with(tmp_path, 2, 1)
+    central.reply(Reply(400, {"errors": [{"path": "sent_at", "message": "ahead of the receiver's clock"}]}))
+
+    run_drain(spool, central.url)
+    run_drain(spool, central.url)
+
+    assert len(central.requests) == 2  # the refused batch once, then the next batch; no retry loop
+    assert hosts(central.stored_records()) == ["h2"]
+    status = spool.status()
+    assert (status.rejected_batches, status.rejected_records, status.records_waiting) == (1, 2, 0)
+
+
+def test_403_naming_every_record_rejects_the_batch(tmp_path, central: FakeCentral):
+    spool = spool_with(tmp_path, 2)
+    central.reply(
+        Reply(
+            403,
+            {
+                "errors": [
+                    {"path": "records[0]", "message": "may not send"},
+                    {"path": "records[1]", "message": "may not send"},
+                ]
+            },
+        )
+    )
+
+    report = run_drain(spool, central.url)
+
+    assert report.rejected_batches == 1 and len(central.requests) == 1
+    assert spool.status().rejected_records == 2
+
+
+def test_413_splits_in_halves_until_the_batches_fit(tmp_path, central: FakeCentral):
+    spool = spool_with(tmp_path, 7)
+    too_big = Reply(413, {"errors": [{"path": "", "message": "body too large"}]})
+    central.default = lambda request: too_big if len(request.records) > 2 else Reply()
+
+    report = run_drain(spool, central.url)
+
+    sizes = [len(r.records) for r in central.requests]
+    assert sizes[0] == 7 and max(sizes[1:]) <= 7 // 2 + 1
+    assert sorted(hosts(central.stored_records())) == [f"h{n}" for n in range(7)]  # each exactly once
+    assert len(central.stored_records()) == 7
+    assert report.split_batches == 3 and spool.status().records_waiting == 0
+
+
+def test_413_for_a_single_record_rejects_it(tmp_path, central: FakeCentral):
+    spool = spool_with(tmp_path, 1)
+    central.reply(Reply(413, {"errors": [{"path": "", "message": "body too large"}]}))
+
+    report = run_drain(spool, central.url)
+
+    assert report.rejected_batches == 1 and spool.status().rejected_records == 1
+
+
+@pytest.mark.parametrize("status", [401, 404, 500])
+def test_other_refusals_keep_the_batch_for_a_retry(tmp_path, central: FakeCentral, status):
+    spool = spool_with(tmp_path, 1)
+    central.reply(Reply(status, {"detail": "no"}))
+
+    report = run_drain(spool, central.url)
+
+    assert report.failed and report.last_error == f"HTTP {status}"
+    assert spool.status().records_waiting == 1 and spool.status().rejected_batches == 0
+
+
+def test_a_200_that_is_not_an_ingest_answer_is_not_an_ack(tmp_path, central: FakeCentral):
+    spool = spool_with(tmp_path, 1)
+    central.reply(Reply(200, b"<html>captive portal</html>"))
+
+    report = run_drain(spool, central.url)
+
+    assert report.failed and spool.status().records_waiting == 1
+
+
+def test_stop_lets_the_upload_in_flight_finish_and_sends_nothing_more(tmp_path, central: FakeCentral):
+    spool = spool_with(tmp_path, 1, 1)
+    central.reply(Reply(delay_s=0.5))
+
+    async def go():
+        stop = asyncio.Event()
+        async with uploader(central.url) as client:
+            task = asyncio.create_task(drain(spool, client, backoff=Backoff(), stop=stop))
+            while not central.request_started.is_set():
+                await asyncio.sleep(0.01)
+            stop.set()
+            return await task
+
+    started = time.monotonic()
+    report = asyncio.run(go())
+
+    assert time.monotonic() - started >= 0.5
+    assert report.sent_batches == 1 and len(central.requests) == 1
+    assert spool.status().batches == 1  # the second batch waits for the next start
+
+
+def test_record_indexes_only_for_errors_that_all_name_records():
+    assert record_indexes({"errors": [{"path": "records[3].x", "message": ""}, {"path": "records[10]"}]}) == {3, 10}
+    assert record_indexes({"errors": [{"path": "records[3].x"}, {"path": ""}]}) is None
+    assert record_indexes({"errors": []}) is None
+    assert record_indexes("<html>") is None
+
+
+def test_uploaded_records_are_the_spooled_bytes(tmp_path, central: FakeCentral):
+    spool = spool_with(tmp_path, 2)
+    spooled = records_as_dicts(spool.next_batch())
+
+    run_drain(spool, central.url)
+
+    assert central.requests[0].records == spooled
+    assert Outcome.ACKED.value == "acked"
+
+
+def test_tls_is_verified_against_the_configured_ca_file(tmp_path):
+    ca_file, cert, key = make_tls_files(tmp_path)
+    spool = spool_with(tmp_path, 2)
+
+    with running(FakeCentral(tls=(cert, key))) as central:
+        untrusted = run_drain(spool, central.url)  # system CAs do not know the site's private CA
+        trusted = run_drain(spool, central.url, ca_file=ca_file)
+
+    assert untrusted.failed and "CERTIFICATE_VERIFY_FAILED" in untrusted.last_error
+    assert trusted.sent_records == 2 and not trusted.failed
+    assert len(central.requests) == 1  # the unverified attempt never sent the token or the data
+    assert spool.status().records_waiting == 0

@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "wanmon.inventory.apps.InventoryConfig",
     "wanmon.measurements.apps.MeasurementsConfig",
     "wanmon.maintenance.apps.MaintenanceConfig",
+    "wanmon.diagnosis.apps.DiagnosisConfig",
 ]
 
 MIDDLEWARE = [
@@ -153,6 +154,12 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Multi-site WAN monitoring: inventory, agent ingest, measurements, findings.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Several models have a `role` with different choices: name each enum after its choice set.
+    "ENUM_NAME_OVERRIDES": {
+        "ContactRoleEnum": "wanmon.inventory.choices.ContactRole",
+        "HostRoleEnum": "wanmon.inventory.choices.HostRole",
+        "EquipmentRoleEnum": "wanmon.inventory.choices.EquipmentRole",
+    },
 }
 
 # --- Celery: Redis broker, one beat schedule (later apps add their periodic tasks here) ---
@@ -169,6 +176,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_RESULT_EXPIRES = 3600
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "core-heartbeat": {"task": "wanmon.core.tasks.heartbeat_task", "schedule": 60.0},
+    "diagnosis-run": {"task": "wanmon.diagnosis.tasks.diagnosis_run_task", "schedule": 60.0},
     "measurements-retention": {"task": "wanmon.measurements.tasks.retention_apply_task", "schedule": 24 * 3600.0},
 }
 

@@ -14,6 +14,8 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("wanmon.measurements.api.urls")),
+    path("api/v1/", include("wanmon.diagnosis.api.urls")),
+    path("api/v1/", include("wanmon.inventory.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

@@ -212,6 +212,9 @@ class Path(models.Model):
     src = models.ForeignKey(Site, on_delete=models.PROTECT, related_name="paths_out")
     dst = models.ForeignKey(Site, on_delete=models.PROTECT, related_name="paths_in")
     capacity_mbps = models.PositiveBigIntegerField(null=True, blank=True)
+    # Nominal round-trip time of this route: lets window/BDP advice be given before any test reported an RTT.
+    # A correction of the estimate is not a route change, so it is updated in place (no new version).
+    rtt_ms = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0)])
     valid_from = models.DateTimeField()
     valid_to = models.DateTimeField(null=True, blank=True)
     note = models.CharField(max_length=200, blank=True)

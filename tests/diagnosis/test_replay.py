@@ -1,0 +1,112 @@
+"""manage.py replay through the real database: the regression corpus, JSON output, errors, rollback, --keep."""
+
+import json
+from io import StringIO
+from pathlib import Path
+
+import pytest
+import yaml
+from django.core.management import call_command
+from django.db import connection
+
+from wanmon.diagnosis.models import Finding
+from wanmon.inventory.models import Site
+
+pytestmark = pytest.mark.django_db
+CORPUS = sorted((Path(__file__).resolve().parents[1] / "scenarios").glob("*.yaml"))
+FZK = next(p for p in CORPUS if p.name == "reverse-path-loss-fzk.yaml")
+
+
+def replay(*args) -> tuple[int, str, str]:
+    out, err = StringIO(), StringIO()
+    try:
+        call_command("replay", *map(str, args), stdout=out, stderr=err)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("scenario", CORPUS, ids=[p.stem for p in CORPUS])
+def test_corpus_scenario_passes_its_check(scenario):
+    code, out, err = replay(scenario, "--check")
+    assert code == 0, f"{out}\n{err}"
+    assert "check passed" in err
+
+
+def test_json_output_has_the_documented_shape_and_numbers():
+    code, out, _ = replay(FZK, "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["scenario"] == "reverse-path-loss-fzk" and doc["now"] == "2026-03-01T12:00:00Z"
+    suspects = sorted((f for f in doc["findings"] if f["code"] == "SHARED_EQUIPMENT_SUSPECT"), key=lambda f: f["rank"])
+    assert suspects[0]["subject"] == {"equipment": "geant-fra"} and suspects[0]["rank"] == 1
+    asym = next(f for f in doc["findings"] if f["code"] == "ASYMMETRIC_PATH" and f["subject"]["src"] == "FZK")
+    assert asym["subject"] == {"src": "FZK", "dst": "CERN"} and asym["severity"] == "critical"
+    assert set(asym) >= {"code", "severity", "subject", "start", "end", "rank", "summary", "explanation",
+                         "evidence", "actions"}
+    derived = asym["evidence"]["derived"]
+    assert derived["bdp_bytes"] == pytest.approx(1e9 * 0.0098 / 8, rel=0.05)
+    assert doc["interface_rates"] == []  # this scenario has no SNMP data
+
+
+def test_replay_leaves_the_database_as_it_was():
+    replay(FZK)
+    assert Site.objects.count() == 0 and Finding.objects.count() == 0
+    with connection.cursor() as c:
+        c.execute("SELECT count(*) FROM measurements_throughputtest")
+        assert c.fetchone()[0] == 0
+
+
+def test_keep_commits_and_a_second_replay_stores_nothing_twice():
+    replay(FZK, "--keep")
+    with connection.cursor() as c:
+        c.execute("SELECT count(*) FROM measurements_throughputtest")
+        tests_after_first = c.fetchone()[0]
+    findings_first = Finding.objects.count()
+    replay(FZK, "--keep")
+    with connection.cursor() as c:
+        c.execute("SELECT count(*) FROM measurements_throughputtest")
+        assert c.fetchone()[0] == tests_after_first > 0
+    assert Finding.objects.count() == findings_first > 0
+    assert Finding.objects.filter(code="SHARED_EQUIPMENT_SUSPECT", subject_key="equipment=geant-fra",
+                                  rank=1).exists()
+
+
+def test_check_fails_listing_missing_and_forbidden(tmp_path):
+    doc = yaml.safe_load(FZK.read_text())
+    doc["expect"] = {"findings": [{"code": "PATH_DOWN", "subject": {"src": "CERN", "dst": "FZK"}}],
+                     "absent": [{"code": "ASYMMETRIC_PATH"}]}
+    f = tmp_path / "bad-expect.yaml"
+    f.write_text(yaml.safe_dump(doc, sort_keys=False))
+    code, _, err = replay(f, "--check")
+    assert code == 1
+    assert "missing: PATH_DOWN {src=CERN, dst=FZK}" in err
+    assert "forbidden: ASYMMETRIC_PATH" in err
+
+
+def test_invalid_file_names_file_path_and_problem(tmp_path):
+    doc = yaml.safe_load(FZK.read_text())
+    doc["measurements"][12]["throughput_bps"] = "fast"
+    doc["measurements"][3]["packets_lost"] = -1
+    doc["topology"]["paths"][3]["hops"][2] = "geant-frx"
+    doc["maintenance"] = [{"reference": "X-1", "start": "2026-03-01T02:00:00Z", "end": "2026-03-01T01:00:00Z",
+                           "affects": ["nowhere-router"]}]
+    f = tmp_path / "broken.yaml"
+    f.write_text(yaml.safe_dump(doc))
+    code, _, err = replay(f)
+    assert code == 2
+    assert f"{f}: topology.paths[3].hops[2]: unknown equipment 'geant-frx'" in err
+    assert f"{f}: measurements[3].packets_lost" in err
+    assert f"{f}: maintenance[0].end: must be after start" in err
+    assert f"{f}: maintenance[0].affects[0]: unknown element 'nowhere-router'" in err
+    assert Site.objects.count() == 0
+
+
+def test_unreadable_or_non_yaml_file(tmp_path):
+    code, _, err = replay(tmp_path / "missing.yaml")
+    assert code == 2 and "cannot read the file" in err
+    f = tmp_path / "junk.yaml"
+    f.write_text("scenario: [unclosed\n")
+    code, _, err = replay(f)
+    assert code == 2 and "not valid YAML: line" in err

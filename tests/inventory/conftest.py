@@ -1,0 +1,87 @@
+"""Fixtures of the inventory tests: the shared example scenarios, the LHC topology, users in each role."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+from django.contrib.auth.models import Group
+from rest_framework.test import APIClient
+
+from wanmon.core.permissions import OPERATOR_GROUP, VIEWER_GROUP
+from wanmon.inventory.models import Agent, Carrier, Circuit, Equipment, Host, Interface, Site, SiteContact, Trunk
+from wanmon.inventory.models import Path as PathModel
+from wanmon.inventory.topology import topology_import_file
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES_DIR = ROOT.parent / "shared" / "scenarios" / "examples"
+EXAMPLE_FILES = sorted(EXAMPLES_DIR.glob("*.yaml"))
+REVERSE_PATH_LOSS = EXAMPLES_DIR / "reverse-path-loss-fzk.yaml"
+WINDOW_LIMITED = EXAMPLES_DIR / "window-limited-asgc.yaml"
+LHC_TOPOLOGY = ROOT / "wanmon" / "inventory" / "data" / "lhc-topology.yaml"
+
+assert len(EXAMPLE_FILES) >= 2, f"the shared example scenarios are missing from {EXAMPLES_DIR}"
+
+
+def example_topology(path: Path = REVERSE_PATH_LOSS) -> dict:
+    """A deep copy of a scenario file's topology block, to mutate in a test."""
+    return copy.deepcopy(yaml.safe_load(path.read_text())["topology"])
+
+
+def inventory_counts() -> dict[str, int]:
+    """Rows per inventory table: a cheap fingerprint of "nothing changed"."""
+    models = [Carrier, Site, SiteContact, Host, Equipment, Interface, Circuit, Trunk, PathModel, Agent]
+    return {m.__name__: m.objects.count() for m in models}
+
+
+def inventory_wipe() -> None:
+    """Empty the inventory (in an order the PROTECT foreign keys accept)."""
+    for model in (Agent, PathModel, Circuit, Trunk, Interface, Equipment, Host, SiteContact, Site, Carrier):
+        model.objects.all().delete()
+
+
+@pytest.fixture
+def reverse_path_loss(db):
+    return topology_import_file(REVERSE_PATH_LOSS)
+
+
+@pytest.fixture
+def lhc(db):
+    return topology_import_file(LHC_TOPOLOGY)
+
+
+def _user(django_user_model, name: str, *, group: str | None = None, staff: bool = False, superuser: bool = False):
+    # No password: the tests log in with force_login/force_authenticate, and hashing one costs half a second.
+    user = django_user_model.objects.create_user(name, is_staff=staff or superuser, is_superuser=superuser)
+    if group:
+        user.groups.add(Group.objects.get(name=group))
+    return user
+
+
+@pytest.fixture
+def viewer(django_user_model):
+    return _user(django_user_model, "viewer", group=VIEWER_GROUP)
+
+
+@pytest.fixture
+def operator(django_user_model):
+    return _user(django_user_model, "operator", group=OPERATOR_GROUP)
+
+
+@pytest.fixture
+def staff(django_user_model):
+    return _user(django_user_model, "staffer", staff=True)
+
+
+@pytest.fixture
+def superuser(django_user_model):
+    return _user(django_user_model, "root", superuser=True)
+
+
+def client_for(user=None) -> APIClient:
+    client = APIClient()
+    if user is not None:
+        client.force_authenticate(user)
+    return client

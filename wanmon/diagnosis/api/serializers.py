@@ -1,0 +1,34 @@
+"""Output and input serializers of the findings API."""
+
+from rest_framework import serializers
+
+from wanmon.diagnosis.models import Finding, FindingEvent
+
+
+class FindingEventSerializer(serializers.ModelSerializer):
+    user = serializers.CharField(source="user.username", default=None, read_only=True)
+
+    class Meta:
+        model = FindingEvent
+        fields = ["time", "kind", "user", "note", "data"]
+
+
+class FindingListSerializer(serializers.ModelSerializer):
+    acknowledged_by = serializers.CharField(source="acknowledged_by.username", default=None, read_only=True)
+
+    class Meta:
+        model = Finding
+        fields = ["id", "code", "severity", "status", "subject", "rank", "start", "end", "summary",
+                  "explained_by", "first_seen_at", "last_seen_at", "acknowledged_at", "acknowledged_by",
+                  "resolved_at"]
+
+
+class FindingDetailSerializer(FindingListSerializer):
+    events = FindingEventSerializer(many=True, read_only=True)
+
+    class Meta(FindingListSerializer.Meta):
+        fields = [*FindingListSerializer.Meta.fields, "explanation", "evidence", "actions", "events"]
+
+
+class AcknowledgeInput(serializers.Serializer):
+    note = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")

@@ -1,0 +1,55 @@
+"""Findings API: list, detail (with history), acknowledge."""
+
+import django_filters
+from django.db.models import Q
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from wanmon.core.permissions import IsOperatorOrReadOnly
+from wanmon.diagnosis.api.serializers import AcknowledgeInput, FindingDetailSerializer, FindingListSerializer
+from wanmon.diagnosis.choices import ACTIVE_STATUSES
+from wanmon.diagnosis.models import Finding
+from wanmon.diagnosis.services import finding_acknowledge
+
+
+class FindingFilter(django_filters.FilterSet):
+    active = django_filters.BooleanFilter(method="filter_active", help_text="only open and acknowledged")
+    site = django_filters.CharFilter(method="filter_site", help_text="findings whose subject names this site")
+    equipment = django_filters.CharFilter(field_name="subject__equipment")
+    since = django_filters.IsoDateTimeFilter(field_name="last_seen_at", lookup_expr="gte")
+
+    class Meta:
+        model = Finding
+        fields = ["code", "severity", "status"]
+
+    def filter_active(self, queryset, name, value):
+        return queryset.filter(status__in=ACTIVE_STATUSES) if value else queryset.exclude(status__in=ACTIVE_STATUSES)
+
+    def filter_site(self, queryset, name, value):
+        return queryset.filter(Q(subject__src=value) | Q(subject__dst=value) | Q(subject__site=value))
+
+
+class FindingViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Findings of the diagnosis, newest first; operators acknowledge them."""
+
+    queryset = Finding.objects.select_related("acknowledged_by").prefetch_related("events__user")
+    permission_classes = [IsOperatorOrReadOnly]
+    filterset_class = FindingFilter
+
+    def get_serializer_class(self):
+        return FindingDetailSerializer if self.action == "retrieve" else FindingListSerializer
+
+    @extend_schema(request=AcknowledgeInput, responses={200: FindingDetailSerializer})
+    @action(detail=True, methods=["post"])
+    def acknowledge(self, request, pk=None):
+        data = AcknowledgeInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            finding = finding_acknowledge(finding=self.get_object(), user=request.user,
+                                          note=data.validated_data["note"], now=timezone.now())
+        except ValueError as exc:
+            return Response({"errors": [{"path": "status", "message": str(exc)}]}, status=status.HTTP_409_CONFLICT)
+        return Response(FindingDetailSerializer(finding).data)

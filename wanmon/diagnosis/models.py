@@ -1,0 +1,74 @@
+"""Stored findings of the diagnosis and their history."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from wanmon.diagnosis.choices import Code, EventKind, FindingStatus, Severity
+
+
+class Finding(models.Model):
+    """A diagnosis result with a lifecycle (open -> acknowledged -> resolved).
+
+    One active finding per code and subject: a new evaluation that finds the same thing updates it
+    (window end, numbers, explanation) instead of creating a duplicate; when the evidence clears,
+    it is resolved automatically; a later recurrence opens a new finding.
+    """
+
+    code = models.CharField(max_length=40, choices=Code.choices)
+    severity = models.CharField(max_length=10, choices=Severity.choices)
+    status = models.CharField(max_length=20, choices=FindingStatus.choices, default=FindingStatus.OPEN)
+    subject = models.JSONField(help_text="{src, dst} | {equipment[, interface]} | {trunk} | {site[, host]}")
+    subject_key = models.CharField(max_length=400, help_text="canonical subject, for deduplication")
+    rank = models.PositiveSmallIntegerField(null=True, blank=True)
+    start = models.DateTimeField(help_text="start of the evidence window")
+    end = models.DateTimeField(help_text="end of the evidence window")
+    summary = models.TextField(blank=True)
+    explanation = models.TextField(blank=True)
+    evidence = models.JSONField(default=dict, blank=True)
+    actions = models.JSONField(default=list, blank=True)
+    explained_by = models.JSONField(default=list, blank=True, help_text="e.g. maintenance references")
+    first_seen_at = models.DateTimeField()
+    last_seen_at = models.DateTimeField()
+    acknowledged_at = models.DateTimeField(null=True, blank=True)
+    acknowledged_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="acknowledged_findings"
+    )
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-last_seen_at", "code"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["code", "subject_key"],
+                condition=~Q(status=FindingStatus.RESOLVED),
+                name="%(app_label)s_%(class)s_unique_active",
+            )
+        ]
+        indexes = [models.Index(fields=["status", "code"], name="diagnosis_finding_status_code")]
+
+    def __str__(self) -> str:
+        return f"{self.code} {self.subject_key} ({self.status})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status != FindingStatus.RESOLVED
+
+
+class FindingEvent(models.Model):
+    """History of a finding: opened, updated, acknowledged, resolved, reopened (who and when)."""
+
+    finding = models.ForeignKey(Finding, on_delete=models.CASCADE, related_name="events")
+    time = models.DateTimeField()
+    kind = models.CharField(max_length=20, choices=EventKind.choices)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    note = models.TextField(blank=True)
+    data = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["time", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.finding_id} {self.kind} {self.time:%Y-%m-%dT%H:%MZ}"

@@ -1,0 +1,394 @@
+"""Scenario replay (scenarios/FORMAT.md): load a scenario through the real code paths and diagnose it.
+
+The topology goes through the inventory import, the maintenance windows through the maintenance
+models, the measurements through the same validation, ingest (COPY), counter-rate and rollup code
+the agents' uploads take. The diagnosis then runs over the database as of the scenario's ``now``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path as FilePath
+from typing import Any
+
+import yaml
+from django.db import connection, transaction
+
+from collectors.records import RecordError, decode_records
+from wanmon.diagnosis.evidence import AgentSchedule
+from wanmon.diagnosis.evidence import Finding as EngineFinding
+from wanmon.diagnosis.services import diagnosis_evaluate, findings_sync
+from wanmon.inventory.models import Carrier, Circuit, Equipment, Interface, Site, Trunk
+from wanmon.inventory.topology import KnownRefs, TopologyInvalid, topology_import, topology_validate
+from wanmon.maintenance.choices import Impact
+from wanmon.maintenance.models import MaintenanceAffect, MaintenanceWindow
+from wanmon.measurements.ingest import IngestError, batch_ingest
+from wanmon.measurements.services import measurements_process
+
+TOP_LEVEL_KEYS = {"scenario", "description", "now", "topology", "maintenance", "measurements", "expect", "agents"}
+# The baseline of a replay: the earliest third of the scenario's timeline (its "normal" before things broke).
+BASELINE_FRACTION = 1 / 3
+REPLAY_NAMESPACE = uuid.UUID("0f9a7c52-55b0-4c55-9a1f-6f0d2f0c7e11")
+
+
+class ScenarioInvalid(Exception):
+    """The file cannot be replayed; ``errors`` are (path inside the document, message) pairs."""
+
+    def __init__(self, filename: str, errors: list[tuple[str, str]]):
+        self.filename = filename
+        self.errors = errors
+        super().__init__("\n".join(self.lines()))
+
+    def lines(self) -> list[str]:
+        return [
+            f"{self.filename}: {path}: {message}" if path else f"{self.filename}: {message}"
+            for path, message in self.errors
+        ]
+
+
+@dataclass
+class ReplayResult:
+    """What a replay found, as FORMAT.md's JSON, plus the --check verdict."""
+
+    scenario: str
+    now: datetime
+    findings: list[EngineFinding]
+    interface_rates: list[dict]
+    problems: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict:
+        return {
+            "scenario": self.scenario,
+            "now": _iso(self.now),
+            "findings": [_finding_json(f) for f in self.findings],
+            "interface_rates": self.interface_rates,
+        }
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _finding_json(finding: EngineFinding) -> dict:
+    data = finding.to_dict()
+    for key in ("start", "end"):
+        if isinstance(data.get(key), datetime):
+            data[key] = _iso(data[key])
+    return data
+
+
+def _time(value: Any) -> datetime | None:
+    if isinstance(value, datetime):
+        return value if value.tzinfo else None
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return moment if moment.tzinfo else None
+    return None
+
+
+@dataclass
+class Scenario:
+    """A validated scenario file."""
+
+    name: str
+    now: datetime
+    first: datetime
+    topology: dict
+    maintenance: list[dict]
+    records: list
+    expect: dict
+    schedules: tuple[AgentSchedule, ...]
+    digest: str
+
+
+def scenario_load(filename: str) -> Scenario:
+    """Read and validate a scenario file completely; raise ScenarioInvalid with every problem found."""
+    name = str(filename)
+    try:
+        text = FilePath(filename).read_bytes()
+    except OSError as exc:
+        raise ScenarioInvalid(name, [("", f"cannot read the file: {exc.strerror or exc}")]) from None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise ScenarioInvalid(name, [("", f"not valid YAML: {where}{getattr(exc, 'problem', exc)}")]) from None
+    if not isinstance(doc, dict):
+        raise ScenarioInvalid(name, [("", "a scenario must be a mapping with scenario, topology, measurements ...")])
+
+    errors: list[tuple[str, str]] = []
+    for key in doc:
+        if key not in TOP_LEVEL_KEYS:
+            errors.append((str(key), f"unknown key (expected one of {', '.join(sorted(TOP_LEVEL_KEYS))})"))
+    scenario_name = doc.get("scenario")
+    if not isinstance(scenario_name, str) or not scenario_name.strip():
+        errors.append(("scenario", "required: the scenario's unique name"))
+    topology = doc.get("topology") or {}
+    try:
+        topology_validate(topology, prefix="topology", known=KnownRefs.from_database())
+    except TopologyInvalid as exc:
+        errors.extend((e.path, e.message) for e in exc.errors)
+
+    raw_measurements = doc.get("measurements")
+    records: list = []
+    if raw_measurements is None:
+        raw_measurements = []
+    if not isinstance(raw_measurements, list):
+        errors.append(("measurements", "must be a list of measurement records"))
+    else:
+        try:
+            records = decode_records(raw_measurements, path="measurements")
+        except RecordError as exc:
+            errors.extend((e["path"], e["message"]) for e in exc.errors)
+
+    times = [r.time for r in records]
+    now = None
+    if doc.get("now") is not None:
+        now = _time(doc["now"])
+        if now is None:
+            errors.append(("now", "must be an ISO 8601 time with a zone, e.g. 2026-03-01T12:00:00Z"))
+    maintenance = doc.get("maintenance") or []
+    errors.extend(_maintenance_errors(maintenance, topology))
+    expect = doc.get("expect") or {}
+    errors.extend(_expect_errors(expect))
+    schedules: list[AgentSchedule] = []
+    for i, agent in enumerate(doc.get("agents") or []):
+        if not isinstance(agent, dict) or not agent.get("site") or not isinstance(agent.get("interval_s"), int | float):
+            errors.append((f"agents[{i}]", "needs site and a numeric interval_s"))
+            continue
+        schedules.append(
+            AgentSchedule(
+                agent["site"], agent.get("collector", "host_tcp"), float(agent["interval_s"]), agent.get("host")
+            )
+        )
+    if errors:
+        raise ScenarioInvalid(name, errors)
+    if now is None:
+        if not times:
+            raise ScenarioInvalid(name, [("now", "required when the scenario has no measurements")])
+        now = max(times)
+    return Scenario(
+        name=scenario_name,
+        now=now,
+        first=min(times) if times else now,
+        topology=topology,
+        maintenance=maintenance,
+        records=records,
+        expect=expect,
+        schedules=tuple(schedules),
+        digest=hashlib.sha256(text).hexdigest(),
+    )
+
+
+def _maintenance_errors(maintenance: Any, topology: dict) -> list[tuple[str, str]]:
+    if not isinstance(maintenance, list):
+        return [("maintenance", "must be a list of windows")]
+    errors = []
+    impacts = {c.value for c in Impact}
+    for i, w in enumerate(maintenance):
+        path = f"maintenance[{i}]"
+        if not isinstance(w, dict):
+            errors.append((path, "must be a mapping"))
+            continue
+        if not w.get("reference"):
+            errors.append((f"{path}.reference", "required: the carrier's maintenance id"))
+        start, end = _time(w.get("start")), _time(w.get("end"))
+        if start is None:
+            errors.append((f"{path}.start", "required: an ISO 8601 time with a zone"))
+        if end is None:
+            errors.append((f"{path}.end", "required: an ISO 8601 time with a zone"))
+        if start and end and end <= start:
+            errors.append((f"{path}.end", "must be after start"))
+        if w.get("impact", "outage") not in impacts:
+            errors.append((f"{path}.impact", f"must be one of {', '.join(sorted(impacts))}"))
+        affects = w.get("affects") or []
+        if not isinstance(affects, list) or not affects:
+            errors.append((f"{path}.affects", "must list at least one element (equipment, equipment:interface, trunk)"))
+            continue
+        known_eq = {e.get("name") for e in topology.get("equipment") or [] if isinstance(e, dict)}
+        known_eq |= set(Equipment.objects.values_list("name", flat=True))
+        known_trunks = {t.get("name") for t in topology.get("trunks") or [] if isinstance(t, dict)}
+        known_trunks |= set(Trunk.objects.values_list("name", flat=True))
+        known_sites = {s.get("code") for s in topology.get("sites") or [] if isinstance(s, dict)}
+        known_sites |= set(Site.objects.values_list("code", flat=True))
+        for j, label in enumerate(affects):
+            label = str(label)
+            if label.startswith("site:"):
+                ok = label[5:] in known_sites
+            elif label.startswith("circuit:"):
+                ok = Circuit.objects.filter(cid=label[8:]).exists() or any(
+                    c.get("cid") == label[8:] for c in topology.get("circuits") or [] if isinstance(c, dict)
+                )
+            else:
+                ok = label in known_eq or label in known_trunks or label.partition(":")[0] in known_eq
+            if not ok:
+                errors.append((f"{path}.affects[{j}]", f"unknown element {label!r}"))
+        carrier = w.get("carrier")
+        if (
+            carrier
+            and carrier not in {c.get("code") for c in topology.get("carriers") or [] if isinstance(c, dict)}
+            and not Carrier.objects.filter(code=carrier).exists()
+        ):
+            errors.append((f"{path}.carrier", f"unknown carrier {carrier!r}"))
+    return errors
+
+
+def _expect_errors(expect: Any) -> list[tuple[str, str]]:
+    if not isinstance(expect, dict):
+        return [("expect", "must be a mapping with findings and/or absent")]
+    errors = []
+    from wanmon.diagnosis import codes
+
+    for part in ("findings", "absent"):
+        for i, e in enumerate(expect.get(part) or []):
+            if not isinstance(e, dict) or not codes.is_known(str(e.get("code"))):
+                errors.append(
+                    (
+                        f"expect.{part}[{i}].code",
+                        f"unknown finding code {e.get('code') if isinstance(e, dict) else e!r}",
+                    )
+                )
+    return errors
+
+
+def _maintenance_apply(windows: list[dict]) -> None:
+    for w in windows:
+        carrier = Carrier.objects.filter(code=w["carrier"]).first() if w.get("carrier") else None
+        window, _ = MaintenanceWindow.objects.update_or_create(
+            carrier=carrier,
+            reference=str(w["reference"]),
+            defaults={
+                "start": _time(w["start"]),
+                "end": _time(w["end"]),
+                "impact": w.get("impact", "outage"),
+                "summary": str(w.get("description") or ""),
+            },
+        )
+        window.affects.all().delete()
+        for label in w.get("affects") or []:
+            label = str(label)
+            target: dict[str, Any] = {}
+            if label.startswith("site:"):
+                target["site"] = Site.objects.get(code=label[5:])
+            elif label.startswith("circuit:"):
+                target["circuit"] = Circuit.objects.filter(cid=label[8:]).first()
+            elif Trunk.objects.filter(name=label).exists():
+                target["trunk"] = Trunk.objects.get(name=label)
+            elif ":" in label and not Equipment.objects.filter(name=label).exists():
+                eq_name, _, if_name = label.partition(":")
+                eq = Equipment.objects.get(name=eq_name)
+                target["interface"], _ = Interface.objects.get_or_create(equipment=eq, name=if_name)
+            else:
+                target["equipment"] = Equipment.objects.get(name=label)
+            MaintenanceAffect.objects.create(window=window, **target)
+
+
+def _interface_rates(interface_ids: list[int], until: datetime) -> list[dict]:
+    if not interface_ids:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """SELECT e.name, i.name, r.time, r.in_bps, r.out_bps, r.in_errors_per_s, r.in_discards_per_s
+               FROM measurements_interfacerate r JOIN inventory_interface i ON i.id = r.interface_id
+               JOIN inventory_equipment e ON e.id = i.equipment_id
+               WHERE r.interface_id = ANY(%s) AND r.time <= %s ORDER BY e.name, i.name, r.time""",
+            [interface_ids, until],
+        )
+        return [
+            {
+                "equipment": eq,
+                "interface": iface,
+                "time": _iso(t),
+                "in_bps": in_bps,
+                "out_bps": out_bps,
+                "in_errors_per_s": errs,
+                "in_discards_per_s": disc,
+            }
+            for eq, iface, t, in_bps, out_bps, errs, disc in cursor.fetchall()
+        ]
+
+
+def finding_matches(finding: EngineFinding, expected: dict) -> bool:
+    """Expectation semantics: same code, every subject key the expectation gives is equal, rank if given."""
+    if finding.code != expected.get("code"):
+        return False
+    for key, value in (expected.get("subject") or {}).items():
+        if finding.subject.get(key) != value:
+            return False
+    return "rank" not in expected or finding.rank == expected["rank"]
+
+
+def expect_check(findings: list[EngineFinding], expect: dict) -> list[str]:
+    """Every missing expected finding and every forbidden one present, as readable lines."""
+    problems = []
+    for e in expect.get("findings") or []:
+        if not any(finding_matches(f, e) for f in findings):
+            problems.append(f"missing: {_describe(e)}")
+    for e in expect.get("absent") or []:
+        for f in findings:
+            if finding_matches(f, e):
+                problems.append(f"forbidden: {_describe(e)} (found {f.code} {dict(f.subject)})")
+    return problems
+
+
+def _describe(e: dict) -> str:
+    subject = ", ".join(f"{k}={v}" for k, v in (e.get("subject") or {}).items())
+    rank = f" rank {e['rank']}" if "rank" in e else ""
+    return f"{e.get('code')}{' {' + subject + '}' if subject else ''}{rank}"
+
+
+def scenario_replay(scenario: Scenario, *, keep: bool = False) -> ReplayResult:
+    """Load the scenario into the database and diagnose it as of its ``now``.
+
+    Without ``keep`` everything happens in one transaction that is rolled back: the database is left
+    as it was. With ``keep`` the data and the findings are committed (demo data, incident archives);
+    replaying the same file again stores nothing twice (the batch id derives from the file's content).
+    """
+    with transaction.atomic():
+        topology_import(scenario.topology, prefix="topology")
+        _maintenance_apply(scenario.maintenance)
+        interface_ids: list[int] = []
+        if scenario.records:
+            batch_id = str(uuid.uuid5(REPLAY_NAMESPACE, f"{scenario.name}:{scenario.digest}"))
+            try:
+                ingested = batch_ingest(
+                    batch_id=batch_id, records=scenario.records, source="replay", error_prefix="measurements"
+                )
+            except IngestError as exc:
+                raise ScenarioInvalid(scenario.name, [(e["path"], e["message"]) for e in exc.errors]) from None
+            measurements_process(interface_since=ingested.interface_since)
+            interface_ids = sorted(ingested.interface_since)
+            if ingested.duplicate:
+                interface_ids = _scenario_interface_ids(scenario)
+        span = scenario.now - scenario.first
+        findings = diagnosis_evaluate(
+            now=scenario.now,
+            window_start=scenario.first - timedelta(seconds=1),
+            baseline_start=scenario.first - timedelta(seconds=1),
+            baseline_end=scenario.first + span * BASELINE_FRACTION,
+            extra_schedules=scenario.schedules,
+        )
+        result = ReplayResult(
+            scenario=scenario.name,
+            now=scenario.now,
+            findings=findings,
+            interface_rates=_interface_rates(interface_ids, scenario.now),
+        )
+        result.problems = expect_check(findings, scenario.expect)
+        if keep:
+            findings_sync(findings=findings, now=scenario.now)
+        else:
+            transaction.set_rollback(True)
+    return result
+
+
+def _scenario_interface_ids(scenario: Scenario) -> list[int]:
+    wanted = {(r.equipment, r.interface) for r in scenario.records if hasattr(r, "counters")}
+    return sorted(i.id for i in Interface.objects.select_related("equipment") if (i.equipment.name, i.name) in wanted)

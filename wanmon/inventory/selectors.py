@@ -1,0 +1,409 @@
+"""Inventory reads (HackSoft-style selectors) that other apps build on.
+
+All path queries are *time-aware* and *direction-aware*:
+
+- ``at`` (default: now) selects the path versions in force at that instant (``valid_from <= at`` and
+  ``valid_to`` empty or later), so that a measurement is explained by the route of its own time;
+- a path is one direction of a site pair: ``FZK->CERN`` and ``CERN->FZK`` are different paths, and a
+  hop is taken in the direction of travel (the path *leaves* the hop's equipment by the hop's
+  interface, if given, towards the next hop's equipment).
+
+Element, trunk and circuit membership rules are spelled out on each selector; they only use what
+the inventory knows and never guess beyond "the port is unknown, so count it" (better to suspect an
+element than to miss it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
+from django.utils import timezone
+
+from wanmon.inventory.labels import label_join, label_split
+from wanmon.inventory.models import Agent, Circuit, Equipment, Interface, Path, PathHop, Site, SiteContact, Trunk
+
+__all__ = [
+    "SharedElement",
+    "agent_equipment_names",
+    "circuit_list_on_path",
+    "contact_list_for_sites",
+    "element_get_by_label",
+    "element_list_shared_by_paths",
+    "equipment_get",
+    "interface_get",
+    "path_current",
+    "path_hops",
+    "path_hops_labels",
+    "path_hops_prefetch",
+    "path_list_through_element",
+    "path_list_through_trunk",
+    "path_list_valid_at",
+    "path_list_versions",
+    "site_get",
+    "site_list_affected_by_element",
+    "trunk_list_on_path",
+]
+
+EQUIPMENT = "equipment"
+INTERFACE = "interface"
+
+
+def _when(at: datetime | None) -> datetime:
+    return at or timezone.now()
+
+
+# --- lookups by code / name / label ----------------------------------------------------------------------
+
+
+def site_get(site: Site | str) -> Site | None:
+    """A site given as itself or by code."""
+    return site if isinstance(site, Site) else Site.objects.filter(code=site).first()
+
+
+def equipment_get(equipment: Equipment | str) -> Equipment | None:
+    """Equipment given as itself or by name."""
+    return equipment if isinstance(equipment, Equipment) else Equipment.objects.filter(name=equipment).first()
+
+
+def interface_get(*, equipment: Equipment | str, name: str) -> Interface | None:
+    """The interface ``name`` of ``equipment`` (itself or its name)."""
+    eq_filter = {"equipment": equipment} if isinstance(equipment, Equipment) else {"equipment__name": equipment}
+    return Interface.objects.select_related("equipment").filter(name=name, **eq_filter).first()
+
+
+def element_get_by_label(label: str) -> Equipment | Interface | Trunk | None:
+    """Resolve a label as maintenance windows and findings write it: ``eq``, ``eq:interface`` or a trunk name.
+
+    Equipment wins over a trunk of the same name (names are unique within each kind only).
+    """
+    equipment_name, interface_name = label_split(label)
+    if interface_name is not None:
+        return interface_get(equipment=equipment_name, name=interface_name)
+    return equipment_get(equipment_name) or Trunk.objects.filter(name=label).first()
+
+
+# --- paths -------------------------------------------------------------------------------------------------
+
+
+def path_hops_prefetch() -> Prefetch:
+    """Prefetch of the hops of path versions, in order, with their equipment and interface."""
+    return Prefetch(
+        "hops", queryset=PathHop.objects.select_related("equipment", "interface").order_by("position")
+    )
+
+
+def path_list_valid_at(*, at: datetime | None = None) -> QuerySet[Path]:
+    """Every path version in force at ``at`` (one per direction of a site pair), hops prefetched in order."""
+    when = _when(at)
+    return (
+        Path.objects.filter(valid_from__lte=when)
+        .filter(Q(valid_to__isnull=True) | Q(valid_to__gt=when))
+        .select_related("src", "dst")
+        .prefetch_related(path_hops_prefetch())
+        .order_by("src__code", "dst__code")
+    )
+
+
+def path_current(src: Site | str, dst: Site | str, *, at: datetime | None = None) -> Path | None:
+    """The version of the path ``src``->``dst`` in force at ``at`` (sites or codes), or None."""
+    src_filter = {"src": src} if isinstance(src, Site) else {"src__code": src}
+    dst_filter = {"dst": dst} if isinstance(dst, Site) else {"dst__code": dst}
+    return path_list_valid_at(at=at).filter(**src_filter, **dst_filter).first()
+
+
+def path_list_versions(*, src: Site | str, dst: Site | str) -> QuerySet[Path]:
+    """The whole history of the path ``src``->``dst``, oldest version first."""
+    src_filter = {"src": src} if isinstance(src, Site) else {"src__code": src}
+    dst_filter = {"dst": dst} if isinstance(dst, Site) else {"dst__code": dst}
+    return (
+        Path.objects.filter(**src_filter, **dst_filter)
+        .select_related("src", "dst")
+        .prefetch_related(path_hops_prefetch())
+        .order_by("valid_from")
+    )
+
+
+def path_hops(path: Path) -> list[PathHop]:
+    """The hops of a path version in order (uses the prefetch of the path selectors when present)."""
+    cache = getattr(path, "_prefetched_objects_cache", {})
+    if "hops" in cache:
+        return list(cache["hops"])
+    return list(path.hops.select_related("equipment", "interface").order_by("position"))
+
+
+def path_hops_labels(path: Path) -> list[str]:
+    """The hops as topology documents write them: ``["cern-border", "geant-par:xe-1/0/0", ...]``."""
+    return [
+        label_join(hop.equipment.name, hop.interface.name if hop.interface_id else None) for hop in path_hops(path)
+    ]
+
+
+def _trunk_sibling_ids(interface: Interface) -> set[int]:
+    """The interface and every interface bundled with it in a trunk: traffic hashed onto one uses any."""
+    siblings = set(
+        Interface.objects.filter(trunks__members=interface).values_list("pk", flat=True)
+    )
+    return siblings | {interface.pk}
+
+
+def path_list_through_element(
+    *,
+    equipment: Equipment | str,
+    interface: Interface | str | None = None,
+    towards: Equipment | str | None = None,
+    at: datetime | None = None,
+) -> QuerySet[Path]:
+    """Path versions in force at ``at`` that cross an element.
+
+    - ``equipment`` only: every path with a hop at that equipment (any direction);
+    - ``towards``: only paths that leave ``equipment`` towards that next hop (the direction of a link:
+      ``geant-fra`` towards ``geant-gva`` is crossed by FZK->CERN, not by CERN->FZK);
+    - ``interface``: only paths that leave ``equipment`` by that interface, or by another member of a
+      trunk the interface belongs to (a LAG spreads flows over all its members). Hops that do not name
+      an interface are not counted: the inventory does not know which port they use. An interface
+      already fixes the direction, so ``towards`` is then ignored.
+    """
+    eq = equipment_get(equipment)
+    if eq is None:
+        return Path.objects.none()
+    hops = PathHop.objects.filter(equipment=eq)
+    if interface is not None:
+        iface = interface if isinstance(interface, Interface) else interface_get(equipment=eq, name=interface)
+        if iface is None:
+            return Path.objects.none()
+        hops = hops.filter(interface_id__in=_trunk_sibling_ids(iface))
+    elif towards is not None:
+        nxt = equipment_get(towards)
+        if nxt is None:
+            return Path.objects.none()
+        hops = hops.filter(
+            Exists(PathHop.objects.filter(path=OuterRef("path"), position=OuterRef("position") + 1, equipment=nxt))
+        )
+    return path_list_valid_at(at=at).filter(pk__in=hops.values("path_id"))
+
+
+def site_list_affected_by_element(
+    *,
+    equipment: Equipment | str,
+    interface: Interface | str | None = None,
+    towards: Equipment | str | None = None,
+    at: datetime | None = None,
+) -> list[Site]:
+    """Sites that suffer when an element misbehaves: the ends of every path through it, and its owner site.
+
+    Arguments as :func:`path_list_through_element`. Ordered by site code.
+    """
+    eq = equipment_get(equipment)
+    if eq is None:
+        return []
+    site_ids: set[int] = set()
+    for src_id, dst_id in path_list_through_element(
+        equipment=eq, interface=interface, towards=towards, at=at
+    ).values_list("src_id", "dst_id"):
+        site_ids.update((src_id, dst_id))
+    if eq.site_id:
+        site_ids.add(eq.site_id)
+    return list(Site.objects.filter(pk__in=site_ids).order_by("code"))
+
+
+@dataclass(frozen=True)
+class SharedElement:
+    """An element crossed by several of the given paths, and which of them cross it.
+
+    ``kind`` is ``"equipment"`` (the box) or ``"interface"`` (a port the paths leave by). With
+    direction awareness, an equipment element is the box *in one direction of travel*: ``towards`` is
+    the next hop's equipment (None at the last hop, where the path is delivered). ``position`` is the
+    hop index in the first given path that crosses the element.
+    """
+
+    kind: str
+    equipment: Equipment
+    interface: Interface | None
+    towards: Equipment | None
+    position: int
+    paths: tuple[Path, ...]
+
+    @property
+    def label(self) -> str:
+        """The element as findings and maintenance windows name it: ``eq`` or ``eq:interface``."""
+        return label_join(self.equipment.name, self.interface.name if self.interface else None)
+
+    @property
+    def direction_label(self) -> str:
+        """``label -> next equipment`` when the direction is known, else the label."""
+        return f"{self.label} -> {self.towards.name}" if self.towards else self.label
+
+
+def _resolve_paths(
+    paths: Iterable[Path] | None, pairs: Iterable[tuple[Site | str, Site | str]] | None, at: datetime | None
+) -> list[Path]:
+    resolved: list[Path] = []
+    if paths is not None:
+        ids = [p.pk for p in paths]
+        by_id = {p.pk: p for p in Path.objects.filter(pk__in=ids).select_related("src", "dst")
+                 .prefetch_related(path_hops_prefetch())}
+        resolved.extend(by_id[i] for i in ids if i in by_id)
+    if pairs is not None:
+        valid = list(path_list_valid_at(at=at))
+        index = {(p.src.code, p.dst.code): p for p in valid}
+        for src, dst in pairs:
+            key = (src.code if isinstance(src, Site) else src, dst.code if isinstance(dst, Site) else dst)
+            if key in index:
+                resolved.append(index[key])
+    unique: dict[int, Path] = {}
+    for p in resolved:
+        unique.setdefault(p.pk, p)
+    return list(unique.values())
+
+
+def element_list_shared_by_paths(
+    *,
+    paths: Iterable[Path] | None = None,
+    pairs: Iterable[tuple[Site | str, Site | str]] | None = None,
+    at: datetime | None = None,
+    min_paths: int | None = None,
+    direction_aware: bool = True,
+) -> list[SharedElement]:
+    """Elements (equipment and interfaces) crossed by at least ``min_paths`` of the given paths.
+
+    Paths are given as versions (``paths``) and/or as directed ``(src, dst)`` pairs resolved at ``at``;
+    pairs without a path are ignored. ``min_paths`` defaults to all of them (the intersection); pass 2
+    (or 1) with a mix of degraded and healthy paths to see, for each element, which paths cross it.
+
+    With ``direction_aware`` (the default) an equipment is shared only by paths that leave it towards
+    the same next hop, because a fault (a dirty fibre, a full output queue) usually affects one
+    direction of one link: FZK->CERN and CNAF->CERN share ``geant-fra -> geant-gva``, while CERN->FZK
+    crosses ``geant-fra`` the other way. Interfaces are directional by nature (the port a path leaves
+    by). Ordered by position along the first path, then along the following ones.
+    """
+    resolved = _resolve_paths(paths, pairs, at)
+    if not resolved:
+        return []
+    needed = len(resolved) if min_paths is None else min_paths
+    found: dict[tuple, dict] = {}
+    for path_index, path in enumerate(resolved):
+        hops = path_hops(path)
+        for position, hop in enumerate(hops):
+            nxt = hops[position + 1].equipment if position + 1 < len(hops) else None
+            towards = nxt if direction_aware else None
+            keys = [((EQUIPMENT, hop.equipment_id, towards.pk if towards else None), EQUIPMENT, None)]
+            if hop.interface_id:
+                keys.append(((INTERFACE, hop.interface_id), INTERFACE, hop.interface))
+            for key, kind, iface in keys:
+                entry = found.setdefault(
+                    key,
+                    {"kind": kind, "equipment": hop.equipment, "interface": iface, "towards": towards,
+                     "order": (path_index, position, kind == INTERFACE), "position": position, "paths": {}},
+                )
+                entry["paths"].setdefault(path.pk, path)
+    shared = [
+        SharedElement(
+            kind=e["kind"], equipment=e["equipment"], interface=e["interface"], towards=e["towards"],
+            position=e["position"], paths=tuple(e["paths"].values()),
+        )
+        for e in sorted(found.values(), key=lambda e: e["order"])
+        if len(e["paths"]) >= needed
+    ]
+    return shared
+
+
+# --- trunks and circuits on a path ---------------------------------------------------------------------------
+
+
+def trunk_list_on_path(*, path: Path) -> list[Trunk]:
+    """Trunks (LAGs) a path version crosses, in the order it meets them.
+
+    A trunk is on the path when a hop leaves by one of its members, or when a hop at an equipment that
+    holds members names no interface (the port is unknown, so the trunk is counted). A hop that names
+    a non-member port does not use the trunk there. To make both directions of a bundle visible, list
+    the member ports of both of its ends.
+    """
+    hops = path_hops(path)
+    members = list(
+        Trunk.members.through.objects.filter(
+            Q(interface_id__in=[h.interface_id for h in hops if h.interface_id])
+            | Q(interface__equipment_id__in=[h.equipment_id for h in hops if not h.interface_id])
+        ).values_list("trunk_id", "interface_id", "interface__equipment_id")
+    )
+    by_interface: dict[int, list[int]] = {}
+    by_equipment: dict[int, list[int]] = {}
+    for trunk_id, interface_id, equipment_id in members:
+        by_interface.setdefault(interface_id, []).append(trunk_id)
+        by_equipment.setdefault(equipment_id, []).append(trunk_id)
+    ordered: list[int] = []
+    for hop in hops:
+        ids = by_interface.get(hop.interface_id, []) if hop.interface_id else by_equipment.get(hop.equipment_id, [])
+        ordered.extend(t for t in sorted(ids) if t not in ordered)
+    trunks = Trunk.objects.in_bulk(ordered)
+    return [trunks[t] for t in ordered]
+
+
+def path_list_through_trunk(*, trunk: Trunk | str, at: datetime | None = None) -> list[Path]:
+    """Path versions in force at ``at`` that cross ``trunk`` (itself or its name), by the rule of
+    :func:`trunk_list_on_path`."""
+    tr = trunk if isinstance(trunk, Trunk) else Trunk.objects.filter(name=trunk).first()
+    if tr is None:
+        return []
+    member_ids = list(tr.members.values_list("pk", flat=True))
+    equipment_ids = list(tr.members.values_list("equipment_id", flat=True).distinct())
+    candidates = path_list_valid_at(at=at).filter(
+        Exists(PathHop.objects.filter(path=OuterRef("pk")).filter(
+            Q(interface_id__in=member_ids) | Q(interface__isnull=True, equipment_id__in=equipment_ids)
+        ))
+    )
+    return list(candidates)
+
+
+def circuit_list_on_path(*, path: Path) -> list[Circuit]:
+    """Carrier circuits a path version crosses, in the order it meets them.
+
+    A circuit is on the path when a hop leaves by its A- or Z-end interface, or when two consecutive
+    hops go from the equipment of one end to the equipment of the other and the first of them names no
+    interface (the port is unknown). Circuits without both ends known are only found by the first rule.
+    """
+    hops = path_hops(path)
+    hop_interfaces = [h.interface_id for h in hops if h.interface_id]
+    hop_equipment = [h.equipment_id for h in hops]
+    candidates = list(
+        Circuit.objects.select_related("carrier", "a_interface__equipment", "z_interface__equipment").filter(
+            Q(a_interface_id__in=hop_interfaces)
+            | Q(z_interface_id__in=hop_interfaces)
+            | Q(a_interface__equipment_id__in=hop_equipment, z_interface__equipment_id__in=hop_equipment)
+        )
+    )
+    ordered: list[Circuit] = []
+    for position, hop in enumerate(hops):
+        nxt = hops[position + 1] if position + 1 < len(hops) else None
+        for circuit in candidates:
+            if circuit in ordered:
+                continue
+            ends = {circuit.a_interface_id, circuit.z_interface_id} - {None}
+            if hop.interface_id and hop.interface_id in ends:
+                ordered.append(circuit)
+            elif (
+                not hop.interface_id and nxt is not None and circuit.a_interface_id and circuit.z_interface_id
+                and {hop.equipment_id, nxt.equipment_id}
+                == {circuit.a_interface.equipment_id, circuit.z_interface.equipment_id}
+            ):
+                ordered.append(circuit)
+    return ordered
+
+
+# --- people and agents ---------------------------------------------------------------------------------------
+
+
+def contact_list_for_sites(*, sites: Iterable[Site | str], roles: Sequence[str] | None = None) -> QuerySet[SiteContact]:
+    """The contacts of the given sites (objects or codes), optionally only those with one of ``roles``."""
+    codes = [s.code if isinstance(s, Site) else s for s in sites]
+    contacts = SiteContact.objects.select_related("site").filter(site__code__in=codes)
+    if roles is not None:
+        contacts = contacts.filter(role__in=list(roles))
+    return contacts.order_by("site__code", "role", "email")
+
+
+def agent_equipment_names(*, agent: Agent) -> set[str]:
+    """Names of the equipment ``agent`` may poll via SNMP."""
+    return set(agent.equipment.values_list("name", flat=True))

@@ -1,0 +1,13 @@
+"""The documented read-only SQL views (created by migration 0002_sql_views; see docs/data-mining.md)."""
+
+VIEW_NAMES = (
+    "wanmon_interface_rates",
+    "wanmon_interface_rates_5m",
+    "wanmon_interface_rates_1h",
+    "wanmon_interface_rates_1d",
+    "wanmon_counter_discontinuities",
+    "wanmon_throughput_tests",
+    "wanmon_owamp_tests",
+    "wanmon_traceroutes",
+    "wanmon_host_tcp",
+)

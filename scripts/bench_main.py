@@ -199,7 +199,7 @@ def bench_query(days: int, runs: int) -> None:
     interface_rollups_refresh(interface_ids=ids, since=start)
     rollup_s = time.perf_counter() - t0
     user = get_user_model().objects.create_user(f"bench-{uuid.uuid4().hex[:6]}", password="x")
-    client = Client()
+    client = Client(HTTP_HOST="127.0.0.1")  # an allowed host: the test client says "testserver" by default
     client.force_login(user)
     params = {"metric": "in_bps", "interface": "bench-router:xe-0/0/7", "start": start.isoformat(),
               "end": end.isoformat(), "bucket": "1h"}

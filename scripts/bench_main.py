@@ -25,6 +25,7 @@ import time
 import urllib.request
 import uuid
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "wanmon.settings")
 import django  # noqa: E402
@@ -216,6 +217,48 @@ def bench_query(days: int, runs: int) -> None:
           f"query_ms_max={max(latencies):.1f}")
 
 
+def bench_diagnosis(hours: int) -> None:
+    """Replay the 12-site healthy mesh (~9 000 records), then evaluate its 132 paths over `hours` of evidence."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from wanmon.diagnosis.services import diagnosis_evaluate
+
+    mesh = Path(__file__).resolve().parents[1] / "tests" / "scenarios" / "healthy-mesh-12.yaml"
+    t0 = time.perf_counter()
+    call_command("replay", str(mesh), "--keep", stdout=StringIO())
+    replay_s = time.perf_counter() - t0
+    end = datetime(2026, 5, 4, 12, 0, tzinfo=UTC)
+    start = end - timedelta(hours=hours)
+    with connection.cursor() as c:
+        # Fill the evaluation window: TCP every 30 min and owamp every 5 min on every directed path.
+        c.execute("DELETE FROM measurements_throughputtest")
+        c.execute("DELETE FROM measurements_owamptest")
+        c.execute("""INSERT INTO measurements_throughputtest (time, src_id, dst_id, tool, protocol, duration_s, streams,
+                         window_bytes, mss_bytes, throughput_bps, retransmits, rtt_ms)
+                     SELECT t, p.src_id, p.dst_id, 'nuttcp', 'tcp', 10, 1, 268435456, 8948,
+                            9.2e9 + random() * 2e8, 1, 20
+                     FROM inventory_path p, generate_series(%s::timestamptz, %s::timestamptz, interval '30 min') t
+                     WHERE p.valid_to IS NULL""", [start, end])
+        c.execute("""INSERT INTO measurements_owamptest (time, src_id, dst_id, packets_sent, packets_lost, duplicates,
+                         reordered, delay_min_ms, delay_median_ms, delay_max_ms, jitter_ms, clock_error_ms)
+                     SELECT t, p.src_id, p.dst_id, 600, 0, 0, 0, 10, 10.2, 11.5, 0.05, 0.1
+                     FROM inventory_path p, generate_series(%s::timestamptz, %s::timestamptz, interval '5 min') t
+                     WHERE p.valid_to IS NULL""", [start, end])
+        c.execute("SELECT (SELECT count(*) FROM measurements_throughputtest), (SELECT count(*) FROM "
+                  "measurements_owamptest), (SELECT count(*) FROM inventory_path WHERE valid_to IS NULL)")
+        tests, sessions, paths = c.fetchone()
+    runs = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        findings = diagnosis_evaluate(now=end, window_start=start, baseline_start=start, baseline_end=end)
+        runs.append(time.perf_counter() - t0)
+    print(f"replay_records=8988 replay_s={replay_s:.2f}")
+    print(f"paths={paths} throughput_tests={tests} owamp_sessions={sessions} hours={hours} "
+          f"findings={len(findings)} evaluate_s_median={statistics.median(runs):.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="scripts/bench")
     sub = parser.add_subparsers(dest="what", required=True)
@@ -226,11 +269,15 @@ def main() -> None:
     query = sub.add_parser("query")
     query.add_argument("--days", type=int, default=90)
     query.add_argument("--runs", type=int, default=10)
+    diagnosis = sub.add_parser("diagnosis")
+    diagnosis.add_argument("--hours", type=int, default=24)
     args = parser.parse_args()
     if args.what == "ingest":
         bench_ingest(args.batches, args.polls, args.concurrency)
-    else:
+    elif args.what == "query":
         bench_query(args.days, args.runs)
+    else:
+        bench_diagnosis(args.hours)
 
 
 if __name__ == "__main__":

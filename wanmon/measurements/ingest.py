@@ -74,68 +74,63 @@ def _resolve(
     Raises IngestError(400) listing every unknown reference, then IngestError(403) naming every record
     the agent may not send. Unknown interfaces on known equipment are registered (SNMP discovery).
     """
-    site_codes: set[str] = set()
-    equipment_names: set[str] = set()
+    # One pass collects the distinct references; the per-record loops below only run to word the
+    # errors when a check on these small sets has failed (the hot path of a valid batch skips them).
+    test_pairs: set[tuple[str, str]] = set()
+    host_sites: set[str] = set()
+    snmp_refs: set[tuple[str, str]] = set()
     for r, k in zip(records, kinds, strict=True):
-        if k in TEST_TYPES:
-            site_codes.update((r.src, r.dst))
+        if k == "snmp":
+            snmp_refs.add((r.equipment, r.interface))
         elif k == "host_tcp":
-            site_codes.add(r.site)
-        elif k == "snmp":
-            equipment_names.add(r.equipment)
+            host_sites.add(r.site)
+        else:
+            test_pairs.add((r.src, r.dst))
+    equipment_names = {e for e, _ in snmp_refs}
+    site_codes = {c for pair in test_pairs for c in pair} | host_sites
     sites = dict(Site.objects.filter(code__in=site_codes).values_list("code", "id"))
     equipment = dict(Equipment.objects.filter(name__in=equipment_names).values_list("name", "id"))
 
     errors: list[dict] = []
-    for i, (r, k) in enumerate(zip(records, kinds, strict=True)):
-        path = f"{prefix}[{i}]"
-        if k in TEST_TYPES:
-            for key in ("src", "dst"):
-                code = getattr(r, key)
-                if code not in sites:
-                    errors.append({"path": f"{path}.{key}", "message": f"unknown site {code!r}"})
-        elif k == "host_tcp" and r.site not in sites:
-            errors.append({"path": f"{path}.site", "message": f"unknown site {r.site!r}"})
-        elif k == "snmp" and r.equipment not in equipment:
-            errors.append({"path": f"{path}.equipment", "message": f"unknown equipment {r.equipment!r}"})
-    if errors:
+    if not (site_codes <= sites.keys() and equipment_names <= equipment.keys()):
+        for i, (r, k) in enumerate(zip(records, kinds, strict=True)):
+            path = f"{prefix}[{i}]"
+            if k in TEST_TYPES:
+                for key in ("src", "dst"):
+                    code = getattr(r, key)
+                    if code not in sites:
+                        errors.append({"path": f"{path}.{key}", "message": f"unknown site {code!r}"})
+            elif k == "host_tcp" and r.site not in sites:
+                errors.append({"path": f"{path}.site", "message": f"unknown site {r.site!r}"})
+            elif k == "snmp" and r.equipment not in equipment:
+                errors.append({"path": f"{path}.equipment", "message": f"unknown equipment {r.equipment!r}"})
         raise IngestError(400, errors)
 
     if agent is not None:
         site_code = agent.site.code
         allowed_equipment = set(agent.equipment.values_list("id", flat=True))
-        for i, (r, k) in enumerate(zip(records, kinds, strict=True)):
-            path = f"{prefix}[{i}]"
-            if k in TEST_TYPES and site_code not in (r.src, r.dst):
-                errors.append(
-                    {
-                        "path": path,
-                        "message": (
-                            f"agent {agent.name!r} of site {site_code} may not send {k} records "
-                            f"between {r.src} and {r.dst}"
-                        ),
-                    }
-                )
-            elif k == "host_tcp" and r.site != site_code:
-                errors.append(
-                    {
-                        "path": path,
-                        "message": (
-                            f"agent {agent.name!r} of site {site_code} may not send host_tcp records of site {r.site}"
-                        ),
-                    }
-                )
-            elif k == "snmp" and equipment[r.equipment] not in allowed_equipment:
-                errors.append(
-                    {
-                        "path": path,
-                        "message": (f"agent {agent.name!r} is not assigned to poll equipment {r.equipment!r}"),
-                    }
-                )
-        if errors:
+        allowed = (
+            all(site_code in pair for pair in test_pairs)
+            and host_sites <= {site_code}
+            and {equipment[e] for e in equipment_names} <= allowed_equipment
+        )
+        if not allowed:
+            for i, (r, k) in enumerate(zip(records, kinds, strict=True)):
+                path = f"{prefix}[{i}]"
+                if k in TEST_TYPES and site_code not in (r.src, r.dst):
+                    message = (
+                        f"agent {agent.name!r} of site {site_code} may not send {k} records between {r.src} and {r.dst}"
+                    )
+                elif k == "host_tcp" and r.site != site_code:
+                    message = f"agent {agent.name!r} of site {site_code} may not send host_tcp records of site {r.site}"
+                elif k == "snmp" and equipment[r.equipment] not in allowed_equipment:
+                    message = f"agent {agent.name!r} is not assigned to poll equipment {r.equipment!r}"
+                else:
+                    continue
+                errors.append({"path": path, "message": message})
             raise IngestError(403, errors)
 
-    wanted = {(equipment[r.equipment], r.interface) for r, k in zip(records, kinds, strict=True) if k == "snmp"}
+    wanted = {(equipment[e], name) for e, name in snmp_refs}
     interfaces: dict[tuple[int, str], int] = {}
     speeds: dict[int, int | None] = {}
     if wanted:
@@ -476,11 +471,8 @@ def batch_ingest(
                     for r in by_type["host_tcp"]
                 ]
                 result.counts["host_tcp"] = _copy(raw, "measurements_hosttcp", HOSTTCP_COLUMNS, rows)
-            for r, k in zip(records, kinds, strict=True):
-                if k in TEST_TYPES:
-                    result.paths.add((sites[r.src], sites[r.dst]))
-                elif k == "host_tcp":
-                    result.sites.add(sites[r.site])
+            result.paths = {(sites[r.src], sites[r.dst]) for k in TEST_TYPES for r in by_type.get(k, ())}
+            result.sites = {sites[r.site] for r in by_type.get("host_tcp", ())}
         if agent is not None:
             Agent.objects.filter(pk=agent.pk).update(last_seen_at=timezone.now(), version=agent_version[:50])
         if on_commit is not None:

@@ -453,6 +453,18 @@ class PathAssessment:
             return None
         return physics.mathis_rate_bps(self.mss_bytes, self.rtt_ms, loss_fraction) * (streams or self.streams)
 
+    def tcp_beats_loss(self, loss_fraction: float | None, tests: Sequence[TestFigures] | None = None) -> bool:
+        """True when TCP on this path runs above the stack's Mathis ceiling for ``loss_fraction``.
+
+        The upper quartile of the TCP tests (``tests``, default all) is compared with the ceiling.  A ceiling
+        that the path's own TCP flows exceed is not their limit: the probes' loss (a few stray single-packet
+        losses, or loss of packets unlike TCP's) is not what TCP suffers.
+        """
+        ceiling = self.mathis_ceiling_bps(loss_fraction)
+        rates = [f.test.throughput_bps for f in (self.tcp if tests is None else tests) if f.test.throughput_bps]
+        upper = quantile(rates, k.SELF_REFERENCE_QUANTILE)
+        return ceiling is not None and upper is not None and upper > ceiling
+
     def loss_is_significant(self, loss_fraction: float | None, expected_bps: float | None = None) -> bool:
         """True when the loss alone caps the flow below UNDERPERFORMANCE_FRACTION of what it should reach."""
         return loss_is_significant(self, loss_fraction, expected_bps)

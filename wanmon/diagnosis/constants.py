@@ -112,6 +112,9 @@ LOSS_MATCH_MAX_RATIO = 1.5
 LOSS_MATCH_MIN_RATIO = 0.25
 #: Target used in "loss needed for ..." advice: 90 % of the path's capacity.
 TARGET_FRACTION_OF_CAPACITY = 0.9
+#: A loss rate needs at least this many lost packets (or retransmitted segments) behind it: with one or two
+#: events the 95 % interval of the rate spans two orders of magnitude (rule of three), not a figure to blame.
+LOSS_MIN_EVENTS = 3
 
 # --------------------------------------------------------------------------- ASYMMETRIC_PATH
 #: One direction below 30 % of the other's efficiency (throughput / expected) "differs strongly".
@@ -134,6 +137,11 @@ TCP_ONLY_MIN_TESTS = 2
 TRUNK_MIN_BUSY_UTILISATION = 0.2
 #: Least busy member below half of the busiest: hashing does not share the load.
 TRUNK_MAX_MEMBER_RATIO = 0.5
+#: A hashing fault starts at some moment: member loads are also compared per 30-min bin (the test cadence),
+#: and an imbalance held over consecutive bins for at least an hour counts even when the window average,
+#: which includes the balanced time before the fault, does not show it.
+TRUNK_BIN_S = 1800.0
+TRUNK_MIN_IMBALANCED_S = 3600.0
 #: Odd/even groups: slower group median below half the faster one, each with at least two tests.
 BIMODAL_MAX_RATIO = 0.5
 BIMODAL_MIN_TESTS_PER_GROUP = 2

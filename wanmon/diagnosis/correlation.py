@@ -225,7 +225,9 @@ def interface_load_rise(iface: InterfaceEvidence, onset: datetime, end: datetime
 
 
 def path_load_rise(q: PathAssessment, onset: datetime, end: datetime, observed_since: datetime) -> dict | None:
-    """Traffic of another path's tests after ``onset`` vs before: started, or rose by LOAD_RISE_MIN_BPS."""
+    """Traffic of another path's tests after ``onset`` vs before: started, or rose by at least
+    max(LOAD_RISE_MIN_BPS, LOAD_RISE_MIN_FRACTION x its capacity, DEGRADED_STAT_SIGMAS robust sigmas of its
+    earlier results) -- a few per cent up and down is test-to-test noise, not new traffic."""
     tol = timedelta(seconds=k.LOAD_ONSET_TOLERANCE_S)
     tests = [t for t in q.path.throughput_tests if t.error is None and t.throughput_bps]
     after = [t.throughput_bps for t in tests if onset - tol <= t.time <= end]
@@ -242,7 +244,11 @@ def path_load_rise(q: PathAssessment, onset: datetime, end: datetime, observed_s
     else:
         before_bps = statistics.median(before)
     after_bps = statistics.median(after)
-    if after_bps - before_bps < k.LOAD_RISE_MIN_BPS:
+    # a rise must stand out of the test-to-test noise: 2 % of the path's capacity and 4 robust sigmas
+    noise = 0.0
+    if len(before) >= k.MIN_REFERENCE_TESTS:
+        noise = k.DEGRADED_STAT_SIGMAS * 1.4826 * statistics.median(abs(b - before_bps) for b in before)
+    if after_bps - before_bps < max(k.LOAD_RISE_MIN_BPS, k.LOAD_RISE_MIN_FRACTION * q.path.capacity_bps, noise):
         return None
     return {
         "path": q.key,
@@ -336,7 +342,8 @@ def shared_equipment_suspects(ctx: RuleContext) -> list[Finding]:
     (2) a single degraded path: elements on it whose load rose by at least
     max(LOAD_RISE_MIN_BPS, LOAD_RISE_MIN_FRACTION x speed) within
     LOAD_ONSET_TOLERANCE_S of the onset, and elements it shares with another path
-    whose traffic started or rose then.
+    (of another site pair) whose traffic started or rose beyond its noise then
+    (see ``path_load_rise``).
 
     Why: a fault inside a carrier (a dirty patch panel) hits every path through
     it, in one direction; a healthy path crossing the element the same way
@@ -453,8 +460,8 @@ def _load_findings(ctx: RuleContext, a: PathAssessment, ep: Episode, trunk_names
             candidates[iface.name] = {"score": 2.0 if how == "exact" else 1.5, "interface_rise": rise, "paths": []}
     my_elements = set(a.path.hops) | {base_equipment(h) for h in a.path.hops}
     for q in ctx.assessments():
-        if q.key == a.key:
-            continue
+        if frozenset((q.path.src, q.path.dst)) == frozenset((a.path.src, a.path.dst)):
+            continue  # itself, or the opposite direction: on full-duplex links that traffic does not compete
         q_elements = set(q.path.hops) | {base_equipment(h) for h in q.path.hops}
         shared = my_elements & q_elements
         if not shared:

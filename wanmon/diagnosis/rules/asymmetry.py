@@ -18,15 +18,17 @@ def asymmetric_path(ctx: RuleContext) -> list[Finding]:
 
     Evidence: TCP tests and probe loss (owamp, UDP) of both directions over the
     same period (the whole window, and each degradation episode of the
-    direction under test); when the reverse direction is not in the bundle, the
-    path's ``reverse`` summary.
+    direction under test) -- each test compared with the reverse test nearest in
+    time (within CORRELATION_SLACK_S), probe loss over the same period; when the
+    reverse direction is not in the bundle, the path's ``reverse`` summary.
 
     Criterion: either
       * throughput: the direction's TCP efficiency (throughput / min(capacity,
         W*8/RTT), so that different windows or capacities do not count) is below
         ASYMMETRY_MAX_RATIO of the reverse direction's; or
       * loss: the direction's probe loss is significant for the path (its Mathis
-        ceiling is below half the expected rate) and at least
+        ceiling is below half the expected rate), not contradicted by the
+        direction's own TCP tests (they do not run above that ceiling), and at least
         ASYMMETRY_LOSS_FACTOR x the reverse's loss or detection limit.
     Critical below ASYMMETRY_CRITICAL_RATIO.  A loss-only asymmetry whose losses
     are periodic is left to PERIODIC_LOSS (a receiving host or a periodic event),
@@ -63,10 +65,12 @@ def _compare(a: PathAssessment, r: PathAssessment | None, start: datetime, end: 
     my_eff = median(f.efficiency for f in mine)
     my_loss = a.loss_between(start, end)
     if r is not None:
-        theirs = r.tcp_between(start, end, slack)
+        theirs = _contemporaneous(r, mine, start, end, slack)
         rev_thr = median(f.test.throughput_bps for f in theirs)
         rev_eff = median(f.efficiency for f in theirs)
-        rev_loss = r.loss_between(start, end, slack)
+        rev_loss = r.loss_between(start, end)
+        if not any(s.is_probe for s in rev_loss.sources):
+            rev_loss = r.loss_between(start, end, slack)
         rev_probe = rev_loss.probe_fraction
         rev_limit = rev_loss.probe_detection_limit
     else:
@@ -94,6 +98,7 @@ def _compare(a: PathAssessment, r: PathAssessment | None, start: datetime, end: 
     loss_asym = bool(
         my_probe
         and a.loss_is_significant(my_probe)
+        and not a.tcp_beats_loss(my_probe, mine)
         and (rev_probe is not None or rev_limit is not None)
         and my_probe >= k.ASYMMETRY_LOSS_FACTOR * floor
     )
@@ -122,6 +127,23 @@ def _compare(a: PathAssessment, r: PathAssessment | None, start: datetime, end: 
         "rev_limit": rev_limit,
         "tests": len(mine),
     }
+
+
+def _contemporaneous(r: PathAssessment, mine, start: datetime, end: datetime, slack_s: float):
+    """The reverse direction's TCP tests to compare with ``mine``: for each of mine the nearest reverse test
+    within ``slack_s`` (tests of the two directions rarely run at the same second; a wider window would mix in
+    reverse tests from before or after a change that hit both directions).  Without tests of mine, or when none
+    of them has a reverse test that close: the reverse tests of the period widened by ``slack_s``."""
+    if not mine:
+        return r.tcp_between(start, end, slack_s)
+    chosen = []
+    for f in mine:
+        near = r.tcp_between(f.test.time, f.test.time, slack_s)
+        if near:
+            best = min(near, key=lambda g: abs((g.test.time - f.test.time).total_seconds()))
+            if all(best is not c for c in chosen):
+                chosen.append(best)
+    return chosen or r.tcp_between(start, end, slack_s)
 
 
 def _finding(a: PathAssessment, r: PathAssessment | None, c: dict) -> Finding:

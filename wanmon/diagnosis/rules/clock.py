@@ -10,6 +10,7 @@ directions returned by ``untrusted_pairs``.
 
 from __future__ import annotations
 
+import bisect
 import statistics
 from collections.abc import Sequence
 from datetime import datetime
@@ -57,14 +58,22 @@ def error_threshold_ms(one_way_ms: float | None) -> float:
 
 
 def _pairs(fwd: Sequence[OwampTest], rev: Sequence[OwampTest]) -> list[tuple[OwampTest, OwampTest]]:
+    """Each forward session with the reverse session nearest in time (within the skew limit).
+
+    Binary search over the reverse sessions sorted by time: a day of 5-minute sessions on 132
+    directions stays linear-logarithmic instead of quadratic.
+    """
+    near = sorted((r for r in rev if r.delay_min_ms is not None), key=lambda r: r.time)
+    if not near:
+        return []
+    times = [r.time for r in near]
     out = []
     for o in fwd:
         if o.delay_min_ms is None:
             continue
-        near = [r for r in rev if r.delay_min_ms is not None]
-        if not near:
-            break
-        r = min(near, key=lambda r: abs((r.time - o.time).total_seconds()))
+        i = bisect.bisect_left(times, o.time)
+        candidates = [near[j] for j in (i - 1, i) if 0 <= j < len(near)]
+        r = min(candidates, key=lambda r: abs((r.time - o.time).total_seconds()))
         if abs((r.time - o.time).total_seconds()) <= k.CLOCK_PAIR_MAX_SKEW_S:
             out.append((o, r))
     return out
@@ -77,13 +86,22 @@ def _clock_step(pairs: Sequence[tuple[OwampTest, OwampTest]]) -> dict | None:
     diffs = [f.delay_min_ms - r.delay_min_ms for f, r in pairs]
     sums = [f.delay_min_ms + r.delay_min_ms for f, r in pairs]
 
-    def sse(xs: Sequence[float]) -> float:
-        m = statistics.fmean(xs)
-        return sum((x - m) ** 2 for x in xs)
+    # Prefix sums give each split's sum of squared errors in O(1): SSE = sum(x^2) - (sum x)^2 / n.
+    n = len(diffs)
+    s1 = [0.0]
+    s2 = [0.0]
+    for x in diffs:
+        s1.append(s1[-1] + x)
+        s2.append(s2[-1] + x * x)
+
+    def sse(lo: int, hi: int) -> float:
+        count = hi - lo
+        total = s1[hi] - s1[lo]
+        return (s2[hi] - s2[lo]) - total * total / count
 
     best = None
     for i in range(k.DELAY_LEVEL_MIN_SAMPLES, len(pairs) - k.DELAY_LEVEL_MIN_SAMPLES + 1):
-        cost = sse(diffs[:i]) + sse(diffs[i:])  # the change point splits the offset into two flat segments
+        cost = sse(0, i) + sse(i, n)  # the change point splits the offset into two flat segments
         if best is None or cost < best[0]:
             best = (cost, i)
     if best is None:
@@ -177,6 +195,15 @@ def check_direction_pair(ctx: RuleContext, fwd: PathEvidence, rev: PathEvidence 
 
 
 def _all_problems(ctx: RuleContext) -> dict[str, list[dict]]:
+    # Two rules ask (CLOCK_UNSYNC itself and every one-way-delay rule through untrusted_pairs): compute once.
+    cached = getattr(ctx, "_clock_problems", None)
+    if cached is not None:
+        return cached
+    ctx._clock_problems = problems = _compute_all_problems(ctx)
+    return problems
+
+
+def _compute_all_problems(ctx: RuleContext) -> dict[str, list[dict]]:
     done: set[frozenset[str]] = set()
     problems: dict[str, list[dict]] = {}
     for p in ctx.bundle.paths:

@@ -281,7 +281,9 @@ def route_change(ctx: RuleContext) -> list[Finding]:
         desc = "; ".join(
             f"at {c['time']:%H:%M} UTC {' > '.join(c['before'])} became {' > '.join(c['after'])}" for c in changes
         )
-        new = sorted({h for c in changes for h in c["added"]})
+        original, final = changes[0]["before"], changes[-1]["after"]
+        new = [h for h in final if h not in original]  # on the route now, not on the one before the first change
+        back = not new and normalise_hops(original) == normalise_hops(final)
         out.append(
             path_finding(
                 a,
@@ -289,10 +291,11 @@ def route_change(ctx: RuleContext) -> list[Finding]:
                 start=first,
                 end=changes[-1]["time"],
                 summary=f"{a.key}: route changed {len(changes)} time(s)"
-                + (f", now via {', '.join(new)}" if new else ""),
+                + (f", now via {', '.join(new)}" if new else (", back on the original route" if back else "")),
                 explanation=(
                     f"The traceroute of {a.key} changed: {desc}.{delay_note}"
                     + (f" New elements on the path: {', '.join(new)}." if new else "")
+                    + (" The path is back on its original route." if back else "")
                     + (" The path degraded right after the change." if degraded_after else "")
                 ),
                 evidence={"changes": changes, "degraded_after": bool(degraded_after)},

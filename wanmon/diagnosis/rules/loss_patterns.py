@@ -46,15 +46,19 @@ def find_period(event_times: Sequence[datetime], sample_times: Sequence[datetime
     period = sum(g for g, good in zip(gaps, ok, strict=True) if good) / sum(
         m for m, good in zip(multiples, ok, strict=True) if good
     )
+    # the pattern is made of the events at either end of a regular interval; a stray loss before the
+    # periodic process started (or between its events) is not part of it
+    fitting = sorted({e for i, good in enumerate(ok) if good for e in (events[i], events[i + 1])})
     return {
         "period_s": period,
-        "events": len(events),
+        "events": len(fitting),
+        "stray_events": len(events) - len(fitting),
         "intervals": len(gaps),
         "regular_share": sum(ok) / len(gaps),
         "sampling_interval_s": cad,
-        "first": events[0],
-        "last": events[-1],
-        "event_times": events,
+        "first": fitting[0],
+        "last": fitting[-1],
+        "event_times": fitting,
     }
 
 

@@ -171,8 +171,10 @@ def loss_limited(ctx: RuleContext) -> list[Finding]:
     Evidence: TCP tests (throughput, RTT, MSS, streams, retransmits), owamp
     sessions and UDP tests of the same period, the sender's congestion control.
 
-    Criterion (whole window, else any degradation episode): a loss p > 0 was
-    measured (largest loss any probe saw, else the retransmit estimate), and
+    Criterion (each degradation episode, with the loss measured around it, else the
+    whole window -- a chronic limit has no episode of its own): a loss p > 0 was
+    measured (largest loss any probe saw, else the retransmit estimate) from at
+    least LOSS_MIN_EVENTS lost packets or retransmitted segments, and
       * its ceiling -- Reno Mathis rate (C = sqrt(3/2)) x streams, doubled for
         CUBIC or an unknown stack -- is below LOSS_BINDING_MAX_FRACTION of
         min(capacity, W*8/RTT): the loss is the binding limit;
@@ -192,13 +194,14 @@ def loss_limited(ctx: RuleContext) -> list[Finding]:
     for a in ctx.assessments():
         if not a.tcp or a.rtt_ms is None or a.cc_factor is None:
             continue
-        periods: list[tuple[datetime, datetime, list[TestFigures], LossEstimate]] = [
-            (a.tcp[0].test.time, a.tcp[-1].test.time, list(a.tcp), a.loss)
-        ]
+        # The loss and the throughput of the same period: a degradation's own figures come first, the whole
+        # window (diluted by healthy hours if there are any) only when no episode matches.
+        periods: list[tuple[datetime, datetime, list[TestFigures], LossEstimate]] = []
         for ep in a.episodes:
             tests = a.tcp_between(ep.start, ep.end)
             if tests:
-                periods.append((ep.start, ep.end, tests, a.loss_between(ep.start, ep.end, k.LOSS_NEIGHBOURHOOD_S / 2)))
+                periods.append((ep.start, ep.end, tests, _episode_loss(a, ep.start, ep.end)))
+        periods.append((a.tcp[0].test.time, a.tcp[-1].test.time, list(a.tcp), a.loss))
         for start, end, tests, loss in periods:
             finding = _loss_finding(a, start, end, tests, loss)
             if finding:
@@ -207,12 +210,24 @@ def loss_limited(ctx: RuleContext) -> list[Finding]:
     return out
 
 
+def _episode_loss(a: PathAssessment, start: datetime, end: datetime) -> LossEstimate:
+    """Loss during [start, end]; widened by LOSS_NEIGHBOURHOOD_S / 2 only when no probe ran inside it
+    (widening when probes exist would mix in the clean sessions before and after the degradation)."""
+    loss = a.loss_between(start, end)
+    if any(s.is_probe for s in loss.sources):
+        return loss
+    return a.loss_between(start, end, k.LOSS_NEIGHBOURHOOD_S / 2)
+
+
 def _loss_finding(
     a: PathAssessment, start: datetime, end: datetime, tests: Sequence[TestFigures], loss: LossEstimate
 ) -> Finding | None:
     p = loss.fraction
     if not p or len(tests) < 1:
         return None
+    used = loss.source_named(loss.source) if loss.source else None
+    if used is None or used.lost < k.LOSS_MIN_EVENTS:
+        return None  # one or two lost packets are not a loss rate
     thr = median(f.test.throughput_bps for f in tests) or 0.0
     expected = median(f.expected_bps for f in tests) or a.expected_bps
     if loss.source == "tcp_retransmits":
@@ -306,6 +321,9 @@ def tcp_only_degradation(ctx: RuleContext) -> list[Finding]:
     Criterion: at least TCP_ONLY_MIN_TESTS TCP tests below TCP_ONLY_MAX_FRACTION of
     their prediction min(flow capacity, W*8/RTT, conservative Mathis figure of the
     probe loss, and -- when the results are bimodal -- the faster half's median),
+    where the probe-loss figure is dropped when the upper quartile of the path's TCP
+    tests exceeds the stack's Mathis ceiling for that loss (a few stray owamp losses
+    that TCP demonstrably does not suffer are not its limit),
     and UDP tests that carried at least UDP_COMPARABLE_FACTOR x what those
     TCP tests reached were clean (no loss that could explain the shortfall).
 
@@ -320,6 +338,8 @@ def tcp_only_degradation(ctx: RuleContext) -> list[Finding]:
             continue
         probe = a.loss.probe_fraction
         ceiling = a.conservative_ceiling_bps(probe) if probe else None
+        if ceiling is not None and a.tcp_beats_loss(probe):
+            ceiling = None  # TCP on this path beats that loss's ceiling: the probes' loss does not bind TCP
         demonstrated = _demonstrated_rate(a)
         slow = []
         for f in a.tcp:

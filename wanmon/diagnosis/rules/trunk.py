@@ -38,13 +38,12 @@ def trunk_association(bundle: EvidenceBundle, path: PathEvidence, trunk: TrunkEv
     return None
 
 
-def member_imbalance(ctx: RuleContext, trunk: TrunkEvidence) -> dict | None:
-    """Mean utilisation per member and direction; imbalanced when the least busy is below half the busiest."""
+def _imbalance_of(trunk: TrunkEvidence, rows_of: dict[str, list]) -> dict | None:
+    """Mean utilisation per member and direction over the given rows; imbalanced when the least busy member
+    carries less than TRUNK_MAX_MEMBER_RATIO of the busiest, which carries at least TRUNK_MIN_BUSY_UTILISATION."""
     per_dir: dict[str, dict[str, float]] = {"in": {}, "out": {}}
     for m in trunk.members:
-        if not m.speed_bps:
-            return None
-        rows = valid_rows(ctx, m)
+        rows = rows_of.get(m.name, [])
         for d, attr in (("in", "in_bps"), ("out", "out_bps")):
             vals = [getattr(r, attr) for r in rows if getattr(r, attr) is not None]
             if vals:
@@ -62,12 +61,70 @@ def member_imbalance(ctx: RuleContext, trunk: TrunkEvidence) -> dict | None:
     return best
 
 
+def member_imbalance(ctx: RuleContext, trunk: TrunkEvidence) -> dict | None:
+    """Member utilisation imbalance over the window, else over the longest sustained run of imbalanced bins.
+
+    The window average is checked first.  A hashing fault that started inside the window is diluted by the
+    balanced time before it, so the window is also cut into TRUNK_BIN_S bins; consecutive imbalanced bins
+    covering at least TRUNK_MIN_IMBALANCED_S are judged together (the longest such run).
+    """
+    if not trunk.members or any(not m.speed_bps for m in trunk.members):
+        return None
+    rows_of = {m.name: valid_rows(ctx, m) for m in trunk.members}
+    times = [r.time for rows in rows_of.values() for r in rows]
+    if not times:
+        return None
+    start, end = min(times), max(times)
+    whole = _imbalance_of(trunk, rows_of)
+    if whole:
+        return {**whole, "start": start, "end": end}
+    n_bins = int((end - start).total_seconds() // k.TRUNK_BIN_S) + 1
+    bins: list[dict[str, list]] = [{m.name: [] for m in trunk.members} for _ in range(n_bins)]
+    for name, rows in rows_of.items():
+        for r in rows:
+            bins[int((r.time - start).total_seconds() // k.TRUNK_BIN_S)][name].append(r)
+    flags = [_imbalance_of(trunk, b) is not None for b in bins]
+    best_run: tuple[int, int] | None = None
+    i = 0
+    while i < n_bins:
+        if not flags[i]:
+            i += 1
+            continue
+        j = i
+        while j + 1 < n_bins and flags[j + 1]:
+            j += 1
+        if best_run is None or j - i > best_run[1] - best_run[0]:
+            best_run = (i, j)
+        i = j + 1
+    if best_run is None:
+        return None
+    run_rows = {m.name: [r for b in bins[best_run[0] : best_run[1] + 1] for r in b[m.name]] for m in trunk.members}
+    run_times = [r.time for rows in run_rows.values() for r in rows]
+    run_start, run_end = min(run_times), max(run_times)
+    if (run_end - run_start).total_seconds() + k.TRUNK_BIN_S / 2 < k.TRUNK_MIN_IMBALANCED_S:
+        return None
+    found = _imbalance_of(trunk, run_rows)
+    return {**found, "start": run_start, "end": run_end} if found else None
+
+
 def host_bimodality(ctx: RuleContext, a: PathAssessment) -> dict | None:
-    """TCP results split by odd/even host address: slower group median below half the faster one."""
+    """TCP results split by odd/even host address: slower group median below half the faster one.
+
+    Judged over all TCP tests of the window, else over the tests since the path started to degrade (its first
+    episode): tests to the odd hosts from before a hashing fault began are fast and would blur the split.
+    """
+    found = _bimodality(a.tcp)
+    if found is None and a.episodes:
+        onset = min(ep.start for ep in a.episodes)
+        found = _bimodality([f for f in a.tcp if f.test.time >= onset])
+    return {"path": a.key, **found} if found else None
+
+
+def _bimodality(tests) -> dict | None:
     for field in ("dst_host", "src_host"):
         groups: dict[int, list[float]] = defaultdict(list)
         hosts: dict[int, set[str]] = defaultdict(set)
-        for f in a.tcp:
+        for f in tests:
             addr = getattr(f.test, field)
             parity = address_parity(addr)
             if parity is None or not f.test.throughput_bps:
@@ -87,7 +144,6 @@ def host_bimodality(ctx: RuleContext, a: PathAssessment) -> dict | None:
             continue
         spread = statistics.pstdev(groups[slow]) / med[slow] if med[slow] else None
         return {
-            "path": a.key,
             "address_field": field,
             "slow_parity": "odd" if slow else "even",
             "slow_median_bps": med[slow],
@@ -98,7 +154,7 @@ def host_bimodality(ctx: RuleContext, a: PathAssessment) -> dict | None:
             "slow_tests": len(groups[slow]),
             "fast_tests": len(groups[fast]),
             "slow_variation": spread,
-            "times": [f.test.time for f in a.tcp],
+            "times": [f.test.time for f in tests],
         }
     return None
 
@@ -139,12 +195,12 @@ def trunk_imbalance(ctx: RuleContext) -> list[Finding]:
         if members:
             utils = ", ".join(f"{name} {text.pct(u)}" for name, u in sorted(members["utilisation"].items()))
             parts.append(
-                f"member utilisation ({members['direction']}) differs strongly: {utils} -- the least busy carries "
-                f"{text.pct(members['ratio'])} of the busiest"
+                f"member utilisation ({members['direction']}) differs strongly from {members['start']:%H:%M} to "
+                f"{members['end']:%H:%M} UTC: {utils} -- the least busy carries {text.pct(members['ratio'])} of "
+                "the busiest"
             )
             evidence["member_utilisation"] = members
-            rows = [r.time for m in trunk.members for r in valid_rows(ctx, m)]
-            times += rows
+            times += [members["start"], members["end"]]
         for s in splits:
             parts.append(
                 f"TCP on {s['path']} splits by host address: {s['slow_parity']} hosts "

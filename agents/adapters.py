@@ -10,6 +10,15 @@ logged and every other collector still runs.
 SNMP devices of one agent share one ``collectors.snmp.SnmpPoller`` (one pysnmp engine, one UDP
 socket) and are polled in the agent's event loop; TWAMP-light sessions run in it too. The
 tool-driven collectors are plain functions: the scheduler runs them in threads.
+
+Active tests never overlap where they would measure each other (scheduler exclusive groups):
+
+* every nuttcp test is in the ``throughput`` group: one throughput test of this agent at a time;
+* nuttcp, owamp and TWAMP-light tests are in the group of their far host (:func:`host_group`,
+  ``host:<name>``): never two active tests towards the same host at once, whatever their kind
+  (a nuttcp stream would show up as delay and loss in an owping session to the same node).
+
+Traceroute, SNMP and host_tcp are passive or nearly so and run alongside anything.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ from types import ModuleType
 from typing import Any
 
 from agents.config import AgentConfig, ConfigError, HostTcpTarget, SnmpTarget, TwampTarget
+from agents.scheduler import exclusive_groups
 from collectors import hostinfo, nuttcp, owamp, traceroute
 from collectors.runner import CommandRunner, SubprocessRunner
 
@@ -38,6 +48,7 @@ __all__ = [
     "build_collectors",
     "close_collectors",
     "describe",
+    "host_group",
 ]
 
 logger = logging.getLogger(__name__)
@@ -47,6 +58,21 @@ _VERSION_PROBE_S = 10.0  # `nuttcp -V` before each test
 _MARGIN_S = 10.0  # beyond a tool's own deadline, before the scheduler gives up on it
 
 ModuleLoader = Callable[[str], ModuleType]
+
+
+def host_group(host: str) -> str:
+    """The exclusive group of active tests towards ``host``: ``host:<name>``, case and port ignored.
+
+    ``FZK-DT01.example.org.``, ``fzk-dt01.example.org:861`` and ``fzk-dt01.example.org`` are one
+    host; ``[2001:db8::1]:861`` and ``2001:db8::1`` too. Names are not resolved (a name and its
+    address are two groups): configure one spelling per host.
+    """
+    name = host.strip().lower()
+    if name.startswith("["):  # [v6] or [v6]:port
+        name = name[1:].split("]", 1)[0]
+    elif name.count(":") == 1:  # name:port or v4:port (a bare IPv6 address has several colons)
+        name = name.split(":", 1)[0]
+    return "host:" + name.rstrip(".")
 
 
 class NuttcpCollector:
@@ -64,6 +90,7 @@ class NuttcpCollector:
         self.name = f"nuttcp[{index}]:{config.dst}"
         self.interval_s = float(config.interval_s or 0)
         self.timeout_s = config.timeout_s * len(config.directions()) + _VERSION_PROBE_S + _MARGIN_S
+        self.exclusive_groups = (host_group(config.host),)
 
     def collect(self, now: datetime) -> list[dict[str, Any]]:
         """Run the test(s) now."""
@@ -98,6 +125,7 @@ class OwampCollector:
         self.name = f"owamp[{index}]:{config.dst}"
         self.interval_s = float(config.interval_s or 0)
         self.timeout_s = config.timeout_s + _MARGIN_S
+        self.exclusive_groups = (host_group(config.host),)
 
     def collect(self, now: datetime) -> list[dict[str, Any]]:
         """Run owping now."""
@@ -252,6 +280,7 @@ class TwampCollector:
         self.name = f"twamp[{index}]:{target.dst}"
         self.interval_s = target.interval_s
         self.timeout_s = (target.packets - 1) * target.packet_interval_s + target.timeout_s + _MARGIN_S
+        self.exclusive_groups = (host_group(target.host),)
         self._module = module
 
     async def collect(self, now: datetime) -> list[dict[str, Any]]:
@@ -347,8 +376,13 @@ def _twamp_collectors(config: AgentConfig, import_module: ModuleLoader) -> list[
 
 
 def describe(collectors: list[Any]) -> list[Mapping[str, Any]]:
-    """Name, interval and timeout of each collector (logged at start-up)."""
+    """Name, interval, timeout and exclusive groups of each collector (logged at start-up)."""
     return [
-        {"name": c.name, "interval_s": c.interval_s, "timeout_s": getattr(c, "timeout_s", None) or c.interval_s}
+        {
+            "name": c.name,
+            "interval_s": c.interval_s,
+            "timeout_s": getattr(c, "timeout_s", None) or c.interval_s,
+            "exclusive_groups": exclusive_groups(c),
+        }
         for c in collectors
     ]

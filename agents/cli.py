@@ -8,7 +8,8 @@
                                                   --dry-run prints the records as JSON lines on
                                                   stdout and touches neither spool nor network
     wanmon-agent spool --config FILE [--json] [--requeue-rejected]
-                                                  what waits in the spool (read-only, safe while
+                                                  what waits in the spool and when each collector
+                                                  last ran and runs next (read-only, safe while
                                                   the daemon runs); --requeue-rejected puts refused
                                                   batches back in the queue once the cause is fixed
     wanmon-agent --version
@@ -36,13 +37,15 @@ import msgspec
 
 from agents import __version__
 from agents.adapters import build_collectors, close_collectors, describe
+from agents.clock import SYSTEM_CLOCK, Clock
 from agents.config import EXIT_CONFIG_ERROR, AgentConfig, ConfigError, load_config, read_token
 from agents.logs import setup_logging
+from agents.polls import POLL_LOG_NAME, PollLog, read_poll_log
 from agents.scheduler import Scheduler
 from agents.spool import Spool, SpoolError
 from agents.uploader import Backoff, Uploader, drain, upload_forever
 
-__all__ = ["main"]
+__all__ = ["main", "run_daemon"]
 
 logger = logging.getLogger("agents")
 
@@ -102,6 +105,10 @@ def _open_spool(config: AgentConfig) -> Spool:
     )
 
 
+def _poll_log(spool: Spool) -> PollLog:
+    return PollLog(spool.root / POLL_LOG_NAME)
+
+
 def _uploader(config: AgentConfig, token: str) -> Uploader:
     return Uploader(
         ingest_url=config.central.ingest_url,
@@ -141,7 +148,9 @@ def _print_records(collector: Any, records: list[Any]) -> None:
 
 
 async def _once_async(config: AgentConfig, spool: Spool, collectors: list[Any], token: str) -> int:
-    results = await Scheduler(collectors, sink=lambda c, records: spool.append(records, source=c.name)).run_once()
+    results = await Scheduler(
+        collectors, sink=lambda c, records: spool.append(records, source=c.name), poll_log=_poll_log(spool)
+    ).run_once()
     async with _uploader(config, token) as uploader:
         report = await drain(spool, uploader, backoff=Backoff())
     status = spool.status()
@@ -166,16 +175,30 @@ def _run(config: AgentConfig, args: argparse.Namespace) -> int:
     collectors = build_collectors(config)
     try:
         with _open_spool(config) as spool:
-            return asyncio.run(_daemon(config, spool, collectors, token))
+            return asyncio.run(run_daemon(config, spool, collectors, token))
     finally:
         close_collectors(collectors)
 
 
-async def _daemon(config: AgentConfig, spool: Spool, collectors: list[Any], token: str) -> int:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, _request_stop, stop, signum)
+async def run_daemon(
+    config: AgentConfig,
+    spool: Spool,
+    collectors: list[Any],
+    token: str,
+    *,
+    stop: asyncio.Event | None = None,
+    clock: Clock = SYSTEM_CLOCK,
+) -> int:
+    """The daemon: collectors on their schedule and the upload loop, until SIGTERM/SIGINT or ``stop``.
+
+    With ``stop`` given, the caller decides when it ends and no signal handler is installed
+    (tests run the daemon in-process, with a ``clock`` of their own).
+    """
+    if stop is None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, _request_stop, stop, signum)
     logger.info(
         "agent started",
         extra={
@@ -194,11 +217,13 @@ async def _daemon(config: AgentConfig, spool: Spool, collectors: list[Any], toke
         collectors,
         sink=lambda c, records: spool.append(records, source=c.name),
         start_jitter_s=config.agent.start_jitter_s,
+        clock=clock,
+        poll_log=_poll_log(spool),
     )
     async with _uploader(config, token) as uploader:
         await asyncio.gather(
             scheduler.run_forever(stop, grace_s=config.agent.shutdown_grace_s),
-            upload_forever(spool, uploader, stop, interval_s=config.agent.upload_interval_s),
+            upload_forever(spool, uploader, stop, interval_s=config.agent.upload_interval_s, clock=clock),
         )
     logger.info("agent stopped", extra={"spool_status": spool.status().to_dict()})
     return EXIT_OK
@@ -219,8 +244,10 @@ def _spool(config: AgentConfig, args: argparse.Namespace) -> int:
             moved = spool.requeue_rejected()
         logger.info("rejected batches put back in the queue", extra={"batches": moved})
     status = spool.status()
+    polls = read_poll_log(spool.root / POLL_LOG_NAME)
     if args.json:
-        sys.stdout.write(msgspec.json.encode({"spool": str(spool.root), **status.to_dict()}).decode() + "\n")
+        report = {"spool": str(spool.root), **status.to_dict(), "collectors": polls}
+        sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
         return EXIT_OK
     oldest = "-" if status.oldest_age_s is None else f"{_duration(status.oldest_age_s)} ({status.oldest_age_s:.0f} s)"
     lines = [
@@ -233,8 +260,25 @@ def _spool(config: AgentConfig, args: argparse.Namespace) -> int:
         + (f" (see {spool.rejected_dir})" if status.rejected_batches else ""),
         f"size:             {_size(status.bytes)} of {_size(status.max_bytes)}",
     ]
+    if polls:
+        lines.append("collectors (last run; next due):")
+        lines += [f"  {name}: {_poll_line(entry)}" for name, entry in sorted(polls.items())]
     sys.stdout.write("\n".join(lines) + "\n")
     return EXIT_OK
+
+
+def _poll_line(entry: dict[str, Any]) -> str:
+    last = entry.get("last_started")
+    if last is None:
+        text = "never ran"
+    else:
+        outcome = "ok" if entry.get("last_error") is None else f"error: {entry['last_error']}"
+        text = f"{last}, {entry.get('last_records', 0)} records, {outcome}"
+    text += f"; runs {entry.get('runs', 0)}, failed {entry.get('failed_runs', 0)}"
+    text += f", skipped {entry.get('skipped_runs', 0)}"
+    if entry.get("next_due"):
+        text += f"; next {entry['next_due']}"
+    return text
 
 
 def _duration(seconds: float) -> str:

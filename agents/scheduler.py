@@ -5,10 +5,17 @@ A collector is any object with:
 * ``name: str`` (unique; used in logs) and ``interval_s: float`` (its period);
 * ``collect(now) -> list[Record | dict]``, a plain or an ``async`` function. Plain ones run in
   a thread of their own (they run tools and block); one may also return an awaitable;
-* optionally ``timeout_s`` (default: ``interval_s``), ``exclusive_group`` (collectors of one
-  group never run at the same time: two throughput tests would measure each other), and
+* optionally ``timeout_s`` (default: ``interval_s``), ``exclusive_group`` and/or
+  ``exclusive_groups`` (collectors sharing a group never run at the same time: two throughput
+  tests would measure each other, and two active tests towards the same far host, e.g. nuttcp
+  and owping to one perfSONAR node, would disturb each other; see :mod:`agents.adapters`), and
   ``error_records(now, message) -> list`` (records describing a failed run: a test that hangs
   is evidence about the path too).
+
+A run takes all its groups at once, when none of them is busy, and never holds one while
+waiting for another: a throughput test queued behind another one does not block an owping
+session to its own host meanwhile, and overlapping groups cannot deadlock. Its timeout starts
+once it holds them.
 
 Every run's output goes through :func:`agents.validation.check_records` (invalid records are
 logged and dropped, so they cannot poison a batch) and the valid records to the ``sink`` (the
@@ -21,6 +28,11 @@ together do not all poll at once. A run that overruns its slot makes the next sl
 (logged), never queued. A sync collector that outlives its timeout keeps its thread until the
 tool returns (threads cannot be killed); its next runs are skipped until then, so hung threads
 never pile up. The threads are daemon threads: a hung tool never blocks the agent's exit.
+
+Time comes from an injectable :class:`~agents.clock.Clock` (the records' time, the schedule and
+every sleep between runs), so tests can run hours of schedule in seconds. With a ``poll_log``
+(:class:`~agents.polls.PollLog`) every run, and when the next one is due, is recorded in the
+spool directory, where ``wanmon-agent spool`` shows it.
 """
 
 from __future__ import annotations
@@ -32,15 +44,25 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
 
+from agents.clock import SYSTEM_CLOCK, Clock, stopped_within
+from agents.polls import PollLog
 from agents.validation import check_records
 from collectors.records import Record
 
-__all__ = ["Collector", "RecordSink", "RunResult", "Scheduler", "run_in_daemon_thread", "stopped_within"]
+__all__ = [
+    "Collector",
+    "RecordSink",
+    "RunResult",
+    "Scheduler",
+    "exclusive_groups",
+    "run_in_daemon_thread",
+    "stopped_within",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -120,7 +142,8 @@ class Scheduler:
         sink: RecordSink,
         start_jitter_s: float = 60.0,
         rng: random.Random | None = None,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        clock: Clock = SYSTEM_CLOCK,
+        poll_log: PollLog | None = None,
     ) -> None:
         names = [c.name for c in collectors]
         duplicates = sorted({n for n in names if names.count(n) > 1})
@@ -131,15 +154,23 @@ class Scheduler:
         self._start_jitter_s = start_jitter_s
         self._rng = rng or random.Random()
         self._clock = clock
+        self._poll_log = poll_log
         self._states = {c.name: _State() for c in collectors}
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._busy: set[str] = set()  # exclusive groups held by running collectors
+        self._group_waiters: list[asyncio.Future[None]] = []
         self._stop: asyncio.Event | None = None  # set while run_forever runs
 
     # -- entry points -------------------------------------------------------------------------
 
     async def run_once(self) -> list[RunResult]:
         """Run every collector once, concurrently (exclusive groups one after the other)."""
-        return list(await asyncio.gather(*(self.run_collector(c) for c in self.collectors)))
+
+        async def one(collector: Any) -> RunResult:
+            result = await self.run_collector(collector)
+            self._record(collector, result, next_due=None)
+            return result
+
+        return list(await asyncio.gather(*(one(c) for c in self.collectors)))
 
     async def run_forever(self, stop: asyncio.Event, *, grace_s: float = 10.0) -> None:
         """Run each collector at its interval until ``stop`` is set.
@@ -148,6 +179,8 @@ class Scheduler:
         after which they are abandoned.
         """
         self._stop = stop
+        if self._poll_log is not None:
+            self._poll_log.keep_only(c.name for c in self.collectors)
         tasks = [asyncio.create_task(self._loop(c, stop), name=f"collector:{c.name}") for c in self.collectors]
         if not tasks:
             await stop.wait()
@@ -168,28 +201,58 @@ class Scheduler:
     # -- one collector ------------------------------------------------------------------------
 
     async def _loop(self, collector: Any, stop: asyncio.Event) -> None:
-        loop = asyncio.get_running_loop()
+        clock = self._clock
         interval_s = float(collector.interval_s)
-        next_at = loop.time() + self._rng.uniform(0.0, min(interval_s, self._start_jitter_s))
-        while not await stopped_within(stop, next_at - loop.time()):
-            await self.run_collector(collector)
-            if stop.is_set():
-                return
+        next_at = clock.monotonic() + self._rng.uniform(0.0, min(interval_s, self._start_jitter_s))
+        if self._poll_log is not None:
+            self._poll_log.scheduled(collector.name, interval_s=interval_s, next_due=self._wall(next_at))
+        while not await clock.wait(stop, next_at - clock.monotonic()):
+            result = await self.run_collector(collector)
             next_at += interval_s
-            late_s = loop.time() - next_at
-            if late_s >= 0:
+            late_s = clock.monotonic() - next_at
+            if late_s >= 0 and not stop.is_set():
                 missed = int(late_s // interval_s) + 1
                 next_at += missed * interval_s
                 logger.warning(
                     "collector run overran its interval; skipping the missed runs",
                     extra={"collector": collector.name, "missed_runs": missed, "interval_s": interval_s},
                 )
+            self._record(collector, result, next_due=None if stop.is_set() else self._wall(next_at))
+            if stop.is_set():
+                return
 
-    def _lock(self, collector: Any) -> asyncio.Lock | None:
-        group = getattr(collector, "exclusive_group", None)
-        if not group:
-            return None
-        return self._locks.setdefault(group, asyncio.Lock())
+    def _wall(self, monotonic_at: float) -> datetime:
+        """The wall-clock time of a point on the monotonic scale."""
+        return self._clock.now() + timedelta(seconds=monotonic_at - self._clock.monotonic())
+
+    def _record(self, collector: Any, result: RunResult, *, next_due: datetime | None) -> None:
+        if self._poll_log is not None:
+            self._poll_log.ran(
+                result, interval_s=float(collector.interval_s), finished=self._clock.now(), next_due=next_due
+            )
+
+    @contextlib.asynccontextmanager
+    async def _exclusive(self, groups: list[str]) -> AsyncIterator[None]:
+        """Hold all of ``groups``: wait until none is busy, then take them together."""
+        wanted = set(groups)
+        while not self._busy.isdisjoint(wanted):
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._group_waiters.append(waiter)
+            try:
+                await waiter
+            finally:
+                with contextlib.suppress(ValueError):
+                    self._group_waiters.remove(waiter)
+        self._busy |= wanted
+        try:
+            yield
+        finally:
+            # Synchronous, so that it also happens when the run is cancelled (shutdown).
+            self._busy -= wanted
+            waiters, self._group_waiters = self._group_waiters, []
+            for waiter in waiters:  # in arrival order; each checks its groups again
+                if not waiter.done():
+                    waiter.set_result(None)
 
     async def run_collector(self, collector: Any) -> RunResult:
         """One run: call, bound in time, validate, hand to the sink. Never raises (but CancelledError)."""
@@ -200,16 +263,15 @@ class Scheduler:
                 "previous run still going (hung tool?): this run is skipped",
                 extra={"collector": collector.name, "skipped_runs": state.skipped},
             )
-            return RunResult(collector.name, self._clock(), skipped=True)
-        lock = self._lock(collector)
-        async with lock if lock is not None else contextlib.nullcontext():
+            return RunResult(collector.name, self._clock.now(), skipped=True)
+        async with self._exclusive(exclusive_groups(collector)):
             if self._stop is not None and self._stop.is_set():
                 # Waited for its group's lock past shutdown: starting a test now would only be abandoned.
-                return RunResult(collector.name, self._clock(), skipped=True)
+                return RunResult(collector.name, self._clock.now(), skipped=True)
             return await self._run(collector, state)
 
     async def _run(self, collector: Any, state: _State) -> RunResult:
-        started = self._clock()
+        started = self._clock.now()
         result = RunResult(collector.name, started)
         timeout_s = float(getattr(collector, "timeout_s", None) or collector.interval_s)
         t0 = time.monotonic()
@@ -228,7 +290,7 @@ class Scheduler:
             logger.error(result.error, extra={"collector": collector.name, "timed_out": result.timed_out})
             output = self._error_records(collector, started, result.error)
 
-        checked = check_records(output, now=self._clock(), schedule_interval_s=float(collector.interval_s))
+        checked = check_records(output, now=self._clock.now(), schedule_interval_s=float(collector.interval_s))
         result.records = checked.records
         result.invalid = len(checked.invalid)
         for invalid in checked.invalid:
@@ -261,6 +323,7 @@ class Scheduler:
             "collector run",
             extra={
                 "collector": collector.name,
+                "started": started.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
                 "records": len(checked.records),
                 "invalid": result.invalid,
                 "duration_s": round(result.duration_s, 3),
@@ -300,12 +363,10 @@ class Scheduler:
             return []
 
 
-async def stopped_within(stop: asyncio.Event, delay_s: float) -> bool:
-    """Wait up to ``delay_s``; True as soon as ``stop`` is set."""
-    if stop.is_set():
-        return True
-    try:
-        await asyncio.wait_for(stop.wait(), timeout=max(0.0, delay_s))
-    except TimeoutError:
-        return False
-    return True
+def exclusive_groups(collector: Any) -> list[str]:
+    """The sorted exclusive groups of a collector (``exclusive_group`` and ``exclusive_groups`` together)."""
+    groups = set(getattr(collector, "exclusive_groups", None) or ())
+    single = getattr(collector, "exclusive_group", None)
+    if single:
+        groups.add(single)
+    return sorted(groups)

@@ -39,7 +39,7 @@ from typing import Any
 import httpx
 import msgspec
 
-from agents.scheduler import stopped_within
+from agents.clock import SYSTEM_CLOCK, Clock
 from agents.spool import Spool, SpooledBatch
 from collectors.records import SCHEMA_VERSION
 
@@ -296,10 +296,17 @@ async def drain(
 
 
 async def upload_forever(
-    spool: Spool, uploader: Uploader, stop: asyncio.Event, *, interval_s: float, backoff: Backoff | None = None
+    spool: Spool,
+    uploader: Uploader,
+    stop: asyncio.Event,
+    *,
+    interval_s: float,
+    backoff: Backoff | None = None,
+    clock: Clock = SYSTEM_CLOCK,
 ) -> None:
     """The daemon's upload loop: drain now, then every ``interval_s``; after a failure wait as the
-    backoff or the server's Retry-After says. Returns when ``stop`` is set (after the batch in flight)."""
+    backoff or the server's Retry-After says (waits on ``clock``). Returns when ``stop`` is set
+    (after the batch in flight)."""
     backoff = backoff or Backoff()
     while not stop.is_set():
         try:
@@ -308,4 +315,4 @@ async def upload_forever(
         except Exception:  # e.g. a spool file system error: keep the agent alive, try again later
             delay_s = backoff.next_delay_s()
             logger.exception("upload pass failed", extra={"retry_in_s": delay_s})
-        await stopped_within(stop, delay_s)
+        await clock.wait(stop, delay_s)

@@ -163,49 +163,94 @@ def central() -> Iterator[FakeCentral]:
         yield fake
 
 
-def make_tls_files(directory: Path) -> tuple[Path, Path, Path]:
-    """A private CA and a server certificate for 127.0.0.1 signed by it: (ca.pem, server.pem, server.key)."""
+@dataclass(frozen=True)
+class PrivateCA:
+    """A private certificate authority for tests: its certificate and key."""
+
+    name: str
+    certificate: Any
+    key: Any
+
+    def pem(self) -> bytes:
+        from cryptography.hazmat.primitives import serialization
+
+        return self.certificate.public_bytes(serialization.Encoding.PEM)
+
+    def write(self, path: Path) -> Path:
+        path.write_bytes(self.pem())
+        return path
+
+
+def make_ca(name: str = "wanmon test CA") -> PrivateCA:
+    """A self-signed CA certificate (EC P-256, valid for a day)."""
     from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import NameOID
 
     now = datetime.now(UTC)
-
-    def certificate(subject: str, key, issuer: str, issuer_key, *, ca: bool):
-        builder = (
-            x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
-            .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - timedelta(minutes=5))
-            .not_valid_after(now + timedelta(days=1))
-            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
-        )
-        if ca:
-            builder = builder.add_extension(
-                x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True
-            )
-        else:
-            builder = builder.add_extension(
-                x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False
-            )
-        return builder.sign(issuer_key, hashes.SHA256())
-
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_cert = certificate("wanmon test CA", ca_key, "wanmon test CA", ca_key, ca=True)
-    server_key = ec.generate_private_key(ec.SECP256R1())
-    server_cert = certificate("127.0.0.1", server_key, "wanmon test CA", ca_key, ca=False)
-    paths = (directory / "ca.pem", directory / "server.pem", directory / "server.key")
-    paths[0].write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
-    paths[1].write_bytes(server_cert.public_bytes(serialization.Encoding.PEM))
-    paths[2].write_bytes(
-        server_key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(minutes=5))
+        .not_valid_after(now + timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .sign(key, hashes.SHA256())
     )
-    return paths
+    return PrivateCA(name, certificate, key)
+
+
+def issue_server_certificate(
+    ca: PrivateCA, directory: Path, *, ip: str | None = "127.0.0.1", dns: str | None = None, stem: str = "server"
+) -> tuple[Path, Path]:
+    """A TLS server certificate signed by ``ca`` for ``ip`` and/or ``dns``: (chain.pem, key.pem) in ``directory``."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    now = datetime.now(UTC)
+    key = ec.generate_private_key(ec.SECP256R1())
+    names: list[x509.GeneralName] = []
+    if ip is not None:
+        names.append(x509.IPAddress(ipaddress.ip_address(ip)))
+    if dns is not None:
+        names.append(x509.DNSName(dns))
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, dns or ip or "server")]))
+        .issuer_name(ca.certificate.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(minutes=5))
+        .not_valid_after(now + timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca.key.public_key()), critical=False)
+        .sign(ca.key, hashes.SHA256())
+    )
+    chain, key_path = directory / f"{stem}.pem", directory / f"{stem}.key"
+    chain.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    key_path.chmod(0o600)
+    return chain, key_path
+
+
+def make_tls_files(directory: Path) -> tuple[Path, Path, Path]:
+    """A private CA and a server certificate for 127.0.0.1 signed by it: (ca.pem, server.pem, server.key)."""
+    ca = make_ca()
+    server, key = issue_server_certificate(ca, directory)
+    return ca.write(directory / "ca.pem"), server, key
 
 
 def dead_url() -> str:
@@ -226,14 +271,24 @@ def fake_nuttcp(directory: Path, *, output_file: str = "nuttcp-tcp-fparse-1.txt"
     return script
 
 
-def write_config(directory: Path, *, url: str, body: str = "", agent: str = "", token: str = TOKEN) -> Path:
-    """An agent.toml with a token file and a spool under ``directory``; ``body`` adds tables."""
+def write_config(
+    directory: Path,
+    *,
+    url: str,
+    body: str = "",
+    agent: str = "",
+    token: str = TOKEN,
+    central: str = "timeout_s = 5\n",
+    name: str = "agent.toml",
+) -> Path:
+    """An agent.toml with a token file and a spool under ``directory``; ``body`` adds tables,
+    ``agent`` and ``central`` add keys to those tables."""
     token_file = directory / "token"
     token_file.write_text(token + "\n")
     token_file.chmod(0o600)
-    path = directory / "agent.toml"
+    path = directory / name
     path.write_text(
-        f'[central]\nurl = "{url}"\ntoken_file = "{token_file}"\ntimeout_s = 5\n\n'
+        f'[central]\nurl = "{url}"\ntoken_file = "{token_file}"\n{central}\n'
         f'[agent]\nsite = "RAL"\nname = "ral-agent-test"\nspool_dir = "{directory / "spool"}"\n'
         f"start_jitter_s = 0\n{agent}\n{body}"
     )

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+import time
 import types
 
 import pytest
 
-from agents.adapters import build_collectors
+from agents.adapters import build_collectors, host_group
 from agents.config import ConfigError, parse_config
-from agents.scheduler import Scheduler
+from agents.scheduler import Scheduler, exclusive_groups
 from collectors import snmp as snmp_module
 from collectors import twamp as twamp_module
 from collectors.records import Counters, OwampRecord, SnmpRecord, ThroughputRecord
@@ -185,3 +187,123 @@ def test_collector_timeouts_cover_the_tools_own_deadlines():
     assert nuttcp.timeout_s == 2 * 55 + 10 + 10 and nuttcp.exclusive_group == "throughput"
     # 600 packets at 0.1 s, 10 s loss timeout, owping margin, scheduler margin
     assert owamp.timeout_s == pytest.approx(60 + 10 + 30 + 10)
+
+
+def test_host_group_ignores_case_port_brackets_and_the_root_dot():
+    assert host_group("FZK-DT01.example.org.") == "host:fzk-dt01.example.org"
+    assert host_group("fzk-dt01.example.org:861") == "host:fzk-dt01.example.org"
+    assert host_group("[2001:db8::1]:861") == host_group("2001:db8::1") == "host:2001:db8::1"
+    assert host_group("192.0.2.7:861") == "host:192.0.2.7"
+
+
+def test_active_tests_are_grouped_by_far_host_and_passive_ones_are_not():
+    config = parse_config(
+        HEAD
+        + '[[nuttcp]]\ndst = "FZK"\nhost = "fzk-ps.example.org"\n'
+        + '[[owamp]]\ndst = "FZK"\nhost = "FZK-PS.example.org:861"\n'
+        + '[[twamp]]\ndst = "FZK"\nhost = "fzk-ps.example.org"\n'
+        + '[[traceroute]]\ndst = "FZK"\nhost = "fzk-ps.example.org"\n'
+        + '[[snmp]]\nequipment = "x"\nhost = "fzk-ps.example.org"\ncommunity = "c"\n'
+        + '[[host_tcp]]\ninterface = "lo"\n'
+    )
+    groups = {c.name: exclusive_groups(c) for c in build_collectors(config)}
+    assert groups == {
+        "nuttcp[0]:FZK": ["host:fzk-ps.example.org", "throughput"],
+        "owamp[0]:FZK": ["host:fzk-ps.example.org"],
+        "twamp[0]:FZK": ["host:fzk-ps.example.org"],
+        "traceroute[0]:FZK": [],
+        "snmp[0]:x": [],
+        "host_tcp[0]": [],
+    }
+
+
+class Activity:
+    """Which test runs towards which host, when: (host, name, start, end) per run, thread-safe."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.active: dict[str, int] = {}
+        self.runs: list[tuple[str, str, float, float]] = []
+        self.b_saw_a = threading.Event()
+
+    def begin(self, host: str) -> float:
+        with self.lock:
+            self.active[host] = self.active.get(host, 0) + 1
+        return time.monotonic()
+
+    def end(self, host: str, name: str, started: float) -> None:
+        with self.lock:
+            self.active[host] -= 1
+            self.runs.append((host, name, started, time.monotonic()))
+
+    def hold(self, host: str, name: str) -> None:
+        """Host A's tests hold until a host B test has seen one of them running (or 30 s);
+        B's owamp waits until an A test is running: with per-host exclusivity they overlap."""
+        if host == "a":
+            self.b_saw_a.wait(30)
+            time.sleep(0.05)
+        elif name == "owping":
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not self.active.get("a"):
+                time.sleep(0.01)
+            if self.active.get("a"):
+                self.b_saw_a.set()
+        else:
+            time.sleep(0.05)
+
+
+def test_the_scheduler_never_runs_two_active_tests_towards_one_host_at_once():
+    """Real adapters and scheduler; the tools are a runner that logs when each runs towards which host."""
+    a, b = "fzk-ps.example.org", "cnaf-ps.example.org"
+    config = parse_config(
+        HEAD
+        + f'[[nuttcp]]\ndst = "FZK"\nhost = "{a}"\nreverse = true\nduration_s = 1\n'
+        + f'[[owamp]]\ndst = "FZK"\nhost = "{a.upper()}:861"\n'
+        + f'[[twamp]]\ndst = "FZK"\nhost = "{a}"\n'
+        + f'[[owamp]]\ndst = "CNAF"\nhost = "{b}"\n'
+        + f'[[nuttcp]]\ndst = "CNAF"\nhost = "{b}"\nduration_s = 1\n'
+    )
+    activity = Activity()
+    nuttcp_output = (FIXTURES / "nuttcp-tcp-fparse-1.txt").read_text()
+
+    class Runner:
+        def run(self, argv, timeout_s):
+            program = argv[0]
+            if argv[1:] == ["-V"]:
+                return completed("nuttcp-8.2.2\n")
+            host = "a" if any(a in arg.lower() for arg in argv) else "b"
+            started = activity.begin(host)
+            try:
+                activity.hold(host, program)
+            finally:
+                activity.end(host, program, started)
+            return completed(nuttcp_output) if program == "nuttcp" else CommandResult(1, "", "no server", 0.1)
+
+    async def run_session(host, port, **options):
+        key = "a" if host == a else "b"
+        started = activity.begin(key)
+        try:
+            await asyncio.to_thread(activity.hold, key, "twping")
+        finally:
+            activity.end(key, "twping", started)
+        raise ConnectionRefusedError("no reflector")  # an error run: still a run towards the host
+
+    fake_twamp = types.SimpleNamespace(run_session=run_session, stats_to_records=lambda *args, **kw: [])
+    collectors = build_collectors(
+        config, runner=Runner(), import_module=lambda name: fake_twamp if name == "collectors.twamp" else None
+    )
+
+    async def go():
+        return await asyncio.wait_for(Scheduler(collectors, sink=Sink()).run_once(), 120)
+
+    results = asyncio.run(go())
+
+    assert all(not r.skipped for r in results)
+    on_a = sorted((start, end, name) for host, name, start, end in activity.runs if host == "a")
+    assert [name for _, _, name in on_a].count("nuttcp") == 2  # forward and reverse
+    assert len(on_a) == 4
+    for (_, end, first), (start, _, second) in zip(on_a, on_a[1:], strict=False):
+        assert start >= end, f"{second} started towards host A while {first} was running"
+    nuttcps = sorted((start, end) for _, name, start, end in activity.runs if name == "nuttcp")
+    assert all(start >= end for (_, end), (start, _) in zip(nuttcps, nuttcps[1:], strict=False))
+    assert activity.b_saw_a.is_set()  # host B's owping ran while a test towards A was running

@@ -100,8 +100,14 @@ def test_once_with_the_centre_down_spools_and_says_so(tmp_path):
     report = json.loads(status.stdout)
     assert (report["records_waiting"], report["batches_waiting"], report["rejected_batches"]) == (2, 2, 0)
     assert report["oldest_age_s"] >= 0
+    # when the collector polled (spool_dir/polls.json), kept across runs
+    (polled,) = report["collectors"].values()
+    assert (polled["runs"], polled["failed_runs"], polled["last_records"], polled["next_due"]) == (2, 0, 1, None)
+    last_run = [log for log in json_lines(second.stderr) if log["message"] == "collector run"][0]
+    assert polled["last_started"] == last_run["started"]
     text = agent("spool", "--config", str(config)).stdout
     assert "records waiting:  2 (2 in 2 batches, 0 not yet batched)" in text
+    assert f"  host_tcp[0]: {last_run['started']}, 1 records, ok; runs 2, failed 0, skipped 0" in text
 
 
 def test_spool_requeue_rejected(tmp_path, central: FakeCentral):

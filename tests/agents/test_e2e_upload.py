@@ -1,37 +1,38 @@
-"""End to end: the real agent process, the real Django ingest (live_server), the real database.
+"""End to end: the real agent, the real Django ingest (live_server), the real database.
 
 A host_tcp collector reads this host's /proc; its records must land in measurements_hosttcp.
 Then the centre "goes away" for several collection runs, one upload's answer is lost on the
 way back, and when the centre is back every record must be stored exactly once.
+
+The hour-long outage runs the daemon itself (collectors on their schedule, the upload loop and
+its backoff) in this process on a virtual clock: sixty one-minute collection intervals while
+every connection to the centre is refused take seconds, and the centre is the real one.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-import secrets
+import logging
 import subprocess
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
 import pytest
 from django.db import connection
 
+from agents.adapters import build_collectors, close_collectors
+from agents.cli import run_daemon
+from agents.config import load_config, read_token
+from agents.polls import POLL_LOG_NAME, read_poll_log
 from agents.spool import Spool, records_as_dicts
 from agents.uploader import build_body
 from tests.agents.conftest import HOST_TCP_LO, ROOT, dead_url, write_config
-from wanmon.inventory.models import Agent, Site
-from wanmon.measurements.api.auth import token_hash
+from tests.agents.harness import IngestProxy, LoopThread, VirtualClock, count_rows, host_tcp_rows, register_agent
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
-
-
-def register_agent() -> tuple[Site, str]:
-    site = Site.objects.create(code="RAL", name="RAL", tier=1)
-    token = secrets.token_urlsafe(32)
-    Agent.objects.create(site=site, name="ral-agent-e2e", token_hash=token_hash(token), token_prefix=token[:8])
-    return site, token
 
 
 def agent_once(config: Path) -> subprocess.CompletedProcess[str]:
@@ -122,3 +123,73 @@ def test_agent_once_stores_host_tcp_rows_and_an_outage_loses_nothing(live_server
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM measurements_ingestbatch")
         assert cursor.fetchone()[0] == 5
+
+
+MINUTE_S = 60.0
+OUTAGE_S = 3600.0
+
+
+def test_an_hour_long_outage_is_survived_with_nothing_lost_and_nothing_stored_twice(live_server, tmp_path, caplog):
+    """The daemon, on a virtual clock: 60 one-minute collection intervals with the centre refusing
+    every connection, then the centre is back: every record arrives, exactly once."""
+    _, token = register_agent()
+    down = IngestProxy(live_server.url, up=False)  # the centre's address; nothing accepts connections
+    config_path = write_config(
+        tmp_path,
+        url=down.url,
+        body='[[host_tcp]]\ninterface = "lo"\ninterval_s = 60\n',
+        agent="upload_interval_s = 60\nshutdown_grace_s = 30\n",
+        central="timeout_s = 60\n",
+        token=token,
+    )
+    config = load_config(config_path)
+    # Records carry the virtual time: the outage ends an hour before the real now (the centre
+    # refuses records from its future).
+    start = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=2)
+    clock = VirtualClock(start)
+    collectors = build_collectors(config)
+    loops = len(collectors) + 1  # one scheduler loop per collector, and the upload loop
+    spool = Spool(config.agent.spool_dir, batch_max_records=config.agent.batch_max_records).open()
+    caplog.set_level(logging.INFO)
+    with down, LoopThread() as thread:
+        stop = asyncio.Event()
+        daemon = thread.submit(run_daemon(config, spool, collectors, read_token(config), stop=stop, clock=clock))
+        try:
+            # --- the outage: runs at t = 0, 60, ..., 3540 s; every upload attempt is refused
+            thread.call(clock.advance(OUTAGE_S - 1, sleepers=loops))
+
+            during = spool.status()
+            assert during.records_waiting == 60 and during.rejected_records == 0
+            assert count_rows("measurements_hosttcp") == 0 and down.requests == []
+            refused = [r for r in caplog.records if r.getMessage() == "upload failed; will retry"]
+            assert len(refused) >= 10 and all("ConnectError" in r.error for r in refused)
+            delays = [r.retry_in_s for r in refused]
+            assert max(delays) <= 300 and max(delays) >= 150  # exponential backoff up to its cap, with jitter
+
+            # --- the centre is back (the same address)
+            down.come_up()
+            assert thread.call(
+                clock.advance(OUTAGE_S + 3600, sleepers=loops, done=lambda: spool.status().records_waiting == 0)
+            ), "the spool never emptied"
+            ended_s = clock.t
+        finally:
+            thread.call_soon(stop.set)
+            assert daemon.result(timeout=120) == 0
+            close_collectors(collectors)
+            spool.close()
+
+    runs = int(ended_s // MINUTE_S) + 1  # a run at every whole minute up to the end (jitter 0)
+    expected = [start + timedelta(seconds=k * MINUTE_S) for k in range(runs)]
+    rows = host_tcp_rows()
+    assert [time for time, _, _ in rows] == expected  # each collection interval exactly once, none twice
+    # back within one backoff cap (300 s), plus one upload interval if a run landed just after that pass
+    assert runs >= 61 and ended_s <= OUTAGE_S + 300 + 60 + 1
+    assert len({batch for _, _, batch in rows}) == count_rows("measurements_ingestbatch")
+    assert {r.status for r in down.ingest_requests} == {200}
+    assert not [r for r in down.ingest_requests if r.answer.get("duplicate")]
+    # when it polled: the daemon's poll log in the spool directory (`wanmon-agent spool` shows it)
+    polled = read_poll_log(config.agent.spool_dir / POLL_LOG_NAME)["host_tcp[0]"]
+    iso = lambda moment: moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")  # noqa: E731
+    assert (polled["runs"], polled["failed_runs"], polled["skipped_runs"]) == (runs, 0, 0)
+    assert polled["last_started"] == iso(expected[-1])
+    assert polled["next_due"] == iso(expected[-1] + timedelta(seconds=MINUTE_S))

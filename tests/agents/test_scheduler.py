@@ -10,8 +10,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from agents.polls import PollLog, read_poll_log
 from agents.scheduler import Scheduler
 from collectors.records import HostTcpRecord, ThroughputRecord
+from tests.agents.harness import VirtualClock
 
 
 def throughput(now: datetime, **over) -> dict:
@@ -48,8 +50,9 @@ def host_tcp(now: datetime) -> HostTcpRecord:
 class Fake:
     """A collector whose behaviour is a function of the run number."""
 
-    def __init__(self, name: str, interval_s: float, behave, *, timeout_s: float | None = None, group=None):
+    def __init__(self, name: str, interval_s: float, behave, *, timeout_s: float | None = None, group=None, groups=()):
         self.name, self.interval_s, self.timeout_s, self.exclusive_group = name, interval_s, timeout_s, group
+        self.exclusive_groups = groups
         self.behave = behave
         self.calls = 0
 
@@ -258,3 +261,142 @@ def test_run_time_is_utc_aware():
     asyncio.run(Scheduler([Fake("t", 60, lambda now, n: seen.append(now) or [])], sink=Sink()).run_once())
     assert seen[0].tzinfo is not None and seen[0].utcoffset() == timedelta(0)
     assert abs((datetime.now(UTC) - seen[0]).total_seconds()) < 5
+
+
+def test_a_test_queued_for_one_group_does_not_hold_its_other_groups():
+    """nuttcp to B waits for the throughput group (nuttcp to A runs): owping to B must not wait behind it."""
+    release_a = threading.Event()
+    order = []
+
+    def nuttcp_a(now, n):
+        order.append("nuttcp-a")
+        release_a.wait(30)  # runs until the owping to B has run
+        return []
+
+    def owping_b(now, n):
+        order.append("owping-b")
+        release_a.set()
+        return []
+
+    collectors = [
+        Fake("nuttcp-a", 60, nuttcp_a, groups=("throughput", "host:a")),
+        Fake("nuttcp-b", 60, lambda now, n: order.append("nuttcp-b") or [], groups=("throughput", "host:b")),
+        Fake("owping-b", 60, owping_b, groups=("host:b",)),
+        Fake("owping-a", 60, lambda now, n: order.append("owping-a") or [], groups=("host:a",)),
+    ]
+    started = time.monotonic()
+    asyncio.run(asyncio.wait_for(Scheduler(collectors, sink=Sink()).run_once(), 60))
+
+    assert time.monotonic() - started < 20  # owping-b never waited for nuttcp-a's 30 s
+    assert sorted(order[:2]) == ["nuttcp-a", "owping-b"]  # their threads may start in either order
+    assert sorted(order[2:]) == ["nuttcp-b", "owping-a"]
+
+
+def test_overlapping_groups_neither_deadlock_nor_overlap():
+    active: dict[str, int] = {}
+    overlaps = []
+    lock = threading.Lock()
+
+    def make(groups):
+        def run(now, n):
+            with lock:
+                if any(active.get(g) for g in groups):
+                    overlaps.append(groups)
+                for g in groups:
+                    active[g] = active.get(g, 0) + 1
+            time.sleep(0.02)
+            with lock:
+                for g in groups:
+                    active[g] -= 1
+            return []
+
+        return run
+
+    specs = [("x", "y"), ("y", "x"), ("y", "z"), ("z", "x"), ("x",), ("z",), ("y", "z", "x")]
+    collectors = [Fake(f"c{i}", 60, make(g), groups=g) for i, g in enumerate(specs * 3)]
+
+    results = asyncio.run(asyncio.wait_for(Scheduler(collectors, sink=Sink()).run_once(), 60))
+
+    assert overlaps == [] and len(results) == 21 and not any(r.skipped or r.error for r in results)
+
+
+def test_every_run_and_the_next_due_time_are_recorded_in_the_poll_log(tmp_path):
+    start = datetime(2026, 3, 1, 11, 0, tzinfo=UTC)
+    clock = VirtualClock(start)
+
+    def flaky(now, n):
+        if n == 3:
+            raise RuntimeError("tool crashed")
+        return [host_tcp(now)]
+
+    poll_log = PollLog(tmp_path / "polls.json")
+    scheduler = Scheduler(
+        [Fake("snmp", 60, lambda now, n: [host_tcp(now)] * 4), Fake("flaky", 120, flaky)],
+        sink=Sink(),
+        start_jitter_s=0,
+        clock=clock,
+        poll_log=poll_log,
+    )
+
+    async def go():
+        stop = asyncio.Event()
+        task = asyncio.create_task(scheduler.run_forever(stop, grace_s=5))
+        await clock.advance(300, sleepers=2)  # runs at 0, 60, ..., 300 s and 0, 120, 240 s
+        stop.set()
+        await task
+
+    asyncio.run(go())
+
+    polls = read_poll_log(tmp_path / "polls.json")
+    assert polls["snmp"] == {
+        "interval_s": 60.0,
+        "last_started": "2026-03-01T11:05:00.000Z",
+        "last_finished": "2026-03-01T11:05:00.000Z",
+        "last_duration_s": polls["snmp"]["last_duration_s"],
+        "last_records": 4,
+        "last_invalid": 0,
+        "last_error": None,
+        "last_timed_out": False,
+        "last_success": "2026-03-01T11:05:00.000Z",
+        "last_skipped": None,
+        "next_due": "2026-03-01T11:06:00.000Z",
+        "runs": 6,
+        "failed_runs": 0,
+        "skipped_runs": 0,
+    }
+    flaky_entry = polls["flaky"]
+    assert (flaky_entry["runs"], flaky_entry["failed_runs"]) == (3, 1)
+    assert flaky_entry["last_started"] == "2026-03-01T11:04:00.000Z"
+    assert flaky_entry["last_error"] == "flaky failed: RuntimeError: tool crashed"
+    assert flaky_entry["last_success"] == "2026-03-01T11:02:00.000Z"
+    assert flaky_entry["next_due"] == "2026-03-01T11:06:00.000Z"
+
+
+def test_the_poll_log_goes_on_across_restarts_and_forgets_removed_collectors(tmp_path):
+    path = tmp_path / "polls.json"
+    clock = VirtualClock(datetime(2026, 3, 1, tzinfo=UTC))
+
+    def life(names):
+        scheduler = Scheduler(
+            [Fake(name, 60, lambda now, n: [host_tcp(now)]) for name in names],
+            sink=Sink(),
+            start_jitter_s=0,
+            clock=clock,
+            poll_log=PollLog(path),
+        )
+
+        async def go():
+            stop = asyncio.Event()
+            task = asyncio.create_task(scheduler.run_forever(stop, grace_s=5))
+            await clock.advance(clock.t + 60, sleepers=len(names))
+            stop.set()
+            await task
+
+        asyncio.run(go())
+
+    life(["a", "b"])
+    life(["a"])
+
+    polls = read_poll_log(path)
+    assert sorted(polls) == ["a"] and polls["a"]["runs"] == 4  # two runs per life
+    assert read_poll_log(tmp_path / "missing.json") == {}

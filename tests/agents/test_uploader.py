@@ -13,7 +13,16 @@ import pytest
 from agents.spool import Spool, records_as_dicts
 from agents.uploader import Backoff, Outcome, Uploader, drain, parse_retry_after, record_indexes, upload_forever
 from collectors.records import decode_batch
-from tests.agents.conftest import TOKEN, FakeCentral, Reply, dead_url, make_tls_files, running
+from tests.agents.conftest import (
+    TOKEN,
+    FakeCentral,
+    Reply,
+    dead_url,
+    issue_server_certificate,
+    make_ca,
+    make_tls_files,
+    running,
+)
 
 
 def host_tcp(n: int) -> dict:
@@ -333,3 +342,18 @@ def test_tls_is_verified_against_the_configured_ca_file(tmp_path):
     assert trusted.sent_records == 2 and not trusted.failed
     assert len(central.requests) == 1  # the unverified attempt never sent the token or the data
     assert spool.status().records_waiting == 0
+
+
+def test_a_server_certificate_from_another_ca_is_refused_even_with_a_ca_file(tmp_path, caplog):
+    ca_file = make_ca("site grid CA").write(tmp_path / "ca.pem")
+    foreign = issue_server_certificate(make_ca("another CA"), tmp_path)  # right address, wrong issuer
+    spool = spool_with(tmp_path, 2)
+
+    with running(FakeCentral(tls=foreign)) as central, caplog.at_level("WARNING"):
+        report = run_drain(spool, central.url, ca_file=ca_file)
+
+    assert report.failed and "CERTIFICATE_VERIFY_FAILED" in report.last_error and report.sent_records == 0
+    assert central.requests == []  # no HTTP request: neither the token nor a record left the agent
+    assert spool.status().records_waiting == 2 and spool.status().rejected_records == 0  # kept for a retry
+    (logged,) = [r for r in caplog.records if r.getMessage() == "upload failed; will retry"]
+    assert "CERTIFICATE_VERIFY_FAILED" in logged.error

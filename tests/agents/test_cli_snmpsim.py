@@ -1,0 +1,215 @@
+"""``wanmon-agent once --dry-run`` against a real SNMP agent: snmpsim on 127.0.0.1, v2c and v3 authPriv.
+
+The installed console script runs as a subprocess with a TOML configuration whose ``[[snmp]]``
+tables point at the simulator (tests/collectors/snmpsim: ``router`` has Counter64 values above
+2^63, exactly 2^63 and 2^64-1; ``legacy`` has no ifXTable). Every interface of every device
+must come out as one JSON line with its counters to the last digit: JSON numbers are printed in
+full (no float rounding), and the centre's own decoder reads the same integers back.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from collectors.records import decode_records
+from tests.agents.conftest import ROOT
+from tests.agents.harness import WAIT_S, agent_argv, parse_time
+from tests.collectors.snmpsim.simulator import SnmpSimulator
+
+pytest.importorskip("snmpsim", reason="snmpsim (dev extra) is needed for the SNMP simulator tests")
+pytestmark = pytest.mark.integration
+
+ROUTER_SCALARS = {"host": "127.0.0.1", "sys_uptime_ticks": 883412200, "snmp_engine_boots": 7}
+# tests/collectors/snmpsim/data/router.snmprec, interface by interface
+ROUTER = {
+    "xe-0/0/0": {
+        "if_index": 1,
+        "oper_status": "up",
+        "admin_status": "up",
+        "speed_mbps": 10000.0,
+        "counter_discontinuity_ticks": 0,
+        "counters": {
+            "hc_in_octets": 18446744073000000000,  # > 2^63
+            "hc_out_octets": 2**63,
+            "hc_in_ucast_pkts": 123456789012,
+            "hc_out_ucast_pkts": 98765432109,
+            "in_errors": 3,
+            "out_errors": 0,
+            "in_discards": 7,
+            "out_discards": 1,
+        },
+    },
+    "xe-0/0/1": {
+        "if_index": 2,
+        "oper_status": "up",
+        "admin_status": "up",
+        "speed_mbps": 10000.0,
+        "counter_discontinuity_ticks": 0,
+        "counters": {
+            "hc_in_octets": 2**64 - 1,
+            "hc_out_octets": 1,
+            "hc_in_ucast_pkts": 2**63 - 1,
+            "hc_out_ucast_pkts": 0,
+            "in_errors": 0,
+            "out_errors": 0,
+            "in_discards": 0,
+            "out_discards": 0,
+        },
+    },
+    "ge-1/0/0": {
+        "if_index": 3,
+        "oper_status": "down",
+        "admin_status": "up",
+        "speed_mbps": 1000.0,
+        "counter_discontinuity_ticks": 0,
+        "counters": {
+            "hc_in_octets": 0,
+            "hc_out_octets": 0,
+            "hc_in_ucast_pkts": 0,
+            "hc_out_ucast_pkts": 0,
+            "in_errors": 2**32 - 1,
+            "out_errors": 12,
+            "in_discards": 0,
+            "out_discards": 2**32 - 2,
+        },
+    },
+    "ae0": {
+        "if_index": 17,
+        "oper_status": "up",
+        "admin_status": "up",
+        "speed_mbps": 20000.0,
+        "counter_discontinuity_ticks": 12345,
+        "counters": {
+            "hc_in_octets": 5000000000000,
+            "hc_out_octets": 6000000000000,
+            "hc_in_ucast_pkts": 7000000000,
+            "hc_out_ucast_pkts": 8000000000,
+            "in_errors": 0,
+            "out_errors": 0,
+            "in_discards": 0,
+            "out_discards": 0,
+        },
+    },
+}
+# tests/collectors/snmpsim/data/legacy.snmprec: ifTable only (32-bit counters, ifSpeed, no engine boots)
+LEGACY = {
+    "eth0": {
+        "if_index": 1,
+        "oper_status": "up",
+        "admin_status": "up",
+        "speed_mbps": 100.0,
+        "counters": {
+            "in_octets": 2**32 - 1,
+            "out_octets": 17,
+            "in_errors": 5,
+            "out_errors": 0,
+            "in_discards": 2,
+            "out_discards": 0,
+        },
+    },
+    "Serial0/0": {
+        "if_index": 2,
+        "oper_status": "lowerLayerDown",
+        "admin_status": "up",
+        "speed_mbps": 2.048,
+        "counters": {
+            "in_octets": 1000,
+            "out_octets": 2000,
+            "in_errors": 0,
+            "out_errors": 2**32 - 1,
+            "in_discards": 0,
+            "out_discards": 3,
+        },
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def sim():
+    simulator = SnmpSimulator()
+    try:
+        simulator.start()
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    try:
+        yield simulator
+    finally:
+        simulator.stop()
+
+
+def snmp_config(directory: Path, sim: SnmpSimulator) -> Path:
+    user = sim.v3
+    common = f'host = "{sim.host}"\nport = {sim.port}\ntimeout_s = 5\nretries = 2\n'
+    path = directory / "agent.toml"
+    path.write_text(
+        '[central]\nurl = "https://wanmon.example.org"\n'
+        f'token_file = "{directory / "token-not-needed-for-dry-run"}"\n\n'
+        f'[agent]\nsite = "RAL"\nspool_dir = "{directory / "spool"}"\nstart_jitter_s = 0\n\n'
+        f'[[snmp]]\nequipment = "lab-router"\n{common}version = "2c"\ncommunity = "router"\n\n'
+        f'[[snmp]]\nequipment = "lab-legacy"\n{common}community = "legacy"\n\n'
+        f'[[snmp]]\nequipment = "lab-router-v3"\n{common}version = "3"\nuser = "{user.user}"\n'
+        f'auth_protocol = "{user.auth_protocol}"\nauth_key = "{user.auth_key}"\n'
+        f'priv_protocol = "{user.priv_protocol}"\npriv_key = "{user.priv_key}"\ncontext_name = "router"\n'
+    )
+    return path
+
+
+def test_once_dry_run_prints_every_interface_with_exact_counter64_values(sim, tmp_path):
+    config = snmp_config(tmp_path, sim)
+    argv = agent_argv("once", "--config", str(config), "--dry-run")  # the installed wanmon-agent script
+
+    result = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=WAIT_S)
+
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    # The digits themselves are on stdout: no float, no exponent, no rounding anywhere.
+    for digits in ("18446744073000000000", "18446744073709551615", "9223372036854775808", "9223372036854775807"):
+        assert f":{digits}," in result.stdout, digits
+    records = [json.loads(line) for line in lines]
+    assert {r["type"] for r in records} == {"snmp"}
+
+    by_device: dict[str, dict[str, dict]] = {}
+    for record in records:
+        device = by_device.setdefault(record.pop("equipment"), {})
+        assert record.pop("type") == "snmp"
+        record["time"] = parse_time(record["time"])
+        assert record["interface"] not in device, "an interface reported twice"
+        device[record.pop("interface")] = record
+    assert sorted(by_device) == ["lab-legacy", "lab-router", "lab-router-v3"]
+
+    def without_time(device: dict[str, dict]) -> dict[str, dict]:
+        return {name: {k: v for k, v in row.items() if k != "time"} for name, row in device.items()}
+
+    expected_router = {name: {**row, **ROUTER_SCALARS} for name, row in ROUTER.items()}
+    assert without_time(by_device["lab-router"]) == expected_router  # v2c
+    assert without_time(by_device["lab-router-v3"]) == expected_router  # v3 authPriv (SHA/AES), same values
+    assert without_time(by_device["lab-legacy"]) == {
+        name: {**row, "host": "127.0.0.1", "sys_uptime_ticks": 4294967000} for name, row in LEGACY.items()
+    }
+    assert list(by_device["lab-router"]) == ["xe-0/0/0", "xe-0/0/1", "ge-1/0/0", "ae0"]  # ifIndex order
+
+    # one poll time per device: the run's start, as logged
+    logs = [json.loads(line) for line in result.stderr.splitlines()]
+    runs = {log["collector"]: log for log in logs if log["message"] == "collector run"}
+    assert {name: run["records"] for name, run in runs.items()} == {
+        "snmp[0]:lab-router": 4,
+        "snmp[1]:lab-legacy": 2,
+        "snmp[2]:lab-router-v3": 4,
+    }
+    for index, equipment in enumerate(("lab-router", "lab-legacy", "lab-router-v3")):
+        (moment,) = {row["time"] for row in by_device[equipment].values()}
+        started = parse_time(runs[f"snmp[{index}]:{equipment}"]["started"])
+        assert abs((moment - started).total_seconds()) < 0.001
+        assert abs((datetime.now(UTC) - moment).total_seconds()) < WAIT_S
+
+    # what the centre would decode from these lines: the same integers
+    decoded = decode_records("[" + ",".join(lines) + "]", now=datetime.now(UTC))
+    hc_in = {(r.equipment, r.interface): r.counters.hc_in_octets for r in decoded if r.equipment == "lab-router"}
+    assert hc_in[("lab-router", "xe-0/0/0")] == 18446744073000000000
+    assert hc_in[("lab-router", "xe-0/0/1")] == 2**64 - 1
+    assert not (tmp_path / "spool").exists()  # a dry run spools nothing

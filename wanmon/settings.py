@@ -58,6 +58,8 @@ INSTALLED_APPS = [
     "wanmon.measurements.apps.MeasurementsConfig",
     "wanmon.maintenance.apps.MaintenanceConfig",
     "wanmon.diagnosis.apps.DiagnosisConfig",
+    "wanmon.dashboard.apps.DashboardConfig",
+    "wanmon.alerts.apps.AlertsConfig",
 ]
 
 MIDDLEWARE = [
@@ -69,6 +71,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # After authentication: shows times in the user's time zone (UTC unless chosen).
+    "wanmon.dashboard.middleware.UserTimeZoneMiddleware",
 ]
 
 ROOT_URLCONF = "wanmon.urls"
@@ -85,6 +89,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "wanmon.dashboard.context_processors.navigation",
             ],
         },
     },
@@ -122,6 +127,12 @@ STATIC_ROOT = Path(os.environ.get("WANMON_STATIC_ROOT", BASE_DIR / "var" / "stat
 # Every asset is served by the app itself (closed NOC networks): WhiteNoise serves static/
 # directly in tests and development, and the collected, compressed files in production.
 WHITENOISE_USE_FINDERS = True
+# plotly.js is served from the installed Python plotly package (no CDN, no copy in the repository).
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "wanmon.dashboard.staticfinders.PlotlyPackageFinder",
+]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
@@ -162,6 +173,22 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
+# --- alerts (wanmon/alerts/conf.py documents each): Alertmanager-like timers in seconds ---
+ALERTS_PROCESS_INTERVAL_S = env_int("ALERTS_PROCESS_INTERVAL_S", 15)
+ALERTS_GROUP_WAIT_S = env_int("ALERTS_GROUP_WAIT_S", 30)
+ALERTS_GROUP_INTERVAL_S = env_int("ALERTS_GROUP_INTERVAL_S", 300)
+ALERTS_REPEAT_INTERVAL_S = env_int("ALERTS_REPEAT_INTERVAL_S", 4 * 3600)
+ALERTS_RESOLVE_HOLD_S = env_int("ALERTS_RESOLVE_HOLD_S", 180)
+ALERTS_SITE_INCIDENT_MIN_PATHS = env_int("ALERTS_SITE_INCIDENT_MIN_PATHS", 3)
+ALERTS_MIN_SEVERITY = os.environ.get("ALERTS_MIN_SEVERITY", "warning")
+ALERTS_SEND_RESOLVED = env_bool("ALERTS_SEND_RESOLVED", True)
+ALERTS_SEND_RESOLVED_WHEN_MUTED = env_bool("ALERTS_SEND_RESOLVED_WHEN_MUTED", True)
+ALERTS_DEFAULT_RECIPIENTS = [a.strip() for a in os.environ.get("ALERTS_DEFAULT_RECIPIENTS", "").split(",") if a.strip()]
+ALERTS_SILENCE_MAX_DURATION_S = env_int("ALERTS_SILENCE_MAX_DURATION_S", 7 * 24 * 3600)
+ALERTS_SILENCE_REMINDER_S = env_int("ALERTS_SILENCE_REMINDER_S", 3600)
+ALERTS_REDISPATCH_AFTER_S = env_int("ALERTS_REDISPATCH_AFTER_S", 120)
+ALERTS_CELERY_QUEUE = os.environ.get("ALERTS_CELERY_QUEUE") or None  # a dedicated e-mail worker queue, optional
+
 # --- Celery: Redis broker, one beat schedule (later apps add their periodic tasks here) ---
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL)
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", REDIS_URL)
@@ -177,7 +204,14 @@ CELERY_RESULT_EXPIRES = 3600
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "core-heartbeat": {"task": "wanmon.core.tasks.heartbeat_task", "schedule": 60.0},
     "diagnosis-run": {"task": "wanmon.diagnosis.tasks.diagnosis_run_task", "schedule": 60.0},
+    "alerts-process": {
+        "task": "wanmon.alerts.tasks.alerts_process_task",
+        "schedule": float(ALERTS_PROCESS_INTERVAL_S),
+        "options": {"expires": float(ALERTS_PROCESS_INTERVAL_S)},
+    },
     "measurements-retention": {"task": "wanmon.measurements.tasks.retention_apply_task", "schedule": 24 * 3600.0},
+    "maintenance-notices": {"task": "wanmon.maintenance.tasks.maintenance_notices_task", "schedule": 60.0},
+    "maintenance-sources-poll": {"task": "wanmon.maintenance.tasks.maintenance_sources_poll_task", "schedule": 3600.0},
 }
 
 # --- measurements ---
@@ -186,6 +220,15 @@ WANMON_INGEST_MAX_RECORDS = env_int("WANMON_INGEST_MAX_RECORDS", 20_000)
 WANMON_INGEST_RATE_LIMIT = os.environ.get("WANMON_INGEST_RATE_LIMIT", "600/min")
 # Days to keep per hypertable, e.g. {"measurements_snmpsample": 14}; see wanmon/measurements/constants.py.
 WANMON_RETENTION_DAYS: dict[str, int | None] = {}
+
+# --- maintenance: notices to site contacts, mailbox imports through the API ---
+WANMON_MAINTENANCE_NOTICE_LEAD_HOURS = float(os.environ.get("WANMON_MAINTENANCE_NOTICE_LEAD_HOURS", "48"))
+# Contacts of a touched site get notices in the first of these roles the site has.
+WANMON_MAINTENANCE_NOTICE_ROLES = [
+    r.strip() for r in os.environ.get("WANMON_MAINTENANCE_NOTICE_ROLES", "maintenance,noc").split(",") if r.strip()
+]
+# Directories (os.pathsep-separated) under which the API may import a Maildir; the command may read any.
+WANMON_MAINTENANCE_MAILDIRS = [p for p in os.environ.get("WANMON_MAINTENANCE_MAILDIRS", "").split(os.pathsep) if p]
 
 # --- logging: one JSON object per line on stdout ---
 LOG_LEVEL = os.environ.get("WANMON_LOG_LEVEL", "INFO")

@@ -8,7 +8,6 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from wanmon.core import views as core_views
 
 urlpatterns = [
-    path("", core_views.home, name="home"),
     path("healthz", core_views.healthz, name="healthz"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
@@ -16,6 +15,12 @@ urlpatterns = [
     path("api/v1/", include("wanmon.measurements.api.urls")),
     path("api/v1/", include("wanmon.diagnosis.api.urls")),
     path("api/v1/", include("wanmon.inventory.api.urls")),
+    path("api/v1/", include("wanmon.maintenance.api.urls")),
+    path("", include("wanmon.maintenance.urls")),
+    path("api/v1/", include("wanmon.alerts.api.urls")),
+    path("", include("wanmon.alerts.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # The NOC dashboard: the overview at "/" (name "home") and its pages.
+    path("", include("wanmon.dashboard.urls")),
 ]

@@ -32,8 +32,7 @@ from wanmon.diagnosis.evidence import (
 )
 from wanmon.diagnosis.models import Finding
 from wanmon.inventory.models import Equipment, Host, Interface, Path, PathHop, Trunk
-from wanmon.maintenance.choices import Status as MaintenanceStatus
-from wanmon.maintenance.models import MaintenanceWindow as MaintenanceWindowModel
+from wanmon.maintenance.selectors import maintenance_window_list_for_diagnosis
 
 
 def _rows(sql: str, params) -> list[dict]:
@@ -219,31 +218,9 @@ def _agent_schedules(start: datetime, end: datetime) -> list[AgentSchedule]:
 
 
 def maintenance_windows_overlapping(start: datetime, end: datetime) -> list[MaintenanceWindow]:
-    """Windows (not cancelled) that overlap [start, end], with their affected elements as topology labels."""
-    windows = (
-        MaintenanceWindowModel.objects.filter(start__lt=end, end__gt=start)
-        .exclude(status=MaintenanceStatus.CANCELLED)
-        .select_related("carrier")
-        .prefetch_related(
-            "affects__equipment", "affects__interface__equipment", "affects__trunk", "affects__circuit", "affects__site"
-        )
-    )
-    out = []
-    for w in windows:
-        affects = list(w.affects.all())
-        out.append(
-            MaintenanceWindow(
-                reference=w.reference,
-                start=w.start,
-                end=w.end,
-                impact=w.impact,
-                affects=tuple(a.label for a in affects),
-                carrier=w.carrier.code if w.carrier_id else None,
-                description=w.summary or None,
-                element_impacts={a.label: a.impact for a in affects if a.impact},
-            )
-        )
-    return out
+    """Windows (not cancelled, not informational) that overlap [start, end), with their affected elements as
+    topology labels; the maintenance app's matching (circuits as their end ports, one entry per occurrence)."""
+    return maintenance_window_list_for_diagnosis(start, end)
 
 
 def evidence_bundle_build(

@@ -3,6 +3,7 @@
 from celery import shared_task
 from django.utils import timezone
 
+from wanmon.alerts.tasks import alerts_process_task
 from wanmon.diagnosis.services import diagnosis_run
 
 
@@ -10,4 +11,7 @@ from wanmon.diagnosis.services import diagnosis_run
 def diagnosis_run_task() -> dict:
     """Every minute: evaluate all paths with the evidence of the last hours and update the findings."""
     result = diagnosis_run(now=timezone.now())
+    if result.opened or result.resolved:
+        # New or cleared findings: let the alerting look at once instead of at its next beat (latency).
+        alerts_process_task.delay()
     return {"opened": result.opened, "updated": len(result.updated), "resolved": result.resolved}

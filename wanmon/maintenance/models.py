@@ -1,10 +1,61 @@
-"""Maintenance windows announced by carriers, and the inventory objects each one touches."""
+"""Maintenance windows announced by carriers, the inventory objects each one touches, and their provenance."""
 
+from __future__ import annotations
+
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
-from wanmon.maintenance.choices import Impact, Status
+from wanmon.maintenance.choices import (
+    Behaviour,
+    EventKind,
+    Impact,
+    NoticeKind,
+    NotificationStatus,
+    Source,
+    Status,
+)
+
+__all__ = [
+    "FeedToken",
+    "MaintenanceAffect",
+    "MaintenanceEvent",
+    "MaintenanceNotice",
+    "MaintenanceNotification",
+    "MaintenanceSource",
+    "MaintenanceWindow",
+]
+
+
+class MaintenanceNotification(models.Model):
+    """One raw notification as received (iCalendar or e-mail), kept verbatim, with what its parsing produced."""
+
+    received_at = models.DateTimeField(auto_now_add=True)
+    source = models.CharField(max_length=20, choices=Source.choices)
+    origin = models.CharField(max_length=1000, blank=True, help_text="file name, URL or mailbox key")
+    content_type = models.CharField(max_length=100, blank=True)
+    message_id = models.CharField(max_length=998, blank=True)
+    sender = models.CharField(max_length=320, blank=True)
+    subject = models.CharField(max_length=998, blank=True)
+    raw = models.BinaryField(help_text="the notification exactly as received")
+    sha256 = models.CharField(max_length=64, unique=True, help_text="of raw: the same bytes are imported once")
+    parser = models.CharField(max_length=200, blank=True, help_text="parser that produced the windows")
+    status = models.CharField(max_length=20, choices=NotificationStatus.choices, default=NotificationStatus.PARSED)
+    report = models.JSONField(default=dict, blank=True, help_text="windows created/updated/ignored, unmatched objects")
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="maintenance_notifications",
+    )
+
+    class Meta:
+        ordering = ["-received_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.source} {self.origin or self.sha256[:12]}"
 
 
 class MaintenanceWindow(models.Model):
@@ -24,6 +75,41 @@ class MaintenanceWindow(models.Model):
     sequence = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # --- 0002: BCOP identification, recurrence, behaviour and provenance
+    aliases = models.JSONField(default=list, blank=True, help_text="other maintenance ids (BCOP NON-PRIMARY)")
+    provider = models.CharField(max_length=200, blank=True, help_text="X-MAINTNOTE-PROVIDER as announced")
+    account = models.CharField(max_length=200, blank=True, help_text="X-MAINTNOTE-ACCOUNT")
+    stamp = models.DateTimeField(null=True, blank=True, help_text="DTSTAMP of the notification applied last")
+    organizer = models.CharField(max_length=320, blank=True)
+    description = models.TextField(blank=True)
+    rrule = models.CharField(
+        "recurrence rule", max_length=500, blank=True, help_text="RFC 5545 RRULE, applied to the UTC start"
+    )
+    recurrence_end = models.DateTimeField(
+        null=True, blank=True, help_text="end of the last occurrence (empty: the rule has no end)"
+    )
+    behaviour = models.CharField(max_length=10, choices=Behaviour.choices, default=Behaviour.MUTE)
+    source = models.CharField(max_length=20, choices=Source.choices, default=Source.MANUAL)
+    parser = models.CharField(max_length=200, blank=True)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="maintenance_windows_authored",
+    )
+    notification = models.ForeignKey(
+        MaintenanceNotification,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="windows",
+        help_text="the notification applied last",
+    )
+    unmatched_objects = models.JSONField(
+        default=list, blank=True, help_text="announced objects not found in the inventory: [{object_id, impact}]"
+    )
+    revision = models.PositiveIntegerField(default=0, help_text="counts material changes (times, status, impact...)")
 
     class Meta:
         ordering = ["start", "reference"]
@@ -34,7 +120,11 @@ class MaintenanceWindow(models.Model):
             models.UniqueConstraint(
                 fields=["carrier", "reference"], name="%(app_label)s_%(class)s_unique_carrier_reference"
             ),
+            models.UniqueConstraint(
+                fields=["carrier", "uid"], condition=~Q(uid=""), name="%(app_label)s_%(class)s_unique_carrier_uid"
+            ),
         ]
+        indexes = [models.Index(fields=["start", "end"], name="maintenance_window_span")]
 
     def __str__(self) -> str:
         return f"{self.reference} {self.start:%Y-%m-%d %H:%M}Z"
@@ -42,6 +132,14 @@ class MaintenanceWindow(models.Model):
     def clean(self) -> None:
         if self.start and self.end and self.end <= self.start:
             raise ValidationError({"end": "must be after start"})
+
+    @property
+    def duration_s(self) -> float:
+        return (self.end - self.start).total_seconds()
+
+    @property
+    def is_recurring(self) -> bool:
+        return bool(self.rrule)
 
 
 class MaintenanceAffect(models.Model):
@@ -64,6 +162,19 @@ class MaintenanceAffect(models.Model):
         "inventory.Site", on_delete=models.CASCADE, null=True, blank=True, related_name="maintenance_affects"
     )
     impact = models.CharField(max_length=20, choices=Impact.choices, blank=True)
+    # --- 0002
+    path = models.ForeignKey(
+        "inventory.Path",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="maintenance_affects",
+        help_text="a path direction (any version of its site pair)",
+    )
+    object_id = models.CharField(
+        max_length=200, blank=True, help_text="the carrier's identifier (X-MAINTNOTE-OBJECT-ID)"
+    )
+    altrep = models.URLField(max_length=1000, blank=True, help_text="ALTREP of the object id: where to read more")
 
     class Meta:
         constraints = [
@@ -72,7 +183,8 @@ class MaintenanceAffect(models.Model):
                 | Q(interface__isnull=False)
                 | Q(trunk__isnull=False)
                 | Q(circuit__isnull=False)
-                | Q(site__isnull=False),
+                | Q(site__isnull=False)
+                | Q(path__isnull=False),
                 name="%(app_label)s_%(class)s_targets_something",
             )
         ]
@@ -91,8 +203,133 @@ class MaintenanceAffect(models.Model):
             return self.trunk.name
         if self.circuit_id:
             return f"circuit:{self.circuit.cid}"
+        if self.path_id:
+            return f"path:{self.path.src.code}->{self.path.dst.code}"
         return f"site:{self.site.code}"
 
     @property
     def effective_impact(self) -> str:
         return self.impact or self.window.impact
+
+
+class MaintenanceEvent(models.Model):
+    """Audit trail of a window: created, updated (with the changes), ignored notifications, comments, notices."""
+
+    window = models.ForeignKey(MaintenanceWindow, on_delete=models.CASCADE, related_name="events")
+    time = models.DateTimeField()
+    kind = models.CharField(max_length=20, choices=EventKind.choices)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="maintenance_events"
+    )
+    notification = models.ForeignKey(
+        MaintenanceNotification, on_delete=models.SET_NULL, null=True, blank=True, related_name="events"
+    )
+    changes = models.JSONField(default=dict, blank=True, help_text="{field: [before, after]}")
+    note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["time", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.window.reference} {self.kind} {self.time:%Y-%m-%dT%H:%MZ}"
+
+
+class MaintenanceSource(models.Model):
+    """How to read one carrier's notifications: its senders, its parser, an optional calendar URL to poll."""
+
+    carrier = models.ForeignKey("inventory.Carrier", on_delete=models.CASCADE, related_name="maintenance_sources")
+    parser = models.CharField(
+        max_length=50,
+        blank=True,
+        help_text="circuit-maintenance-parser provider (e.g. 'zayo', 'colt'); empty: BCOP iCalendar only",
+    )
+    senders = models.JSONField(
+        default=list, blank=True, help_text="e-mail addresses or '@domain' whose messages come from this carrier"
+    )
+    provider_names = models.JSONField(
+        default=list, blank=True, help_text="X-MAINTNOTE-PROVIDER values this carrier uses (e.g. 'example.com')"
+    )
+    url = models.URLField(max_length=1000, blank=True, help_text="an iCalendar feed to poll")
+    enabled = models.BooleanField(default=True)
+    last_polled_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["carrier__code", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.carrier.code} ({self.parser or 'bcop'})"
+
+
+class FeedToken(models.Model):
+    """A secret that lets a calendar client read iCalendar feeds; only its SHA-256 is stored."""
+
+    name = models.CharField(max_length=200)
+    token_hash = models.CharField(max_length=64, unique=True)
+    token_prefix = models.CharField(max_length=12)
+    site = models.ForeignKey(
+        "inventory.Site",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="maintenance_feed_tokens",
+        help_text="restrict the token to this site's feed",
+    )
+    carrier = models.ForeignKey(
+        "inventory.Carrier",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="maintenance_feed_tokens",
+        help_text="restrict the token to this carrier's feed",
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="feed_tokens"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=~(Q(site__isnull=False) & Q(carrier__isnull=False)),
+                name="%(app_label)s_%(class)s_site_or_carrier",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.token_prefix}...)"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+
+class MaintenanceNotice(models.Model):
+    """Sent-log of notice e-mails: one row per window, occurrence, kind, revision and recipient (sent once)."""
+
+    window = models.ForeignKey(MaintenanceWindow, on_delete=models.CASCADE, related_name="notices")
+    kind = models.CharField(max_length=20, choices=NoticeKind.choices)
+    recipient = models.EmailField()
+    occurrence_start = models.DateTimeField(
+        help_text="the occurrence of a recurring window; 1970-01-01 for single windows (they may move)"
+    )
+    revision = models.PositiveIntegerField(default=0, help_text="key part: the window revision for changes, else 0")
+    window_revision = models.PositiveIntegerField(default=0, help_text="the window revision the e-mail described")
+    subject = models.CharField(max_length=998, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["window", "kind", "recipient", "occurrence_start", "revision"],
+                name="%(app_label)s_%(class)s_unique_notice",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.window.reference} {self.kind} -> {self.recipient}"

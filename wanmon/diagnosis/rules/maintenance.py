@@ -31,8 +31,8 @@ def affected_elements(window: MaintenanceWindow, bundle: EvidenceBundle) -> tupl
 
 def elements_on_path(window: MaintenanceWindow, path: PathEvidence, bundle: EvidenceBundle) -> list[str]:
     """Affected elements the path crosses (an interface matches its equipment hop and vice versa; 'site:CODE'
-    matches the paths from and to that site)."""
-    names = path_elements(path, bundle) | {f"site:{path.src}", f"site:{path.dst}"}
+    matches the paths from and to that site; 'path:SRC->DST' names one direction itself)."""
+    names = path_elements(path, bundle) | {f"site:{path.src}", f"site:{path.dst}", f"path:{path.src}->{path.dst}"}
     out = []
     for e in affected_elements(window, bundle):
         if e in names or base_equipment(e) in names:

@@ -1,0 +1,175 @@
+"""Root-cause grouping and incident headlines (pure, no database)."""
+
+from wanmon.alerts.choices import IncidentKind, MemberRole
+from wanmon.alerts.grouping import FindingFacts, group_findings, headline
+
+EU_THROUGH_FRA = ("CERN->FZK", "FZK->CERN", "CERN->CNAF", "CNAF->CERN")
+
+
+def path_finding(i, code, src, dst, severity="critical", **kw):
+    return FindingFacts(id=i, code=code, severity=severity, subject={"src": src, "dst": dst},
+                        subject_key=f"dst={dst};src={src}", summary=f"{src}->{dst}: {code.lower()} here", **kw)
+
+
+def suspect(i, equipment, rank, degraded, severity="critical", element_paths=EU_THROUGH_FRA):
+    return FindingFacts(id=i, code="SHARED_EQUIPMENT_SUSPECT", severity=severity, subject={"equipment": equipment},
+                        subject_key=f"equipment={equipment}", rank=rank, summary=f"#{rank} {equipment}",
+                        degraded_paths=tuple(degraded), element_paths=element_paths)
+
+
+def fzk_case():
+    """DIAGNOSIS.md case 1 as the engine reports it (reverse-path-loss-fzk.yaml)."""
+    return [
+        path_finding(1, "LOSS_LIMITED", "CNAF", "CERN"),
+        path_finding(2, "LOSS_LIMITED", "FZK", "CERN"),
+        path_finding(3, "ASYMMETRIC_PATH", "CNAF", "CERN"),
+        path_finding(4, "ASYMMETRIC_PATH", "FZK", "CERN"),
+        suspect(5, "geant-fra", 1, ["CNAF->CERN", "FZK->CERN"]),
+        suspect(6, "geant-gva", 2, ["CNAF->CERN", "FZK->CERN"], "warning", ("FZK->CERN", "CNAF->CERN", "IN2P3->CERN")),
+        suspect(7, "cern-border", 3, ["CNAF->CERN", "FZK->CERN"], "warning", ()),
+    ]
+
+
+def test_shared_backbone_element_gathers_its_symptom_paths_and_the_lower_ranked_suspects():
+    groups = group_findings(fzk_case())
+    assert len(groups) == 1
+    g = groups[0]
+    assert (g.key, g.kind, g.root_id) == ("element:geant-fra", IncidentKind.ELEMENT, 5)
+    assert list(g.roles)[0] == 5 and set(g.roles) == {1, 2, 3, 4, 5, 6, 7}
+    assert g.roles[6] == g.roles[7] == MemberRole.RELATED
+    assert {g.roles[i] for i in (1, 2, 3, 4)} == {MemberRole.SYMPTOM}
+    head = headline(g, [next(f for f in fzk_case() if f.id == i) for i in g.roles])
+    assert head.title == "geant-fra: 2 paths degraded (CNAF->CERN, FZK->CERN)"
+    assert (head.severity, head.code, head.subject_text) == ("critical", "SHARED_EQUIPMENT_SUSPECT", "geant-fra")
+    assert head.sites == ("CERN", "CNAF", "FZK") and head.elements == ("geant-fra", "cern-border", "geant-gva")
+
+
+def test_grouping_does_not_depend_on_the_order_findings_arrive_in():
+    assert [(g.key, list(g.roles)) for g in group_findings(fzk_case())] == [
+        (g.key, list(g.roles)) for g in group_findings(list(reversed(fzk_case())))
+    ]
+
+
+def test_an_unrelated_path_elsewhere_stays_a_separate_incident():
+    findings = [*fzk_case(), path_finding(8, "PATH_DOWN", "CERN", "RAL")]
+    keys = sorted(g.key for g in group_findings(findings))
+    assert keys == ["element:geant-fra", "pair:CERN<->RAL"]
+
+
+def test_interface_errors_on_a_path_the_suspect_explains_corroborate_the_same_incident():
+    errors = FindingFacts(id=9, code="INTERFACE_ERRORS", severity="warning",
+                          subject={"equipment": "dfn-fra", "interface": "xe-0/0/1"},
+                          subject_key="equipment=dfn-fra;interface=xe-0/0/1", element_paths=("FZK->CERN", "CERN->FZK"))
+    groups = group_findings([*fzk_case(), errors])
+    assert len(groups) == 1 and groups[0].roles[9] == MemberRole.RELATED
+
+
+def test_many_degraded_paths_of_one_site_become_one_site_incident():
+    findings = [
+        path_finding(1, "LOSS_LIMITED", "FZK", "CERN"),
+        path_finding(2, "UNEXPLAINED_DEGRADATION", "FZK", "RAL", "warning"),
+        path_finding(3, "PATH_DOWN", "CNAF", "FZK"),
+        path_finding(4, "LOSS_LIMITED", "FZK", "CERN"),  # same path: counts once
+        path_finding(5, "REORDERING", "CERN", "RAL", "warning"),
+    ]
+    groups = {g.key: g for g in group_findings(findings, site_min_paths=3)}
+    assert set(groups) == {"site:FZK", "pair:CERN<->RAL"}
+    site = groups["site:FZK"]
+    assert set(site.roles) == {1, 2, 3, 4} and site.root_id == 3  # PATH_DOWN: critical, first in the catalogue
+    head = headline(site, [next(f for f in findings if f.id == i) for i in site.roles])
+    assert head.title == "site FZK: 3 paths degraded (CNAF->FZK, FZK->CERN, FZK->RAL)"
+    # two paths are not "many": they stay per pair
+    assert {g.key for g in group_findings(findings[:2], site_min_paths=3)} == {"pair:CERN<->FZK", "pair:FZK<->RAL"}
+
+
+def test_both_directions_of_a_pair_and_the_host_tuning_that_explains_them_are_one_incident():
+    findings = [
+        path_finding(1, "WINDOW_LIMITED", "CERN", "ASGC", "warning"),
+        path_finding(2, "WINDOW_LIMITED", "ASGC", "CERN", "warning"),
+        FindingFacts(id=3, code="HOST_TCP_TUNING", severity="warning", subject={"site": "ASGC", "host": "asgc-dt01"},
+                     subject_key="host=asgc-dt01;site=ASGC"),
+        FindingFacts(id=4, code="CLOCK_UNSYNC", severity="warning", subject={"site": "RAL"}, subject_key="site=RAL"),
+    ]
+    groups = {g.key: g for g in group_findings(findings)}
+    assert set(groups) == {"pair:ASGC<->CERN", "site:RAL"}
+    pair = groups["pair:ASGC<->CERN"]
+    assert set(pair.roles) == {1, 2, 3} and pair.roles[3] == MemberRole.RELATED
+    head = headline(pair, [next(f for f in findings if f.id == i) for i in pair.roles])
+    assert head.title == "ASGC<->CERN: 2 paths degraded (ASGC->CERN, CERN->ASGC)"
+    assert head.code == "WINDOW_LIMITED"
+
+
+def test_findings_explained_by_maintenance_are_gathered_by_the_window():
+    findings = [
+        path_finding(1, "LOSS_LIMITED", "CERN", "FZK", "info", explained_by=("GEANT-CHG-0042",)),
+        path_finding(2, "LOSS_LIMITED", "FZK", "CERN", "info", explained_by=("GEANT-CHG-0042",)),
+        FindingFacts(id=3, code="MAINTENANCE_EXPLAINED", severity="info", subject={"equipment": "geant-fra"},
+                     subject_key="equipment=geant-fra", maintenance_ref="GEANT-CHG-0042"),
+    ]
+    (group,) = group_findings(findings)
+    assert (group.key, group.kind, group.root_id) == ("maintenance:GEANT-CHG-0042", IncidentKind.MAINTENANCE, 3)
+    head = headline(group, [next(f for f in findings if f.id == i) for i in group.roles])
+    assert head.severity == "info"
+    assert head.title == "maintenance GEANT-CHG-0042 on geant-fra: 2 paths degraded (CERN->FZK, FZK->CERN)"
+
+
+def test_a_single_path_finding_is_titled_by_its_summary():
+    (group,) = group_findings([path_finding(1, "PATH_DOWN", "CERN", "RAL")])
+    head = headline(group, [path_finding(1, "PATH_DOWN", "CERN", "RAL")])
+    assert head.title == "CERN->RAL: path_down here"
+
+
+def test_a_finding_that_clears_and_recurs_keeps_its_identity():
+    first = path_finding(1, "PATH_DOWN", "CERN", "RAL")
+    again = path_finding(99, "PATH_DOWN", "CERN", "RAL")
+    assert first.key == again.key == "PATH_DOWN|dst=RAL;src=CERN"
+    assert group_findings([first])[0].key == group_findings([again])[0].key
+
+
+def test_load_correlation_suspects_of_one_path_are_one_incident():
+    """DIAGNOSIS.md case 5: three ranked suspects for CERN->FNAL, no path finding of their own."""
+    suspects = [
+        FindingFacts(id=i, code="SHARED_EQUIPMENT_SUSPECT", severity="warning", subject=subject,
+                     subject_key=";".join(f"{k}={v}" for k, v in sorted(subject.items())), rank=i,
+                     summary=f"#{i} CERN->FNAL degraded when load through it rose", degraded_paths=("CERN->FNAL",))
+        for i, subject in ((1, {"equipment": "uslhcnet-gva", "interface": "xe-0/0/0"}),
+                           (2, {"equipment": "starlight"}), (3, {"equipment": "uslhcnet-chi"}))
+    ]
+    (group,) = group_findings(suspects)
+    assert group.key == "element:uslhcnet-gva" and group.root_id == 1
+    head = headline(group, suspects)
+    assert head.title == "uslhcnet-gva:xe-0/0/0: 1 path degraded (CERN->FNAL)"
+
+
+def test_host_findings_keep_the_paths_they_explain_out_of_a_site_incident():
+    """DIAGNOSIS.md case 4: four window-limited paths at CERN, caused by the hosts at ASGC and at FNAL."""
+    findings = [
+        *(path_finding(i, "WINDOW_LIMITED", s, d, "warning")
+          for i, (s, d) in enumerate((("CERN", "ASGC"), ("ASGC", "CERN"), ("CERN", "FNAL"), ("FNAL", "CERN")), 1)),
+        FindingFacts(id=5, code="HOST_TCP_TUNING", severity="warning", subject={"site": "ASGC", "host": "asgc-dt01"},
+                     subject_key="host=asgc-dt01;site=ASGC"),
+        FindingFacts(id=6, code="HOST_TCP_TUNING", severity="warning", subject={"site": "FNAL", "host": "fnal-dt01"},
+                     subject_key="host=fnal-dt01;site=FNAL"),
+    ]
+    groups = {g.key: set(g.roles) for g in group_findings(findings, site_min_paths=3)}
+    assert groups == {"pair:ASGC<->CERN": {1, 2, 5}, "pair:CERN<->FNAL": {3, 4, 6}}
+
+
+def test_a_periodically_dropping_receiver_and_its_path_are_one_incident():
+    """DIAGNOSIS.md case 2."""
+    findings = [
+        path_finding(1, "PERIODIC_LOSS", "FZK", "CERN", "warning"),
+        FindingFacts(id=2, code="PERIODIC_LOSS", severity="warning", subject={"site": "CERN", "host": "cern-dt01"},
+                     subject_key="host=cern-dt01;site=CERN"),
+    ]
+    (group,) = group_findings(findings)
+    assert group.key == "pair:CERN<->FZK" and group.roles == {1: MemberRole.ROOT, 2: MemberRole.RELATED}
+
+
+def test_paths_only_flagged_for_their_clocks_are_affected_not_degraded():
+    findings = [path_finding(1, "CLOCK_UNSYNC", "PIC", "CERN", "warning"),
+                path_finding(2, "CLOCK_UNSYNC", "CERN", "PIC", "warning"),
+                FindingFacts(id=3, code="CLOCK_UNSYNC", severity="warning", subject={"site": "PIC"},
+                             subject_key="site=PIC")]
+    (group,) = group_findings(findings)
+    assert headline(group, findings).title == "CERN<->PIC: 2 paths affected (CERN->PIC, PIC->CERN)"

@@ -1,0 +1,407 @@
+"""Findings -> incidents -> e-mails through a real SMTP server (aiosmtpd on loopback) and the real database.
+
+Scenario replays go through `manage.py replay ... --keep --notify` (CONTRACTS.md §2) or, to step through time,
+through the same replay service with a later `now`; e-mails are sent by the synchronous path.
+"""
+
+from datetime import timedelta
+from io import StringIO
+
+import pytest
+import yaml
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+
+from tests.alerts.conftest import ASGC, FZK, MAINTENANCE, NOC, SCENARIO_NOW
+from wanmon.alerts.models import Incident, Notification, RoutingRule, Silence, Subscription
+from wanmon.alerts.services import (
+    NotificationSendError,
+    alerts_process,
+    incident_acknowledge,
+    notification_send,
+    silence_create,
+)
+from wanmon.diagnosis.evidence import Finding as EngineFinding
+from wanmon.diagnosis.models import Finding
+from wanmon.diagnosis.replay import scenario_load, scenario_replay
+from wanmon.diagnosis.services import findings_sync
+from wanmon.inventory.models import Carrier, Equipment, Site, SiteContact
+from wanmon.maintenance.models import MaintenanceAffect, MaintenanceWindow
+
+pytestmark = pytest.mark.django_db
+T = SCENARIO_NOW
+FZK_SUBJECT = "[wanmon CRITICAL] SHARED_EQUIPMENT_SUSPECT geant-fra: 2 paths degraded (CNAF->CERN, FZK->CERN)"
+
+
+def replay(*args) -> str:
+    out, err = StringIO(), StringIO()
+    call_command("replay", *map(str, args), stdout=out, stderr=err)
+    return out.getvalue()
+
+
+def replay_at(path, now) -> None:
+    """The scenario diagnosed as of ``now`` (the data is stored once: the batch id derives from the file)."""
+    scenario = scenario_load(str(path))
+    scenario.now = now
+    scenario_replay(scenario, keep=True)
+
+
+def process(now, flush=False):
+    """One beat run (timers as configured), then the e-mails it created are sent."""
+    result = alerts_process(now=now, flush=flush, dispatch=False)
+    for notification_id in result.notifications:
+        notification_send(notification_id=notification_id)
+    return result
+
+
+def finding(code="PATH_DOWN", src="CERN", dst="RAL", severity="critical", at=T, summary=None):
+    return EngineFinding(code=code, severity=severity, subject={"src": src, "dst": dst}, start=at - timedelta(hours=1),
+                         end=at, summary=summary or f"{src}->{dst}: {code} for 1 h", explanation="because of x = 1.5",
+                         evidence={"x": 1.5}, actions=("look at it",))
+
+
+# --- the shared-backbone case ---
+
+
+def test_replay_notify_sends_one_email_for_the_shared_backbone_incident(smtp):
+    replay(FZK, "--keep", "--notify")
+
+    (mail,) = smtp.wait_for(1, 5)
+    assert mail.rcpt_tos == [NOC]
+    assert mail.subject == FZK_SUBJECT
+    incident = Incident.objects.get()
+    assert incident.key == "element:geant-fra" and incident.members.count() == 7
+    # the explanation with its numbers, the evidence of every finding, actions, maintenance, the link
+    text = mail.text
+    assert "2 degraded path directions in overlapping windows" in text and "Score = 2 degraded" in text
+    assert "LOSS_LIMITED FZK->CERN: FZK->CERN: 25 Mb/s matches the Mathis rate 19.6 Mb/s for loss 6.79 %" in text
+    assert "BDP 1.23 MB; window needed 2.45 MB; loss 6.79 % (owamp); Mathis ceiling 19.6 Mb/s" in text
+    assert "1. Ask the operator of geant-fra to check it" in text
+    assert "No maintenance window on these elements" in text
+    assert f"https://wanmon.example.org/incidents/{incident.id}" in text
+    assert f'href="https://wanmon.example.org/incidents/{incident.id}"' in mail.html
+    assert "<h3>Evidence</h3>" in mail.html and "Mathis ceiling 19.6 Mb/s" in mail.html
+    # the sent-log proves it
+    log = Notification.objects.get()
+    assert (log.recipient, log.kind, log.status, log.subject) == (NOC, "firing", "sent", FZK_SUBJECT)
+    assert log.message_id == mail.message["Message-ID"] and log.sent_at is not None
+    assert mail.message["X-Wanmon-Incident"] == str(incident.id)
+
+    # replaying the same scenario again sends nothing new
+    replay(FZK, "--keep", "--notify")
+    assert len(smtp.wait_for(2, 1)) == 1 and Notification.objects.count() == 1
+
+
+def test_each_site_noc_gets_the_incident_once_and_routing_rules_and_subscriptions_add_people(smtp):
+    call_command("import_topology", str(FZK), stdout=StringIO())
+    for code in ("CERN", "FZK", "CNAF", "IN2P3"):
+        SiteContact.objects.create(site=Site.objects.get(code=code), email=f"noc@{code.lower()}.test", role="noc")
+    SiteContact.objects.create(site=Site.objects.get(code="FZK"), email="boss@fzk.test", role="management")
+    RoutingRule.objects.create(name="geant", carriers=["GEANT"], min_severity="critical",
+                               recipients=["noc@geant.test"])
+    RoutingRule.objects.create(name="outages", codes=["PATH_DOWN"], recipients=["outages@wanmon.test"])
+    user = get_user_model().objects.create_user("alice", email="alice@fzk.test", password="pw-alice-1")
+    Subscription.objects.create(user=user, sites=["FZK"])
+
+    replay(FZK, "--keep", "--notify")
+
+    messages = smtp.wait_for(5, 5)
+    assert sorted(r for m in messages for r in m.rcpt_tos) == sorted(
+        ["noc@cern.test", "noc@fzk.test", "noc@cnaf.test", "noc@geant.test", "alice@fzk.test"])
+    assert {m.subject for m in messages} == {FZK_SUBJECT}
+    reasons = dict(Notification.objects.values_list("recipient", "reason"))
+    assert reasons["noc@fzk.test"] == "NOC contact of FZK"
+    assert reasons["noc@geant.test"] == "routing rule geant"
+    assert reasons["alice@fzk.test"] == "subscription of alice"
+    assert "You receive this as NOC contact of FZK" in next(m for m in messages if "noc@fzk.test" in m.rcpt_tos).text
+
+
+def test_a_rule_replacing_the_defaults_sends_only_to_its_recipients(smtp):
+    call_command("import_topology", str(FZK), stdout=StringIO())
+    SiteContact.objects.create(site=Site.objects.get(code="FZK"), email="noc@fzk.test", role="noc")
+    RoutingRule.objects.create(name="geant-only", carriers=["GEANT"], recipients=["noc@geant.test"],
+                               replace_defaults=True)
+    replay(FZK, "--keep", "--notify")
+    assert [m.rcpt_tos for m in smtp.wait_for(2, 2)] == [["noc@geant.test"]]
+
+
+def test_window_limited_scenario_is_one_incident_with_the_host_tuning(smtp):
+    replay(ASGC, "--keep", "--notify")
+    (mail,) = smtp.wait_for(1, 5)
+    assert mail.subject == "[wanmon WARNING] WINDOW_LIMITED ASGC<->CERN: 2 paths degraded (ASGC->CERN, CERN->ASGC)"
+    assert "HOST_TCP_TUNING ASGC/asgc-dt01" in mail.text and "HOST_TCP_TUNING CERN/cern-dt01" in mail.text
+    assert "net.core.rmem_max = 75497472" in mail.text
+    assert len(smtp.wait_for(2, 1)) == 1
+
+
+# --- maintenance ---
+
+
+def test_no_email_for_a_degradation_inside_a_maintenance_window(smtp):
+    out = replay(MAINTENANCE, "--keep", "--notify")
+    assert "MAINTENANCE_EXPLAINED" in out
+    assert smtp.wait_for(1, 1.5) == []
+    assert Notification.objects.count() == 0
+    incident = Incident.objects.get()
+    assert incident.key == "maintenance:GEANT-CHG-0042" and incident.severity == "info"
+    assert incident.muted and "maintenance GEANT-CHG-0042" in incident.mute_reason
+
+
+def _persisting_variant(tmp_path, **maintenance):
+    """The maintenance scenario, but the degradation goes on until 12:00 (past the window's end at 10:00)."""
+    doc = yaml.safe_load(MAINTENANCE.read_text())
+    doc["scenario"] = f"{doc['scenario']}-persists"
+    doc["maintenance"][0].update(maintenance)
+    for m in doc["measurements"]:
+        if str(m["time"]) >= "2026-03-01T08:00":
+            m.update({"throughput_bps": 2.0e7} if m["type"] == "throughput" else {"packets_lost": 200})
+    path = tmp_path / "persists.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def test_when_the_window_ends_and_the_problem_persists_the_email_goes_out_at_once(smtp, tmp_path):
+    scenario = _persisting_variant(tmp_path)
+    during = T.replace(hour=9, minute=30)
+    replay_at(scenario, during)
+    process(during)
+    assert smtp.wait_for(1, 1) == []
+
+    after = T.replace(hour=11, minute=15)  # past the window and its 30 min grace
+    replay_at(scenario, after)
+    process(after)  # group_wait (30 s) is not waited for: the window muted it until now
+
+    messages = smtp.wait_for(2, 5)
+    assert sorted(r for m in messages for r in m.rcpt_tos) == ["noc@cern.test", "noc@fzk.test"]
+    mail = messages[0]
+    assert mail.subject.startswith("[wanmon CRITICAL] LOSS_LIMITED CERN<->FZK: 2 paths degraded")
+    assert "has ended and the problem persists" in mail.text
+    assert "GEANT-CHG-0042 (GEANT): impact outage, confirmed, 2026-03-01 08:00 UTC - 2026-03-01 10:00 UTC (ended)" in (
+        mail.text)
+
+
+def test_an_element_under_maintenance_inhibits_its_incident(smtp):
+    """Alert-side inhibition: a root-cause element in a window in progress mutes its whole incident."""
+    replay_at(FZK, T)
+    window = MaintenanceWindow.objects.create(
+        reference="GEANT-CHG-7", carrier=Carrier.objects.get(code="GEANT"), impact="degraded",
+        start=T - timedelta(minutes=30), end=T + timedelta(hours=1))
+    MaintenanceAffect.objects.create(window=window, equipment=Equipment.objects.get(name="geant-fra"))
+    process(T, flush=True)
+    assert smtp.wait_for(1, 1) == []
+    incident = Incident.objects.get(key="element:geant-fra")
+    assert incident.muted and incident.mute_reason == "inhibited by maintenance GEANT-CHG-7 on geant-fra"
+
+
+# --- resolution, flapping ---
+
+
+def test_resolved_email_when_the_evidence_clears_after_the_hold(smtp):
+    replay(FZK, "--keep", "--notify")
+    smtp.wait_for(1, 5)
+    findings_sync(findings=[], now=T + timedelta(minutes=1))  # the next evaluation finds nothing
+    process(T + timedelta(minutes=1))
+    assert len(smtp.wait_for(2, 1)) == 1  # held (ALERTS_RESOLVE_HOLD_S = 180)
+    incident = Incident.objects.get()
+    assert incident.status == "open" and incident.cleared_at == T + timedelta(minutes=1)
+
+    process(T + timedelta(minutes=4))
+    messages = smtp.wait_for(2, 5)
+    assert len(messages) == 2
+    resolved = messages[1]
+    assert resolved.rcpt_tos == [NOC]
+    assert resolved.subject == FZK_SUBJECT.replace("[wanmon CRITICAL]", "[wanmon RESOLVED]")
+    assert "Resolved at 2026-03-01 12:04 UTC after 4 min." in resolved.text
+    assert resolved.message["In-Reply-To"] == messages[0].message["In-Reply-To"]  # one thread per incident
+    incident.refresh_from_db()
+    assert incident.status == "resolved"
+    assert list(Notification.objects.order_by("id").values_list("kind", flat=True)) == ["firing", "resolved"]
+
+
+def test_a_flapping_finding_sends_nothing_more(smtp):
+    replay(FZK, "--keep", "--notify")
+    smtp.wait_for(1, 5)
+    incident = Incident.objects.get()
+    findings_sync(findings=[], now=T + timedelta(minutes=1))
+    process(T + timedelta(minutes=1))
+    replay_at(FZK, T + timedelta(minutes=2))  # back again: new Finding rows, same codes and subjects
+    process(T + timedelta(minutes=2))
+    process(T + timedelta(minutes=10))
+    assert len(smtp.wait_for(2, 1)) == 1
+    assert Incident.objects.get(status="open").id == incident.id
+    assert list(incident.events.values_list("kind", flat=True)) == ["opened", "notified", "cleared", "recurred"]
+
+
+# --- silences ---
+
+
+def test_silence_mutes_reminds_and_renotifies_at_once_when_it_ends_while_the_problem_persists(smtp, settings):
+    settings.ALERTS_SILENCE_REMINDER_S = 15 * 60
+    replay(FZK, "--keep", "--notify")
+    smtp.wait_for(1, 5)
+    author = get_user_model().objects.create_user("op", email="op@wanmon.test", password="pw-op-1")
+    silence = silence_create(author=author, matchers={"equipment": "geant-fra"}, comment="GEANT ticket 4711",
+                             now=T, duration_s=3600)
+
+    for minutes in (5, 30):  # the problem persists, silenced
+        replay_at(FZK, T + timedelta(minutes=minutes))
+        process(T + timedelta(minutes=minutes))
+    assert len(smtp.wait_for(2, 1)) == 1
+    incident = Incident.objects.get(status="open")
+    assert incident.muted and incident.mute_reason.startswith("silence #")
+
+    replay_at(FZK, T + timedelta(minutes=50))
+    process(T + timedelta(minutes=50))  # 10 min before the end: the author is reminded, once
+    process(T + timedelta(minutes=52))
+    reminder = smtp.wait_for(2, 5)[1]
+    assert reminder.rcpt_tos == ["op@wanmon.test"]
+    assert reminder.subject == f"[wanmon] silence #{silence.id} (equipment=geant-fra) ends in 10 min"
+    assert f"#{incident.id} [critical] SHARED_EQUIPMENT_SUSPECT" in reminder.text
+
+    replay_at(FZK, T + timedelta(minutes=61))
+    process(T + timedelta(minutes=61))  # ended 1 min ago, still degraded: at once, not after 4 h
+    messages = smtp.wait_for(3, 5)
+    assert len(messages) == 3
+    assert messages[2].subject == FZK_SUBJECT and messages[2].rcpt_tos == [NOC]
+    assert "has ended and the problem persists" in messages[2].text
+    assert [e for e in incident.events.values_list("kind", flat=True)].count("unmuted") == 1
+
+
+def test_resolved_is_sent_for_a_muted_incident_unless_configured_otherwise(smtp, settings):
+    replay(FZK, "--keep", "--notify")
+    smtp.wait_for(1, 5)
+    silence_create(author=None, matchers={"site": "CERN"}, comment="works at CERN", now=T, duration_s=7200)
+    process(T + timedelta(minutes=1))
+    findings_sync(findings=[], now=T + timedelta(minutes=2))
+    process(T + timedelta(minutes=2), flush=True)
+    messages = smtp.wait_for(2, 5)
+    assert [m.subject.split("]")[0] for m in messages] == ["[wanmon CRITICAL", "[wanmon RESOLVED"]
+
+
+def test_resolved_is_not_sent_for_a_muted_incident_when_disabled(smtp, settings):
+    settings.ALERTS_SEND_RESOLVED_WHEN_MUTED = False
+    replay(FZK, "--keep", "--notify")
+    smtp.wait_for(1, 5)
+    silence_create(author=None, matchers={"equipment": "geant-fra"}, comment="known", now=T, duration_s=7200)
+    process(T + timedelta(minutes=1))
+    findings_sync(findings=[], now=T + timedelta(minutes=2))
+    process(T + timedelta(minutes=2), flush=True)
+    assert len(smtp.wait_for(2, 1)) == 1
+    assert Incident.objects.get().status == "resolved"
+
+
+def test_a_silence_on_one_site_does_not_mute_the_other_sites_paths(smtp):
+    replay_at(FZK, T)
+    silence_create(author=None, matchers={"site": "FZK"}, comment="FZK only", now=T, duration_s=3600)
+    process(T, flush=True)
+    (mail,) = smtp.wait_for(1, 5)
+    assert "(muted)" in mail.text  # the FZK findings are shown as muted, CNAF's still page
+    assert not Incident.objects.get().muted
+
+
+# --- timers and severities ---
+
+
+def test_group_wait_group_interval_repeat_and_acknowledge(smtp, settings):
+    settings.ALERTS_REPEAT_INTERVAL_S = 3600
+    findings_sync(findings=[finding()], now=T)
+    process(T)
+    process(T + timedelta(seconds=29))
+    assert smtp.wait_for(1, 0.5) == []
+    process(T + timedelta(seconds=30))
+    first = smtp.wait_for(1, 5)[0]
+    assert first.subject == "[wanmon CRITICAL] PATH_DOWN CERN->RAL: PATH_DOWN for 1 h"
+
+    # the reverse direction joins the pair incident: an update, but only after the group interval
+    findings_sync(findings=[finding(), finding(src="RAL", dst="CERN")], now=T + timedelta(minutes=1))
+    process(T + timedelta(minutes=1))
+    process(T + timedelta(seconds=329))
+    assert len(smtp.wait_for(2, 0.5)) == 1
+    process(T + timedelta(seconds=330))
+    update = smtp.wait_for(2, 5)[1]
+    assert update.subject == "[wanmon CRITICAL] PATH_DOWN CERN<->RAL: 2 paths degraded (CERN->RAL, RAL->CERN) (updated)"
+    assert "New since the last e-mail: PATH_DOWN dst=CERN;src=RAL" in update.text
+
+    process(T + timedelta(seconds=330 + 3599))
+    process(T + timedelta(seconds=330 + 3600))
+    repeat = smtp.wait_for(3, 5)[2]
+    assert repeat.subject.endswith("(still open)")
+
+    incident = Incident.objects.get()
+    incident_acknowledge(incident=incident, user=None, note="on it", now=T + timedelta(hours=2))
+    process(T + timedelta(hours=5))
+    assert len(smtp.wait_for(4, 0.5)) == 3
+    assert set(Finding.objects.values_list("status", flat=True)) == {"acknowledged"}
+
+
+def test_info_findings_never_page(smtp, settings):
+    settings.ALERTS_MIN_SEVERITY = "info"  # even if asked to
+    findings_sync(findings=[finding(code="ROUTE_CHANGE", severity="info")], now=T)
+    process(T, flush=True)
+    assert smtp.wait_for(1, 0.5) == []
+    assert Incident.objects.get().severity == "info"
+
+
+def test_many_failing_pairs_of_one_site_are_one_site_email(smtp):
+    findings_sync(findings=[finding(src="FZK", dst=d) for d in ("CERN", "RAL", "CNAF", "IN2P3")], now=T)
+    process(T, flush=True)
+    (mail,) = smtp.wait_for(1, 5)
+    assert mail.subject == ("[wanmon CRITICAL] PATH_DOWN site FZK: 4 paths degraded "
+                            "(FZK->CERN, FZK->CNAF, FZK->IN2P3, FZK->RAL)")
+
+
+def test_findings_moving_to_a_root_cause_close_the_old_incident_silently(smtp):
+    """A path incident e-mailed first, then the shared-equipment analysis explains it: one new incident, which
+    names the one it supersedes; no resolved notice for the old one (the problem is not over)."""
+    call_command("import_topology", str(FZK), stdout=StringIO())
+    asym = finding(code="ASYMMETRIC_PATH", src="FZK", dst="CERN")
+    findings_sync(findings=[asym], now=T)
+    process(T, flush=True)
+    old = Incident.objects.get()
+    replay_at(FZK, T + timedelta(minutes=1))
+    process(T + timedelta(minutes=1), flush=True)
+    old.refresh_from_db()
+    new = Incident.objects.get(status="open")
+    assert old.status == "resolved" and old.merged_into_id == new.id
+    messages = smtp.wait_for(3, 3)
+    assert [m.subject.split(" ")[2] for m in messages] == ["ASYMMETRIC_PATH", "SHARED_EQUIPMENT_SUSPECT"]
+    assert f"Supersedes incident(s) #{old.id}." in messages[1].text
+
+
+# --- sending ---
+
+
+def test_two_dispatch_attempts_of_the_same_notification_send_one_email(smtp):
+    replay_at(FZK, T)
+    result = alerts_process(now=T, flush=True, dispatch=False)
+    (notification_id,) = result.notifications
+    assert notification_send(notification_id=notification_id) == "sent"
+    assert notification_send(notification_id=notification_id) == "sent"
+    assert len(smtp.wait_for(2, 1)) == 1
+    assert Notification.objects.get().attempts == 1
+
+
+def test_an_smtp_failure_is_logged_and_the_retry_sends_it(smtp, settings, smtp_server):
+    replay_at(FZK, T)
+    (notification_id,) = alerts_process(now=T, flush=True, dispatch=False).notifications
+    settings.EMAIL_PORT = smtp_server[1] + 1 if smtp_server[1] < 65535 else 1  # nothing listens there
+    with pytest.raises(NotificationSendError):
+        notification_send(notification_id=notification_id)
+    failed = Notification.objects.get()
+    assert failed.status == "failed" and failed.attempts == 1 and "Connection refused" in failed.last_error
+    settings.EMAIL_PORT = smtp_server[1]
+    assert notification_send(notification_id=notification_id) == "sent"
+    assert len(smtp.wait_for(1, 5)) == 1
+    assert Notification.objects.get().attempts == 2
+
+
+def test_silence_validation(smtp, settings):
+    with pytest.raises(Exception, match="comment"):
+        silence_create(author=None, matchers={"site": "FZK"}, comment=" ", now=T, duration_s=60)
+    with pytest.raises(Exception, match="at most 7 days"):
+        silence_create(author=None, matchers={"site": "FZK"}, comment="x", now=T, duration_s=8 * 86400)
+    with pytest.raises(Exception, match="unknown matcher"):
+        silence_create(author=None, matchers={"colour": "red"}, comment="x", now=T, duration_s=60)
+    with pytest.raises(Exception, match="unknown finding code"):
+        silence_create(author=None, matchers={"code": "BAD_LUCK"}, comment="x", now=T, duration_s=60)
+    assert Silence.objects.count() == 0

@@ -1,0 +1,49 @@
+"""Fixtures of the dashboard tests: replayed scenario data and users with each role."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.contrib.auth.models import Group
+from django.core.management import call_command
+
+from tests.dashboard import scenario_ral
+
+PASSWORD = "dashboard-test-pass-1"
+
+
+@pytest.fixture
+def ral_data(db, tmp_path):
+    """The CERN <-> RAL scenario (trunk, counters, maintenance, route change) replayed with --keep."""
+    call_command("replay", str(scenario_ral.write(tmp_path)), "--keep", stdout=io.StringIO())
+    return scenario_ral
+
+
+def _user(django_user_model, name: str, group: str | None):
+    user = django_user_model.objects.create_user(name, password=PASSWORD)
+    if group:
+        user.groups.add(Group.objects.get(name=group))
+    return user
+
+
+@pytest.fixture
+def operator(db, django_user_model):
+    return _user(django_user_model, "noc-operator", "operator")
+
+
+@pytest.fixture
+def viewer(db, django_user_model):
+    return _user(django_user_model, "noc-viewer", "viewer")
+
+
+@pytest.fixture
+def operator_client(client, operator):
+    client.force_login(operator)
+    return client
+
+
+@pytest.fixture
+def viewer_client(client, viewer):
+    client.force_login(viewer)
+    return client

@@ -1,0 +1,48 @@
+"""The time range picker: spans, buckets, and the rollup table each range reads."""
+
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from wanmon.dashboard import constants as k
+from wanmon.dashboard.ranges import iso_utc, parse_time, resolve_range
+from wanmon.dashboard.selectors import interface_table_for_bucket
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("key", "span", "table"),
+    [("6h", timedelta(hours=6), "measurements_interfacerate"),
+     ("24h", timedelta(days=1), "measurements_interfacerate_5m"),
+     ("7d", timedelta(days=7), "measurements_interfacerate_1h"),
+     ("30d", timedelta(days=30), "measurements_interfacerate_1h"),
+     ("90d", timedelta(days=90), "measurements_interfacerate_1d"),
+     ("1y", timedelta(days=365), "measurements_interfacerate_1d")],
+)
+def test_each_range_reads_its_rollup(key, span, table):
+    tr = resolve_range(key=key, end=None, now=NOW)
+    assert tr.end - tr.start == span
+    assert interface_table_for_bucket(tr.bucket_s) == table
+    # a few hundred points per series at most
+    assert span.total_seconds() / tr.bucket_s <= 1000
+
+
+def test_default_and_unknown_range_and_anchor():
+    assert resolve_range(key=None, end=None, now=NOW).key == k.DEFAULT_RANGE
+    assert resolve_range(key="2w", end=None, now=NOW).key == k.DEFAULT_RANGE
+    free = resolve_range(key="6h", end=None, now=NOW)
+    assert not free.anchored and free.end == NOW and free.raw_tests
+    anchored = resolve_range(key="7d", end=NOW - timedelta(days=1), now=NOW)
+    assert anchored.anchored and not anchored.raw_tests
+    assert anchored.query() == "range=7d&end=2026-02-28T12%3A00%3A00Z"
+
+
+def test_parse_time_accepts_links_and_form_values_in_the_users_zone():
+    assert parse_time("2026-03-01T12:00:00Z", UTC) == NOW
+    assert parse_time(iso_utc(NOW), UTC) == NOW
+    # datetime-local inputs carry wall-clock time of the zone shown on the page
+    assert parse_time("2026-03-01T13:00", ZoneInfo("Europe/Zurich")) == NOW
+    assert parse_time("yesterday", UTC) is None
+    assert parse_time("", UTC) is None

@@ -1,0 +1,159 @@
+"""Serializers of the alerting API: outputs per purpose, inputs for the services."""
+
+from __future__ import annotations
+
+from copy import copy
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from rest_framework import serializers
+
+from wanmon.alerts.choices import SilenceMatcher
+from wanmon.alerts.emails import incident_url
+from wanmon.alerts.models import (
+    Incident,
+    IncidentEvent,
+    IncidentMember,
+    Notification,
+    RoutingRule,
+    Silence,
+    Subscription,
+)
+from wanmon.diagnosis.api.serializers import FindingListSerializer
+from wanmon.inventory.api.serializers import CleanModelSerializer
+
+
+class IncidentListSerializer(serializers.ModelSerializer):
+    acknowledged_by = serializers.CharField(source="acknowledged_by.username", default=None, read_only=True)
+    page = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Incident
+        fields = ["id", "key", "kind", "status", "severity", "code", "subject_text", "title", "sites", "paths",
+                  "elements", "carriers", "muted", "mute_reason", "opened_at", "changed_at", "cleared_at",
+                  "resolved_at", "acknowledged_at", "acknowledged_by", "notify_seq", "last_notified_at",
+                  "merged_into", "page"]
+
+    def get_page(self, obj: Incident) -> str:
+        return incident_url(obj.id)
+
+
+class IncidentMemberSerializer(serializers.ModelSerializer):
+    finding = FindingListSerializer(read_only=True)
+
+    class Meta:
+        model = IncidentMember
+        fields = ["role", "added_at", "finding"]
+
+
+class IncidentEventSerializer(serializers.ModelSerializer):
+    user = serializers.CharField(source="user.username", default=None, read_only=True)
+
+    class Meta:
+        model = IncidentEvent
+        fields = ["time", "kind", "user", "note", "data"]
+
+
+class NotificationListSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Notification
+        fields = ["id", "incident", "silence", "kind", "sequence", "recipient", "reason", "subject", "message_id",
+                  "status", "created_at", "dispatched_at", "sent_at", "attempts", "last_error"]
+
+
+class NotificationDetailSerializer(NotificationListSerializer):
+    class Meta(NotificationListSerializer.Meta):
+        fields = [*NotificationListSerializer.Meta.fields, "body_text", "body_html"]
+
+
+class IncidentDetailSerializer(IncidentListSerializer):
+    members = IncidentMemberSerializer(many=True, read_only=True)
+    events = IncidentEventSerializer(many=True, read_only=True)
+    notifications = NotificationListSerializer(many=True, read_only=True)
+
+    class Meta(IncidentListSerializer.Meta):
+        fields = [*IncidentListSerializer.Meta.fields, "members", "events", "notifications"]
+
+
+def _validate_matchers(value) -> dict:
+    if not isinstance(value, dict) or not value:
+        raise serializers.ValidationError("an object with at least one of: " + ", ".join(SilenceMatcher.values))
+    unknown = sorted(set(value) - set(SilenceMatcher.values))
+    if unknown:
+        allowed = ", ".join(SilenceMatcher.values)
+        raise serializers.ValidationError(f"unknown matcher(s) {', '.join(unknown)}; use {allowed}")
+    return value
+
+
+class SilenceSerializer(serializers.ModelSerializer):
+    author = serializers.CharField(source="author.username", default=None, read_only=True)
+    expired_by = serializers.CharField(source="expired_by.username", default=None, read_only=True)
+    active = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Silence
+        fields = ["id", "matchers", "comment", "author", "incident", "starts_at", "ends_at", "created_at",
+                  "expired_at", "expired_by", "reminded_at", "active"]
+
+    def get_active(self, obj: Silence) -> bool:
+        return obj.is_active_at(self.context["now"]) if "now" in self.context else obj.expired_at is None
+
+
+class SilenceCreateInput(serializers.Serializer):
+    matchers = serializers.JSONField(validators=[_validate_matchers])
+    comment = serializers.CharField(max_length=5000)
+    starts_at = serializers.DateTimeField(required=False)
+    ends_at = serializers.DateTimeField(required=False)
+    duration_s = serializers.FloatField(required=False, min_value=1)
+    incident = serializers.PrimaryKeyRelatedField(queryset=Incident.objects.all(), required=False, allow_null=True)
+
+    def validate(self, attrs):
+        if not attrs.get("ends_at") and not attrs.get("duration_s"):
+            raise serializers.ValidationError({"ends_at": ["give ends_at or duration_s"]})
+        return attrs
+
+
+class IncidentSilenceInput(serializers.Serializer):
+    """Silence an incident: its default matchers unless given."""
+
+    matchers = serializers.JSONField(required=False, validators=[_validate_matchers])
+    comment = serializers.CharField(max_length=5000)
+    ends_at = serializers.DateTimeField(required=False)
+    duration_s = serializers.FloatField(required=False, min_value=1)
+
+    def validate(self, attrs):
+        if not attrs.get("ends_at") and not attrs.get("duration_s"):
+            raise serializers.ValidationError({"ends_at": ["give ends_at or duration_s"]})
+        return attrs
+
+
+class SilenceUpdateInput(serializers.Serializer):
+    ends_at = serializers.DateTimeField(required=False)
+    comment = serializers.CharField(max_length=5000, required=False)
+
+
+class RoutingRuleSerializer(CleanModelSerializer):
+    class Meta:
+        model = RoutingRule
+        fields = ["id", "name", "sites", "carriers", "codes", "min_severity", "recipients", "replace_defaults",
+                  "is_active", "comment"]
+
+
+class SubscriptionSerializer(serializers.ModelSerializer):
+    """The caller's own subscriptions (the user is the caller, never an input)."""
+
+    user = serializers.CharField(source="user.username", read_only=True)
+
+    class Meta:
+        model = Subscription
+        fields = ["id", "user", "sites", "carriers", "codes", "min_severity", "is_active", "created_at"]
+        read_only_fields = ["created_at"]
+
+    def validate(self, attrs):
+        instance = copy(self.instance) if self.instance is not None else Subscription()
+        for name, value in attrs.items():
+            setattr(instance, name, value)
+        try:
+            instance.full_clean(exclude=["user"])
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(serializers.as_serializer_error(exc)) from None
+        return attrs

@@ -1,0 +1,183 @@
+"""Alerting API: incidents (list, detail, acknowledge, silence), silences (CRUD; delete = expire), the sent-log,
+routing rules and the caller's own subscriptions."""
+
+from __future__ import annotations
+
+import django_filters
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, permissions, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from wanmon.alerts import services
+from wanmon.alerts.api import serializers as s
+from wanmon.alerts.choices import ACTIVE_INCIDENT_STATUSES
+from wanmon.alerts.models import Incident, Notification, RoutingRule, Silence, Subscription
+from wanmon.core.permissions import IsOperatorOrReadOnly
+from wanmon.diagnosis.api.serializers import AcknowledgeInput  # the same input as acknowledging a finding
+
+
+def _bad_request(exc: DjangoValidationError) -> Response:
+    return Response(serializers.as_serializer_error(exc), status=status.HTTP_400_BAD_REQUEST)
+
+
+def _conflict(message: str, path: str = "status") -> Response:
+    return Response({"errors": [{"path": path, "message": message}]}, status=status.HTTP_409_CONFLICT)
+
+
+class IncidentFilter(django_filters.FilterSet):
+    active = django_filters.BooleanFilter(method="filter_active", help_text="only open and acknowledged")
+    site = django_filters.CharFilter(method="filter_site", help_text="incidents touching this site")
+    since = django_filters.IsoDateTimeFilter(field_name="changed_at", lookup_expr="gte")
+
+    class Meta:
+        model = Incident
+        fields = ["status", "severity", "kind", "code", "muted"]
+
+    def filter_active(self, queryset, name, value):
+        if value:
+            return queryset.filter(status__in=ACTIVE_INCIDENT_STATUSES)
+        return queryset.exclude(status__in=ACTIVE_INCIDENT_STATUSES)
+
+    def filter_site(self, queryset, name, value):
+        return queryset.filter(sites__contains=[value])
+
+
+class IncidentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Incidents, newest first; operators acknowledge and silence them."""
+
+    queryset = Incident.objects.select_related("acknowledged_by").order_by("-opened_at", "-id")
+    permission_classes = [IsOperatorOrReadOnly]
+    filterset_class = IncidentFilter
+
+    def get_queryset(self):
+        qs = super().get_queryset()
+        if self.action == "retrieve":
+            qs = qs.prefetch_related("members__finding__acknowledged_by", "events__user", "notifications")
+        return qs
+
+    def get_serializer_class(self):
+        return s.IncidentDetailSerializer if self.action == "retrieve" else s.IncidentListSerializer
+
+    @extend_schema(request=AcknowledgeInput, responses={200: s.IncidentDetailSerializer})
+    @action(detail=True, methods=["post"])
+    def acknowledge(self, request, pk=None):
+        data = AcknowledgeInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            incident = services.incident_acknowledge(incident=self.get_object(), user=request.user,
+                                                     note=data.validated_data["note"], now=timezone.now())
+        except ValueError as exc:
+            return _conflict(str(exc))
+        return Response(s.IncidentDetailSerializer(self.get_queryset().get(pk=incident.pk)).data)
+
+    @extend_schema(request=s.IncidentSilenceInput, responses={201: s.SilenceSerializer})
+    @action(detail=True, methods=["post"])
+    def silence(self, request, pk=None):
+        incident = self.get_object()
+        data = s.IncidentSilenceInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        now = timezone.now()
+        try:
+            silence = services.silence_create(
+                author=request.user, matchers=values.get("matchers") or services.incident_default_matchers(incident),
+                comment=values["comment"], now=now, ends_at=values.get("ends_at"),
+                duration_s=values.get("duration_s"), incident=incident,
+            )
+        except DjangoValidationError as exc:
+            return _bad_request(exc)
+        return Response(s.SilenceSerializer(silence, context={"now": now}).data, status=status.HTTP_201_CREATED)
+
+
+class SilenceFilter(django_filters.FilterSet):
+    active = django_filters.BooleanFilter(method="filter_active", help_text="muting now")
+
+    class Meta:
+        model = Silence
+        fields = ["incident"]
+
+    def filter_active(self, queryset, name, value):
+        now = timezone.now()
+        active = queryset.filter(starts_at__lte=now, ends_at__gt=now, expired_at__isnull=True)
+        return active if value else queryset.exclude(pk__in=active.values("pk"))
+
+
+class SilenceViewSet(viewsets.ModelViewSet):
+    """Silences; DELETE expires a silence at once (the row stays for the audit trail)."""
+
+    queryset = Silence.objects.select_related("author", "expired_by").order_by("-starts_at", "-id")
+    permission_classes = [IsOperatorOrReadOnly]
+    filterset_class = SilenceFilter
+    serializer_class = s.SilenceSerializer
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "now": timezone.now()}
+
+    @extend_schema(request=s.SilenceCreateInput, responses={201: s.SilenceSerializer})
+    def create(self, request, *args, **kwargs):
+        data = s.SilenceCreateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        try:
+            silence = services.silence_create(
+                author=request.user, matchers=values["matchers"], comment=values["comment"], now=timezone.now(),
+                starts_at=values.get("starts_at"), ends_at=values.get("ends_at"),
+                duration_s=values.get("duration_s"), incident=values.get("incident"),
+            )
+        except DjangoValidationError as exc:
+            return _bad_request(exc)
+        return Response(self.get_serializer(silence).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=s.SilenceUpdateInput, responses={200: s.SilenceSerializer})
+    def update(self, request, *args, **kwargs):
+        data = s.SilenceUpdateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            silence = services.silence_update(silence=self.get_object(), now=timezone.now(), **data.validated_data)
+        except DjangoValidationError as exc:
+            return _bad_request(exc)
+        except ValueError as exc:
+            return _conflict(str(exc), "ends_at")
+        return Response(self.get_serializer(silence).data)
+
+    def destroy(self, request, *args, **kwargs):
+        silence = services.silence_expire(silence=self.get_object(), user=request.user, now=timezone.now())
+        return Response(self.get_serializer(silence).data)
+
+
+class NotificationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """The sent-log: every e-mail, to whom, what it said, and whether it went out."""
+
+    queryset = Notification.objects.order_by("-created_at", "-id")
+    permission_classes = [IsOperatorOrReadOnly]
+    filterset_fields = ["incident", "silence", "kind", "status", "recipient"]
+
+    def get_serializer_class(self):
+        return s.NotificationDetailSerializer if self.action == "retrieve" else s.NotificationListSerializer
+
+
+class RoutingRuleViewSet(viewsets.ModelViewSet):
+    """Routing rules: extra recipients per site, carrier, code and severity (operators edit)."""
+
+    queryset = RoutingRule.objects.order_by("name")
+    permission_classes = [IsOperatorOrReadOnly]
+    serializer_class = s.RoutingRuleSerializer
+
+
+class SubscriptionViewSet(viewsets.ModelViewSet):
+    """The caller's own e-mail subscriptions (any authenticated user)."""
+
+    queryset = Subscription.objects.none()
+    permission_classes = [permissions.IsAuthenticated]
+    serializer_class = s.SubscriptionSerializer
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # schema generation, no user
+            return Subscription.objects.none()
+        return Subscription.objects.filter(user=self.request.user).select_related("user").order_by("id")
+
+    def perform_create(self, serializer):
+        serializer.save(user=self.request.user)

@@ -1,0 +1,55 @@
+"""Constants of the alerting pipeline: which findings are root causes, which are their symptoms."""
+
+from wanmon.diagnosis import codes
+
+# Element findings that can gather the path findings crossing the element, strongest first.
+ROOT_CAUSE_CODES = (
+    codes.SHARED_EQUIPMENT_SUSPECT,
+    codes.INTERFACE_ERRORS,
+    codes.LINK_CONGESTION,
+    codes.TRUNK_IMBALANCE,
+)
+
+# Path findings that a bad element on the path can cause (and so are symptoms of it). Window limits,
+# host-side periodic loss and clock problems are about the end hosts, not the elements in between.
+SYMPTOM_CODES = frozenset(
+    {
+        codes.LOSS_LIMITED,
+        codes.ASYMMETRIC_PATH,
+        codes.TCP_ONLY_DEGRADATION,
+        codes.PATH_DOWN,
+        codes.UNEXPLAINED_DEGRADATION,
+        codes.DELAY_LEVEL_SHIFT,
+        codes.ROUTE_CHANGE,
+        codes.MTU_MISMATCH,
+        codes.REORDERING,
+    }
+)
+
+# Site/host findings -> the path findings of the site's pairs they explain: host buffers cap the TCP window; a
+# receiving host that drops packets periodically (monitoring reading /proc/net/tcp) makes the path lose periodically;
+# an unsynchronised clock makes the one-way delays of every path of the site untrustworthy.
+HOST_CAUSES = {
+    codes.HOST_TCP_TUNING: codes.WINDOW_LIMITED,
+    codes.PERIODIC_LOSS: codes.PERIODIC_LOSS,
+    codes.CLOCK_UNSYNC: codes.CLOCK_UNSYNC,
+}
+
+# Findings that say nothing about throughput: an incident made of these only has paths "affected", not "degraded".
+NOT_DEGRADING = frozenset(
+    {codes.CLOCK_UNSYNC, codes.COUNTER_DISCONTINUITY, codes.ROUTE_CHANGE, codes.DELAY_LEVEL_SHIFT,
+     codes.MAINTENANCE_EXPLAINED}
+)
+
+# How many paths listed in a subject line before "+N more".
+TITLE_MAX_PATHS = 4
+SUBJECT_MAX_CHARS = 220
+
+# Sending: retries of one Celery task (exponential backoff), then the beat's redispatch takes over
+# until a notification has been tried this many times.
+SEND_TASK_MAX_RETRIES = 6
+SEND_MAX_ATTEMPTS = 12
+SEND_BUSY_RETRY_S = 15
+
+# pg_advisory lock key: one alerts_process at a time across all workers ("wanmon-alerts" as an int).
+PROCESS_LOCK_KEY = 0x77616E6D6F6E_01

@@ -1,0 +1,132 @@
+"""Pure alerting policy: silence matching, routing filters and the notification timers.
+
+Timers follow Alertmanager: ``group_wait`` before the first e-mail of an incident, ``group_interval``
+between e-mails about changes, ``repeat_interval`` before e-mailing an unchanged open incident
+again. Two additions: when a silence or a maintenance window stops muting a finding that is still
+active, the incident is e-mailed at once (the mute hid it, so nobody has been told recently); an
+acknowledged incident is not repeated, but still updated and resolved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from wanmon.alerts.choices import NotificationKind, SilenceMatcher
+from wanmon.alerts.grouping import FindingFacts
+from wanmon.diagnosis import codes
+
+
+def silence_matches(matchers: Mapping[str, str], finding: FindingFacts, *, incident_elements: Collection[str]) -> bool:
+    """Whether a silence's matchers all match a finding (in its incident).
+
+    ``code`` is the finding code; ``site`` a path end or the site of a site/host finding; ``path`` the
+    direction ``SRC->DST`` (``A<->B``: both directions of the pair); ``equipment`` the finding's equipment
+    or the root element of its incident, so that silencing a backbone element silences the paths it
+    degrades with it.
+    """
+    if not matchers:
+        return False
+    for name, value in matchers.items():
+        value = str(value)
+        if name == SilenceMatcher.CODE:
+            ok = finding.code == value
+        elif name == SilenceMatcher.SITE:
+            ok = value in finding.sites
+        elif name == SilenceMatcher.PATH:
+            ok = finding.path is not None and finding.path in _path_directions(value)
+        elif name == SilenceMatcher.EQUIPMENT:
+            ok = finding.equipment == value or value in incident_elements
+        else:
+            ok = False
+        if not ok:
+            return False
+    return True
+
+
+def _path_directions(value: str) -> set[str]:
+    value = value.replace(" ", "")
+    if "<->" in value:
+        a, _, b = value.partition("<->")
+        return {f"{a}->{b}", f"{b}->{a}"}
+    return {value}
+
+
+def filter_matches(
+    *,
+    sites: Collection[str],
+    carriers: Collection[str],
+    codes_: Collection[str],
+    min_severity: str,
+    incident_sites: Collection[str],
+    incident_carriers: Collection[str],
+    incident_codes: Collection[str],
+    severity: str,
+) -> bool:
+    """Routing rules and subscriptions: every non-empty criterion must meet the incident."""
+    if codes.SEVERITY_ORDER.get(severity, 0) < codes.SEVERITY_ORDER.get(min_severity, 1):
+        return False
+    if sites and not set(sites) & set(incident_sites):
+        return False
+    if carriers and not set(carriers) & set(incident_carriers):
+        return False
+    return not (codes_ and not set(codes_) & set(incident_codes))
+
+
+@dataclass(frozen=True)
+class NotifyState:
+    """What was last e-mailed about an incident."""
+
+    opened_at: datetime
+    last_notified_at: datetime | None
+    last_notified_keys: frozenset[str]
+    last_notified_severity: str | None
+    acknowledged: bool
+
+
+@dataclass(frozen=True)
+class Timers:
+    group_wait_s: float
+    group_interval_s: float
+    repeat_interval_s: float
+
+
+def notification_due(
+    state: NotifyState,
+    *,
+    visible_keys: frozenset[str],
+    severity: str,
+    unmuted_keys: frozenset[str],
+    now: datetime,
+    timers: Timers,
+    flush: bool = False,
+) -> str | None:
+    """The kind of e-mail an incident needs now, or None.
+
+    ``visible_keys``: the incident's paging findings that no silence or inhibition mutes (empty: nothing to
+    say). ``unmuted_keys``: those of them that were muted at the previous run. ``flush`` treats group_wait and
+    group_interval as elapsed (replay --notify), never the repeat interval: replaying twice sends nothing new.
+    """
+    if not visible_keys:
+        return None
+    if visible_keys & unmuted_keys:
+        return NotificationKind.FIRING
+    if state.last_notified_at is None:
+        due = flush or now >= state.opened_at + timedelta(seconds=timers.group_wait_s)
+        return NotificationKind.FIRING if due else None
+    new_findings = visible_keys - state.last_notified_keys
+    escalated = codes.SEVERITY_ORDER.get(severity, 0) > codes.SEVERITY_ORDER.get(state.last_notified_severity or "", 0)
+    if new_findings or escalated:
+        due = flush or now >= state.last_notified_at + timedelta(seconds=timers.group_interval_s)
+        return NotificationKind.UPDATE if due else None
+    if state.acknowledged:
+        return None
+    if now >= state.last_notified_at + timedelta(seconds=timers.repeat_interval_s):
+        return NotificationKind.REPEAT
+    return None
+
+
+def resolve_due(*, cleared_at: datetime, now: datetime, hold_s: float, flush: bool = False) -> bool:
+    """An incident whose findings all cleared is resolved after the hold (a recurrence in between cancels it)."""
+    return flush or now >= cleared_at + timedelta(seconds=hold_s)

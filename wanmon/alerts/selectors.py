@@ -1,0 +1,301 @@
+"""Alerting reads: findings as grouping facts, topology around incidents, recipients, maintenance, listings."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.db.models import Count, Q, QuerySet
+
+from wanmon.alerts.choices import ACTIVE_INCIDENT_STATUSES, NotificationKind, NotificationStatus
+from wanmon.alerts.conf import AlertSettings
+from wanmon.alerts.constants import ROOT_CAUSE_CODES
+from wanmon.alerts.grouping import FindingFacts
+from wanmon.alerts.models import Incident, Notification, RoutingRule, Silence, Subscription
+from wanmon.alerts.policy import filter_matches
+from wanmon.diagnosis import codes
+from wanmon.diagnosis.choices import ACTIVE_STATUSES
+from wanmon.diagnosis.models import Finding
+from wanmon.inventory.choices import ContactRole
+from wanmon.inventory.models import Equipment
+from wanmon.inventory.selectors import (
+    contact_list_for_sites,
+    path_hops_labels,
+    path_list_through_element,
+    path_list_through_trunk,
+    path_list_valid_at,
+)
+from wanmon.maintenance.choices import EXPLAINING_IMPACTS
+from wanmon.maintenance.choices import Status as MaintenanceStatus
+from wanmon.maintenance.models import MaintenanceWindow
+
+# Windows in these states do not happen (any more): they neither mute nor belong in an e-mail.
+_DEAD_WINDOW_STATUSES = (MaintenanceStatus.CANCELLED,)
+
+
+def _path_label(path) -> str:
+    return f"{path.src.code}->{path.dst.code}"
+
+
+def finding_facts(finding: Finding, *, element_paths: tuple[str, ...] = ()) -> FindingFacts:
+    """A stored finding as the pure grouping code sees it."""
+    evidence = finding.evidence or {}
+    degraded = None
+    if finding.code == codes.SHARED_EQUIPMENT_SUSPECT:  # shared-path analysis, or load correlation (one path)
+        degraded = evidence.get("degraded_paths") or ([evidence["degraded_path"]] if evidence.get("degraded_path")
+                                                      else None)
+    ref = evidence.get("reference") if finding.code == codes.MAINTENANCE_EXPLAINED else None
+    return FindingFacts(
+        id=finding.id,
+        code=finding.code,
+        severity=finding.severity,
+        subject={str(k): str(v) for k, v in (finding.subject or {}).items()},
+        subject_key=finding.subject_key,
+        rank=finding.rank,
+        summary=finding.summary,
+        explained_by=tuple(str(r) for r in (finding.explained_by or evidence.get("explained_by") or ())),
+        degraded_paths=tuple(str(p) for p in degraded or ()),
+        element_paths=element_paths,
+        maintenance_ref=str(ref) if ref else None,
+    )
+
+
+def finding_facts_list(*, at: datetime) -> list[FindingFacts]:
+    """Every active finding, with the paths crossing the element of each root-cause finding (as of ``at``)."""
+    findings = list(Finding.objects.filter(status__in=ACTIVE_STATUSES).order_by("id"))
+    cache: dict[tuple[str, str], tuple[str, ...]] = {}
+    out = []
+    for f in findings:
+        element_paths: tuple[str, ...] = ()
+        subject = f.subject or {}
+        if f.code in ROOT_CAUSE_CODES:
+            if subject.get("equipment"):
+                key = ("equipment", subject["equipment"])
+                if key not in cache:
+                    cache[key] = tuple(_path_label(p) for p in path_list_through_element(
+                        equipment=subject["equipment"], at=at))
+            elif subject.get("trunk"):
+                key = ("trunk", subject["trunk"])
+                if key not in cache:
+                    cache[key] = tuple(_path_label(p) for p in path_list_through_trunk(trunk=subject["trunk"], at=at))
+            else:
+                key = None
+            element_paths = cache.get(key, ()) if key else ()
+        out.append(finding_facts(f, element_paths=element_paths))
+    return out
+
+
+@dataclass
+class TopologyIndex:
+    """Which equipment each path direction crosses and who operates each piece (for routing and maintenance)."""
+
+    path_hops: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    carrier_of: dict[str, str] = field(default_factory=dict)
+    site_of: dict[str, str] = field(default_factory=dict)
+
+    def equipment_of(self, *, paths: Iterable[str], elements: Iterable[str]) -> set[str]:
+        names = {e.split(":", 1)[0] for e in elements if not e.startswith("trunk:")}
+        for p in paths:
+            names.update(h.split(":", 1)[0] for h in self.path_hops.get(p, ()))
+        return names
+
+    def carriers_of(self, *, paths: Iterable[str], elements: Iterable[str]) -> set[str]:
+        return {self.carrier_of[e] for e in self.equipment_of(paths=paths, elements=elements) if e in self.carrier_of}
+
+
+def topology_index_build(*, at: datetime) -> TopologyIndex:
+    """One read of the paths in force at ``at`` and of the equipment owners."""
+    index = TopologyIndex()
+    for path in path_list_valid_at(at=at):
+        index.path_hops[_path_label(path)] = tuple(path_hops_labels(path))
+    for name, carrier, site in Equipment.objects.values_list("name", "carrier__code", "site__code"):
+        if carrier:
+            index.carrier_of[name] = carrier
+        if site:
+            index.site_of[name] = site
+    return index
+
+
+@dataclass(frozen=True)
+class WindowInfo:
+    """A maintenance window touching an incident, as e-mails and pages show it."""
+
+    id: int
+    reference: str
+    carrier: str | None
+    impact: str
+    status: str
+    start: datetime
+    end: datetime
+    elements: tuple[str, ...]
+
+    def state_at(self, at: datetime) -> str:
+        if at < self.start:
+            return "scheduled"
+        return "in progress" if at < self.end else "ended"
+
+
+def maintenance_list_touching(
+    *, equipment: Collection[str], sites: Collection[str] = (), start: datetime, end: datetime
+) -> list[WindowInfo]:
+    """Windows (not cancelled) overlapping [start, end] that affect one of the equipment (or its interfaces,
+    or a trunk of that name) or one of the sites."""
+    if not equipment and not sites:
+        return []
+    windows = (
+        MaintenanceWindow.objects.filter(start__lt=end, end__gt=start)
+        .exclude(status__in=_DEAD_WINDOW_STATUSES)
+        .filter(
+            Q(affects__equipment__name__in=list(equipment))
+            | Q(affects__interface__equipment__name__in=list(equipment))
+            | Q(affects__trunk__name__in=list(equipment))
+            | Q(affects__site__code__in=list(sites))
+        )
+        .distinct()
+        .select_related("carrier")
+        .prefetch_related("affects__equipment", "affects__interface__equipment", "affects__trunk",
+                          "affects__circuit", "affects__site")
+        .order_by("start", "reference")
+    )
+    out = []
+    for w in windows:
+        labels = []
+        impacts = []
+        for a in w.affects.all():
+            label = a.label
+            base = label.split(":", 1)[0]
+            if base in equipment or label in equipment or (label.startswith("site:") and label[5:] in sites):
+                labels.append(label)
+                impacts.append(a.impact or w.impact)
+        out.append(
+            WindowInfo(
+                id=w.id,
+                reference=w.reference,
+                carrier=w.carrier.code if w.carrier_id else None,
+                impact=_worst_impact(impacts) or w.impact,
+                status=w.status,
+                start=w.start,
+                end=w.end,
+                elements=tuple(sorted(set(labels))),
+            )
+        )
+    return out
+
+
+_IMPACT_RANK = {"no-impact": 0, "reduced-redundancy": 1, "at-risk": 2, "degraded": 3, "outage": 4}
+
+
+def _worst_impact(impacts: Iterable[str]) -> str | None:
+    impacts = [i for i in impacts if i]
+    return max(impacts, key=lambda i: _IMPACT_RANK.get(i, 4)) if impacts else None
+
+
+def maintenance_inhibiting(*, elements: Collection[str], at: datetime) -> list[WindowInfo]:
+    """Windows in progress at ``at`` whose impact explains a degradation of one of the root elements."""
+    if not elements:
+        return []
+    return [
+        w
+        for w in maintenance_list_touching(equipment=elements, start=at, end=at + timedelta(microseconds=1))
+        if w.start <= at < w.end and w.impact in EXPLAINING_IMPACTS and w.status != MaintenanceStatus.COMPLETED
+    ]
+
+
+def silence_list_active(*, at: datetime) -> list[Silence]:
+    """Silences muting at ``at`` (started, not ended, not expired early)."""
+    return list(
+        Silence.objects.filter(starts_at__lte=at, ends_at__gt=at)
+        .filter(Q(expired_at__isnull=True) | Q(expired_at__gt=at))
+        .select_related("author")
+        .order_by("id")
+    )
+
+
+@dataclass(frozen=True)
+class Recipient:
+    email: str
+    reason: str
+
+
+def recipient_list_for_incident(
+    *, sites: Collection[str], carriers: Collection[str], codes_: Collection[str], severity: str, cfg: AlertSettings
+) -> list[Recipient]:
+    """Who gets an incident: matching routing rules and subscriptions, the NOC contacts of its sites
+    (unless a matching rule replaces them), else ALERTS_DEFAULT_RECIPIENTS. One entry per address."""
+    found: dict[str, Recipient] = {}
+
+    def add(email: str, reason: str) -> None:
+        email = email.strip()
+        if email and email.lower() not in found:
+            found[email.lower()] = Recipient(email, reason)
+
+    def matches(f) -> bool:
+        return filter_matches(
+            sites=f.sites, carriers=f.carriers, codes_=f.codes, min_severity=f.min_severity,
+            incident_sites=sites, incident_carriers=carriers, incident_codes=codes_, severity=severity,
+        )
+
+    replace_defaults = False
+    for rule in RoutingRule.objects.filter(is_active=True).order_by("name"):
+        if matches(rule):
+            replace_defaults |= rule.replace_defaults
+            for email in rule.recipients:
+                add(str(email), f"routing rule {rule.name}")
+    if not replace_defaults:
+        for contact in contact_list_for_sites(sites=sites, roles=[ContactRole.NOC]):
+            add(contact.email, f"NOC contact of {contact.site.code}")
+    for sub in Subscription.objects.filter(is_active=True, user__is_active=True).select_related("user"):
+        if sub.user.email and matches(sub):
+            add(sub.user.email, f"subscription of {sub.user.get_username()}")
+    if not found:
+        for email in cfg.default_recipients:
+            add(email, "ALERTS_DEFAULT_RECIPIENTS")
+    return list(found.values())
+
+
+def recipient_list_notified(*, incident: Incident) -> list[Recipient]:
+    """Who was told an incident is open (and so must hear it is resolved)."""
+    rows = (
+        Notification.objects.filter(incident=incident)
+        .exclude(kind__in=[NotificationKind.RESOLVED, NotificationKind.SILENCE_REMINDER])
+        .exclude(status=NotificationStatus.ABANDONED)
+        .order_by("id")
+        .values_list("recipient", "reason")
+    )
+    seen: dict[str, Recipient] = {}
+    for email, reason in rows:
+        seen.setdefault(email.lower(), Recipient(email, reason))
+    return list(seen.values())
+
+
+# --- listings for pages and the API ---------------------------------------------------------------------------
+
+
+def incident_list(*, status: str | None = None, site: str | None = None, severity: str | None = None
+                  ) -> QuerySet[Incident]:
+    """Incidents, newest first; ``status`` ``active`` means open or acknowledged."""
+    qs = Incident.objects.select_related("acknowledged_by", "root_finding").annotate(finding_count=Count("members"))
+    if status == "active":
+        qs = qs.filter(status__in=ACTIVE_INCIDENT_STATUSES)
+    elif status:
+        qs = qs.filter(status=status)
+    if site:
+        qs = qs.filter(sites__contains=[site])
+    if severity:
+        qs = qs.filter(severity=severity)
+    return qs.order_by("-opened_at", "-id")
+
+
+def incident_get(*, incident_id: int) -> Incident | None:
+    return (
+        Incident.objects.select_related("acknowledged_by", "root_finding", "merged_into")
+        .prefetch_related("members__finding", "events__user", "notifications", "merged")
+        .filter(pk=incident_id)
+        .first()
+    )
+
+
+def incident_members(incident: Incident) -> list:
+    """Members in incident order (root first, then as grouped), each with its finding."""
+    return list(incident.members.select_related("finding").order_by("id"))

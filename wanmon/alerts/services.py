@@ -1,0 +1,591 @@
+"""Alerting services: the processing run (findings -> incidents -> notifications), sending, acknowledging,
+silencing.
+
+``alerts_process`` is the one service both the beat task (every ALERTS_PROCESS_INTERVAL_S) and
+``manage.py replay --keep --notify`` (through ``alerts_process_now``) call. One run, in one transaction
+under a PostgreSQL advisory lock:
+
+1. read the active findings and group them by root cause (``grouping.group_findings``);
+2. match the groups with the active incidents (one per group key): open new ones, move findings that
+   changed group, clear and (after the resolve hold) resolve the ones whose findings all cleared, close
+   silently the ones whose findings all moved to another incident (merged);
+3. mute what silences and maintenance windows cover;
+4. decide by the timers (``policy.notification_due``) which incidents need an e-mail, and write one
+   Notification row per recipient (the sent-log; unique per incident, kind, round and recipient);
+5. remind the authors of silences about to end; re-enqueue notifications that were never sent.
+
+After the commit every new Notification is sent by ``alerts_send_notification_task`` (Celery, with
+retries); the synchronous path sends them in the calling process. Sending locks the row
+(``SELECT ... FOR UPDATE SKIP LOCKED``) and marks it sent in the same transaction, so two deliveries
+of the same task, or a task redelivered after a worker restart, send one e-mail.
+"""
+
+from __future__ import annotations
+
+import logging
+import smtplib
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.core.exceptions import ValidationError
+from django.db import connection, transaction
+from django.utils import timezone
+
+from wanmon.alerts import emails
+from wanmon.alerts.choices import (
+    ACTIVE_INCIDENT_STATUSES,
+    IncidentEventKind,
+    IncidentKind,
+    IncidentStatus,
+    NotificationKind,
+    NotificationStatus,
+    SilenceMatcher,
+)
+from wanmon.alerts.conf import AlertSettings, alert_settings
+from wanmon.alerts.constants import PROCESS_LOCK_KEY, SEND_MAX_ATTEMPTS
+from wanmon.alerts.grouping import FindingFacts, Group, group_findings, headline
+from wanmon.alerts.models import Incident, IncidentEvent, IncidentMember, Notification, Silence
+from wanmon.alerts.policy import NotifyState, Timers, notification_due, resolve_due, silence_matches
+from wanmon.alerts.selectors import (
+    Recipient,
+    TopologyIndex,
+    finding_facts_list,
+    maintenance_inhibiting,
+    maintenance_list_touching,
+    recipient_list_for_incident,
+    recipient_list_notified,
+    silence_list_active,
+    topology_index_build,
+)
+from wanmon.diagnosis import codes, text
+from wanmon.diagnosis.choices import FindingStatus
+from wanmon.diagnosis.services import finding_acknowledge
+
+logger = logging.getLogger(__name__)
+
+# How far around "now" maintenance is shown in an e-mail.
+MAINTENANCE_CONTEXT_BEFORE = timedelta(hours=12)
+MAINTENANCE_CONTEXT_AFTER = timedelta(hours=48)
+
+SENT = "sent"
+BUSY = "busy"
+MISSING = "missing"
+
+
+class NotificationSendError(Exception):
+    """Delivering one notification failed; it is marked failed and retried."""
+
+
+@dataclass
+class ProcessResult:
+    """What one alerts_process run did (ids)."""
+
+    skipped: bool = False
+    opened: list[int] = field(default_factory=list)
+    resolved: list[int] = field(default_factory=list)
+    merged: list[int] = field(default_factory=list)
+    notifications: list[int] = field(default_factory=list)
+    redispatched: list[int] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"skipped": self.skipped, "opened": self.opened, "resolved": self.resolved, "merged": self.merged,
+                "notifications": len(self.notifications), "redispatched": len(self.redispatched)}
+
+
+def _lock(*, wait: bool) -> bool:
+    """One processing run at a time (transaction-scoped advisory lock)."""
+    with connection.cursor() as cursor:
+        if wait:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [PROCESS_LOCK_KEY])
+            return True
+        cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [PROCESS_LOCK_KEY])
+        return bool(cursor.fetchone()[0])
+
+
+_REFRESHED_FIELDS = ("cleared_at", "root_finding", "severity", "code", "subject_text", "title", "sites", "paths",
+                     "elements", "carriers", "changed_at", "muted", "mute_reason", "muted_keys")
+
+
+def _snapshot(incident: Incident) -> tuple:
+    return tuple(getattr(incident, "root_finding_id" if f == "root_finding" else f) for f in _REFRESHED_FIELDS)
+
+
+def _event(incident: Incident, kind: str, now: datetime, note: str = "", data: dict | None = None, user=None) -> None:
+    IncidentEvent.objects.create(incident=incident, time=now, kind=kind, note=note, data=data or {}, user=user)
+
+
+class _Run:
+    """The state of one alerts_process run (see the module docstring for the steps)."""
+
+    def __init__(self, *, now: datetime, flush: bool, cfg: AlertSettings):
+        self.now = now
+        self.flush = flush
+        self.cfg = cfg
+        self.timers = Timers(cfg.group_wait_s, cfg.group_interval_s, cfg.repeat_interval_s)
+        self.result = ProcessResult()
+        self._topology: TopologyIndex | None = None
+        self.silences = silence_list_active(at=now)
+        self.silences_in_use: dict[int, list[Incident]] = {}
+
+    @property
+    def topology(self) -> TopologyIndex:
+        if self._topology is None:
+            self._topology = topology_index_build(at=self.now)
+        return self._topology
+
+    # --- 1 + 2: grouping and incidents ------------------------------------------------------------------------
+
+    def run(self) -> None:
+        facts = finding_facts_list(at=self.now)
+        by_id = {f.id: f for f in facts}
+        groups = group_findings(facts, site_min_paths=self.cfg.site_incident_min_paths)
+        active = {i.key: i for i in Incident.objects.select_for_update().filter(status__in=ACTIVE_INCIDENT_STATUSES)}
+        previously_muted = {k for i in active.values() for k in (i.muted_keys or [])}
+        moved_to: dict[int, int] = {}
+        touched: set[int] = set()
+        due: list[tuple[Incident, list[FindingFacts], frozenset[str], frozenset[str]]] = []
+        for group in groups:
+            members = [by_id[i] for i in group.roles]
+            incident = active.get(group.key) or self._open(group, members)
+            active[group.key] = incident
+            touched.add(incident.id)
+            moved_to.update(self._sync_members(incident, group))
+            visible, unmuted = self._refresh(incident, group, members, previously_muted)
+            due.append((incident, members, visible, unmuted))
+        # Merged and cleared incidents first, so that an e-mail can name the incidents it supersedes.
+        for incident in active.values():
+            if incident.id not in touched:
+                self._close(incident, moved_to)
+        for incident, members, visible, unmuted in due:
+            self._decide(incident, members, visible, unmuted)
+        self._remind_silences()
+
+    def _open(self, group: Group, members: list[FindingFacts]) -> Incident:
+        head = headline(group, members)
+        incident = Incident.objects.create(
+            key=group.key, kind=group.kind, status=IncidentStatus.OPEN, severity=head.severity, code=head.code,
+            subject_text=head.subject_text, title=head.title, opened_at=self.now, changed_at=self.now,
+        )
+        _event(incident, IncidentEventKind.OPENED, self.now, head.title)
+        self.result.opened.append(incident.id)
+        return incident
+
+    def _sync_members(self, incident: Incident, group: Group) -> dict[int, int]:
+        """Make the incident's members the group's findings; returns {old incident id: this id} for moved ones."""
+        existing = {m.finding_id: m for m in incident.members.all()}
+        moved: dict[int, int] = {}
+        for finding_id, role in group.roles.items():
+            member = existing.get(finding_id)
+            if member is None:
+                others = IncidentMember.objects.filter(
+                    finding_id=finding_id, incident__status__in=ACTIVE_INCIDENT_STATUSES
+                ).exclude(incident=incident)
+                for old_incident_id in others.values_list("incident_id", flat=True):
+                    moved[old_incident_id] = incident.id
+                others.delete()
+                IncidentMember.objects.create(incident=incident, finding_id=finding_id, role=role, added_at=self.now)
+            elif member.role != role:
+                member.role = role
+                member.save(update_fields=["role"])
+        return moved
+
+    def _refresh(
+        self, incident: Incident, group: Group, members: list[FindingFacts], previously_muted: set
+    ) -> tuple[frozenset[str], frozenset[str]]:
+        """Headline, places and mutes of an incident from its group; returns the keys of the paging findings
+        nobody mutes, and those of them that were muted at the previous run."""
+        head = headline(group, members)
+        before = _snapshot(incident)
+        if incident.cleared_at is not None:
+            _event(incident, IncidentEventKind.RECURRED, self.now, "a finding recurred during the resolve hold")
+            incident.cleared_at = None
+        changed = (incident.severity, incident.title) != (head.severity, head.title)
+        incident.root_finding_id = group.root_id
+        incident.severity, incident.code = head.severity, head.code
+        incident.subject_text, incident.title = head.subject_text, head.title
+        incident.sites, incident.paths, incident.elements = list(head.sites), list(head.paths), list(head.elements)
+        incident.carriers = sorted(self.topology.carriers_of(paths=head.paths, elements=head.elements))
+        if changed and incident.id not in self.result.opened:
+            incident.changed_at = self.now
+            _event(incident, IncidentEventKind.CHANGED, self.now, head.title,
+                   {"findings": sorted(f.key for f in members), "severity": head.severity})
+
+        muted_keys, reasons = self._mutes(incident, group, members)
+        paging = [f for f in members if f.severity_rank >= self.cfg.min_severity_rank]
+        visible = frozenset(f.key for f in paging) - muted_keys
+        was_muted = incident.muted
+        incident.muted = bool(muted_keys) and not visible
+        incident.mute_reason = "; ".join(reasons)[:500]
+        incident.muted_keys = sorted(muted_keys)
+        if incident.muted and not was_muted:
+            _event(incident, IncidentEventKind.MUTED, self.now, incident.mute_reason)
+        elif was_muted and not incident.muted:
+            _event(incident, IncidentEventKind.UNMUTED, self.now, "no silence or maintenance mutes it any more")
+        if _snapshot(incident) != before:  # most runs change nothing: no row rewritten every few seconds
+            incident.save(update_fields=list(_REFRESHED_FIELDS))
+        return visible, visible & previously_muted
+
+    def _decide(self, incident: Incident, members: list[FindingFacts], visible: frozenset[str],
+                unmuted: frozenset[str]) -> None:
+        """Apply the timers; write the notifications the incident needs now."""
+        paging = [f for f in members if f.key in visible]
+        severity = max((f.severity for f in paging), key=codes.SEVERITY_ORDER.get, default=codes.INFO)
+        state = NotifyState(
+            opened_at=incident.opened_at,
+            last_notified_at=incident.last_notified_at,
+            last_notified_keys=frozenset(incident.last_notified_keys or []),
+            last_notified_severity=incident.last_notified_severity or None,
+            acknowledged=incident.status == IncidentStatus.ACKNOWLEDGED,
+        )
+        kind = notification_due(state, visible_keys=visible, severity=severity, unmuted_keys=unmuted,
+                                now=self.now, timers=self.timers, flush=self.flush)
+        if kind is None:
+            return
+        note = ""
+        if kind == NotificationKind.FIRING and unmuted:
+            note = "The silence or maintenance window that muted this has ended and the problem persists."
+        elif kind == NotificationKind.UPDATE:
+            new = sorted(visible - state.last_notified_keys)
+            note = "New since the last e-mail: " + ", ".join(k.replace("|", " ") for k in new) if new else (
+                f"Severity raised to {severity}.")
+        elif kind == NotificationKind.REPEAT:
+            note = f"Still open since {incident.opened_at:%Y-%m-%d %H:%M} UTC and not acknowledged."
+        recipients = recipient_list_for_incident(
+            sites=incident.sites, carriers=incident.carriers, codes_={f.code for f in members},
+            severity=severity, cfg=self.cfg,
+        )
+        self._notify(incident, kind, recipients, note)
+        incident.last_notified_at = self.now
+        incident.last_notified_keys = sorted(visible)
+        incident.last_notified_severity = severity
+        incident.save(update_fields=["notify_seq", "last_notified_at", "last_notified_keys", "last_notified_severity"])
+
+    def _mutes(self, incident: Incident, group: Group, members: list[FindingFacts]) -> tuple[frozenset[str], list]:
+        """Which member findings are muted, and why: maintenance inhibition first, then silences."""
+        if group.kind == IncidentKind.MAINTENANCE:
+            return frozenset(f.key for f in members), [f"inhibited by maintenance {group.key.split(':', 1)[1]}"]
+        if group.kind == IncidentKind.ELEMENT:
+            windows = maintenance_inhibiting(elements=incident.elements[:1], at=self.now)
+            if windows:
+                refs = ", ".join(f"{w.reference} on {', '.join(w.elements)}" for w in windows)
+                return frozenset(f.key for f in members), [f"inhibited by maintenance {refs}"]
+        muted: set[str] = set()
+        by_silence: dict[int, Silence] = {}
+        for f in members:
+            for silence in self.silences:
+                if silence_matches(silence.matchers, f, incident_elements=incident.elements[:1]):
+                    muted.add(f.key)
+                    by_silence[silence.id] = silence
+        for silence in by_silence.values():
+            self.silences_in_use.setdefault(silence.id, []).append(incident)
+        reasons = [
+            f"silence #{s.id} by {s.author.get_username() if s.author else 'unknown'} until "
+            f"{s.end_time():%Y-%m-%d %H:%M} UTC: {s.comment}"
+            for s in by_silence.values()
+        ]
+        return frozenset(muted), reasons
+
+    def _close(self, incident: Incident, moved_to: dict[int, int]) -> None:
+        """An incident no active finding belongs to: merged (its findings moved) or cleared -> resolved."""
+        if incident.id in moved_to:
+            incident.status = IncidentStatus.RESOLVED
+            incident.resolved_at = self.now
+            incident.merged_into_id = moved_to[incident.id]
+            incident.save(update_fields=["status", "resolved_at", "merged_into"])
+            _event(incident, IncidentEventKind.MERGED, self.now, f"findings now in incident #{moved_to[incident.id]}")
+            self.result.merged.append(incident.id)
+            return
+        if incident.cleared_at is None:
+            incident.cleared_at = self.now
+            incident.save(update_fields=["cleared_at"])
+            _event(incident, IncidentEventKind.CLEARED, self.now, "every finding cleared")
+        if not resolve_due(cleared_at=incident.cleared_at, now=self.now, hold_s=self.cfg.resolve_hold_s,
+                           flush=self.flush):
+            return
+        incident.status = IncidentStatus.RESOLVED
+        incident.resolved_at = self.now
+        incident.save(update_fields=["status", "resolved_at"])
+        _event(incident, IncidentEventKind.RESOLVED, self.now, "the evidence cleared")
+        self.result.resolved.append(incident.id)
+        if not self.cfg.send_resolved or (incident.muted and not self.cfg.send_resolved_when_muted):
+            return
+        recipients = recipient_list_notified(incident=incident)
+        if recipients:
+            self._notify(incident, NotificationKind.RESOLVED, recipients,
+                         f"All findings of this incident cleared; it lasted {text.duration(self._age(incident))}.")
+            incident.save(update_fields=["notify_seq"])
+
+    def _age(self, incident: Incident) -> float:
+        return ((incident.resolved_at or self.now) - incident.opened_at).total_seconds()
+
+    # --- 4: notifications ---------------------------------------------------------------------------------------
+
+    def _notify(self, incident: Incident, kind: str, recipients: list[Recipient], note: str) -> None:
+        incident.notify_seq += 1
+        seq = incident.notify_seq
+        if not recipients:
+            _event(incident, IncidentEventKind.NOTIFIED, self.now,
+                   "nobody to notify: add NOC contacts to the sites, a routing rule or ALERTS_DEFAULT_RECIPIENTS",
+                   {"kind": kind, "sequence": seq, "recipients": []})
+            return
+        members = list(incident.members.select_related("finding").order_by("id"))
+        windows = maintenance_list_touching(
+            equipment=self.topology.equipment_of(paths=incident.paths, elements=incident.elements),
+            sites=incident.sites,
+            start=self.now - MAINTENANCE_CONTEXT_BEFORE,
+            end=self.now + MAINTENANCE_CONTEXT_AFTER,
+        )
+        context = emails.incident_mail_context(incident=incident, kind=kind, now=self.now, members=members,
+                                               windows=windows, note=note)
+        rows = []
+        for recipient in recipients:
+            subject, body_text, body_html = emails.render_incident_mail(context, recipient)
+            rows.append(Notification(
+                incident=incident, kind=kind, sequence=seq, recipient=recipient.email, reason=recipient.reason[:300],
+                subject=subject, body_text=body_text, body_html=body_html, created_at=timezone.now(),
+                message_id=emails.message_id_for(incident_id=incident.id, silence_id=None, kind=kind, sequence=seq,
+                                                 recipient=recipient.email),
+            ))
+        Notification.objects.bulk_create(rows, ignore_conflicts=True)
+        ids = list(Notification.objects.filter(incident=incident, kind=kind, sequence=seq,
+                                               status=NotificationStatus.PENDING).values_list("id", flat=True))
+        self.result.notifications.extend(ids)
+        _event(incident, IncidentEventKind.NOTIFIED, self.now, note,
+               {"kind": kind, "sequence": seq, "recipients": [r.email for r in recipients]})
+
+    # --- 5: silence reminders -------------------------------------------------------------------------------
+
+    def _remind_silences(self) -> None:
+        lead = timedelta(seconds=self.cfg.silence_reminder_s)
+        for silence in self.silences:
+            muted = self.silences_in_use.get(silence.id)
+            if (not muted or silence.reminded_at or silence.expired_at
+                    or silence.ends_at - silence.starts_at <= lead or silence.ends_at - self.now > lead):
+                continue
+            if silence.author and silence.author.email:
+                recipients = [Recipient(silence.author.email, "author of the silence")]
+            else:
+                recipients = [Recipient(e, "ALERTS_DEFAULT_RECIPIENTS") for e in self.cfg.default_recipients]
+            rows = []
+            for recipient in recipients:
+                subject, body_text, body_html = emails.render_silence_reminder(
+                    silence=silence, now=self.now, muted=muted, recipient=recipient)
+                rows.append(Notification(
+                    silence=silence, kind=NotificationKind.SILENCE_REMINDER, recipient=recipient.email,
+                    reason=recipient.reason, subject=subject, body_text=body_text, body_html=body_html,
+                    created_at=timezone.now(),
+                    message_id=emails.message_id_for(incident_id=None, silence_id=silence.id,
+                                                     kind=NotificationKind.SILENCE_REMINDER, sequence=0,
+                                                     recipient=recipient.email),
+                ))
+            Notification.objects.bulk_create(rows, ignore_conflicts=True)
+            Silence.objects.filter(pk=silence.pk).update(reminded_at=self.now)
+            self.result.notifications.extend(Notification.objects.filter(
+                silence=silence, kind=NotificationKind.SILENCE_REMINDER, status=NotificationStatus.PENDING,
+            ).values_list("id", flat=True))
+
+
+def _redispatch_candidates(cfg: AlertSettings) -> list[int]:
+    """Notifications never sent although they should have been by now (lost task, worker killed, SMTP down)."""
+    stale_before = timezone.now() - timedelta(seconds=cfg.redispatch_after_s)
+    qs = Notification.objects.select_for_update(skip_locked=True).filter(
+        status__in=[NotificationStatus.PENDING, NotificationStatus.FAILED], dispatched_at__lte=stale_before
+    )
+    abandoned = qs.filter(attempts__gte=SEND_MAX_ATTEMPTS)
+    abandoned.update(status=NotificationStatus.ABANDONED)
+    return list(qs.filter(attempts__lt=SEND_MAX_ATTEMPTS).values_list("id", flat=True))
+
+
+def _enqueue(ids: list[int], queue: str | None) -> None:
+    from wanmon.alerts.tasks import alerts_send_notification_task  # noqa: PLC0415 - tasks import this module
+
+    for notification_id in ids:
+        alerts_send_notification_task.apply_async((notification_id,), queue=queue)
+
+
+def alerts_process(*, now: datetime, flush: bool = False, dispatch: bool = True) -> ProcessResult:
+    """One run of the pipeline as of ``now`` (see the module docstring).
+
+    ``flush`` treats group_wait, group_interval and the resolve hold as elapsed (replay, tests) and waits for
+    the lock instead of skipping the run when another one holds it. With ``dispatch`` the new and stale
+    notifications are enqueued for Celery once the transaction commits.
+    """
+    cfg = alert_settings()
+    with transaction.atomic():
+        if not _lock(wait=flush):
+            return ProcessResult(skipped=True)
+        run = _Run(now=now, flush=flush, cfg=cfg)
+        run.run()
+        result = run.result
+        if dispatch:
+            result.redispatched = [i for i in _redispatch_candidates(cfg) if i not in result.notifications]
+            to_send = result.notifications + result.redispatched
+        else:
+            to_send = result.notifications
+        Notification.objects.filter(pk__in=to_send).update(dispatched_at=timezone.now())
+        if dispatch and to_send:
+            transaction.on_commit(lambda: _enqueue(to_send, cfg.celery_queue))
+    return result
+
+
+def alerts_process_now(*, now: datetime) -> ProcessResult:
+    """The synchronous path (``replay --keep --notify``): process with the timers elapsed and send at once.
+
+    A notification that cannot be sent stays failed in the sent-log; the beat's run retries it.
+    """
+    result = alerts_process(now=now, flush=True, dispatch=False)
+    for notification_id in result.notifications:
+        try:
+            notification_send(notification_id=notification_id)
+        except NotificationSendError as exc:
+            logger.warning("alert e-mail not sent", extra={"notification": notification_id, "error": str(exc)})
+    return result
+
+
+def notification_send(*, notification_id: int) -> str:
+    """Send one notification unless it is sent already or another worker is sending it.
+
+    Returns ``sent`` (now or before), ``busy`` (locked by another sender: try again later), ``abandoned``
+    or ``missing``. Raises NotificationSendError after recording a failed attempt.
+    """
+    error: Exception | None = None
+    with transaction.atomic():
+        notification = Notification.objects.select_for_update(skip_locked=True).filter(pk=notification_id).first()
+        if notification is None:
+            return BUSY if Notification.objects.filter(pk=notification_id).exists() else MISSING
+        if notification.status in (NotificationStatus.SENT, NotificationStatus.ABANDONED):
+            return notification.status
+        notification.attempts += 1
+        try:
+            emails.message_build(notification).send(fail_silently=False)
+        except (smtplib.SMTPException, OSError) as exc:
+            error = exc
+            last_try = notification.attempts >= SEND_MAX_ATTEMPTS
+            notification.status = NotificationStatus.ABANDONED if last_try else NotificationStatus.FAILED
+            notification.last_error = f"{type(exc).__name__}: {exc}"[:2000]
+        else:
+            notification.status = NotificationStatus.SENT
+            notification.sent_at = timezone.now()
+            notification.last_error = ""
+        notification.save(update_fields=["status", "attempts", "sent_at", "last_error"])
+    if error is not None:
+        raise NotificationSendError(f"notification {notification_id}: {error}") from error
+    return SENT
+
+
+# --- operator actions --------------------------------------------------------------------------------------------
+
+
+def incident_acknowledge(*, incident: Incident, user, note: str = "", now: datetime) -> Incident:
+    """An operator takes the incident in hand: no more repeat e-mails (updates and the resolved notice still go
+    out); its open findings are acknowledged with it."""
+    with transaction.atomic():
+        incident = Incident.objects.select_for_update().get(pk=incident.pk)
+        if incident.status == IncidentStatus.RESOLVED:
+            raise ValueError("a resolved incident cannot be acknowledged")
+        incident.status = IncidentStatus.ACKNOWLEDGED
+        incident.acknowledged_at = now
+        incident.acknowledged_by = user
+        incident.save(update_fields=["status", "acknowledged_at", "acknowledged_by"])
+        _event(incident, IncidentEventKind.ACKNOWLEDGED, now, note, user=user)
+        for member in incident.members.select_related("finding").filter(finding__status=FindingStatus.OPEN):
+            finding_acknowledge(finding=member.finding, user=user, note=f"with incident #{incident.id}: {note}".strip(),
+                                now=now)
+    return incident
+
+
+def incident_default_matchers(incident: Incident) -> dict[str, str]:
+    """The silence that mutes exactly this incident's kind of trouble (pre-filled on the page)."""
+    if incident.kind in (IncidentKind.ELEMENT, IncidentKind.MAINTENANCE) and incident.elements:
+        return {SilenceMatcher.EQUIPMENT: incident.elements[0]}
+    if incident.kind == IncidentKind.SITE and incident.key.startswith("site:"):
+        return {SilenceMatcher.SITE: incident.key.split(":", 1)[1]}
+    if incident.kind == IncidentKind.PAIR:
+        return {SilenceMatcher.PATH: incident.key.split(":", 1)[1] if len(incident.paths) > 1 else incident.paths[0]}
+    root = incident.root_finding
+    matchers = {SilenceMatcher.CODE: incident.code}
+    subject = (root.subject if root else {}) or {}
+    if "src" in subject:
+        matchers[SilenceMatcher.PATH] = f"{subject['src']}->{subject['dst']}"
+    elif "site" in subject:
+        matchers[SilenceMatcher.SITE] = subject["site"]
+    elif "equipment" in subject:
+        matchers[SilenceMatcher.EQUIPMENT] = subject["equipment"]
+    return matchers
+
+
+def _clean_matchers(matchers: dict) -> dict[str, str]:
+    if not isinstance(matchers, dict):
+        raise ValidationError({"matchers": "must be an object such as {\"equipment\": \"geant-fra\"}"})
+    return {str(k): str(v).strip() for k, v in matchers.items() if v is not None and str(v).strip()}
+
+
+def silence_create(
+    *,
+    author,
+    matchers: dict,
+    comment: str,
+    now: datetime,
+    starts_at: datetime | None = None,
+    ends_at: datetime | None = None,
+    duration_s: float | None = None,
+    incident: Incident | None = None,
+) -> Silence:
+    """Mute the findings ``matchers`` select from ``starts_at`` (default now) to ``ends_at`` (or for
+    ``duration_s``): needs a comment and at most ALERTS_SILENCE_MAX_DURATION_S."""
+    cfg = alert_settings()
+    starts_at = starts_at or now
+    if ends_at is None:
+        if not duration_s or duration_s <= 0:
+            raise ValidationError({"ends_at": "give ends_at or a positive duration"})
+        ends_at = starts_at + timedelta(seconds=duration_s)
+    silence = Silence(matchers=_clean_matchers(matchers), comment=(comment or "").strip(), author=author,
+                      incident=incident, starts_at=starts_at, ends_at=ends_at)
+    _validate_silence(silence, now=now, cfg=cfg)
+    with transaction.atomic():
+        silence.save()
+        if incident is not None:
+            _event(incident, IncidentEventKind.MUTED, now, f"silence #{silence.id} created: {silence.comment}",
+                   {"silence": silence.id}, user=author)
+    return silence
+
+
+def _validate_silence(silence: Silence, *, now: datetime, cfg: AlertSettings) -> None:
+    if not silence.comment:
+        raise ValidationError({"comment": "say why (a ticket, the carrier's reference, ...)"})
+    if silence.ends_at <= now:
+        raise ValidationError({"ends_at": "must be in the future"})
+    longest = timedelta(seconds=cfg.silence_max_duration_s)
+    if silence.ends_at - silence.starts_at > longest:
+        raise ValidationError({"ends_at": f"a silence lasts at most {text.duration(longest.total_seconds())}"})
+    silence.full_clean(exclude=["author", "incident", "expired_by"])
+
+
+def silence_update(*, silence: Silence, now: datetime, ends_at: datetime | None = None,
+                   comment: str | None = None) -> Silence:
+    """Extend or shorten a silence, or change its comment (a new end gets a new reminder)."""
+    cfg = alert_settings()
+    with transaction.atomic():
+        silence = Silence.objects.select_for_update().get(pk=silence.pk)
+        if silence.expired_at or silence.ends_at <= now:
+            raise ValueError("an ended silence cannot be changed: create a new one")
+        if ends_at is not None and ends_at != silence.ends_at:
+            silence.ends_at = ends_at
+            silence.reminded_at = None
+        if comment is not None:
+            silence.comment = comment.strip()
+        _validate_silence(silence, now=now, cfg=cfg)
+        silence.save()
+    return silence
+
+
+def silence_expire(*, silence: Silence, user, now: datetime) -> Silence:
+    """End a silence now; what it muted is e-mailed at the next run if still active."""
+    with transaction.atomic():
+        silence = Silence.objects.select_for_update().get(pk=silence.pk)
+        if silence.end_time() <= now:
+            return silence
+        silence.expired_at = max(now, silence.starts_at)
+        silence.expired_by = user
+        silence.save(update_fields=["expired_at", "expired_by"])
+    return silence

@@ -1,0 +1,127 @@
+"""Incident pages: list, detail (findings, sent-log, history) with acknowledge and silence forms for operators,
+and the silences page. Every change goes through the services."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
+
+from wanmon.alerts import selectors, services
+from wanmon.alerts.choices import IncidentStatus, MemberRole
+from wanmon.alerts.forms import AcknowledgeForm, SilenceForm
+from wanmon.alerts.models import Silence
+from wanmon.core.permissions import user_is_operator
+
+STATUS_FILTERS = ["active", *IncidentStatus.values, "all"]
+
+
+@login_required
+def incident_list(request):
+    status = request.GET.get("status", "active")
+    if status not in STATUS_FILTERS:
+        status = "active"
+    incidents = selectors.incident_list(status=None if status == "all" else status,
+                                        site=request.GET.get("site") or None)[:500]
+    return render(request, "alerts/incident_list.html",
+                  {"incidents": incidents, "status": status, "statuses": STATUS_FILTERS})
+
+
+@login_required
+def incident_detail(request, pk: int):
+    incident = selectors.incident_get(incident_id=pk)
+    if incident is None:
+        raise Http404("no such incident")
+    members = sorted(incident.members.all(), key=lambda m: (m.role != MemberRole.ROOT, m.id))
+    silence_form = SilenceForm(initial={**services.incident_default_matchers(incident)}) if incident.is_active else None
+    return render(request, "alerts/incident_detail.html", {
+        "incident": incident,
+        "members": members,
+        "notifications": incident.notifications.order_by("-created_at", "-id"),
+        "events": incident.events.all(),
+        "silences": incident.silences.order_by("-starts_at"),
+        "can_operate": user_is_operator(request.user),
+        "ack_form": AcknowledgeForm(),
+        "silence_form": silence_form,
+    })
+
+
+def _require_operator(request) -> None:
+    if not user_is_operator(request.user):
+        raise PermissionDenied("operators only")
+
+
+@login_required
+@require_POST
+def incident_acknowledge(request, pk: int):
+    _require_operator(request)
+    incident = get_object_or_404(selectors.incident_list(), pk=pk)
+    form = AcknowledgeForm(request.POST)
+    if form.is_valid():
+        try:
+            services.incident_acknowledge(incident=incident, user=request.user, note=form.cleaned_data["note"],
+                                          now=timezone.now())
+            messages.success(request, f"Incident #{pk} acknowledged: no more reminders; updates still come.")
+        except ValueError as exc:
+            messages.error(request, str(exc))
+    return redirect("alerts:incident-detail", pk=pk)
+
+
+@login_required
+@require_POST
+def incident_silence(request, pk: int):
+    _require_operator(request)
+    incident = get_object_or_404(selectors.incident_list(), pk=pk)
+    form = SilenceForm(request.POST)
+    if form.is_valid():
+        try:
+            silence = services.silence_create(author=request.user, matchers=form.matchers(),
+                                              comment=form.cleaned_data["comment"], now=timezone.now(),
+                                              duration_s=form.cleaned_data["duration_s"], incident=incident)
+            messages.success(request, f"Silence #{silence.id} mutes it until {silence.ends_at:%Y-%m-%d %H:%M} UTC.")
+        except ValidationError as exc:
+            messages.error(request, "; ".join(exc.messages))
+    else:
+        messages.error(request, "; ".join(e for errors in form.errors.values() for e in errors))
+    return redirect("alerts:incident-detail", pk=pk)
+
+
+@login_required
+def silence_list(request):
+    now = timezone.now()
+    silences = Silence.objects.select_related("author", "expired_by", "incident").order_by("-starts_at", "-id")[:300]
+    if request.method == "POST":
+        _require_operator(request)
+        form = SilenceForm(request.POST)
+        if form.is_valid():
+            try:
+                silence = services.silence_create(author=request.user, matchers=form.matchers(),
+                                                  comment=form.cleaned_data["comment"], now=now,
+                                                  duration_s=form.cleaned_data["duration_s"])
+                messages.success(request, f"Silence #{silence.id} created.")
+                return redirect("alerts:silence-list")
+            except ValidationError as exc:
+                form.add_error(None, exc)
+    else:
+        form = SilenceForm()
+    rows = [{"silence": s, "active": s.is_active_at(now), "ended": s.end_time() <= now} for s in silences]
+    return render(request, "alerts/silence_list.html",
+                  {"rows": rows, "form": form, "can_operate": user_is_operator(request.user)})
+
+
+@login_required
+@require_POST
+def silence_expire(request, pk: int):
+    _require_operator(request)
+    silence = get_object_or_404(Silence, pk=pk)
+    services.silence_expire(silence=silence, user=request.user, now=timezone.now())
+    messages.success(request, f"Silence #{pk} expired; what it muted is e-mailed at the next run if still active.")
+    target = request.POST.get("next", "")
+    if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        return redirect(target)
+    return redirect("alerts:silence-list")

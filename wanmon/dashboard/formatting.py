@@ -1,0 +1,127 @@
+"""Human-readable numbers with units (pure functions): rates, sizes, loss fractions, durations.
+
+Used by the template filters and by the figure builders' hover texts, so that a number reads the
+same on every page.
+"""
+
+from __future__ import annotations
+
+import math
+
+_RATE_PREFIXES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+def _finite(value) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _trim(number: float, digits: int = 3) -> str:
+    """``number`` with ``digits`` significant digits and no trailing zeros: 906.2 -> 906, 1.05 -> 1.05."""
+    if number == 0:
+        return "0"
+    text = f"{number:.{digits}g}"
+    if "e" in text:  # large integers come back in exponent form from %g
+        text = f"{number:.0f}"
+    return text
+
+
+def format_bps(value, empty: str = "–") -> str:
+    """Bit rate with an SI prefix: 906253068 -> ``906 Mb/s``; ``inf`` -> ``unlimited``."""
+    if value is not None and isinstance(value, float) and math.isinf(value):
+        return "unlimited"
+    number = _finite(value)
+    if number is None:
+        return empty
+    for factor, prefix in _RATE_PREFIXES:
+        if abs(number) >= factor:
+            return f"{_trim(number / factor)} {prefix}b/s"
+    return f"{_trim(number)} b/s"
+
+
+def format_bytes(value, empty: str = "–") -> str:
+    """Size in bytes, decimal (like BDP figures: 37.2 MB) with the binary form for exact powers (4 MiB)."""
+    number = _finite(value)
+    if number is None:
+        return empty
+    for exponent, unit in ((3, "GiB"), (2, "MiB"), (1, "KiB")):
+        if number >= 1024**exponent and number % (1024**exponent) == 0:
+            return f"{int(number // 1024**exponent)} {unit}"
+    for factor, unit in ((1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
+        if abs(number) >= factor:
+            return f"{_trim(number / factor)} {unit}"
+    return f"{_trim(number)} B"
+
+
+def format_fraction(value, empty: str = "–") -> str:
+    """A loss or utilisation fraction: 0.0397 -> ``3.97 %``; 2.3e-05 -> ``2.3e-05``; 0 -> ``0``."""
+    number = _finite(value)
+    if number is None:
+        return empty
+    if number == 0:
+        return "0"
+    if abs(number) >= 1e-3:
+        return f"{_trim(number * 100)} %"
+    return f"{number:.2g}"
+
+
+def format_percent(value, empty: str = "–") -> str:
+    """A ratio as a whole percentage: 0.906 -> ``91 %``."""
+    number = _finite(value)
+    if number is None:
+        return empty
+    return f"{number * 100:.0f} %"
+
+
+def format_ms(value, empty: str = "–") -> str:
+    number = _finite(value)
+    if number is None:
+        return empty
+    return f"{_trim(number)} ms"
+
+
+def format_duration_s(value, empty: str = "–") -> str:
+    """Seconds as the largest sensible unit: 0.94 -> ``940 ms``, 3834 -> ``63.9 min``, 1.1e5 -> ``1.27 d``."""
+    number = _finite(value)
+    if number is None:
+        return empty
+    if number < 1:
+        return f"{_trim(number * 1000)} ms"
+    for factor, unit in ((86400 * 365, "y"), (86400, "d"), (3600, "h"), (60, "min")):
+        if number >= factor * 1.5 or (unit == "min" and number >= 60):
+            return f"{_trim(number / factor)} {unit}"
+    return f"{_trim(number)} s"
+
+
+def format_rate(value, unit: str = "/s", empty: str = "–") -> str:
+    """Events per second (errors, discards): 0.25 -> ``0.25/s``."""
+    number = _finite(value)
+    if number is None:
+        return empty
+    return f"{_trim(number)}{unit}"
+
+
+def format_by_name(name: str, value) -> str:
+    """Format ``value`` by the unit its name ends in (the project's naming rule): ``_bps``, ``_bytes``, ..."""
+    if isinstance(value, bool) or value is None:
+        return "–" if value is None else ("yes" if value else "no")
+    if not isinstance(value, int | float):
+        return str(value)
+    if name.endswith("_bps"):
+        return format_bps(value)
+    if name.endswith("_bytes"):
+        return format_bytes(value)
+    if name.endswith(("_fraction", "_limit")) or name in {"efficiency", "reverse_efficiency", "coverage"}:
+        return format_fraction(value)
+    if name.endswith("_ms"):
+        return format_ms(value)
+    if name.endswith("_per_s"):
+        return format_rate(value)
+    if name.endswith("_s"):
+        return format_duration_s(value)
+    if isinstance(value, float):
+        return _trim(value, 4)
+    return f"{value:,}"

@@ -1,0 +1,495 @@
+"""Pages of the NOC dashboard. Thin: parse the request, call selectors, hand results to presenters
+and figure builders, render. Every page answers ``?format=json`` with its fragments (HTML) and
+figures (Plotly dicts), which the page's script fetches every minute to refresh without a reload.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.apps import apps
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpResponseRedirect, JsonResponse
+from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_http_methods, require_POST
+
+from wanmon.core.permissions import user_is_operator
+from wanmon.dashboard import constants as k
+from wanmon.dashboard import figures as fig
+from wanmon.dashboard import presenters as p
+from wanmon.dashboard import selectors as s
+from wanmon.dashboard.formatting import format_bps
+from wanmon.dashboard.forms import AcknowledgeForm, ExplorerForm, PreferenceForm
+from wanmon.dashboard.ranges import TimeRange, iso_utc, parse_time, resolve_range
+from wanmon.dashboard.services import preference_set_time_zone
+from wanmon.diagnosis.choices import Code, FindingStatus, Severity
+from wanmon.diagnosis.services import finding_acknowledge as finding_acknowledge_service
+from wanmon.measurements.selectors import QueryError, measurement_query
+
+
+def _tz():
+    return timezone.get_current_timezone()
+
+
+def _range(request) -> TimeRange:
+    return resolve_range(key=request.GET.get("range"), end=parse_time(request.GET.get("end"), _tz()),
+                         now=timezone.now())
+
+
+def _respond(request, template: str, context: dict, *, fragments: dict[str, str] | None = None,
+             figures: dict | None = None):
+    """The page, or (``?format=json``) its fragments and figures for the auto-refresh."""
+    figures = figures or {}
+    context = {**context, "figures": figures, "refresh_s": k.REFRESH_INTERVAL_S}
+    if request.GET.get("format") == "json":
+        return JsonResponse({
+            "generated_at": iso_utc(timezone.now()),
+            "fragments": {name: render_to_string(tpl, context, request=request)
+                          for name, tpl in (fragments or {}).items()},
+            "figures": figures,
+        })
+    return render(request, template, context)
+
+
+def _range_links(request, tr: TimeRange) -> list[dict]:
+    links = []
+    for key in k.RANGES:
+        params = {"range": key}
+        if tr.anchored:
+            params["end"] = iso_utc(tr.end)
+        links.append({"key": key, "href": f"{request.path}?{urlencode(params)}", "active": key == tr.key})
+    return links
+
+
+def _range_context(request, tr: TimeRange) -> dict:
+    latest = s.latest_measurement_time()
+    show_latest = latest is not None and latest < tr.start  # everything stored is older than the range
+    return {
+        "range": tr,
+        "range_links": _range_links(request, tr),
+        "range_query": tr.query(),
+        "latest_data": latest,
+        "latest_data_href": (f"{request.path}?{urlencode({'range': tr.key, 'end': iso_utc(latest)})}"
+                             if show_latest else None),
+        "now_href": f"{request.path}?{urlencode({'range': tr.key})}" if tr.anchored else None,
+    }
+
+
+# --------------------------------------------------------------------------- overview and map
+
+
+@login_required
+def overview(request):
+    """Site-by-site grid (MaDDash style), open findings, maintenance and silent agents."""
+    now = timezone.now()
+    at_param = parse_time(request.GET.get("at"), _tz())
+    at = at_param or now
+    site = request.GET.get("site") or None
+    data = s.overview(at=at, now=now, site=site)
+    query = urlencode({"end": iso_utc(at)}) if at_param else ""
+    gap = bool(data.latest_data and not at_param and now - data.latest_data > k.DATA_GAP_NOTICE_AFTER)
+    context = {
+        "data": data,
+        "rows": p.grid_rows(data, query),
+        "legend": p.legend(),
+        "site": site,
+        "at_param": at_param,
+        "gap_href": f"{request.path}?{urlencode({'at': iso_utc(data.latest_data)})}" if gap else None,
+        "finding_rows": [(f, *p.subject_link(f.subject, query)) for f in data.findings],
+        "incident_rows": [(incident, p.incident_url(incident.pk)) for incident in data.incidents],
+        "alerts_installed": apps.is_installed("wanmon.alerts"),
+    }
+    return _respond(request, "dashboard/overview.html", context, fragments={
+        "grid": "dashboard/_grid.html",
+        "findings": "dashboard/_overview_findings.html",
+        "incidents": "dashboard/_overview_incidents.html",
+        "maintenance": "dashboard/_overview_maintenance.html",
+        "agents": "dashboard/_overview_agents.html",
+    })
+
+
+@login_required
+def network_map(request):
+    """Sites by coordinates, path directions coloured by health, shared carrier elements."""
+    now = timezone.now()
+    at_param = parse_time(request.GET.get("at"), _tz())
+    at = at_param or now
+    inputs = s.map_inputs(at=at)
+    query = urlencode({"end": iso_utc(at)}) if at_param else ""
+    data = p.map_data(inputs, query)
+    shared = sorted((e for e in data.elements if e.site_pairs >= 2), key=lambda e: (-len(e.paths), e.name))
+    latest = s.latest_measurement_time()
+    gap = bool(latest and not at_param and now - latest > k.DATA_GAP_NOTICE_AFTER)
+    return _respond(request, "dashboard/map.html", {
+        "data": data,
+        "shared": shared,
+        "legend": p.legend(),
+        "at_param": at_param,
+        "gap_href": f"{request.path}?{urlencode({'at': iso_utc(latest)})}" if gap else None,
+        "latest_data": latest,
+    }, fragments={"shared": "dashboard/_map_shared.html"}, figures={"map": fig.map_figure(data)})
+
+
+# --------------------------------------------------------------------------- path page
+
+
+def _path_page(request, src: str, dst: str, both: bool):
+    if not s.path_site_pair_exists(src, dst):
+        raise Http404(f"no path between {src} and {dst}")
+    tr = _range(request)
+    pairs = [(src, dst), (dst, src)] if both else [(src, dst)]
+    directions = [s.direction_data(src=a, dst=b, start=tr.start, end=tr.end, bucket_s=tr.bucket_s,
+                                   raw=tr.raw_tests) for a, b in pairs]
+    paths = [d.path for d in directions if d.path]
+    interfaces = s.path_interfaces(paths)
+    table, series = s.interface_series(interface_ids=[i.pk for i in interfaces], start=tr.start, end=tr.end,
+                                       bucket_s=tr.bucket_s)
+    maintenance = s.maintenance_for_paths(paths, start=tr.start, end=tr.end + k.MAINTENANCE_HORIZON)
+    findings = s.findings_for_paths(paths, pairs=pairs, start=tr.start, end=tr.end)
+    marks = (p.maintenance_marks(m for m in maintenance if m.start < tr.end) + p.finding_marks(findings)
+             + [mark for d in directions for mark in p.route_change_marks(d)]
+             + p.discontinuity_marks(s.interface_discontinuities(interface_ids=[i.pk for i in interfaces],
+                                                                   start=tr.start, end=tr.end)))
+    figures = p.path_figures(directions=directions, tr=tr, tz=_tz(), marks=marks, interfaces=interfaces,
+                             iface_series=series, iface_table=table)
+    cells = s.path_observations(at=timezone.now() if not tr.anchored else tr.end, paths=paths)
+    query = tr.query()
+    views = []
+    for index, d in enumerate(directions):
+        other = directions[1 - index] if both else None
+        views.append({
+            "data": d,
+            "derived": p.derived_table(d, other),
+            "cell": cells.get((d.src, d.dst)),
+            "hops": [{"hop": h, "equipment_url": p.equipment_url(h.equipment.name, query),
+                      "interface_url": p.interface_url(h.equipment.name, h.interface.name, query)
+                      if h.interface_id else None} for h in (d.path.hops.all() if d.path else [])],
+        })
+    query_no_end = tr.query()
+    derived_rows = [
+        (rows[0][0], [row[1] for row in rows], rows[0][2]) for rows in zip(*(v["derived"] for v in views), strict=True)
+    ]
+    context = {
+        "src": src, "dst": dst, "both": both, "directions": views, "derived_rows": derived_rows,
+        "tabs": [
+            {"label": f"{src} → {dst}", "href": p.path_url(src, dst, query_no_end), "active": not both},
+            {"label": f"{dst} → {src}", "href": p.path_url(dst, src, query_no_end), "active": False},
+            {"label": "both directions", "href": p.pair_url(src, dst, query_no_end), "active": both},
+        ],
+        "findings": [(f, p.finding_url(f.pk), *p.subject_link(f.subject, query)) for f in findings],
+        "maintenance": maintenance,
+        "interfaces": [(i, p.interface_url(i.equipment.name, i.name, query)) for i in interfaces],
+        "iface_table": table,
+        **_range_context(request, tr),
+    }
+    return _respond(request, "dashboard/path.html", context, figures=figures,
+                    fragments={"summary": "dashboard/_path_summary.html", "details": "dashboard/_path_details.html"})
+
+
+@login_required
+def path_detail(request, src: str, dst: str):
+    """One direction of a site pair."""
+    return _path_page(request, src, dst, both=False)
+
+
+@login_required
+def pair_detail(request, src: str, dst: str):
+    """Both directions of a site pair on the same charts."""
+    return _path_page(request, src, dst, both=True)
+
+
+# --------------------------------------------------------------------------- equipment, interfaces, trunks
+
+
+@login_required
+def equipment_list(request):
+    return render(request, "dashboard/equipment_list.html", {"rows": s.equipment_list(), "trunks": s.trunk_list()})
+
+
+def _cells_for(crossings, tr: TimeRange):
+    return s.path_observations(at=tr.end if tr.anchored else timezone.now(), paths=[c.path for c in crossings])
+
+
+def _crossing_rows(crossings, cells, query: str) -> list[dict]:
+    return [{"crossing": c, "url": p.path_url(c.path.src.code, c.path.dst.code, query),
+             "cell": cells.get((c.path.src.code, c.path.dst.code))} for c in crossings]
+
+
+@login_required
+def equipment_detail(request, name: str):
+    """Which paths cross this box (per direction), its interfaces' counters, its trunks side by side."""
+    equipment = s.equipment_get(name)
+    if equipment is None:
+        raise Http404(f"no equipment {name}")
+    tr = _range(request)
+    query = tr.query()
+    interfaces = list(equipment.interfaces.order_by("name"))
+    trunks = s.trunk_list_for_equipment(equipment)
+    members = {m.pk: m for t in trunks for m in p.sorted_members(t)}
+    ids = [i.pk for i in interfaces] + [pk for pk in members if pk not in {i.pk for i in interfaces}]
+    table, series = s.interface_series(interface_ids=ids, start=tr.start, end=tr.end, bucket_s=tr.bucket_s)
+    latest = s.interface_latest(interface_ids=[i.pk for i in interfaces], at=tr.end)
+    crossings = s.equipment_paths(equipment, at=tr.end if tr.anchored else timezone.now())
+    cells = _cells_for(crossings, tr)
+    findings = s.findings_for_elements(start=tr.start, end=tr.end, equipment=[name], trunks=[t.name for t in trunks])
+    maintenance = s.maintenance_for_element(labels={name, *(t.name for t in trunks)}, equipment=name,
+                                            start=tr.start, end=tr.end + k.MAINTENANCE_HORIZON)
+    marks = (p.maintenance_marks(m for m in maintenance if m.start < tr.end) + p.finding_marks(findings)
+             + p.discontinuity_marks(s.interface_discontinuities(interface_ids=[i.pk for i in interfaces],
+                                                                   start=tr.start, end=tr.end)))
+    tz = _tz()
+    source = f"source: {table}, {p.bucket_text(tr.bucket_s)} buckets"
+    figures = {
+        "traffic": fig.traffic_figure(title=f"{name}: traffic per interface (solid: out, dotted: in)",
+                                      series=p.traffic_series(interfaces, series, "bps"), start=tr.start,
+                                      end=tr.end, tz=tz, marks=marks, source=source),
+        "errors": fig.errors_figure(title=f"{name}: errors and discards", series=p.error_series(interfaces, series),
+                                    start=tr.start, end=tr.end, tz=tz, marks=marks, source=source,
+                                    polled=p.polled(series)),
+    }
+    trunk_figures, trunk_views = p.trunk_charts(trunks, series, tr=tr, tz=tz, marks=marks, source=source,
+                                                query=query)
+    figures.update(trunk_figures)
+    context = {
+        "equipment": equipment,
+        "interfaces": [{"interface": i, "latest": latest.get(i.pk),
+                        "url": p.interface_url(name, i.name, query),
+                        "trunks": [t.name for t in trunks if i.pk in {m.pk for m in t.members.all()}]}
+                       for i in interfaces],
+        "crossings": _crossing_rows(crossings, cells, query),
+        "trunks": trunk_views,
+        "findings": [(f, p.finding_url(f.pk), *p.subject_link(f.subject, query)) for f in findings],
+        "maintenance": maintenance,
+        **_range_context(request, tr),
+    }
+    return _respond(request, "dashboard/equipment.html", context, figures=figures,
+                    fragments={"interfaces": "dashboard/_equipment_interfaces.html"})
+
+
+@login_required
+def interface_detail(request, name: str, interface: str):
+    """One port: paths leaving by it (per direction), counters, errors, its trunk's members side by side."""
+    iface = s.interface_get(name, interface)
+    if iface is None:
+        raise Http404(f"no interface {name}:{interface}")
+    tr = _range(request)
+    query = tr.query()
+    trunks = list(iface.trunks.prefetch_related("members__equipment").order_by("name"))
+    siblings = [m for t in trunks for m in p.sorted_members(t)]
+    ids = list(dict.fromkeys([iface.pk] + [m.pk for m in siblings]))
+    table, series = s.interface_series(interface_ids=ids, start=tr.start, end=tr.end, bucket_s=tr.bucket_s)
+    latest = s.interface_latest(interface_ids=[iface.pk], at=tr.end).get(iface.pk)
+    by_port, unknown = s.interface_paths(iface, at=tr.end if tr.anchored else timezone.now())
+    cells = _cells_for(by_port + unknown, tr)
+    findings = s.findings_for_elements(start=tr.start, end=tr.end, interface=(name, interface),
+                                       trunks=[t.name for t in trunks])
+    label = f"{name}:{interface}"
+    maintenance = s.maintenance_for_element(labels={name, label, *(t.name for t in trunks)}, equipment=None,
+                                            start=tr.start, end=tr.end + k.MAINTENANCE_HORIZON)
+    discontinuities = s.interface_discontinuities(interface_ids=[iface.pk], start=tr.start, end=tr.end)
+    marks = (p.maintenance_marks(m for m in maintenance if m.start < tr.end) + p.finding_marks(findings)
+             + p.discontinuity_marks(discontinuities))
+    tz = _tz()
+    source = f"source: {table}, {p.bucket_text(tr.bucket_s)} buckets"
+    levels = [fig.Level(iface.speed_bps, f"speed {format_bps(iface.speed_bps)}")] if iface.speed_bps else []
+    figures = {
+        "traffic": fig.traffic_figure(title=f"{label}: traffic (avg per bucket)",
+                                      series=p.traffic_series([iface], series, "bps"), start=tr.start, end=tr.end,
+                                      tz=tz, marks=marks, levels=levels, source=source),
+        "utilisation": fig.utilisation_figure(title=f"{label}: utilisation (max per bucket)",
+                                              series=p.traffic_series([iface], series, "utilisation"),
+                                              start=tr.start, end=tr.end, tz=tz, marks=marks, source=source),
+        "errors": fig.errors_figure(title=f"{label}: errors and discards", series=p.error_series([iface], series),
+                                    start=tr.start, end=tr.end, tz=tz, marks=marks, source=source,
+                                    polled=p.polled(series)),
+    }
+    trunk_figures, trunk_views = p.trunk_charts(trunks, series, tr=tr, tz=tz, marks=marks, source=source,
+                                                query=query)
+    figures.update(trunk_figures)
+    context = {
+        "interface": iface, "label": label, "latest": latest,
+        "equipment_url": p.equipment_url(name, query),
+        "by_port": _crossing_rows(by_port, cells, query),
+        "unknown": _crossing_rows(unknown, cells, query),
+        "trunks": trunk_views,
+        "findings": [(f, p.finding_url(f.pk), *p.subject_link(f.subject, query)) for f in findings],
+        "maintenance": maintenance,
+        "discontinuities": discontinuities,
+        **_range_context(request, tr),
+    }
+    return _respond(request, "dashboard/interface.html", context, figures=figures)
+
+
+@login_required
+def trunk_detail(request, name: str):
+    """A bundle's members side by side, and the paths that hash onto it."""
+    trunk = s.trunk_get(name)
+    if trunk is None:
+        raise Http404(f"no trunk {name}")
+    tr = _range(request)
+    query = tr.query()
+    members = p.sorted_members(trunk)
+    table, series = s.interface_series(interface_ids=[m.pk for m in members], start=tr.start, end=tr.end,
+                                       bucket_s=tr.bucket_s)
+    latest = s.interface_latest(interface_ids=[m.pk for m in members], at=tr.end)
+    findings = s.findings_for_elements(start=tr.start, end=tr.end, trunks=[name])
+    maintenance = s.maintenance_for_element(labels={name}, equipment=None, start=tr.start,
+                                            end=tr.end + k.MAINTENANCE_HORIZON)
+    marks = p.maintenance_marks(m for m in maintenance if m.start < tr.end) + p.finding_marks(findings)
+    paths = s.trunk_paths(trunk, at=tr.end if tr.anchored else timezone.now())
+    tz = _tz()
+    source = f"source: {table}, {p.bucket_text(tr.bucket_s)} buckets"
+    figures = {
+        "members": fig.trunk_members_figure(trunk=name, members=p.member_shares(members, series, query)),
+        "utilisation": fig.utilisation_figure(
+            title=f"Trunk {name}: member utilisation over time (solid: out, dotted: in)",
+            series=p.traffic_series(members, series, "utilisation"), start=tr.start, end=tr.end, tz=tz,
+            marks=marks, source=source),
+        "errors": fig.errors_figure(title=f"Trunk {name}: member errors and discards",
+                                    series=p.error_series(members, series), start=tr.start, end=tr.end, tz=tz,
+                                    marks=marks, source=source, polled=p.polled(series)),
+    }
+    context = {
+        "trunk": trunk,
+        "members": [{"interface": m, "latest": latest.get(m.pk), "url": p.interface_url(m.equipment.name, m.name,
+                                                                                        query)} for m in members],
+        "paths": [(path, p.path_url(path.src.code, path.dst.code, query)) for path in paths],
+        "findings": [(f, p.finding_url(f.pk), *p.subject_link(f.subject, query)) for f in findings],
+        "maintenance": maintenance,
+        **_range_context(request, tr),
+    }
+    return _respond(request, "dashboard/trunk.html", context, figures=figures)
+
+
+# --------------------------------------------------------------------------- findings
+
+
+@login_required
+def finding_list(request):
+    filters = {name: request.GET.get(name, "") for name in ("status", "severity", "code", "site", "element")}
+    filters["status"] = filters["status"] or "active"
+    page = Paginator(s.finding_list_filtered(**filters), 50).get_page(request.GET.get("page"))
+    rows = [(f, p.finding_url(f.pk), *p.subject_link(f.subject, p.finding_query_for(f))) for f in page]
+    context = {
+        "page": page, "rows": rows, "filters": filters,
+        "statuses": [("active", "active (open + acknowledged)"), *FindingStatus.choices, ("all", "all")],
+        "severities": Severity.choices, "codes": Code.choices,
+        "filter_query": urlencode({key: value for key, value in filters.items() if value}),
+    }
+    return _respond(request, "dashboard/finding_list.html", context,
+                    fragments={"table": "dashboard/_finding_table.html"})
+
+
+@login_required
+def finding_detail(request, pk: int):
+    finding = s.finding_get(pk)
+    if finding is None:
+        raise Http404(f"no finding {pk}")
+    rows, tables = p.evidence_view({key: value for key, value in (finding.evidence or {}).items()
+                                    if key != "derived"})
+    derived_rows, _ = p.evidence_view((finding.evidence or {}).get("derived") or {})
+    subject_text, subject_url = p.subject_link(finding.subject, p.finding_query_for(finding))
+    return render(request, "dashboard/finding_detail.html", {
+        "finding": finding,
+        "subject_text": subject_text,
+        "subject_url": subject_url,
+        "evidence_rows": rows,
+        "evidence_tables": tables,
+        "derived_rows": derived_rows,
+        "events": list(finding.events.all()),
+        "can_acknowledge": user_is_operator(request.user),
+        "form": AcknowledgeForm(),
+    })
+
+
+@login_required
+@require_POST
+def finding_acknowledge(request, pk: int):
+    """Operators take a finding in hand; viewers are refused (403)."""
+    if not user_is_operator(request.user):
+        raise PermissionDenied("acknowledging needs the operator role")
+    finding = s.finding_get(pk)
+    if finding is None:
+        raise Http404(f"no finding {pk}")
+    form = AcknowledgeForm(request.POST)
+    note = form.cleaned_data["note"] if form.is_valid() else ""
+    try:
+        finding_acknowledge_service(finding=finding, user=request.user, note=note, now=timezone.now())
+    except ValueError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Finding {finding.code} acknowledged.")
+    return redirect("dashboard-finding", pk=pk)
+
+
+# --------------------------------------------------------------------------- explorer and preferences
+
+
+@login_required
+def explore(request):
+    """The query API as a form, with a chart and the CSV of the same query."""
+    bound = "metric" in request.GET
+    form = ExplorerForm(request.GET if bound else None)
+    context: dict = {"form": form}
+    figures = {}
+    if bound and form.is_valid():
+        data = form.cleaned_data
+        tr = resolve_range(key=data.get("range") or k.DEFAULT_RANGE, end=parse_time(data.get("end"), _tz()),
+                           now=timezone.now())
+        filters = {name: data.get(name) or None for name in ExplorerForm.FILTERS}
+        try:
+            result = measurement_query(metric=data["metric"], start=tr.start, end=tr.end,
+                                       bucket_s=form.bucket_seconds(), aggregate=data["aggregate"],
+                                       group_by=data.get("group_by") or None, **filters)
+        except QueryError as exc:
+            form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+        else:
+            params = {"metric": result.metric, "aggregate": result.aggregate, "bucket": f"{result.bucket_s}s",
+                      "start": iso_utc(tr.start), "end": iso_utc(tr.end),
+                      **({"group_by": data["group_by"]} if data.get("group_by") else {}),
+                      **{key: value for key, value in filters.items() if value}}
+            api = reverse("query")
+            figures["explore"] = fig.explorer_figure(
+                metric=result.metric, aggregate=result.aggregate, series=result.series, start=tr.start, end=tr.end,
+                tz=_tz(), source=f"source: {result.source}, {p.bucket_text(result.bucket_s)} buckets")
+            context.update({
+                "result": result, "range": tr,
+                "csv_href": f"{api}?{urlencode({**params, 'format': 'csv'})}",
+                "json_href": f"{api}?{urlencode({**params, 'format': 'json'})}",
+                "summaries": [_series_summary(item) for item in result.series],
+            })
+    return render(request, "dashboard/explore.html", {**context, "figures": figures})
+
+
+def _series_summary(item: dict) -> dict:
+    values = [v for _, v in item["points"] if v is not None]
+    return {"key": fig.series_name(item["key"]),
+            "points": len(item["points"]), "min": min(values) if values else None,
+            "avg": sum(values) / len(values) if values else None, "max": max(values) if values else None}
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def preferences(request):
+    """The time zone pages show times in (UTC by default)."""
+    current = timezone.get_current_timezone()
+    next_url = request.POST.get("next") or request.GET.get("next") or reverse("home")
+    if not url_has_allowed_host_and_scheme(next_url, allowed_hosts={request.get_host()}):
+        next_url = reverse("home")
+    if request.method == "POST":
+        form = PreferenceForm(request.POST)
+        if form.is_valid():
+            preference = preference_set_time_zone(user=request.user, time_zone=form.cleaned_data["time_zone"])
+            request.session[k.SESSION_TIME_ZONE_KEY] = preference.time_zone
+            messages.success(request, f"Times are now shown in {preference.time_zone}.")
+            return HttpResponseRedirect(next_url)
+    else:
+        form = PreferenceForm(initial={"time_zone": getattr(current, "key", "UTC")})
+    return render(request, "dashboard/preferences.html", {"form": form, "next": next_url})

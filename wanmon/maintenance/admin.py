@@ -1,0 +1,74 @@
+"""Django admin for maintenance: the raw tool for staff. The calendar pages, imports and the API are the usual way in.
+
+Raw notifications and the sent-log are read-only here: they are evidence.
+"""
+
+from django.contrib import admin
+
+from wanmon.maintenance.models import (
+    FeedToken,
+    MaintenanceAffect,
+    MaintenanceEvent,
+    MaintenanceNotice,
+    MaintenanceNotification,
+    MaintenanceSource,
+    MaintenanceWindow,
+)
+
+
+class AffectInline(admin.TabularInline):
+    model = MaintenanceAffect
+    extra = 0
+    raw_id_fields = ["equipment", "interface", "trunk", "circuit", "site", "path"]
+
+
+class EventInline(admin.TabularInline):
+    model = MaintenanceEvent
+    extra = 0
+    can_delete = False
+    readonly_fields = ["time", "kind", "user", "notification", "changes", "note"]
+
+
+@admin.register(MaintenanceWindow)
+class MaintenanceWindowAdmin(admin.ModelAdmin):
+    list_display = ["reference", "carrier", "start", "end", "status", "impact", "behaviour", "source", "sequence"]
+    list_filter = ["status", "impact", "behaviour", "source", "carrier"]
+    search_fields = ["reference", "uid", "summary", "aliases"]
+    date_hierarchy = "start"
+    raw_id_fields = ["notification", "author"]
+    inlines = [AffectInline, EventInline]
+
+
+@admin.register(MaintenanceNotification)
+class MaintenanceNotificationAdmin(admin.ModelAdmin):
+    list_display = ["received_at", "source", "sender", "subject", "parser", "status"]
+    list_filter = ["status", "source"]
+    search_fields = ["sender", "subject", "origin", "sha256", "message_id"]
+    exclude = ["raw"]
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(MaintenanceSource)
+class MaintenanceSourceAdmin(admin.ModelAdmin):
+    list_display = ["carrier", "parser", "senders", "url", "enabled", "last_polled_at", "last_error"]
+    list_filter = ["enabled"]
+
+
+@admin.register(FeedToken)
+class FeedTokenAdmin(admin.ModelAdmin):
+    list_display = ["name", "token_prefix", "site", "carrier", "created_at", "last_used_at", "revoked_at"]
+    readonly_fields = ["token_hash", "token_prefix", "created_at", "last_used_at"]
+
+    def has_add_permission(self, request):
+        return False  # a token is made by the service, which shows its secret once
+
+
+@admin.register(MaintenanceNotice)
+class MaintenanceNoticeAdmin(admin.ModelAdmin):
+    list_display = ["window", "kind", "recipient", "occurrence_start", "revision", "sent_at"]
+    list_filter = ["kind"]
+
+    def has_change_permission(self, request, obj=None):
+        return False

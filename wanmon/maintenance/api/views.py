@@ -1,0 +1,313 @@
+"""Maintenance API: windows (manual entry), imports (file, mailbox, URL), notifications, matching, feed tokens.
+
+Authenticated users read; writes need staff or the operator group. Each view calls one service or selector.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from pathlib import Path as FilePath
+
+from django.conf import settings
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from wanmon.core.permissions import IsOperatorOrReadOnly
+from wanmon.inventory.models import Site
+from wanmon.maintenance import imports, selectors, services
+from wanmon.maintenance.api import serializers as s
+from wanmon.maintenance.choices import Source
+from wanmon.maintenance.models import FeedToken, MaintenanceNotification, MaintenanceSource, MaintenanceWindow
+
+
+def _drf_error(exc: DjangoValidationError) -> ValidationError:
+    return ValidationError(exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages})
+
+
+def _time_param(request, name: str, default: datetime | None) -> datetime | None:
+    raw = request.query_params.get(name)
+    if not raw:
+        return default
+    moment = parse_datetime(raw.replace(" ", "+"))
+    if moment is None or moment.tzinfo is None:
+        raise ValidationError({name: "an ISO 8601 time with a zone, e.g. 2026-03-01T12:00:00Z"})
+    return moment
+
+
+WINDOW_FILTERS = [
+    OpenApiParameter("start", OpenApiTypes.DATETIME, description="windows ending after this time"),
+    OpenApiParameter("end", OpenApiTypes.DATETIME, description="windows starting before this time"),
+    OpenApiParameter("carrier", str, description="carrier code"),
+    OpenApiParameter("site", str, description="site code: windows touching the site (through the topology)"),
+    OpenApiParameter("status", str, description="comma-separated statuses"),
+]
+
+
+class WindowViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Maintenance windows: list with filters, detail with footprint and audit trail, manual entry and changes."""
+
+    permission_classes = [IsOperatorOrReadOnly]
+    serializer_class = s.WindowListSerializer
+
+    def get_queryset(self):
+        return selectors.maintenance_window_queryset().prefetch_related("events__user")
+
+    @extend_schema(parameters=WINDOW_FILTERS)
+    def list(self, request, *args, **kwargs):
+        start = _time_param(request, "start", None)
+        end = _time_param(request, "end", None)
+        statuses = [v for v in request.query_params.get("status", "").split(",") if v] or None
+        windows = selectors.maintenance_window_list(
+            start=start, end=end, carrier=request.query_params.get("carrier") or None, status=statuses
+        )
+        site = request.query_params.get("site")
+        if site:
+            tp = selectors.topology_load()
+            site_obj = Site.objects.filter(code=site).first()
+            windows = [
+                w
+                for w in windows
+                if site_obj is not None
+                and site_obj.pk in tp.window_sites(selectors.window_targets(w), w.start, w.recurrence_end or w.end)
+            ]
+        page = self.paginate_queryset(windows)
+        return self.get_paginated_response(s.WindowListSerializer(page, many=True).data)
+
+    def _detail(self, window: MaintenanceWindow, code: int = status.HTTP_200_OK) -> Response:
+        window = selectors.maintenance_window_get(window.pk)
+        footprint = selectors.maintenance_window_footprint(window)
+        return Response(s.WindowDetailSerializer(window, context={"footprint": footprint}).data, status=code)
+
+    @extend_schema(responses=s.WindowDetailSerializer)
+    def retrieve(self, request, *args, **kwargs):
+        return self._detail(self.get_object())
+
+    @extend_schema(request=s.WindowInput, responses={201: s.WindowDetailSerializer})
+    def create(self, request, *args, **kwargs):
+        data = s.WindowInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            window = services.maintenance_window_create(**data.validated_data, source=Source.API, user=request.user)
+        except DjangoValidationError as exc:
+            raise _drf_error(exc) from None
+        return self._detail(window, status.HTTP_201_CREATED)
+
+    @extend_schema(request=s.WindowUpdateInput, responses=s.WindowDetailSerializer)
+    def partial_update(self, request, *args, **kwargs):
+        data = s.WindowUpdateInput(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        note = values.pop("note", "")
+        try:
+            window = services.maintenance_window_update(window=self.get_object(), user=request.user, note=note,
+                                                        **values)
+        except DjangoValidationError as exc:
+            raise _drf_error(exc) from None
+        return self._detail(window)
+
+    @extend_schema(request=s.NoteInput, responses=s.WindowDetailSerializer)
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        data = s.NoteInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        window = services.maintenance_window_cancel(window=self.get_object(), user=request.user,
+                                                    note=data.validated_data["note"])
+        return self._detail(window)
+
+    @extend_schema(request=s.CommentInput, responses={201: s.EventSerializer})
+    @action(detail=True, methods=["post"])
+    def comments(self, request, pk=None):
+        data = s.CommentInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            event = services.maintenance_window_comment(window=self.get_object(), text=data.validated_data["text"],
+                                                        user=request.user)
+        except DjangoValidationError as exc:
+            raise _drf_error(exc) from None
+        return Response(s.EventSerializer(event).data, status=status.HTTP_201_CREATED)
+
+
+def _report_response(report: imports.ImportReport) -> Response:
+    body = report.as_dict()
+    failed = all(n.status == "failed" for n in report.notifications) and report.notifications
+    return Response(body, status=status.HTTP_422_UNPROCESSABLE_ENTITY if failed else status.HTTP_200_OK)
+
+
+class _ImportView(APIView):
+    permission_classes = [IsOperatorOrReadOnly]
+
+    def options_of(self, data) -> dict:
+        return {"carrier": data.get("carrier"), "parser": data.get("parser") or None, "user": self.request.user}
+
+
+class FileImportView(_ImportView):
+    """Import uploaded files (multipart field ``file``, repeatable): BCOP .ics calendars or carrier .eml e-mails."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(request={"multipart/form-data": s.FileImportInput}, responses={200: s.ImportReportSerializer,
+                                                                                  422: s.ImportReportSerializer})
+    def post(self, request):
+        data = s.FileImportInput(data={**request.data.dict(), "file": request.FILES.getlist("file")})
+        data.is_valid(raise_exception=True)
+        options = self.options_of(data.validated_data)
+        report = imports.ImportReport()
+        for upload in data.validated_data["file"]:
+            raw = upload.read()
+            name = upload.name or "upload"
+            source = Source.ICAL_FILE if name.lower().endswith((".ics", ".ical")) else Source.EMAIL
+            report.notifications.append(
+                imports.maintenance_notification_import(raw=raw, source=source, origin=f"upload:{name}", **options)
+            )
+        return _report_response(report)
+
+
+class MaildirImportView(_ImportView):
+    """Import a Maildir (or directory of messages) on the server, under one of WANMON_MAINTENANCE_MAILDIRS."""
+
+    parser_classes = [JSONParser, FormParser]
+
+    @extend_schema(request=s.MaildirImportInput, responses={200: s.ImportReportSerializer,
+                                                            422: s.ImportReportSerializer})
+    def post(self, request):
+        data = s.MaildirImportInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        path = FilePath(data.validated_data["path"]).resolve()
+        allowed = [FilePath(p).resolve() for p in settings.WANMON_MAINTENANCE_MAILDIRS]
+        if not any(path == root or root in path.parents for root in allowed):
+            raise PermissionDenied("this directory is not under WANMON_MAINTENANCE_MAILDIRS")
+        try:
+            report = imports.maintenance_import_maildir(directory=path, **self.options_of(data.validated_data))
+        except DjangoValidationError as exc:
+            raise _drf_error(exc) from None
+        return _report_response(report)
+
+
+class UrlImportView(_ImportView):
+    """Fetch and import an iCalendar feed or file from an http(s) URL."""
+
+    parser_classes = [JSONParser, FormParser]
+
+    @extend_schema(request=s.UrlImportInput, responses={200: s.ImportReportSerializer,
+                                                        422: s.ImportReportSerializer})
+    def post(self, request):
+        data = s.UrlImportInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            report = imports.maintenance_import_url(url=data.validated_data["url"],
+                                                    **self.options_of(data.validated_data))
+        except DjangoValidationError as exc:
+            raise _drf_error(exc) from None
+        return _report_response(report)
+
+
+class NotificationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Raw notifications as received, with what their parsing produced; ``raw`` downloads the original."""
+
+    permission_classes = [IsOperatorOrReadOnly]
+    serializer_class = s.NotificationSerializer
+    queryset = MaintenanceNotification.objects.select_related("uploaded_by").order_by("-received_at", "-id")
+    filterset_fields = ["status", "source", "sender"]
+
+    @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})
+    @action(detail=True, methods=["get"])
+    def raw(self, request, pk=None):
+        n = self.get_object()
+        ctype = "text/calendar" if n.content_type == "text/calendar" else "message/rfc822"
+        response = HttpResponse(bytes(n.raw), content_type=ctype)
+        extension = "ics" if ctype == "text/calendar" else "eml"
+        response["Content-Disposition"] = f'attachment; filename="notification-{n.pk}.{extension}"'
+        return response
+
+
+class MatchView(APIView):
+    """Which windows touch a path over a period, or concern an element at an instant (impact-aware)."""
+
+    permission_classes = [IsOperatorOrReadOnly]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("path", str, description="a path direction 'SRC->DST'"),
+            OpenApiParameter("element", str, description="'equipment', 'equipment:interface', a trunk, "
+                             "'circuit:CID' or 'site:CODE'"),
+            OpenApiParameter("start", OpenApiTypes.DATETIME, description="with path (default: now)"),
+            OpenApiParameter("end", OpenApiTypes.DATETIME, description="with path (default: start + 1 day)"),
+            OpenApiParameter("at", OpenApiTypes.DATETIME, description="with element (default: now)"),
+        ],
+        responses=inline_serializer("MaintenanceMatches", {
+            "paths": s.PathMatchSerializer(many=True), "elements": s.ElementMatchSerializer(many=True)}),
+    )
+    def get(self, request):
+        path = request.query_params.get("path")
+        element = request.query_params.get("element")
+        if bool(path) == bool(element):
+            raise ValidationError({"non_field_errors": "give exactly one of path or element"})
+        if path:
+            start = _time_param(request, "start", timezone.now())
+            end = _time_param(request, "end", start + timedelta(days=1))
+            matches = selectors.maintenance_windows_affecting_path(path, start, end)
+            return Response({"paths": s.PathMatchSerializer(matches, many=True).data, "elements": []})
+        at = _time_param(request, "at", timezone.now())
+        matches = selectors.maintenance_matches_for_element(element, at)
+        return Response({"paths": [], "elements": s.ElementMatchSerializer(matches, many=True).data})
+
+
+class SkippedPathsView(APIView):
+    """Path directions whose scheduled tests pause now (windows with behaviour 'skip')."""
+
+    permission_classes = [IsOperatorOrReadOnly]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("at", OpenApiTypes.DATETIME, description="default: now")],
+        responses=inline_serializer("MaintenanceSkippedPaths", {
+            "at": serializers.DateTimeField(), "paths": serializers.ListField(child=serializers.CharField())}),
+    )
+    def get(self, request):
+        at = _time_param(request, "at", timezone.now())
+        return Response({"at": at, "paths": selectors.maintenance_paths_skipped(at)})
+
+
+class FeedTokenViewSet(mixins.ListModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
+    """Tokens of the iCalendar feeds; the secret and the subscription URLs are shown once, at creation."""
+
+    permission_classes = [IsOperatorOrReadOnly]
+    serializer_class = s.FeedTokenSerializer
+    queryset = FeedToken.objects.select_related("site", "carrier", "created_by")
+
+    @extend_schema(request=s.FeedTokenInput, responses={201: s.FeedTokenCreated})
+    def create(self, request, *args, **kwargs):
+        data = s.FeedTokenInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            token, secret = services.feed_token_create(**data.validated_data, user=request.user)
+        except DjangoValidationError as exc:
+            raise _drf_error(exc) from None
+        body = s.FeedTokenSerializer(token).data
+        body["token"] = secret
+        body["urls"] = services.feed_urls(secret, site=token.site, carrier=token.carrier)
+        return Response(body, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses=s.FeedTokenSerializer)
+    @action(detail=True, methods=["post"])
+    def revoke(self, request, pk=None):
+        token = services.feed_token_revoke(token=get_object_or_404(FeedToken, pk=pk))
+        return Response(s.FeedTokenSerializer(token).data)
+
+
+class SourceViewSet(viewsets.ModelViewSet):
+    """How each carrier's notifications are read: senders, parser, calendar URL polled hourly."""
+
+    permission_classes = [IsOperatorOrReadOnly]
+    serializer_class = s.SourceSerializer
+    queryset = MaintenanceSource.objects.select_related("carrier")

@@ -1,0 +1,464 @@
+"""Imports of carrier notifications (HackSoft-style services): files, mailboxes, URLs.
+
+Import rules (BCOP 3.7 and RFC 5546):
+
+- a notification is kept verbatim (:class:`MaintenanceNotification`); the same bytes are applied once;
+- a window is found by the carrier and iCalendar UID, else by the carrier's maintenance id (or an
+  alias of a known window); a notification updates it only when it is newer: a higher SEQUENCE, or the
+  same SEQUENCE with a later DTSTAMP. An older one is recorded in the audit trail and ignored. E-mails
+  without UID/SEQUENCE are ordered by their stamp (the e-mail date);
+- a window entered by hand yields to the carrier's first notification about it;
+- announced objects (X-MAINTNOTE-OBJECT-ID, the circuit ids of e-mails) are matched to the inventory:
+  the carrier's circuits (ignoring case and blanks), then any carrier's circuit when only one has that
+  id, then equipment, ``equipment:interface``, trunk, ``site:CODE`` and ``path:SRC->DST`` labels.
+  What matches nothing is kept on the window and reported; :func:`maintenance_window_rematch` retries
+  after an inventory change;
+- a notification without objects (real cancellations often have none) keeps the window's objects.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mailbox
+import urllib.error
+import urllib.request
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path as FilePath
+from typing import Any
+from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from wanmon.inventory.models import Carrier
+from wanmon.maintenance.choices import EventKind, NotificationStatus, Source, Status
+from wanmon.maintenance.constants import MATERIAL_FIELDS, URL_MAX_BYTES, URL_TIMEOUT_S
+from wanmon.maintenance.models import MaintenanceNotification, MaintenanceSource, MaintenanceWindow
+from wanmon.maintenance.notifications import NotificationInvalid, notification_parse
+from wanmon.maintenance.parsed import ParsedWindow, ParseResult, impact_normalise
+from wanmon.maintenance.selectors import maintenance_source_for_sender
+from wanmon.maintenance.services import (
+    ObjectIndex,
+    affects_replace,
+    jsonable,
+    objects_resolve,
+    window_assign,
+    window_event,
+    window_validate,
+)
+
+__all__ = [
+    "ImportReport",
+    "NotificationReport",
+    "WindowReport",
+    "maintenance_import_file",
+    "maintenance_import_maildir",
+    "maintenance_import_url",
+    "maintenance_notification_import",
+    "maintenance_sources_poll",
+]
+
+
+# --------------------------------------------------------------------------- reports
+
+
+@dataclass
+class WindowReport:
+    """What one announced window did: created, updated, unchanged or ignored (older), and its objects."""
+
+    reference: str
+    uid: str
+    sequence: int | None
+    start: str
+    end: str
+    status: str | None
+    action: str
+    window_id: int | None = None
+    reason: str = ""
+    matched: list[str] = field(default_factory=list)
+    unmatched: list[str] = field(default_factory=list)
+
+
+@dataclass
+class NotificationReport:
+    """The outcome of one notification (a file, a message, a URL)."""
+
+    origin: str
+    notification_id: int | None = None
+    duplicate: bool = False
+    parser: str = ""
+    status: str = NotificationStatus.PARSED
+    carrier: str | None = None
+    windows: list[WindowReport] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class ImportReport:
+    """Reports of every notification of one import (one file, a mailbox, a URL)."""
+
+    notifications: list[NotificationReport] = field(default_factory=list)
+
+    def totals(self) -> dict[str, int]:
+        counts = {"notifications": len(self.notifications), "duplicates": 0, "failed": 0}
+        for n in self.notifications:
+            counts["duplicates"] += n.duplicate
+            counts["failed"] += n.status == NotificationStatus.FAILED
+            for w in n.windows:
+                counts[w.action] = counts.get(w.action, 0) + 1
+                counts["unmatched_objects"] = counts.get("unmatched_objects", 0) + len(w.unmatched)
+        return counts
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"totals": self.totals(), "notifications": [n.as_dict() for n in self.notifications]}
+
+
+# --------------------------------------------------------------------------- imports
+
+
+def _is_newer(parsed: ParsedWindow, window: MaintenanceWindow) -> tuple[bool | None, str]:
+    """True: apply; False: older, ignore; None: the very same version (nothing to do)."""
+    if window.source in (Source.MANUAL, Source.API) and window.parser == "":
+        return True, "the carrier's notification replaces the hand-made entry"
+    if parsed.sequence is not None and parsed.uid and parsed.uid == window.uid:
+        if parsed.sequence > window.sequence:
+            return True, ""
+        if parsed.sequence < window.sequence:
+            return False, f"SEQUENCE {parsed.sequence} is older than the applied {window.sequence}"
+    if parsed.stamp is not None and window.stamp is not None:
+        if parsed.stamp > window.stamp:
+            return True, ""
+        if parsed.stamp < window.stamp:
+            return False, (
+                f"DTSTAMP {parsed.stamp:%Y-%m-%dT%H:%M:%SZ} is older than the applied {window.stamp:%Y-%m-%dT%H:%M:%SZ}"
+            )
+        return None, "same SEQUENCE and DTSTAMP as the applied version"
+    return True, ""
+
+
+def _window_find(parsed: ParsedWindow, carrier: Carrier | None) -> MaintenanceWindow | None:
+    qs = MaintenanceWindow.objects.select_for_update().filter(carrier=carrier)
+    if parsed.uid:
+        found = qs.filter(uid=parsed.uid).first()
+        if found:
+            return found
+    return qs.filter(reference=parsed.reference).first() or qs.filter(aliases__contains=[parsed.reference]).first()
+
+
+def _carrier_for(
+    result: ParseResult, explicit: Carrier | None, source: MaintenanceSource | None, index: ObjectIndex
+) -> Carrier | None:
+    if explicit is not None:
+        return explicit
+    if source is not None:
+        return source.carrier
+    providers = {w.provider.strip().lower() for w in result.windows if w.provider.strip()}
+    for src in MaintenanceSource.objects.select_related("carrier").filter(enabled=True):
+        if providers & {p.lower() for p in src.provider_names}:
+            return src.carrier
+    for carrier in Carrier.objects.all():
+        names = {carrier.code.lower(), carrier.name.lower()}
+        domain = carrier.noc_email.rpartition("@")[2].lower()
+        if providers & names or (domain and any(p == domain or p.endswith("." + domain) for p in providers)):
+            return carrier
+    # Last resort: the circuits announced belong to exactly one carrier.
+    carriers: set[int] = set()
+    for w in result.windows:
+        for obj in w.objects:
+            carriers |= index.circuit_carriers(obj.object_id)
+    if len(carriers) == 1:
+        return Carrier.objects.get(pk=carriers.pop())
+    return None
+
+
+def _zone_or_utc(name: str) -> str:
+    """The announced zone when it is an IANA name (times are converted to UTC already either way)."""
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return "UTC"
+    return name[:64]
+
+
+def _window_values(parsed: ParsedWindow, window: MaintenanceWindow | None, source: str) -> dict[str, Any]:
+    values: dict[str, Any] = {
+        "start": parsed.start,
+        "end": parsed.end,
+        "source_tz": _zone_or_utc(parsed.source_tz),
+        "impact": impact_normalise(parsed.impact),
+        "summary": parsed.summary[:500],
+        "description": parsed.description,
+        "provider": parsed.provider[:200],
+        "account": parsed.account[:200],
+        "organizer": parsed.organizer[:320],
+        "rrule": parsed.rrule[:500],
+        "stamp": parsed.stamp,
+        "source": source,
+        "parser": parsed.parser[:200],
+    }
+    if parsed.status is not None:
+        values["status"] = parsed.status
+    elif window is None:
+        values["status"] = Status.CONFIRMED
+    if parsed.uid:
+        values["uid"] = parsed.uid[:255]
+    if parsed.sequence is not None:
+        values["sequence"] = max(parsed.sequence, 0)
+    aliases = list(dict.fromkeys([*(window.aliases if window else []), *parsed.aliases]))
+    values["aliases"] = [a for a in aliases if a != parsed.reference]
+    return values
+
+
+def _window_apply(
+    parsed: ParsedWindow,
+    *,
+    carrier: Carrier | None,
+    notification: MaintenanceNotification,
+    index: ObjectIndex,
+    source: str,
+    user,
+    now: datetime,
+) -> WindowReport:
+    report = WindowReport(
+        reference=parsed.reference,
+        uid=parsed.uid,
+        sequence=parsed.sequence,
+        start=jsonable(parsed.start),
+        end=jsonable(parsed.end),
+        status=parsed.status,
+        action="created",
+    )
+    matched, unmatched = objects_resolve(parsed.objects, carrier, index)
+    report.matched = [m["label"] for m in matched]
+    report.unmatched = [u["object_id"] for u in unmatched]
+    window = _window_find(parsed, carrier)
+    if window is not None:
+        report.window_id = window.pk
+        newer, reason = _is_newer(parsed, window)
+        if newer is None:
+            report.action, report.reason = "unchanged", reason
+            return report
+        if newer is False:
+            report.action, report.reason = "ignored", reason
+            window_event(window, EventKind.IGNORED, now=now, notification=notification, note=reason)
+            return report
+        report.reason = reason
+    values = _window_values(parsed, window, source)
+    creating = window is None
+    if creating:
+        window = MaintenanceWindow(reference=parsed.reference[:200], carrier=carrier)
+    changes = window_assign(window, values)
+    window.notification = notification
+    if not parsed.objects and not creating:
+        # A cancellation or status update often names no object: the window keeps the ones it had.
+        affects = None
+    else:
+        affects = matched
+        unmatched_before = window.unmatched_objects or []
+        if unmatched != unmatched_before:
+            changes["unmatched_objects"] = [unmatched_before, unmatched]
+        window.unmatched_objects = unmatched
+    try:
+        window_validate(window)
+    except ValidationError as exc:
+        report.action, report.reason = "failed", "; ".join(exc.messages)
+        return report
+    window.save()
+    affects_changed = affects_replace(window, affects) if affects is not None else False
+    if affects_changed and not creating:
+        changes["affects"] = [None, report.matched]
+    if creating:
+        window_event(window, EventKind.CREATED, now=now, user=user, notification=notification,
+               note=f"from {notification.source} via {parsed.parser}")
+        report.window_id = window.pk
+        return report
+    material = affects_changed or any(name in MATERIAL_FIELDS for name in changes)
+    if material:
+        window.revision += 1
+        window.save(update_fields=["revision"])
+    report.action = "updated" if material else "unchanged"
+    if changes:
+        kind = EventKind.CANCELLED if window.status == Status.CANCELLED and "status" in changes else EventKind.UPDATED
+        window_event(window, kind, now=now, user=user, notification=notification, changes=changes)
+    return report
+
+
+def _notification_status(report: NotificationReport) -> str:
+    if not report.windows or all(w.action == "failed" for w in report.windows):
+        return NotificationStatus.FAILED
+    if report.problems or any(w.unmatched or w.action == "failed" for w in report.windows):
+        return NotificationStatus.PARTIAL
+    return NotificationStatus.PARSED
+
+
+@transaction.atomic
+def maintenance_notification_import(
+    *,
+    raw: bytes,
+    source: str,
+    origin: str = "",
+    carrier: Carrier | None = None,
+    parser: str | None = None,
+    user=None,
+    now: datetime | None = None,
+) -> NotificationReport:
+    """Keep one raw notification and apply the windows it announces (see the module docstring)."""
+    now = now or timezone.now()
+    user = user if user is not None and getattr(user, "is_authenticated", False) else None
+    digest = hashlib.sha256(raw).hexdigest()
+    existing = MaintenanceNotification.objects.select_for_update().filter(sha256=digest).first()
+    if existing is not None and existing.status != NotificationStatus.FAILED:
+        stored = existing.report or {}
+        return NotificationReport(
+            origin=origin or existing.origin,
+            notification_id=existing.pk,
+            duplicate=True,
+            parser=existing.parser,
+            status=existing.status,
+            carrier=stored.get("carrier"),
+            windows=[WindowReport(**w) for w in stored.get("windows", [])],
+            problems=list(stored.get("problems", [])),
+        )
+    report = NotificationReport(origin=origin)
+    try:
+        result = notification_parse(raw, provider=parser or None)
+    except NotificationInvalid as exc:
+        result = ParseResult(problems=[str(exc)])
+    if carrier is not None:  # the carrier is known: its own parser, if it has one
+        src = MaintenanceSource.objects.filter(carrier=carrier, enabled=True).exclude(parser="").first()
+    else:
+        src = maintenance_source_for_sender(result.sender) if result.sender else None
+    if src is not None and src.parser and not parser and not any(w.bcop for w in result.windows):
+        # The sender is a known carrier whose e-mails need its own parser: read the message again with it.
+        result = notification_parse(raw, provider=src.parser)
+    index = ObjectIndex()
+    chosen = _carrier_for(result, carrier, src, index)
+    notification = existing or MaintenanceNotification(sha256=digest)
+    notification.source = source
+    notification.origin = origin[:1000]
+    notification.content_type = result.content_type[:100]
+    notification.message_id = result.message_id[:998]
+    notification.sender = result.sender[:320]
+    notification.subject = result.subject[:998]
+    notification.raw = raw
+    notification.parser = result.parser[:200]
+    notification.uploaded_by = user
+    notification.save()
+    report.notification_id = notification.pk
+    report.parser = result.parser
+    report.carrier = chosen.code if chosen else None
+    report.problems = list(result.problems)
+    if chosen is None and result.windows:
+        report.problems.append("carrier unknown: windows are kept without carrier (configure a maintenance source)")
+    for parsed in result.windows:
+        report.windows.append(
+            _window_apply(
+                parsed, carrier=chosen, notification=notification, index=index, source=source, user=user, now=now
+            )
+        )
+    report.status = _notification_status(report)
+    notification.status = report.status
+    notification.report = report.as_dict()
+    notification.save(update_fields=["status", "report"])
+    return report
+
+
+def maintenance_import_file(
+    *, path: str | FilePath, carrier: Carrier | None = None, parser: str | None = None, user=None,
+    now: datetime | None = None,
+) -> ImportReport:
+    """Import one file: an iCalendar object (.ics) or an e-mail message (.eml)."""
+    path = FilePath(path)
+    raw = path.read_bytes()
+    source = Source.ICAL_FILE if path.suffix.lower() in {".ics", ".ical", ".ifb"} else Source.EMAIL
+    return ImportReport(
+        [maintenance_notification_import(raw=raw, source=source, origin=str(path), carrier=carrier, parser=parser,
+                                         user=user, now=now)]
+    )
+
+
+def _mailbox_messages(directory: FilePath) -> Iterable[tuple[str, bytes]]:
+    if (directory / "cur").is_dir() or (directory / "new").is_dir():
+        box = mailbox.Maildir(str(directory), factory=None, create=False)
+        for key in sorted(box.iterkeys()):
+            yield f"{directory}/{key}", box.get_bytes(key)
+        return
+    for path in sorted(p for p in directory.iterdir() if p.is_file() and not p.name.startswith(".")):
+        yield str(path), path.read_bytes()
+
+
+def maintenance_import_maildir(
+    *, directory: str | FilePath, carrier: Carrier | None = None, parser: str | None = None, user=None,
+    now: datetime | None = None,
+) -> ImportReport:
+    """Import every message of a Maildir (new/ and cur/, left untouched) or every file of a plain directory.
+
+    Running it again imports only what is new (a message is applied once, by its content hash).
+    """
+    directory = FilePath(directory)
+    if not directory.is_dir():
+        raise ValidationError({"path": [f"{directory} is not a directory"]})
+    report = ImportReport()
+    for origin, raw in _mailbox_messages(directory):
+        source = Source.ICAL_FILE if origin.lower().endswith(".ics") else Source.MAILDIR
+        report.notifications.append(
+            maintenance_notification_import(raw=raw, source=source, origin=origin, carrier=carrier, parser=parser,
+                                            user=user, now=now)
+        )
+    return report
+
+
+def _fetch(url: str) -> tuple[bytes, str]:
+    parts = urlsplit(url)
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        raise ValidationError({"url": ["only http:// and https:// URLs can be imported"]})
+    headers = {"User-Agent": "wanmon-maintenance/1.0", "Accept": "text/calendar, message/rfc822;q=0.5, */*;q=0.1"}
+    request = urllib.request.Request(url, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=URL_TIMEOUT_S) as response:  # noqa: S310 - scheme checked above
+            body = response.read(URL_MAX_BYTES + 1)
+            ctype = response.headers.get_content_type()
+    except urllib.error.HTTPError as exc:
+        raise ValidationError({"url": [f"{url}: HTTP {exc.code} {exc.reason}"]}) from None
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        raise ValidationError({"url": [f"{url}: {getattr(exc, 'reason', exc)}"]}) from None
+    if len(body) > URL_MAX_BYTES:
+        raise ValidationError({"url": [f"{url}: larger than {URL_MAX_BYTES} bytes"]})
+    return body, ctype
+
+
+def maintenance_import_url(
+    *, url: str, carrier: Carrier | None = None, parser: str | None = None, user=None, now: datetime | None = None
+) -> ImportReport:
+    """Fetch an iCalendar feed (or a message) over HTTP(S) and import it."""
+    body, ctype = _fetch(url)
+    source = Source.EMAIL if ctype == "message/rfc822" else Source.ICAL_URL
+    return ImportReport(
+        [maintenance_notification_import(raw=body, source=source, origin=url, carrier=carrier, parser=parser,
+                                         user=user, now=now)]
+    )
+
+
+def maintenance_sources_poll(*, now: datetime | None = None) -> ImportReport:
+    """Import the calendar URL of every enabled maintenance source; an unreachable one is noted, not fatal."""
+    now = now or timezone.now()
+    report = ImportReport()
+    for src in MaintenanceSource.objects.select_related("carrier").filter(enabled=True).exclude(url=""):
+        try:
+            polled = maintenance_import_url(url=src.url, carrier=src.carrier, parser=src.parser or None, now=now)
+            report.notifications.extend(polled.notifications)
+            src.last_error = ""
+        except ValidationError as exc:
+            src.last_error = "; ".join(exc.messages)
+        src.last_polled_at = now
+        src.save(update_fields=["last_error", "last_polled_at"])
+    return report
+
+

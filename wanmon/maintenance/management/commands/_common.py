@@ -1,0 +1,56 @@
+"""Shared options and output of the maintenance import commands."""
+
+from __future__ import annotations
+
+import json
+
+from django.core.management.base import CommandError
+
+from wanmon.inventory.models import Carrier
+from wanmon.maintenance.imports import ImportReport
+
+
+def add_import_options(parser) -> None:
+    parser.add_argument("--carrier", help="carrier code (default: from the sender, X-MAINTNOTE-PROVIDER or circuits)")
+    parser.add_argument(
+        "--parser", help="'bcop', or a circuit-maintenance-parser provider for e-mails (e.g. zayo, colt, gtt)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def carrier_option(code: str | None) -> Carrier | None:
+    if not code:
+        return None
+    carrier = Carrier.objects.filter(code=code).first()
+    if carrier is None:
+        raise CommandError(f"unknown carrier {code!r}")
+    return carrier
+
+
+def print_report(command, report: ImportReport, as_json: bool) -> None:
+    """Human-readable lines (or JSON); exit status 1 when every notification failed."""
+    if as_json:
+        command.stdout.write(json.dumps(report.as_dict(), indent=2, default=str))
+    else:
+        for n in report.notifications:
+            head = f"{n.origin}: {n.status}" + (" (already imported)" if n.duplicate else "")
+            head += f" [{n.parser or 'no parser'}; carrier {n.carrier or 'unknown'}]"
+            command.stdout.write(head)
+            for p in n.problems:
+                command.stdout.write(f"  ! {p}")
+            for w in n.windows:
+                line = f"  {w.action:9} {w.reference} {w.start} -> {w.end}"
+                line += f" {w.status or 'status unchanged'}"
+                if w.sequence is not None:
+                    line += f" SEQUENCE {w.sequence}"
+                if w.reason:
+                    line += f" ({w.reason})"
+                command.stdout.write(line)
+                if w.matched:
+                    command.stdout.write(f"            matched: {', '.join(w.matched)}")
+                if w.unmatched:
+                    command.stdout.write(f"            NOT IN THE INVENTORY: {', '.join(w.unmatched)}")
+        totals = report.totals()
+        command.stdout.write(", ".join(f"{k}: {v}" for k, v in totals.items()))
+    if report.notifications and all(n.status == "failed" for n in report.notifications):
+        raise CommandError("nothing could be imported", returncode=1)

@@ -1,0 +1,601 @@
+"""Maintenance reads (HackSoft-style selectors): the calendar, its occurrences, and what each window touches.
+
+Matching goes through the topology (``topology.py``): a window names elements (equipment, ports,
+circuits, trunks, sites, path directions); the paths crossing them, with the impact on each, say
+which paths a window touches and which sites hear about it. The diagnosis reads the calendar through
+:func:`maintenance_window_list_for_diagnosis`, the alerting through :func:`maintenance_matches_for_element`
+and :func:`maintenance_windows_affecting_path`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from dateutil.rrule import rrulestr
+from django.conf import settings
+from django.db.models import Prefetch, Q, QuerySet
+from django.utils import timezone
+
+from wanmon.inventory.labels import label_split
+from wanmon.inventory.models import Carrier, Circuit, Equipment, Interface, Path, PathHop, Site, SiteContact, Trunk
+from wanmon.maintenance import topology as topo
+from wanmon.maintenance.choices import Behaviour, Status
+from wanmon.maintenance.ical import ExportObject, ExportWindow
+from wanmon.maintenance.models import FeedToken, MaintenanceAffect, MaintenanceSource, MaintenanceWindow
+from wanmon.maintenance.parsed import impact_normalise, impact_worst
+
+__all__ = [
+    "ElementMatch",
+    "Occurrence",
+    "PathMatch",
+    "WindowFootprint",
+    "feed_token_get",
+    "maintenance_export_window",
+    "maintenance_export_windows",
+    "maintenance_matches_for_element",
+    "maintenance_occurrence_list",
+    "maintenance_paths_skipped",
+    "maintenance_recurrence_end",
+    "maintenance_source_for_sender",
+    "maintenance_window_footprint",
+    "maintenance_window_get",
+    "maintenance_window_list",
+    "maintenance_window_list_for_diagnosis",
+    "maintenance_window_queryset",
+    "maintenance_windows_affecting_path",
+    "site_recipients",
+    "topology_load",
+    "window_occurrences",
+]
+
+# A rule without an end must not be expanded forever.
+MAX_OCCURRENCES = 1000
+
+
+# --------------------------------------------------------------------------- windows and occurrences
+
+
+def maintenance_window_queryset() -> QuerySet[MaintenanceWindow]:
+    """Windows with everything their labels and matching need, in one round of queries."""
+    return MaintenanceWindow.objects.select_related("carrier", "author", "notification").prefetch_related(
+        Prefetch(
+            "affects",
+            queryset=MaintenanceAffect.objects.select_related(
+                "equipment",
+                "interface__equipment",
+                "trunk",
+                "circuit__a_interface__equipment",
+                "circuit__z_interface__equipment",
+                "site",
+                "path__src",
+                "path__dst",
+            ).order_by("id"),
+        )
+    )
+
+
+def maintenance_window_get(pk: int) -> MaintenanceWindow | None:
+    return maintenance_window_queryset().filter(pk=pk).first()
+
+
+def maintenance_window_list(
+    *,
+    start: datetime | None = None,
+    end: datetime | None = None,
+    carrier: Carrier | str | None = None,
+    status: Iterable[str] | None = None,
+    include_cancelled: bool = True,
+) -> QuerySet[MaintenanceWindow]:
+    """Windows with an occurrence that may overlap [start, end) (recurring ones are kept until expanded)."""
+    qs = maintenance_window_queryset()
+    if end is not None:
+        qs = qs.filter(start__lt=end)
+    if start is not None:
+        qs = qs.filter(
+            Q(end__gt=start)
+            | (~Q(rrule="") & (Q(recurrence_end__isnull=True) | Q(recurrence_end__gt=start)))
+        )
+    if carrier is not None:
+        qs = qs.filter(carrier=carrier) if isinstance(carrier, Carrier) else qs.filter(carrier__code=carrier)
+    if status is not None:
+        qs = qs.filter(status__in=list(status))
+    if not include_cancelled:
+        qs = qs.exclude(status=Status.CANCELLED)
+    return qs.order_by("start", "reference")
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    """One occurrence of a window (the window itself unless it recurs)."""
+
+    window: MaintenanceWindow
+    start: datetime
+    end: datetime
+
+    @property
+    def key(self) -> tuple[int, datetime]:
+        return (self.window.pk, self.start)
+
+
+def _rule(window: MaintenanceWindow):
+    return rrulestr(window.rrule, dtstart=window.start.astimezone(UTC))
+
+
+def window_occurrences(
+    window: MaintenanceWindow, start: datetime | None = None, end: datetime | None = None
+) -> list[Occurrence]:
+    """Occurrences of ``window`` overlapping [start, end) (all of a single window; at most MAX_OCCURRENCES)."""
+    duration = window.end - window.start
+    if not window.rrule:
+        if (start is None or window.end > start) and (end is None or window.start < end):
+            return [Occurrence(window, window.start, window.end)]
+        return []
+    try:
+        rule = _rule(window)
+    except (ValueError, TypeError):  # an unreadable rule: the first occurrence is still known
+        return [Occurrence(window, window.start, window.end)]
+    lo = (start - duration) if start is not None else window.start
+    hi = end if end is not None else lo + timedelta(days=3660)
+    out = []
+    for moment in rule.xafter(lo, inc=True, count=MAX_OCCURRENCES):
+        if moment >= hi:
+            break
+        if start is not None and moment + duration <= start:
+            continue
+        out.append(Occurrence(window, moment, moment + duration))
+    return out
+
+
+def maintenance_recurrence_end(*, start: datetime, end: datetime, rrule: str) -> datetime | None:
+    """End of the last occurrence of a rule with COUNT or UNTIL; None for a rule without end (or no rule)."""
+    if not rrule:
+        return end
+    rule = rrulestr(rrule, dtstart=start.astimezone(UTC))
+    if not (getattr(rule, "_count", None) or getattr(rule, "_until", None)):
+        return None
+    last = None
+    for i, moment in enumerate(rule):
+        last = moment
+        if i >= MAX_OCCURRENCES:
+            break
+    return (last + (end - start)) if last is not None else end
+
+
+def maintenance_occurrence_list(
+    *,
+    start: datetime,
+    end: datetime,
+    carrier: Carrier | str | None = None,
+    site: Site | str | None = None,
+    include_cancelled: bool = True,
+    topology: topo.Topology | None = None,
+) -> list[Occurrence]:
+    """Occurrences overlapping [start, end), optionally only a carrier's or those touching a site, by start."""
+    windows = list(maintenance_window_list(start=start, end=end, carrier=carrier, include_cancelled=include_cancelled))
+    occurrences = [o for w in windows for o in window_occurrences(w, start, end)]
+    if site is not None:
+        site_obj = site if isinstance(site, Site) else Site.objects.filter(code=site).first()
+        if site_obj is None:
+            return []
+        tp = topology or topology_load()
+        occurrences = [
+            o for o in occurrences if site_obj.pk in tp.window_sites(window_targets(o.window), o.start, o.end)
+        ]
+    return sorted(occurrences, key=lambda o: (o.start, o.window.reference))
+
+
+# --------------------------------------------------------------------------- topology
+
+
+def topology_load(*, start: datetime | None = None, end: datetime | None = None) -> topo.Topology:
+    """The inventory as a :class:`topology.Topology`: path versions in force during [start, end) (all by default)."""
+    paths = Path.objects.select_related("src", "dst").prefetch_related(
+        Prefetch("hops", queryset=PathHop.objects.order_by("position").only("path_id", "equipment_id", "interface_id"))
+    )
+    if end is not None:
+        paths = paths.filter(valid_from__lt=end)
+    if start is not None:
+        paths = paths.filter(Q(valid_to__isnull=True) | Q(valid_to__gt=start))
+    views = [
+        topo.PathView(
+            id=p.pk,
+            src=p.src.code,
+            dst=p.dst.code,
+            src_site_id=p.src_id,
+            dst_site_id=p.dst_id,
+            valid_from=p.valid_from,
+            valid_to=p.valid_to,
+            hops=tuple((h.equipment_id, h.interface_id) for h in p.hops.all()),
+        )
+        for p in paths.order_by("src__code", "dst__code", "valid_from")
+    ]
+    members: dict[int, set[int]] = {}
+    for trunk_id, interface_id in Trunk.members.through.objects.values_list("trunk_id", "interface_id"):
+        members.setdefault(trunk_id, set()).add(interface_id)
+    return topo.Topology(
+        paths=views,
+        interface_equipment=dict(Interface.objects.values_list("id", "equipment_id")),
+        equipment_site=dict(Equipment.objects.values_list("id", "site_id")),
+        trunk_members={t: frozenset(m) for t, m in members.items()},
+        circuit_ends={c: (a, z) for c, a, z in Circuit.objects.values_list("id", "a_interface_id", "z_interface_id")},
+        path_pairs={p: (s, d) for p, s, d in Path.objects.values_list("id", "src_id", "dst_id")},
+        site_codes=dict(Site.objects.values_list("id", "code")),
+    )
+
+
+def _affect_target(affect: MaintenanceAffect) -> topo.Target:
+    impact = affect.effective_impact
+    label = affect.label
+    for kind in (topo.INTERFACE, topo.EQUIPMENT, topo.TRUNK, topo.CIRCUIT, topo.PATH, topo.SITE):
+        pk = getattr(affect, f"{kind}_id")
+        if pk:
+            return topo.Target(kind=kind, id=pk, impact=impact, label=label)
+    raise ValueError(f"affect {affect.pk} names nothing")
+
+
+def window_targets(window: MaintenanceWindow) -> list[topo.Target]:
+    """The window's affects as topology targets (uses the prefetch of :func:`maintenance_window_queryset`)."""
+    return [_affect_target(a) for a in window.affects.all()]
+
+
+@dataclass(frozen=True)
+class WindowFootprint:
+    """What one occurrence of a window touches: path directions (with impact) and sites."""
+
+    touches: tuple[topo.PathTouch, ...]
+    site_codes: tuple[str, ...]
+
+    def explaining_paths(self) -> list[str]:
+        return [t.path.key for t in self.touches if t.explains]
+
+
+def maintenance_window_footprint(
+    window: MaintenanceWindow,
+    *,
+    start: datetime | None = None,
+    end: datetime | None = None,
+    topology: topo.Topology | None = None,
+) -> WindowFootprint:
+    """Paths and sites an occurrence of ``window`` ([start, end), default the window's own) touches."""
+    start = start or window.start
+    end = end or window.end
+    tp = topology or topology_load(start=start, end=end)
+    targets = window_targets(window)
+    touches = tp.window_touches(targets, start, end)
+    sites = sorted(tp.site_codes[s] for s in tp.window_sites(targets, start, end) if s in tp.site_codes)
+    return WindowFootprint(touches=tuple(touches), site_codes=tuple(sites))
+
+
+# --------------------------------------------------------------------------- matching
+
+
+def _mutes(window: MaintenanceWindow, explains: bool) -> bool:
+    return explains and window.status != Status.CANCELLED and window.behaviour != Behaviour.RUN
+
+
+@dataclass(frozen=True)
+class PathMatch:
+    """A window occurrence touching a path: the elements on it, the impact on the path, and what follows.
+
+    ``explains``: the impact is one under which a degradation of the path is expected; ``mutes``: it
+    explains and the window is live and not informational (behaviour 'run'); ``skip_tests``: the window
+    asks to pause scheduled tests on the path (behaviour 'skip').
+    """
+
+    window: MaintenanceWindow
+    start: datetime
+    end: datetime
+    path: str
+    elements: tuple[str, ...]
+    impact: str
+    explains: bool
+    mutes: bool
+    skip_tests: bool
+
+
+def _path_view(path: Path | tuple[str, str] | str, at: datetime, tp: topo.Topology) -> topo.PathView | None:
+    if isinstance(path, Path):
+        return next((p for p in tp.paths if p.id == path.pk), None)
+    if isinstance(path, str):
+        src, _, dst = path.removeprefix("path:").partition("->")
+    else:
+        src, dst = path
+    candidates = [p for p in tp.paths if p.src == src and p.dst == dst]
+    in_force = [p for p in candidates if p.valid_during(at, at + timedelta(microseconds=1))]
+    return (in_force or candidates[-1:] or [None])[0]
+
+
+def maintenance_windows_affecting_path(
+    path: Path | tuple[str, str] | str, start: datetime, end: datetime, *, include_cancelled: bool = False
+) -> list[PathMatch]:
+    """Window occurrences overlapping [start, end) that touch ``path`` (a version, (src, dst) or 'SRC->DST').
+
+    Impact-aware: ``impact`` is the worst impact of the window's elements on this path; work on one
+    member of a redundant trunk the path uses degrades it rather than cutting it, and reduced-redundancy
+    or no-impact work neither explains nor mutes anything.
+    """
+    tp = topology_load(start=start, end=end)
+    view = _path_view(path, start, tp)
+    if view is None:
+        return []
+    out = []
+    for occ in maintenance_occurrence_list(start=start, end=end, include_cancelled=include_cancelled, topology=tp):
+        touch = tp.path_touch(window_targets(occ.window), view)
+        if touch is None:
+            continue
+        out.append(
+            PathMatch(
+                window=occ.window,
+                start=occ.start,
+                end=occ.end,
+                path=view.key,
+                elements=touch.labels,
+                impact=touch.impact,
+                explains=touch.explains,
+                mutes=_mutes(occ.window, touch.explains),
+                skip_tests=_mutes(occ.window, touch.explains) and occ.window.behaviour == Behaviour.SKIP,
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class ElementMatch:
+    """A window occurrence at ``at`` concerning an element, through which of its affects, with what impact."""
+
+    window: MaintenanceWindow
+    start: datetime
+    end: datetime
+    element: str
+    via: tuple[str, ...]
+    impact: str
+    explains: bool
+    mutes: bool
+
+
+def _element_resolve(label: str) -> tuple[str, int] | None:
+    """('equipment'|'interface'|'trunk'|'circuit'|'site', id) for a label as findings and windows write them."""
+    label = label.strip()
+    if label.startswith("site:"):
+        site = Site.objects.filter(code=label[5:]).first()
+        return (topo.SITE, site.pk) if site else None
+    if label.startswith("circuit:"):
+        circuit = Circuit.objects.filter(cid=label[8:]).first()
+        return (topo.CIRCUIT, circuit.pk) if circuit else None
+    equipment_name, interface_name = label_split(label)
+    if interface_name is not None:
+        iface = Interface.objects.filter(equipment__name=equipment_name, name=interface_name).first()
+        return (topo.INTERFACE, iface.pk) if iface else None
+    equipment = Equipment.objects.filter(name=label).first()
+    if equipment:
+        return (topo.EQUIPMENT, equipment.pk)
+    trunk = Trunk.objects.filter(name=label).first()
+    return (topo.TRUNK, trunk.pk) if trunk else None
+
+
+def maintenance_matches_for_element(label: str, at: datetime) -> list[ElementMatch]:
+    """Window occurrences running at ``at`` that concern the element ``label``.
+
+    ``label``: ``equipment``, ``equipment:interface``, a trunk name, ``circuit:CID``, ``site:CODE`` (as
+    findings and windows name elements). A window concerns an element through itself, the box or
+    site it sits in, the circuits and trunks it belongs to; work on one port of a box or one member
+    of a trunk degrades (not cuts) the box or the trunk.
+    """
+    element = _element_resolve(label)
+    if element is None:
+        return []
+    kind, element_id = element
+    tp = topology_load(start=at, end=at + timedelta(seconds=1))
+    out = []
+    for occ in maintenance_occurrence_list(start=at, end=at + timedelta(microseconds=1), include_cancelled=False):
+        matches = tp.element_matches(window_targets(occ.window), kind, element_id)
+        if not matches:
+            continue
+        impact = impact_worst(i for _, i in matches)
+        explains = topo.impact_explains(impact)
+        out.append(
+            ElementMatch(
+                window=occ.window,
+                start=occ.start,
+                end=occ.end,
+                element=label,
+                via=tuple(dict.fromkeys(t.label for t, _ in matches)),
+                impact=impact,
+                explains=explains,
+                mutes=_mutes(occ.window, explains),
+            )
+        )
+    return out
+
+
+def maintenance_paths_skipped(at: datetime) -> list[str]:
+    """Path directions ('SRC->DST') whose scheduled tests pause at ``at`` (windows with behaviour 'skip')."""
+    tp = topology_load(start=at, end=at + timedelta(seconds=1))
+    skipped: set[str] = set()
+    for occ in maintenance_occurrence_list(start=at, end=at + timedelta(microseconds=1), include_cancelled=False):
+        if occ.window.behaviour != Behaviour.SKIP:
+            continue
+        for touch in tp.window_touches(window_targets(occ.window), occ.start, occ.end):
+            if touch.explains:
+                skipped.add(touch.path.key)
+    return sorted(skipped)
+
+
+# --------------------------------------------------------------------------- the diagnosis' view
+
+
+def _diagnosis_labels(affect: MaintenanceAffect) -> list[str]:
+    """Labels the diagnosis understands: circuits become their end ports, paths 'path:SRC->DST'."""
+    if affect.circuit_id:
+        ends = [i for i in (affect.circuit.a_interface, affect.circuit.z_interface) if i is not None]
+        if ends:
+            return [f"{i.equipment.name}:{i.name}" for i in ends]
+    return [affect.label]
+
+
+def maintenance_window_list_for_diagnosis(start: datetime, end: datetime) -> list:
+    """Occurrences overlapping [start, end) as the diagnosis' MaintenanceWindow dataclasses.
+
+    Cancelled windows and informational ones (behaviour 'run') are left out: they must not explain
+    anything. Each occurrence of a recurring window is one dataclass.
+    """
+    from wanmon.diagnosis.evidence import MaintenanceWindow as DiagnosisWindow
+
+    windows = maintenance_window_list(start=start, end=end, include_cancelled=False).exclude(behaviour=Behaviour.RUN)
+    out = []
+    for w in windows:
+        labels: list[str] = []
+        impacts: dict[str, str] = {}
+        for affect in w.affects.all():
+            for label in _diagnosis_labels(affect):
+                labels.append(label)
+                if affect.impact:
+                    impacts[label] = impact_worst([impacts.get(label, affect.impact), affect.impact])
+        for occ in window_occurrences(w, start, end):
+            out.append(
+                DiagnosisWindow(
+                    reference=w.reference,
+                    start=occ.start,
+                    end=occ.end,
+                    impact=w.impact,
+                    affects=tuple(dict.fromkeys(labels)),
+                    carrier=w.carrier.code if w.carrier_id else None,
+                    description=w.summary or None,
+                    element_impacts=impacts,
+                )
+            )
+    return out
+
+
+# --------------------------------------------------------------------------- feeds
+
+
+def feed_token_get(token: str) -> FeedToken | None:
+    """The active feed token whose secret is ``token`` (compared by hash), or None."""
+    from wanmon.maintenance.services import feed_token_hash
+
+    if not token or len(token) > 200:
+        return None
+    return (
+        FeedToken.objects.select_related("site", "carrier")
+        .filter(token_hash=feed_token_hash(token), revoked_at__isnull=True)
+        .first()
+    )
+
+
+def _window_url(window: MaintenanceWindow) -> str:
+    return f"{settings.WANMON_BASE_URL}/maintenance/{window.pk}/"
+
+
+def maintenance_export_window(window: MaintenanceWindow, footprint: WindowFootprint) -> ExportWindow:
+    carrier = window.carrier.code if window.carrier_id else ""
+    objects = tuple(
+        ExportObject(
+            object_id=a.object_id or a.label,
+            impact=impact_normalise(a.impact) if a.impact else None,
+            altrep=a.altrep,
+        )
+        for a in window.affects.all()
+    ) + tuple(ExportObject(o.get("object_id", ""), o.get("impact")) for o in window.unmatched_objects or [])
+    paths = "; ".join(f"{t.path.key} ({t.impact})" for t in footprint.touches)
+    lines = [
+        window.summary,
+        window.description,
+        f"Carrier: {window.carrier.name} ({carrier})" if carrier else "",
+        f"Maintenance id: {window.reference}" + (f" (also {', '.join(window.aliases)})" if window.aliases else ""),
+        f"Impact: {window.impact}; status: {window.status}; wanmon behaviour: {window.behaviour}",
+        "Affects: " + ", ".join(o.object_id for o in objects) if objects else "",
+        f"Paths: {paths}" if paths else "",
+        f"Sites: {', '.join(footprint.site_codes)}" if footprint.site_codes else "",
+        f"Announced in {window.source_tz}" if window.source_tz and window.source_tz != "UTC" else "",
+        _window_url(window),
+    ]
+    title = f"[{carrier}] " if carrier else ""
+    title += f"{window.reference} {window.impact}"
+    if window.summary:
+        title += f": {window.summary}"
+    if window.status == Status.CANCELLED:
+        title = f"CANCELLED {title}"
+    return ExportWindow(
+        uid=window.uid or f"wanmon-maintenance-{window.pk}@{settings.WANMON_BASE_URL.split('//')[-1]}",
+        sequence=window.sequence,
+        start=window.start,
+        end=window.end,
+        stamp=window.stamp or window.updated_at,
+        last_modified=window.updated_at,
+        reference=window.reference,
+        aliases=tuple(window.aliases or ()),
+        summary=title[:250],
+        status=window.status,
+        impact=window.impact,
+        provider=window.provider or (window.carrier.code if window.carrier_id else "wanmon"),
+        account=window.account or "wanmon",
+        organizer=window.organizer or (window.carrier.noc_email if window.carrier_id else ""),
+        objects=objects,
+        description="\n".join(line for line in lines if line),
+        location=", ".join(footprint.site_codes),
+        url=_window_url(window),
+        rrule=window.rrule,
+    )
+
+
+def maintenance_export_windows(
+    *,
+    site: Site | str | None = None,
+    carrier: Carrier | str | None = None,
+    now: datetime | None = None,
+    past_days: int = 90,
+) -> list[ExportWindow]:
+    """Windows for a feed: all, one site's (those touching it) or one carrier's, from ``past_days`` ago on."""
+    now = now or timezone.now()
+    since = now - timedelta(days=past_days)
+    windows = list(maintenance_window_list(start=since, carrier=carrier))
+    tp = topology_load(start=since)
+    site_obj = None
+    if site is not None:
+        site_obj = site if isinstance(site, Site) else Site.objects.filter(code=site).first()
+        if site_obj is None:
+            return []
+    out = []
+    for w in windows:
+        targets = window_targets(w)
+        end = (w.recurrence_end or now + timedelta(days=366)) if w.rrule else w.end
+        if site_obj is not None and site_obj.pk not in tp.window_sites(targets, w.start, end):
+            continue
+        footprint = WindowFootprint(
+            touches=tuple(tp.window_touches(targets, w.start, end)),
+            site_codes=tuple(sorted(tp.site_codes[s] for s in tp.window_sites(targets, w.start, end))),
+        )
+        out.append(maintenance_export_window(w, footprint))
+    return out
+
+
+def maintenance_source_for_sender(sender: str) -> MaintenanceSource | None:
+    """The enabled source whose senders list the address or its '@domain'."""
+    address = sender.strip().lower()
+    if not address:
+        return None
+    domain = "@" + address.rpartition("@")[2]
+    for source in MaintenanceSource.objects.select_related("carrier").filter(enabled=True):
+        senders = {s.strip().lower() for s in source.senders}
+        if address in senders or domain in senders:
+            return source
+    return None
+
+
+def site_recipients(site_ids: Iterable[int], roles: Iterable[str]) -> dict[str, list[str]]:
+    """E-mail -> site codes, for the contacts of the given sites in the first of ``roles`` each site has."""
+    roles = list(roles)
+    by_site: dict[int, dict[str, list[str]]] = {}
+    for contact in SiteContact.objects.select_related("site").filter(site_id__in=list(site_ids), role__in=roles):
+        by_site.setdefault(contact.site_id, {}).setdefault(contact.role, []).append(contact)
+    out: dict[str, list[str]] = {}
+    for contacts_by_role in by_site.values():
+        for role in roles:
+            if role in contacts_by_role:
+                for contact in contacts_by_role[role]:
+                    out.setdefault(contact.email.lower(), []).append(contact.site.code)
+                break
+    return {email: sorted(set(codes)) for email, codes in sorted(out.items())}

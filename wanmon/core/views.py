@@ -1,8 +1,6 @@
-"""Health endpoint and the home page."""
+"""The health endpoint (the home page is the dashboard's overview)."""
 
-from django.contrib.auth.decorators import login_required
 from django.http import JsonResponse
-from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
@@ -15,8 +13,3 @@ def healthz(request):
     """JSON health of database (with TimescaleDB version), Redis and Celery workers; 503 when one is down."""
     ok, report = health_report()
     return JsonResponse(report, status=200 if ok else 503)
-
-
-@login_required
-def home(request):
-    return render(request, "core/home.html")

@@ -19,6 +19,9 @@ Active tests never overlap where they would measure each other (scheduler exclus
   (a nuttcp stream would show up as delay and loss in an owping session to the same node).
 
 Traceroute, SNMP and host_tcp are passive or nearly so and run alongside anything.
+
+``[[replay]]`` tables (:mod:`agents.replay_collector`) replay a scenario file's timeline instead of
+measuring: simulated site agents, e.g. those of ``scripts/demo``.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from types import ModuleType
 from typing import Any
 
 from agents.config import AgentConfig, ConfigError, HostTcpTarget, SnmpTarget, TwampTarget
+from agents.replay_collector import ReplayCollector
 from agents.scheduler import exclusive_groups
 from collectors import hostinfo, nuttcp, owamp, traceroute
 from collectors.runner import CommandRunner, SubprocessRunner
@@ -319,6 +323,9 @@ def build_collectors(
     built += [OwampCollector(c, index=i, site=site, runner=runner) for i, c in enumerate(config.owamp)]
     built += [TracerouteCollector(c, index=i, site=site, runner=runner) for i, c in enumerate(config.traceroute)]
     built += [HostTcpCollector(t, index=i, site=site) for i, t in enumerate(config.host_tcp)]
+    built += [
+        ReplayCollector(t, index=i, site=site, state_dir=config.agent.spool_dir) for i, t in enumerate(config.replay)
+    ]
     if config.snmp:
         built += _snmp_collectors(config, import_module)
     if config.twamp:

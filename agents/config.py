@@ -27,6 +27,7 @@ shutdown_grace_s = 10                     # optional: on SIGTERM, running collec
 [[traceroute]] dst, host, interval_s, tool, ... (TracerouteConfig)     optional
 [[host_tcp]]   interval_s, host, interface, proc_root, sys_root          optional
 [[twamp]]      dst, host, port, interval_s, packets, packet_interval_s, timeout_s, padding_bytes
+[[replay]]     file, speed, shift, loop, equipment, interval_s       (agents.replay_collector: a simulated site)
 ```
 
 Every problem is reported, each naming the file and the key, with 0-based indexes for array
@@ -60,6 +61,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from agents.replay_collector import ReplayTarget
 from collectors.nuttcp import NuttcpConfig
 from collectors.owamp import OwampConfig
 from collectors.records import SITE_CODE_PATTERN
@@ -74,6 +76,7 @@ __all__ = [
     "CentralSettings",
     "ConfigError",
     "HostTcpTarget",
+    "ReplayTarget",
     "SnmpTarget",
     "TwampTarget",
     "load_config",
@@ -230,6 +233,7 @@ class AgentConfig:
     traceroute: tuple[TracerouteConfig, ...] = ()
     host_tcp: tuple[HostTcpTarget, ...] = ()
     twamp: tuple[TwampTarget, ...] = ()
+    replay: tuple[ReplayTarget, ...] = ()
 
 
 # --- loading -----------------------------------------------------------------------------------
@@ -288,7 +292,7 @@ def read_token(config: AgentConfig) -> str:
 # --- validation --------------------------------------------------------------------------------
 
 _TOP_LEVEL_TABLES = ("central", "agent")
-_ARRAY_TABLES = ("snmp", "nuttcp", "owamp", "traceroute", "host_tcp", "twamp")
+_ARRAY_TABLES = ("snmp", "nuttcp", "owamp", "traceroute", "host_tcp", "twamp", "replay")
 
 # Bounds for keys of the collectors' own config dataclasses (they check relations, not ranges).
 _EXTERNAL_BOUNDS: Mapping[str, Mapping[str, float]] = {
@@ -342,6 +346,7 @@ class _Validator:
         traceroute = self.each(data, "traceroute", lambda table, where: self.test(table, where, TracerouteConfig, site))
         host_tcp = self.each(data, "host_tcp", lambda table, where: self.build(HostTcpTarget, table, where))
         twamp = self.each(data, "twamp", lambda table, where: self.twamp(table, where, site))
+        replay = self.each(data, "replay", lambda table, where: self.build(ReplayTarget, table, where))
         for i, config in enumerate(nuttcp):
             cycle_s = config.duration_s * len(config.directions())
             if config.interval_s is not None and config.interval_s < cycle_s:
@@ -361,6 +366,7 @@ class _Validator:
             traceroute=traceroute,
             host_tcp=host_tcp,
             twamp=twamp,
+            replay=replay,
         )
 
     def section(self, data: Mapping[str, Any], name: str, cls: type) -> Any:

@@ -140,6 +140,9 @@ STORAGES = {
 
 # --- e-mail (alerts, maintenance notices) ---
 EMAIL_BACKEND = os.environ.get("WANMON_EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")
+# With WANMON_EMAIL_BACKEND=django.core.mail.backends.filebased.EmailBackend (the demo's default when no
+# EMAIL_HOST is given) every message is written under this directory instead of being sent.
+EMAIL_FILE_PATH = os.environ.get("WANMON_EMAIL_FILE_PATH", str(BASE_DIR / "var" / "mail"))
 EMAIL_HOST = os.environ.get("EMAIL_HOST", "127.0.0.1")
 EMAIL_PORT = env_int("EMAIL_PORT", 25)
 EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")

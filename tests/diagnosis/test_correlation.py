@@ -10,6 +10,7 @@ from tests.diagnosis.builders import NOW, T0, at, iface, rate_row
 from wanmon.diagnosis.correlation import (
     DegradedPath,
     PathRoute,
+    bundle_load_rise,
     edges_at,
     healthy_weight,
     interface_load_rise,
@@ -108,3 +109,17 @@ def test_interface_load_rise():
     flat = iface("usl-chi", "so-1/0/0", 10e9, [rate_row(m, 1e8, 5.0e9 + (5e7 if m >= 180 else 0)) for m in range(361)])
     assert interface_load_rise(flat, at(180), NOW) is None
     assert at(180) - T0 == timedelta(hours=3)
+
+
+def test_load_moved_between_bundle_members_is_not_a_rise():
+    # xe-1/2/1 is drained at minute 180 and its 1.1 Gb/s moves to xe-1/2/0: one member's load doubles,
+    # the bundle's does not change
+    survivor = iface("cph", "xe-1/2/0", 10e9, [rate_row(m, 5e8, 1.1e9 if m < 180 else 2.2e9) for m in range(361)])
+    drained = iface(
+        "cph", "xe-1/2/1", 10e9, [rate_row(m, 5e8 if m < 180 else 0.0, 1.1e9 if m < 180 else 0.0) for m in range(361)]
+    )
+    assert interface_load_rise(survivor, at(180), NOW)["rise_bps"] == pytest.approx(1.1e9)
+    assert bundle_load_rise((survivor, drained), at(180), NOW) == pytest.approx(0.0, abs=1.0)
+    # new traffic on the bundle does show
+    busier = iface("cph", "xe-1/2/1", 10e9, [rate_row(m, 5e8, 1.1e9 if m < 180 else 1.6e9) for m in range(361)])
+    assert bundle_load_rise((survivor, busier), at(180), NOW) == pytest.approx(1.6e9)

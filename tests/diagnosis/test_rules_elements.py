@@ -20,7 +20,7 @@ from tests.diagnosis.builders import (
 )
 from wanmon.diagnosis import codes
 from wanmon.diagnosis.context import RuleContext
-from wanmon.diagnosis.evidence import CounterDiscontinuity, TrunkEvidence
+from wanmon.diagnosis.evidence import CounterDiscontinuity, InterfaceStatus, MaintenanceWindow, TrunkEvidence
 from wanmon.diagnosis.rules.interfaces import counter_discontinuity, interface_errors, link_congestion
 from wanmon.diagnosis.rules.trunk import address_parity, trunk_imbalance
 
@@ -167,3 +167,51 @@ def test_balanced_trunk_and_even_hosts_are_fine():
 def test_lightly_loaded_members_do_not_count():
     # 5 % vs 1 %: too little traffic for the hashing to show
     assert trunk_imbalance(ral(8.8e8, member_out=(5e7, 1e7))) == []
+
+
+def drained_member(carries_nothing_while_up: bool, maintenance=()):
+    """ge-1/0/1 carries nothing from minute 120 to 240 and ge-1/0/0 carries the bundle's 7.6e8 alone."""
+
+    def rows(i):
+        def row(m):
+            idle = 120 <= m < 240
+            status = "up" if carries_nothing_while_up or not idle else "down"
+            if i == 1:
+                return rate_row(m, 0.0 if idle else 1e8, 0.0 if idle else 3.6e8, oper_status=status)
+            return rate_row(m, 1e8, 7.6e8 if idle else 4.0e8, oper_status="up")
+
+        return every(1, row)
+
+    members = tuple(
+        iface(
+            "uk-lon",
+            f"ge-1/0/{i}",
+            1e9,
+            rows(i),
+            status=tuple(InterfaceStatus(r.time, r.oper_status) for r in rows(i)),
+        )
+        for i in range(2)
+    )
+    tests = every(
+        30, lambda m: tcp(m, 8.8e8, window_bytes=4 * MiB, rtt_ms=8.0, dst_host=f"192.0.2.{21 + (m // 30) % 2}")
+    )
+    return ctx(
+        path("CERN", "RAL", 2e9, RAL, tests), trunks=(TrunkEvidence("ral-lag", members),), maintenance=maintenance
+    )
+
+
+def test_a_member_shut_for_work_is_not_broken_load_sharing():
+    # oper down for two hours: LACP hashes every flow over the member left, which carries the bundle's load
+    assert trunk_imbalance(drained_member(carries_nothing_while_up=False)) == []
+
+
+def test_a_member_up_but_carrying_nothing_is_broken_load_sharing():
+    # oper up, so in the bundle, yet hashing gives it nothing: flows crowd onto the other member
+    [f] = trunk_imbalance(drained_member(carries_nothing_while_up=True))
+    assert f.evidence["member_utilisation"]["ratio"] < 0.5
+
+
+def test_a_member_drained_for_announced_work_is_not_broken_load_sharing():
+    # costed out of the bundle with its port up, during work announced on it (whatever the traffic impact)
+    work = MaintenanceWindow("JANET-CHG-1", at(115), at(245), "reduced-redundancy", ("uk-lon:ge-1/0/1",))
+    assert trunk_imbalance(drained_member(carries_nothing_while_up=True, maintenance=(work,))) == []

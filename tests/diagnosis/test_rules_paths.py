@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from datetime import timedelta
 
 import pytest
@@ -24,6 +25,7 @@ from tests.diagnosis.builders import (
     trace,
 )
 from wanmon.diagnosis import codes
+from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.context import RuleContext
 from wanmon.diagnosis.evidence import InterfaceStatus, PathSummary
 from wanmon.diagnosis.rules.asymmetry import asymmetric_path
@@ -190,6 +192,35 @@ def test_continuous_loss_is_not_periodic():
 def test_random_loss_is_not_periodic():
     minutes = [5, 15, 80, 95, 100, 170, 260, 265, 330]
     assert find_period([at(m) for m in minutes], [at(m) for m in range(0, 361, 5)]) is None
+
+
+def test_random_loss_on_a_coarse_sampling_grid_is_not_periodic(monkeypatch):
+    # lossy 5-min sessions one or two sessions apart at random: the median gap is 1.5 sessions (7.5 min), and a
+    # tolerance of half a session around its multiples admits every gap the grid can produce
+    gaps = [1, 2, 1, 1, 3, 2, 1, 2, 2, 1, 1, 4, 1, 2, 1, 2, 1, 1, 2, 5, 1, 2, 2, 1, 1, 3, 1, 2, 2, 1]
+    sessions = [sum(gaps[:i]) for i in range(len(gaps) + 1)]
+    events = [at(5 * n) for n in sessions]
+    samples = [at(m) for m in range(0, 361, 5)]
+    assert find_period(events, samples) is None
+    monkeypatch.setattr(k, "PERIODIC_MAX_CHANCE_PROBABILITY", 1.0)  # without the comparison with chance
+    assert find_period(events, samples)["regular_share"] == 1.0
+
+
+def test_poisson_loss_is_not_periodic():
+    samples = [at(m) for m in range(0, 361, 5)]
+    for seed in range(300):
+        rng = random.Random(seed)
+        lossy, t = set(), 0.0
+        while (t := t + rng.expovariate(1 / 7.2)) < 360:  # one loss every 7.2 min on average
+            lossy.add(int(t // 5))
+        assert find_period([samples[n] for n in sorted(lossy)], samples) is None, seed
+
+
+def test_a_clean_hourly_pattern_is_periodic():
+    events = [at(m) for m in (2, 62, 121, 182, 241, 302)]
+    found = find_period(events, [at(m) for m in range(0, 361)])
+    assert found["period_s"] == pytest.approx(3600, rel=0.01)
+    assert found["chance_probability"] < k.PERIODIC_MAX_CHANCE_PROBABILITY
 
 
 def test_periodic_loss_on_a_path_without_schedule_says_so():

@@ -224,6 +224,24 @@ def interface_load_rise(iface: InterfaceEvidence, onset: datetime, end: datetime
     }
 
 
+def bundle_load_rise(members: Sequence[InterfaceEvidence], onset: datetime, end: datetime) -> float | None:
+    """Rise of a bundle's aggregate load (the sum of its members' mean loads) after ``onset``.
+
+    Flows are hashed over the members in service: when a member is shut or rehashed, its flows move to the
+    others, whose loads rise while the bundle carries no more than before.  Only the aggregate says whether
+    other traffic arrived.
+    """
+    before = after = 0.0
+    for m in members:
+        b = _mean_load_bps(m, onset - timedelta(seconds=k.LOAD_LOOKBACK_S), onset - timedelta(seconds=1))
+        a = _mean_load_bps(m, onset, end)
+        if b is None or a is None:
+            return None
+        before += b
+        after += a
+    return after - before
+
+
 def path_load_rise(q: PathAssessment, onset: datetime, end: datetime, observed_since: datetime) -> dict | None:
     """Traffic of another path's tests after ``onset`` vs before: started, or rose by at least
     max(LOAD_RISE_MIN_BPS, LOAD_RISE_MIN_FRACTION x its capacity, DEGRADED_STAT_SIGMAS robust sigmas of its
@@ -341,7 +359,9 @@ def shared_equipment_suspects(ctx: RuleContext) -> list[Finding]:
     ``rank_shared_elements`` (direction-aware exoneration by healthy paths);
     (2) a single degraded path: elements on it whose load rose by at least
     max(LOAD_RISE_MIN_BPS, LOAD_RISE_MIN_FRACTION x speed) within
-    LOAD_ONSET_TOLERANCE_S of the onset, and elements it shares with another path
+    LOAD_ONSET_TOLERANCE_S of the onset (for a member of a bundle, no more than
+    the bundle's aggregate rose: load moved over from a drained sibling is not
+    extra traffic), and elements it shares with another path
     (of another site pair) whose traffic started or rose beyond its noise then
     (see ``path_load_rise``).
 
@@ -455,6 +475,18 @@ def _load_findings(ctx: RuleContext, a: PathAssessment, ep: Episode, trunk_names
         if not how:
             continue
         rise = interface_load_rise(iface, onset, ep.end)
+        if rise:
+            # a member of a bundle: traffic moved over from a sibling is not extra traffic
+            for t in ctx.bundle.trunks:
+                if any(m.name == iface.name for m in t.members):
+                    total = bundle_load_rise(t.members, onset, ep.end)
+                    if total is not None and total < rise["rise_bps"]:
+                        rise["bundle"] = t.name
+                        rise["bundle_rise_bps"] = total
+                        rise["rise_bps"] = total
+            floor = max(k.LOAD_RISE_MIN_BPS, k.LOAD_RISE_MIN_FRACTION * (iface.speed_bps or 0.0))
+            if rise["rise_bps"] < floor:
+                rise = None
         if rise:
             rise["match"] = how
             candidates[iface.name] = {"score": 2.0 if how == "exact" else 1.5, "interface_rise": rise, "paths": []}

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from wanmon.diagnosis import codes, text
@@ -11,6 +12,59 @@ from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.analysis import PathAssessment, cadence_s, host_name_for, latest_hosts, median, usable_owamp
 from wanmon.diagnosis.context import RuleContext, path_finding
 from wanmon.diagnosis.evidence import Finding
+
+
+def _binomial_tail(n: int, successes: int, q: float) -> float:
+    """P(X >= successes) for X ~ Binomial(n, q)."""
+    if successes <= 0:
+        return 1.0
+    if q <= 0.0:
+        return 0.0
+    if q >= 1.0:
+        return 1.0
+    total = 0.0
+    for i in range(successes, n + 1):
+        log_choose = math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1)
+        total += math.exp(log_choose + i * math.log(q) + (n - i) * math.log1p(-q))
+    return min(1.0, total)
+
+
+def _chance_fit_share(
+    fits: Callable[[float], bool],
+    period_s: float,
+    tol_s: float,
+    events: int,
+    cad_s: float | None,
+    samples: int | None,
+    span_s: float,
+) -> float:
+    """Share of the gaps that memoryless (Poisson) loss at the same rate would make fit the period.
+
+    On a sampling grid (sessions every ``cad_s``) each session is lossy with probability r = events / samples,
+    independently, so gaps are k sampling intervals with P(k) = r (1 - r)^(k - 1); the share is the mass of
+    the k whose gap ``fits``.  Without a grid (per-packet loss times) gaps are exponential with the events'
+    rate and the share is the mass within ``tol_s`` of a multiple of the period.
+    """
+    if cad_s and samples:
+        r = min(1.0, events / samples)
+        k_max = max(1, round(span_s / cad_s))
+        mass = fit = 0.0
+        for kk in range(1, k_max + 1):
+            pk = r * (1 - r) ** (kk - 1)
+            mass += pk
+            if fits(kk * cad_s):
+                fit += pk
+        return fit / mass if mass > 0 else 1.0
+    if tol_s >= period_s / 2 or span_s <= 0:
+        return 1.0
+    lam = (events - 1) / span_s
+    share = 0.0
+    m = 1
+    while (m - 1) * period_s <= span_s:
+        lo, hi = max(0.0, m * period_s - tol_s), m * period_s + tol_s
+        share += math.exp(-lam * lo) - math.exp(-lam * hi)
+        m += 1
+    return min(1.0, share / (1 - math.exp(-lam * span_s)))
 
 
 def find_period(event_times: Sequence[datetime], sample_times: Sequence[datetime] | None = None) -> dict | None:
@@ -23,7 +77,10 @@ def find_period(event_times: Sequence[datetime], sample_times: Sequence[datetime
     least PERIODIC_MIN_PERIOD_SAMPLES sampling intervals (otherwise it is the
     sampling itself); and PERIODIC_MIN_REGULAR_SHARE of the intervals within
     max(PERIODIC_PERIOD_TOLERANCE x T, half a sampling interval) of a multiple of
-    T, PERIODIC_MIN_SINGLE_SHARE of them exactly one period (an event can go unseen).
+    T, PERIODIC_MIN_SINGLE_SHARE of them exactly one period (an event can go unseen);
+    and that fit must be unlikely for random loss: memoryless loss at the same rate on
+    the same sampling grid fits as many of the gaps (not counting the one or two that
+    set the median T) as tightly with a probability of at most PERIODIC_MAX_CHANCE_PROBABILITY.
     """
     events = sorted(set(event_times))
     if len(events) < k.PERIODIC_MIN_EVENTS:
@@ -36,12 +93,37 @@ def find_period(event_times: Sequence[datetime], sample_times: Sequence[datetime
     if t0 <= 0 or (cad and t0 < k.PERIODIC_MIN_PERIOD_SAMPLES * cad):
         return None
     tol = max(k.PERIODIC_PERIOD_TOLERANCE * t0, 0.51 * cad if cad else 0.0)
+
+    def fits(g: float) -> bool:
+        return abs(g - max(1, round(g / t0)) * t0) <= tol
+
     multiples = [max(1, round(g / t0)) for g in gaps]
-    ok = [abs(g - m * t0) <= tol for g, m in zip(gaps, multiples, strict=True)]
+    ok = [fits(g) for g in gaps]
     if sum(ok) < k.PERIODIC_MIN_REGULAR_SHARE * len(gaps):
         return None
     single = sum(1 for g, m, good in zip(gaps, multiples, ok, strict=True) if good and m == 1)
     if single < k.PERIODIC_MIN_SINGLE_SHARE * len(gaps):
+        return None
+    # Would random loss at this rate fit as tightly?  Random gaps are credited with the tolerance the fitting
+    # gaps actually needed (at least the time resolution), and the gaps that set the median T, which fit it
+    # by construction, are not counted as evidence.
+    resolution = 0.51 * cad if cad else 0.0
+    needed = max([abs(g - m * t0) for g, m, good in zip(gaps, multiples, ok, strict=True) if good] + [resolution])
+    tight = min(tol, needed)
+
+    def fits_tightly(g: float) -> bool:
+        return abs(g - max(1, round(g / t0)) * t0) <= tight
+
+    if sample_times:
+        span = (max(sample_times) - min(sample_times)).total_seconds()
+    else:
+        span = (events[-1] - events[0]).total_seconds()
+    q = _chance_fit_share(fits_tightly, t0, tight, len(events), cad, len(sample_times) if sample_times else None, span)
+    median_gaps = 1 if len(gaps) % 2 else 2
+    n_free = len(gaps) - median_gaps
+    ok_free = sum(ok) - min(median_gaps, sum(ok))
+    chance = _binomial_tail(n_free, ok_free, q) if n_free > 0 else 1.0
+    if chance > k.PERIODIC_MAX_CHANCE_PROBABILITY:
         return None
     period = sum(g for g, good in zip(gaps, ok, strict=True) if good) / sum(
         m for m, good in zip(multiples, ok, strict=True) if good
@@ -55,6 +137,8 @@ def find_period(event_times: Sequence[datetime], sample_times: Sequence[datetime
         "stray_events": len(events) - len(fitting),
         "intervals": len(gaps),
         "regular_share": sum(ok) / len(gaps),
+        "chance_share": q,
+        "chance_probability": chance,
         "sampling_interval_s": cad,
         "first": fitting[0],
         "last": fitting[-1],
@@ -139,7 +223,8 @@ def periodic_loss(ctx: RuleContext) -> list[Finding]:
     agent's poll interval, the events coincide with its host reads, or the
     reverse direction shows no such pattern.
 
-    Why: random loss is not periodic.  A stable period points at a periodic
+    Why: random loss is not periodic -- though on a coarse sampling grid it can look so, which is why the fit
+    is compared with what random loss at the same rate would give.  A stable period points at a periodic
     process -- on a receiving Linux host even the monitoring itself: reading
     /proc/net/tcp (netstat) dropped 10-70 % of the packets of the following
     second on FZK->CERN -- or a periodic network event.  All streams losing at
@@ -171,7 +256,9 @@ def periodic_loss(ctx: RuleContext) -> list[Finding]:
         explanation = (
             f"Loss on {a.key} is not random: {found['events']} loss events ({found['source']}) from "
             f"{found['first']:%H:%M} to {found['last']:%H:%M} UTC recur every {text.duration(period)} "
-            f"({text.pct(found['regular_share'])} of the intervals fit){event_txt}. {poll_txt} A periodic process "
+            f"({text.pct(found['regular_share'])} of the intervals fit, where random loss at the same rate would "
+            f"fit {text.pct(found['chance_share'])} and match this well with probability "
+            f"{found['chance_probability']:.1g}){event_txt}. {poll_txt} A periodic process "
             f"is at work: on a receiving Linux host even monitoring that reads /proc/net/tcp (netstat) drops packets, "
             f"or a periodic network event. All streams lose packets together, the worst case for TCP recovery."
         )

@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import bisect
 import ipaddress
 import re
 import statistics
 from collections import defaultdict
+from datetime import timedelta
 
 from wanmon.diagnosis import codes, text
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.analysis import PathAssessment
 from wanmon.diagnosis.context import RuleContext
-from wanmon.diagnosis.evidence import EvidenceBundle, Finding, PathEvidence, TrunkEvidence
+from wanmon.diagnosis.evidence import (
+    EvidenceBundle,
+    Finding,
+    InterfaceEvidence,
+    InterfaceRate,
+    PathEvidence,
+    TrunkEvidence,
+)
 from wanmon.diagnosis.rules.interfaces import valid_rows
+from wanmon.diagnosis.rules.outage import DOWN_STATUSES
 
 _TRAILING_DIGITS = re.compile(r"(\d+)$")
 
@@ -38,9 +48,49 @@ def trunk_association(bundle: EvidenceBundle, path: PathEvidence, trunk: TrunkEv
     return None
 
 
+def _under_work(ctx: RuleContext, trunk: TrunkEvidence, member: InterfaceEvidence) -> list[tuple]:
+    """(start, end) of the maintenance windows naming the member, its bundle or its equipment."""
+    names = {member.name, trunk.name, member.equipment}
+    return [(w.start, w.end) for w in ctx.bundle.maintenance if names & set(w.affects)]
+
+
+def in_service_rows(
+    ctx: RuleContext, member: InterfaceEvidence, trunk: TrunkEvidence | None = None
+) -> list[InterfaceRate]:
+    """Valid rate rows of a member that was in service over the whole polling interval.
+
+    A member shut for work or failed is out of the bundle: LACP hashes every flow over the members left, so it
+    carries nothing by design and its zero says nothing about load sharing.  An interval is out of service
+    when the poll that ends it or the poll that opened it saw the member down, or when it overlaps announced
+    work on the member (or its bundle or device): a member can be drained for work -- costed out of the
+    bundle -- while its port stays up, whatever traffic impact the carrier announced.
+    """
+    status = {s.time: s.oper_status.lower() for s in member.status if s.oper_status}
+    for r in member.rates:
+        if r.oper_status:
+            status.setdefault(r.time, r.oper_status.lower())
+    times = sorted(status)
+    work = _under_work(ctx, trunk, member) if trunk is not None else []
+    out = []
+    for r in valid_rows(ctx, member):
+        if status.get(r.time) in DOWN_STATUSES:
+            continue
+        opened = r.time - timedelta(seconds=r.interval_s) if r.interval_s else None
+        i = bisect.bisect_left(times, r.time)
+        before = times[i - 1] if i > 0 else None
+        if before is not None and (opened is None or before >= opened - timedelta(seconds=1)):
+            if status[before] in DOWN_STATUSES:
+                continue
+        if any((opened or r.time) < end and r.time > start for start, end in work):
+            continue
+        out.append(r)
+    return out
+
+
 def _imbalance_of(trunk: TrunkEvidence, rows_of: dict[str, list]) -> dict | None:
     """Mean utilisation per member and direction over the given rows; imbalanced when the least busy member
-    carries less than TRUNK_MAX_MEMBER_RATIO of the busiest, which carries at least TRUNK_MIN_BUSY_UTILISATION."""
+    carries less than TRUNK_MAX_MEMBER_RATIO of the busiest, which carries at least TRUNK_MIN_BUSY_UTILISATION.
+    Only members with rows (in service) take part; at least two are needed to compare."""
     per_dir: dict[str, dict[str, float]] = {"in": {}, "out": {}}
     for m in trunk.members:
         rows = rows_of.get(m.name, [])
@@ -50,7 +100,7 @@ def _imbalance_of(trunk: TrunkEvidence, rows_of: dict[str, list]) -> dict | None
                 per_dir[d][m.name] = statistics.fmean(vals) / m.speed_bps
     best = None
     for d, utils in per_dir.items():
-        if len(utils) < 2 or len(utils) < len(trunk.members):
+        if len(utils) < 2:
             continue
         busiest = max(utils.values())
         least = min(utils.values())
@@ -64,13 +114,15 @@ def _imbalance_of(trunk: TrunkEvidence, rows_of: dict[str, list]) -> dict | None
 def member_imbalance(ctx: RuleContext, trunk: TrunkEvidence) -> dict | None:
     """Member utilisation imbalance over the window, else over the longest sustained run of imbalanced bins.
 
-    The window average is checked first.  A hashing fault that started inside the window is diluted by the
-    balanced time before it, so the window is also cut into TRUNK_BIN_S bins; consecutive imbalanced bins
-    covering at least TRUNK_MIN_IMBALANCED_S are judged together (the longest such run).
+    Only the intervals in which a member was in service and not under announced work count
+    (``in_service_rows``).  The window average is checked first.  A hashing fault that started inside the
+    window is diluted by the balanced time before it, so the window is also cut into TRUNK_BIN_S bins;
+    consecutive imbalanced bins covering at least TRUNK_MIN_IMBALANCED_S are judged together (the longest
+    such run).
     """
     if not trunk.members or any(not m.speed_bps for m in trunk.members):
         return None
-    rows_of = {m.name: valid_rows(ctx, m) for m in trunk.members}
+    rows_of = {m.name: in_service_rows(ctx, m, trunk) for m in trunk.members}
     times = [r.time for rows in rows_of.values() for r in rows]
     if not times:
         return None
@@ -165,9 +217,12 @@ def trunk_imbalance(ctx: RuleContext) -> list[Finding]:
     Evidence: (a) SNMP rates of the trunk's member interfaces; (b) TCP tests on
     paths crossing the trunk, grouped by the last bit of the host address.
 
-    Criterion: (a) over the window the busiest member carries at least
-    TRUNK_MIN_BUSY_UTILISATION of its speed and the least busy less than
-    TRUNK_MAX_MEMBER_RATIO of the busiest; or (b) with at least
+    Criterion: (a) over the window (or a sustained run of TRUNK_BIN_S bins) the
+    busiest member carries at least TRUNK_MIN_BUSY_UTILISATION of its speed and
+    the least busy less than TRUNK_MAX_MEMBER_RATIO of the busiest, counting only
+    members in service (oper up, no announced work on them): a member shut or
+    drained for work, or failed, is out of the bundle and carries nothing by
+    design; or (b) with at least
     BIMODAL_MIN_TESTS_PER_GROUP tests per group, the median of the slower
     (odd or even) group is below BIMODAL_MAX_RATIO of the faster one and 80 % of
     each group lies on its side of their geometric mean.

@@ -7,6 +7,14 @@ same rows into the same hypertable, in the same run. The last line is machine-re
 
 query: 90 days of 1-minute rates for 100 interfaces, rolled up, then the latency of the query API
 for one interface's 90-day 1-hour series (median of several runs).
+
+dashboard: ``manage.py seed_history`` (90 days of 1-minute rates for 100 interfaces on the routers of a
+site pair, rollups, months of tests), then the server time of every data request the path page makes:
+its ``?format=json`` refresh (fragments and figures; the figures are also what the page embeds on
+first load) and the page itself, one direction and both, for every range of the picker. Timed
+in-process with Django's test client (no network), after one warm-up request each. The last line is
+machine-readable:
+    dashboard_path_max_ms=<float> dashboard_path_median_ms=<float> slowest=<request> ...
 """
 
 from __future__ import annotations
@@ -259,6 +267,61 @@ def bench_diagnosis(hours: int) -> None:
           f"findings={len(findings)} evaluate_s_median={statistics.median(runs):.2f}")
 
 
+def bench_dashboard(days: int, interfaces: int, runs: int, skip_seed: bool) -> None:
+    from io import StringIO
+
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    from wanmon.dashboard.constants import RANGES
+
+    src, dst = "SEEDA", "SEEDB"
+    if not skip_seed:
+        out = StringIO()
+        t0 = time.perf_counter()
+        call_command("seed_history", days=days, interfaces=interfaces, src=src, dst=dst, stdout=out)
+        print(out.getvalue().rstrip())
+        print(f"seed_s={time.perf_counter() - t0:.1f}")
+    with connection.cursor() as c:
+        c.execute("SELECT (SELECT count(*) FROM measurements_interfacerate), "
+                  "(SELECT count(*) FROM measurements_interfacerate_5m), (SELECT count(*) FROM measurements_owamptest)")
+        raw_rows, rows_5m, owamp_rows = c.fetchone()
+    print(f"raw_rate_rows={raw_rows} rollup_5m_rows={rows_5m} owamp_rows={owamp_rows}")
+    user = get_user_model().objects.create_user(f"bench-{uuid.uuid4().hex[:6]}", password="x")
+    client = Client(HTTP_HOST="127.0.0.1")  # an allowed host: the test client says "testserver" by default
+    client.force_login(user)
+    pages = {"path": f"/paths/{src}/{dst}/", "reverse": f"/paths/{dst}/{src}/", "both": f"/paths/{src}/{dst}/both/"}
+    results: list[tuple[str, float, float, int, int]] = []  # (request, median ms, max ms, queries, bytes)
+    print(f"{'request':<34} {'median_ms':>9} {'max_ms':>8} {'queries':>7} {'kbytes':>7}")
+    for range_key in RANGES:
+        for page, url in pages.items():
+            for kind, extra in (("json", {"format": "json"}), ("html", {})):
+                params = {"range": range_key, **extra}
+                assert client.get(url, params).status_code == 200  # warm-up: templates, connection
+                times = []
+                for _ in range(runs):
+                    with CaptureQueriesContext(connection) as queries:
+                        t0 = time.perf_counter()
+                        response = client.get(url, params)
+                        times.append((time.perf_counter() - t0) * 1000)
+                    assert response.status_code == 200, (url, params, response.status_code)
+                if kind == "json":
+                    figures = response.json()["figures"]
+                    points = sum(len(trace.get("x") or ()) for fig in figures.values() for trace in fig["data"])
+                    assert points > 0, (url, params)
+                name = f"{page} {range_key} {kind}"
+                results.append((name, statistics.median(times), max(times), len(queries), len(response.content)))
+                print(f"{name:<34} {results[-1][1]:>9.1f} {results[-1][2]:>8.1f} {results[-1][3]:>7} "
+                      f"{results[-1][4] / 1024:>7.0f}")
+    slowest = max(results, key=lambda r: r[2])
+    json_max = max(r[2] for r in results if r[0].endswith("json"))
+    print(f"dashboard_path_max_ms={slowest[2]:.1f} dashboard_path_median_ms={max(r[1] for r in results):.1f} "
+          f"dashboard_path_json_max_ms={json_max:.1f} slowest={slowest[0].replace(' ', ':')} "
+          f"max_queries={max(r[3] for r in results)} requests={len(results) * runs}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="scripts/bench")
     sub = parser.add_subparsers(dest="what", required=True)
@@ -271,11 +334,18 @@ def main() -> None:
     query.add_argument("--runs", type=int, default=10)
     diagnosis = sub.add_parser("diagnosis")
     diagnosis.add_argument("--hours", type=int, default=24)
+    dashboard = sub.add_parser("dashboard")
+    dashboard.add_argument("--days", type=int, default=90)
+    dashboard.add_argument("--interfaces", type=int, default=100)
+    dashboard.add_argument("--runs", type=int, default=5, help="timed requests per page, range and format")
+    dashboard.add_argument("--skip-seed", action="store_true", help="time the pages over the data already there")
     args = parser.parse_args()
     if args.what == "ingest":
         bench_ingest(args.batches, args.polls, args.concurrency)
     elif args.what == "query":
         bench_query(args.days, args.runs)
+    elif args.what == "dashboard":
+        bench_dashboard(args.days, args.interfaces, args.runs, args.skip_seed)
     else:
         bench_diagnosis(args.hours)
 

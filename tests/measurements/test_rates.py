@@ -88,6 +88,33 @@ def test_rollups_average_max_and_p95(topo):
     assert buckets == 13 and total == 60
 
 
+def test_recompute_drops_rollup_buckets_whose_rates_are_gone(topo):
+    from wanmon.measurements.rollups import interface_rollups_refresh
+
+    # 11:01 .. 11:20: four 5-minute buckets (11:00, 11:05, 11:10, 11:15) and 11:20 in a fifth
+    _ingest(_samples(int(1e9 * 60 / 8), 21, 0))
+    iid = topo["xe"].pk
+    with connection.cursor() as c:
+        c.execute("DELETE FROM measurements_interfacerate WHERE time > %s AND time < %s",
+                  [T0 + timedelta(minutes=5), T0 + timedelta(minutes=10)])
+        interface_rollups_refresh(interface_ids=[iid], since=T0)
+        c.execute("SELECT time, samples FROM measurements_interfacerate_5m ORDER BY time")
+        buckets = c.fetchall()
+        c.execute("SELECT samples FROM measurements_interfacerate_1h")
+        hourly = c.fetchall()
+    # the 11:05 bucket kept only its 11:05 rate; 11:06 .. 11:09 are gone, the 11:10 bucket is intact
+    assert buckets == [(T0, 4), (T0 + timedelta(minutes=5), 1), (T0 + timedelta(minutes=10), 5),
+                       (T0 + timedelta(minutes=15), 5), (T0 + timedelta(minutes=20), 1)]
+    assert hourly == [(16,)]
+    with connection.cursor() as c:
+        c.execute("DELETE FROM measurements_interfacerate WHERE time >= %s AND time < %s",
+                  [T0 + timedelta(minutes=5), T0 + timedelta(minutes=10)])
+        interface_rollups_refresh(interface_ids=[iid], since=T0)
+        c.execute("SELECT time FROM measurements_interfacerate_5m ORDER BY time")
+        times = [r[0] for r in c.fetchall()]
+    assert times == [T0, T0 + timedelta(minutes=10), T0 + timedelta(minutes=15), T0 + timedelta(minutes=20)]
+
+
 def test_recompute_is_idempotent(topo):
     records = _samples(int(1e9 * 60 / 8), 4, 0)
     result = batch_ingest(batch_id="00000000-0000-4000-8000-000000000001", records=records, source="test")

@@ -537,40 +537,62 @@ def _owamp(src_id, dst_id, start, end, bucket_s, raw) -> tuple[TestRows, TestRow
 
 
 def _traceroutes(src_id, dst_id, start, end) -> list[dict]:
-    """Traceroutes in the range, plus the last one before it (so a change at the range start shows)."""
+    """Route changes seen by traceroute: the last traceroute before the range (so a change at the range
+    start shows) or the first in it, then each one whose hop list differs from the one before it.
+
+    Hourly traceroutes over a year are thousands of identical hop lists: the database keeps the first
+    of each run of equal lists, so consecutive rows returned always differ."""
     return _rows(
-        """(SELECT time, hops, pmtu_bytes FROM measurements_traceroute
-            WHERE src_id = %(src)s AND dst_id = %(dst)s AND error IS NULL AND time < %(start)s
-            ORDER BY time DESC LIMIT 1)
-           UNION ALL
-           (SELECT time, hops, pmtu_bytes FROM measurements_traceroute
-            WHERE src_id = %(src)s AND dst_id = %(dst)s AND error IS NULL AND time >= %(start)s AND time < %(end)s)
+        """SELECT time, hops, pmtu_bytes FROM (
+               SELECT time, hops, pmtu_bytes, lag(hops) OVER (ORDER BY time, id) AS previous,
+                      row_number() OVER (ORDER BY time, id) AS n
+               FROM measurements_traceroute
+               WHERE src_id = %(src)s AND dst_id = %(dst)s AND error IS NULL AND time < %(end)s
+                 AND time >= coalesce((SELECT max(time) FROM measurements_traceroute
+                                       WHERE src_id = %(src)s AND dst_id = %(dst)s AND error IS NULL
+                                         AND time < %(start)s), %(start)s)) t
+           WHERE n = 1 OR hops IS DISTINCT FROM previous
            ORDER BY time""",
         {"src": src_id, "dst": dst_id, "start": start, "end": end},
     )
 
 
+def _positive_median(column: str) -> str:
+    # The median _median of derived.py takes (positive, finite values; the mean of the two middle ones).
+    return (f"percentile_cont(0.5) WITHIN GROUP (ORDER BY {column}) "
+            f"FILTER (WHERE {column} > 0 AND {column}::float8 < 'Infinity'::float8)")
+
+
 def _derived_samples(src_id, dst_id, start, end) -> dict:
-    """Raw inputs of the derived figures over the range: TCP RTT, MSS and window, probe loss, delays."""
+    """Inputs of the derived figures over the range: medians of TCP RTT, MSS and window and of the probes'
+    minimum delay (computed by the database: a year holds ~100 000 probe sessions), probe loss.
+
+    Each median is handed on as a one-value list: the median of it is itself."""
     tcp = _rows(
-        """SELECT rtt_ms, mss_bytes, window_bytes FROM measurements_throughputtest
-           WHERE src_id = %s AND dst_id = %s AND protocol = 'tcp' AND error IS NULL AND time >= %s AND time < %s""",
-        [src_id, dst_id, start, end],
-    )
-    probes = _rows(
-        """SELECT coalesce(sum(packets_lost), 0) AS lost, coalesce(sum(packets_sent), 0) AS sent,
-                  array_agg(delay_min_ms) FILTER (WHERE delay_min_ms IS NOT NULL) AS delays
-           FROM measurements_owamptest
-           WHERE src_id = %s AND dst_id = %s AND error IS NULL AND packets_sent > 0 AND time >= %s AND time < %s""",
+        f"""SELECT {_positive_median("rtt_ms")} AS rtt, {_positive_median("mss_bytes")} AS mss,
+                   {_positive_median("window_bytes")} AS window
+            FROM measurements_throughputtest
+            WHERE src_id = %s AND dst_id = %s AND protocol = 'tcp' AND error IS NULL AND time >= %s AND time < %s""",
         [src_id, dst_id, start, end],
     )[0]
+    probes = _rows(
+        f"""SELECT coalesce(sum(packets_lost), 0) AS lost, coalesce(sum(packets_sent), 0) AS sent,
+                   {_positive_median("delay_min_ms")} AS delay
+            FROM measurements_owamptest
+            WHERE src_id = %s AND dst_id = %s AND error IS NULL AND packets_sent > 0 AND time >= %s AND time < %s""",
+        [src_id, dst_id, start, end],
+    )[0]
+
+    def one(value) -> list:
+        return [] if value is None else [value]
+
     return {
-        "rtts": [r["rtt_ms"] for r in tcp if r["rtt_ms"]],
-        "mss": [r["mss_bytes"] for r in tcp if r["mss_bytes"]],
-        "windows": [r["window_bytes"] for r in tcp if r["window_bytes"]],
+        "rtts": one(tcp["rtt"]),
+        "mss": one(tcp["mss"]),
+        "windows": one(tcp["window"]),
         "lost": int(probes["lost"]),
         "sent": int(probes["sent"]),
-        "delays": list(probes["delays"] or []),
+        "delays": one(probes["delay"]),
     }
 
 
@@ -615,22 +637,30 @@ def path_site_pair_exists(src: str, dst: str) -> bool:
 def path_interfaces(paths: Iterable[Path]) -> list[Interface]:
     """Interfaces a path crosses: the ports its hops leave by, and every member of a trunk such a port
     belongs to (flows hash onto any member). In path order, without duplicates."""
+    hop_ports = [hop.interface_id for path in paths if path is not None for hop in path_hops(path)
+                 if hop.interface_id]
+    if not hop_ports:
+        return []
+    # Two queries in all, whatever the number of hops: the members of every trunk holding a hop port,
+    # then those interfaces with their equipment (the page names them all).
+    membership = Trunk.members.through.objects
+    members_of: dict[int, set[int]] = defaultdict(set)
+    for trunk_id, member in membership.filter(
+        trunk_id__in=membership.filter(interface_id__in=hop_ports).values("trunk_id")
+    ).values_list("trunk_id", "interface_id"):
+        members_of[trunk_id].add(member)
+    siblings = {port: {m for members in members_of.values() if port in members for m in members} - {port}
+                for port in hop_ports}
+    by_id = Interface.objects.select_related("equipment").in_bulk(
+        set(hop_ports) | {m for members in members_of.values() for m in members})
     ordered: list[Interface] = []
     seen: set[int] = set()
-    for path in paths:
-        if path is None:
-            continue
-        for hop in path_hops(path):
-            if not hop.interface_id:
-                continue
-            siblings = [hop.interface] + list(
-                Interface.objects.filter(trunks__members=hop.interface).exclude(pk=hop.interface_id)
-                .select_related("equipment").distinct().order_by("name")
-            )
-            for iface in siblings:
-                if iface.pk not in seen:
-                    seen.add(iface.pk)
-                    ordered.append(iface)
+    for port in hop_ports:
+        group = [by_id[port]] + sorted((by_id[m] for m in siblings.get(port, ())), key=lambda i: i.name)
+        for iface in group:
+            if iface.pk not in seen:
+                seen.add(iface.pk)
+                ordered.append(iface)
     return ordered
 
 

@@ -188,53 +188,19 @@ def _resolve(
     return _Refs(sites=sites, equipment=equipment, interfaces=interfaces, interface_speed_mbps=speeds)
 
 
-# Record fields that have their own column; everything else a record carries (tool version, raw output
-# excerpt, exit code, test parameters...) is kept in the row's `extra` jsonb so nothing is lost.
-_STORED_FIELDS = {
-    "type",
-    "time",
-    "src",
-    "dst",
-    "site",
-    "host",
-    "tool",
-    "protocol",
-    "duration_s",
-    "streams",
-    "window_bytes",
-    "mss_bytes",
-    "throughput_bps",
-    "retransmits",
-    "rtt_ms",
-    "offered_bps",
-    "packets_sent",
-    "packets_lost",
-    "src_host",
-    "dst_host",
-    "error",
-    "duplicates",
-    "reordered",
-    "delay_min_ms",
-    "delay_median_ms",
-    "delay_max_ms",
-    "jitter_ms",
-    "clock_error_ms",
-    "hops",
-    "pmtu_bytes",
-    "tcp_rmem",
-    "tcp_wmem",
-    "rmem_max",
-    "wmem_max",
-    "congestion_control",
-    "mtu",
-}
+def _stored_fields() -> frozenset[str]:
+    # Record fields with a column of their own (the test tables' columns, plus the names that become ids
+    # and the wire tag); everything else a record carries (tool version, raw output excerpt, exit code,
+    # test parameters...) is kept in the row's `extra` jsonb so nothing is lost.
+    columns = {*THROUGHPUT_COLUMNS, *OWAMP_COLUMNS, *TRACEROUTE_COLUMNS, *HOSTTCP_COLUMNS}
+    return frozenset(columns | {"type", "src", "dst", "site"})
 
 
 def _record_extra(record) -> str | None:
     extra = {
         name: getattr(record, name)
         for name in record.__struct_fields__
-        if name not in _STORED_FIELDS and getattr(record, name) is not None
+        if name not in STORED_FIELDS and getattr(record, name) is not None
     }
     if _kind(record) == "owamp" and getattr(record, "tool", None):
         extra["tool"] = record.tool
@@ -319,6 +285,7 @@ HOSTTCP_COLUMNS = (
     "extra",
     "batch_id",
 )
+STORED_FIELDS = _stored_fields()
 
 
 def batch_ingest(

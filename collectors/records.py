@@ -6,14 +6,18 @@ these records, ``POST /api/v1/ingest`` validates agent batches against them (CON
 
 Validation has two layers:
 
-1. structure, in the types: msgspec Structs with ``msgspec.Meta`` bounds (ranges, lengths,
-   patterns), a tagged union on ``type``. Unknown record and batch fields are ignored (agents may
+1. structure, in the types: msgspec Structs with ``msgspec.Meta`` bounds (ranges, lengths), a
+   tagged union on ``type``. Unknown record and batch fields are ignored (agents may
    send extras, CONTRACTS.md section 3); unknown counter names are refused. msgspec stops at the first
    structural error of a document, so batches are decoded record by record: each bad record
    reports its first structural error;
 2. meaning, in ``_semantic_errors``: relations between fields (packets_lost <= packets_sent,
-   delay_min <= median <= max, src != dst, ascending tcp_rmem...) and the time window. Every
-   such error of every record is reported.
+   delay_min <= median <= max, src != dst, ascending tcp_rmem...), the time window and the
+   patterns of names and texts (see ``_Pattern``). Every such error of every record is reported.
+
+A valid batch, the common case, takes a fast path: one msgspec pass, then ``_records_clean``
+checks the meaning batch-wise; only a batch that fails is gone through again record by record
+to word its errors. ``decode_batch_stream`` does the same chunk by chunk for the ingest.
 
 Errors are ``{"path": "records[3].throughput_bps", "message": "..."}`` items; the path ``""``
 means the whole document. All times are timezone-aware and converted to UTC.
@@ -21,11 +25,16 @@ means the whole document. All times are timezone-aware and converted to UTC.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
+import operator
 import re
+import time
+import typing
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any, Final, Literal, TypedDict
+from typing import Annotated, Any, Final, Literal, NamedTuple, TypedDict
 
 import msgspec
 from msgspec import Meta
@@ -42,6 +51,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "SITE_CODE_PATTERN",
     "Batch",
+    "BatchStream",
     "Counters",
     "ErrorItem",
     "HostTcpRecord",
@@ -53,6 +63,7 @@ __all__ = [
     "TracerouteRecord",
     "batch_json_schema",
     "decode_batch",
+    "decode_batch_stream",
     "decode_records",
     "encode_batch",
     "record_errors",
@@ -97,13 +108,38 @@ _PATTERN_HELP: Final = {
     _UUID_PATTERN: "a UUID such as 6f1c0c8e-1b7e-4c8a-9a53-2f3f1c1d9e01",
 }
 
-SiteCode = Annotated[str, Meta(min_length=1, max_length=32, pattern=SITE_CODE_PATTERN, description="site code")]
-EquipmentName = Annotated[str, Meta(min_length=1, max_length=128, pattern=_EQUIPMENT_PATTERN)]
-InterfaceName = Annotated[str, Meta(min_length=1, max_length=128, pattern=_IF_NAME_PATTERN)]
-HostName = Annotated[str, Meta(min_length=1, max_length=255, pattern=_TOKEN_PATTERN, description="DNS name or address")]
-Label = Annotated[str, Meta(min_length=1, max_length=64, pattern=_LABEL_PATTERN)]
-ShortText = Annotated[str, Meta(min_length=1, max_length=128, pattern=_IF_NAME_PATTERN)]
-Text = Annotated[str, Meta(max_length=8192, pattern=_TEXT_PATTERN)]
+
+class _Pattern:
+    """``Annotated`` marker of a string field whose pattern is checked after decoding (``_pattern_problems``).
+
+    msgspec would run the regular expression on every value while decoding; a batch of 5 000 SNMP
+    samples names the same hundred interfaces fifty times, so the ingest checks each distinct value
+    once instead (a third of the decoding time). The published JSON schema keeps the pattern.
+    """
+
+    __slots__ = ("help", "regex")
+
+    def __init__(self, pattern: str) -> None:
+        self.regex = re.compile(pattern)
+        self.help = _PATTERN_HELP[pattern]
+
+
+def _name(pattern: str, *, min_length: int = 0, max_length: int, description: str | None = None) -> Any:
+    meta = Meta(
+        min_length=min_length, max_length=max_length, description=description, extra_json_schema={"pattern": pattern}
+    )
+    return Annotated[str, meta, _Pattern(pattern)]
+
+
+SiteCode = _name(SITE_CODE_PATTERN, min_length=1, max_length=32, description="site code")
+EquipmentName = _name(_EQUIPMENT_PATTERN, min_length=1, max_length=128)
+InterfaceName = _name(_IF_NAME_PATTERN, min_length=1, max_length=128)
+HostName = _name(_TOKEN_PATTERN, min_length=1, max_length=255, description="DNS name or address")
+Label = _name(_LABEL_PATTERN, min_length=1, max_length=64)
+ShortText = _name(_IF_NAME_PATTERN, min_length=1, max_length=128)
+Text = _name(_TEXT_PATTERN, max_length=8192)
+# Once per batch: msgspec checks the pattern itself.
+AgentVersion = Annotated[str, Meta(min_length=1, max_length=64, pattern=_LABEL_PATTERN)]
 BatchId = Annotated[str, Meta(pattern=_UUID_PATTERN, description="UUID, the idempotency key of the batch")]
 
 UtcDatetime = Annotated[datetime, Meta(tz=True, description="RFC 3339 time with a zone; stored in UTC")]
@@ -155,7 +191,7 @@ class RecordError(ValueError):
 # --- records -----------------------------------------------------------------------------------
 
 
-class _Record(msgspec.Struct, tag_field="type", omit_defaults=True, kw_only=True, frozen=True):
+class _Record(msgspec.Struct, tag_field="type", omit_defaults=True, kw_only=True, frozen=True, gc=False):
     """Fields every record has: when, and how the collection went (a failed test is a record too).
 
     Unknown fields are ignored, not refused: agents may send extras the centre does not know yet
@@ -170,7 +206,9 @@ class _Record(msgspec.Struct, tag_field="type", omit_defaults=True, kw_only=True
     raw_excerpt: Text | None = None
 
     def __post_init__(self) -> None:
-        msgspec.structs.force_setattr(self, "time", _to_utc(self.time))
+        # msgspec decodes "Z" and "+00:00" to datetime.UTC itself: only other offsets need converting.
+        if self.time.tzinfo is not UTC:
+            msgspec.structs.force_setattr(self, "time", _to_utc(self.time))
 
 
 class _PathRecord(_Record, kw_only=True, frozen=True):
@@ -222,7 +260,7 @@ class OwampRecord(_PathRecord, tag="owamp", kw_only=True, frozen=True):
     packet_size_bytes: PacketBytes | None = None
 
 
-class Counters(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True, frozen=True):
+class Counters(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True, frozen=True, gc=False):
     """IF-MIB counters in snake case; only these names exist (counters.COUNTER_SPECS)."""
 
     hc_in_octets: Counter64 | None = None
@@ -295,7 +333,7 @@ class Batch(msgspec.Struct, kw_only=True, frozen=True):
     """What an agent POSTs to /api/v1/ingest. ``batch_id`` is stored lower-case; unknown fields are ignored."""
 
     batch_id: BatchId
-    agent_version: Label
+    agent_version: AgentVersion
     sent_at: UtcDatetime
     records: list[Record]
     schema_version: Annotated[int, Meta(ge=1, le=1000)] = SCHEMA_VERSION
@@ -309,7 +347,7 @@ class _BatchEnvelope(msgspec.Struct, kw_only=True):
     """Batch with its records left undecoded, so each record is decoded (and reported) on its own."""
 
     batch_id: BatchId
-    agent_version: Label
+    agent_version: AgentVersion
     sent_at: UtcDatetime
     records: list[msgspec.Raw]
     schema_version: Annotated[int, Meta(ge=1, le=1000)] = SCHEMA_VERSION
@@ -318,6 +356,7 @@ class _BatchEnvelope(msgspec.Struct, kw_only=True):
 _BATCH_DECODER = msgspec.json.Decoder(Batch)
 _ENVELOPE_DECODER = msgspec.json.Decoder(_BatchEnvelope)
 _RECORD_DECODER = msgspec.json.Decoder(Record)
+_RECORDS_DECODER = msgspec.json.Decoder(list[Record])
 _RAW_LIST_DECODER = msgspec.json.Decoder(list[msgspec.Raw])
 _ENCODER = msgspec.json.Encoder()
 
@@ -345,6 +384,8 @@ def decode_batch(raw: bytes, *, now: datetime, max_records: int) -> Batch:
         batch = None
     if batch is not None and len(batch.records) <= max_records and batch.schema_version <= SCHEMA_VERSION:
         errors = [_item(path, msg) for path, msg in _time_errors("sent_at", batch.sent_at, now)]
+        if not errors and _records_clean(batch.records, now):
+            return batch
         for index, record in enumerate(batch.records):
             # JSON cannot carry NaN and the schema's bounds refuse infinities: skip the non-finite scan.
             problems = _semantic_errors(record, now, finite_checked=True)
@@ -392,6 +433,70 @@ def decode_batch(raw: bytes, *, now: datetime, max_records: int) -> Batch:
         sent_at=sent_at,
         records=records,
         schema_version=envelope.schema_version,
+    )
+
+
+class BatchStream(NamedTuple):
+    """A batch whose envelope is checked and whose records are decoded chunk by chunk (decode_batch_stream)."""
+
+    batch_id: str
+    agent_version: str
+    sent_at: datetime
+    record_count: int
+    chunks: Iterator[list[Record]]
+    decode_s: list[float]  # seconds spent decoding so far (envelope, then each chunk), for Server-Timing
+
+
+def decode_batch_stream(raw: bytes, *, now: datetime, max_records: int, chunk_records: int = 1000) -> BatchStream:
+    """``decode_batch`` for a consumer that stores records while the next ones are decoded.
+
+    The envelope (batch id, sent_at, schema version, number of records) is checked here; each chunk
+    of ``chunk_records`` records when the iterator reaches it. Whatever the problem and wherever it
+    is, the exception raised (here or by the iterator) is the RecordError of ``decode_batch`` for the
+    whole body, listing every error, so a consumer must be able to undo the chunks it took (the
+    ingest runs in one transaction).
+    """
+    _require_aware(now)
+    started = time.perf_counter()
+    try:
+        envelope = _ENVELOPE_DECODER.decode(raw)
+    except Exception:  # noqa: BLE001 - whatever it is, the careful path words it
+        envelope = None
+    if (
+        envelope is None
+        or envelope.schema_version > SCHEMA_VERSION
+        or len(envelope.records) > max_records
+        or next(_time_errors("sent_at", _to_utc(envelope.sent_at), now), None) is not None
+    ):
+        batch = decode_batch(raw, now=now, max_records=max_records)  # raises, listing every error
+        return BatchStream(
+            batch.batch_id, batch.agent_version, batch.sent_at, len(batch.records), iter([batch.records]), [0.0]
+        )
+    decode_s = [time.perf_counter() - started]
+
+    def chunks() -> Iterator[list[Record]]:
+        raws = envelope.records
+        for start in range(0, len(raws), chunk_records):
+            began = time.perf_counter()
+            try:
+                records = _RECORDS_DECODER.decode(b"[" + b",".join(raws[start : start + chunk_records]) + b"]")
+                clean = _records_clean(records, now)
+            except Exception:  # noqa: BLE001 - the careful path below words it
+                clean = False
+            if not clean:
+                # Raises the whole body's RecordError; should it find nothing wrong, its records go on.
+                yield decode_batch(raw, now=now, max_records=max_records).records[start:]
+                return
+            decode_s[0] += time.perf_counter() - began
+            yield records
+
+    return BatchStream(
+        envelope.batch_id.lower(),
+        envelope.agent_version,
+        _to_utc(envelope.sent_at),
+        len(envelope.records),
+        chunks(),
+        decode_s,
     )
 
 
@@ -490,12 +595,81 @@ _Problems = Iterator[tuple[str, str]]  # (path relative to the record, message)
 
 def _semantic_errors(record: Record, now: datetime | None, *, finite_checked: bool = False) -> list[tuple[str, str]]:
     problems = list(_time_errors("time", record.time, now))
+    problems.extend(_pattern_problems(record))
     if not finite_checked:
         problems.extend(_non_finite_fields(record))
     checker = _CHECKS.get(type(record))
     if checker is not None:
         problems.extend(checker(record))
     return problems
+
+
+def _pattern_fields(cls: type) -> tuple[tuple[str, _Pattern], ...]:
+    """The fields of a record type whose pattern is checked after decoding (see _Pattern)."""
+
+    def marker(annotation: Any) -> _Pattern | None:
+        for meta in getattr(annotation, "__metadata__", ()):
+            if isinstance(meta, _Pattern):
+                return meta
+        return next(filter(None, map(marker, typing.get_args(annotation))), None)
+
+    found = ((field.name, marker(field.type)) for field in msgspec.structs.fields(cls))
+    return tuple((name, pattern) for name, pattern in found if pattern is not None)
+
+
+_PATTERN_FIELDS: Final = {cls: _pattern_fields(cls) for cls in RECORD_TYPES.values()}
+
+
+def _pattern_problems(record: Record) -> _Problems:
+    for name, pattern in _PATTERN_FIELDS[type(record)]:
+        value = getattr(record, name)
+        if value is not None and not pattern.regex.search(value):
+            yield name, f"expected {pattern.help}"
+
+
+def _records_clean(records: Sequence[Record], now: datetime) -> bool:
+    """True when no record has a semantic problem, checked batch-wise (the ingest hot path).
+
+    Equivalent to every ``_semantic_errors`` being empty, but cheaper: the time window is checked
+    on the earliest and latest time, patterns on each distinct value, SNMP samples with a few
+    C-level passes. False only means "look closer": the caller then words every problem per record.
+    """
+    by_type: dict[type, list[Record]] = {}
+    for record in records:
+        by_type.setdefault(type(record), []).append(record)
+    for cls, group in by_type.items():
+        times = list(map(_TIME, group))
+        if next(_time_errors("time", min(times), now), None) or next(_time_errors("time", max(times), now), None):
+            return False
+        for name, pattern in _PATTERN_FIELDS[cls]:
+            values = set(map(operator.attrgetter(name), group))
+            values.discard(None)
+            if not all(map(pattern.regex.search, values)):
+                return False
+        if cls is SnmpRecord:
+            if not _snmp_clean(group):
+                return False
+        else:
+            checker = _CHECKS[cls]
+            if any(next(checker(record), None) for record in group):
+                return False
+    return True
+
+
+_TIME: Final = operator.attrgetter("time")
+_SNMP_REQUIRED: Final = operator.attrgetter("error", "sys_uptime_ticks", "oper_status")
+_COUNTER64: Final = operator.attrgetter("hc_in_octets", "hc_out_octets", "hc_in_ucast_pkts", "hc_out_ucast_pkts")
+
+
+def _snmp_clean(group: list[SnmpRecord]) -> bool:
+    """``_snmp_problems`` for a whole group of decoded samples (the schema bounds their Counter32 values)."""
+    counters = map(_COUNTER64, map(operator.attrgetter("counters"), group))
+    values = filter(functools.partial(operator.is_not, None), itertools.chain.from_iterable(counters))
+    if max(values, default=0) > COUNTER64_MAX:
+        return False
+    return not any(
+        error is None and (uptime is None or oper is None) for error, uptime, oper in map(_SNMP_REQUIRED, group)
+    )
 
 
 def _time_errors(field: str, moment: datetime, now: datetime | None) -> _Problems:

@@ -59,11 +59,14 @@ def _topology() -> tuple[str, list[int]]:
     carrier, _ = Carrier.objects.get_or_create(code="BENCH", defaults={"name": "Bench"})
     site, _ = Site.objects.get_or_create(code="BENCH", defaults={"name": "Bench site"})
     eq, _ = Equipment.objects.get_or_create(name="bench-router", defaults={"carrier": carrier})
-    ifaces = [Interface.objects.get_or_create(equipment=eq, name=f"xe-0/0/{i}", defaults={"speed_mbps": 100_000})[0]
-              for i in range(INTERFACES)]
+    ifaces = [
+        Interface.objects.get_or_create(equipment=eq, name=f"xe-0/0/{i}", defaults={"speed_mbps": 100_000})[0]
+        for i in range(INTERFACES)
+    ]
     token = secrets.token_urlsafe(32)
-    agent = Agent.objects.create(site=site, name=f"bench-{uuid.uuid4().hex[:6]}", token_hash=token_hash(token),
-                                 token_prefix=token[:8])
+    agent = Agent.objects.create(
+        site=site, name=f"bench-{uuid.uuid4().hex[:6]}", token_hash=token_hash(token), token_prefix=token[:8]
+    )
     agent.equipment.add(eq)
     return token, [i.id for i in ifaces]
 
@@ -77,13 +80,35 @@ def _batches(n_batches: int, polls: int, start: datetime) -> list[dict]:
             ticks = 100 + 6000 * (b * polls + p)
             for i in range(INTERFACES):
                 octets = (b * polls + p) * 7_500_000_000 + i
-                records.append({"type": "snmp", "time": t, "equipment": "bench-router", "interface": f"xe-0/0/{i}",
-                                "if_index": 500 + i, "sys_uptime_ticks": ticks, "oper_status": "up",
-                                "counters": {"hc_in_octets": octets, "hc_out_octets": octets // 3,
-                                             "hc_in_ucast_pkts": octets // 1000, "hc_out_ucast_pkts": octets // 3000,
-                                             "in_errors": 0, "out_errors": 0, "in_discards": 0, "out_discards": 0}})
-        batches.append({"batch_id": str(uuid.uuid4()), "agent_version": "bench", "records": records,
-                        "sent_at": datetime.now(UTC).isoformat().replace("+00:00", "Z")})
+                records.append(
+                    {
+                        "type": "snmp",
+                        "time": t,
+                        "equipment": "bench-router",
+                        "interface": f"xe-0/0/{i}",
+                        "if_index": 500 + i,
+                        "sys_uptime_ticks": ticks,
+                        "oper_status": "up",
+                        "counters": {
+                            "hc_in_octets": octets,
+                            "hc_out_octets": octets // 3,
+                            "hc_in_ucast_pkts": octets // 1000,
+                            "hc_out_ucast_pkts": octets // 3000,
+                            "in_errors": 0,
+                            "out_errors": 0,
+                            "in_discards": 0,
+                            "out_discards": 0,
+                        },
+                    }
+                )
+        batches.append(
+            {
+                "batch_id": str(uuid.uuid4()),
+                "agent_version": "bench",
+                "records": records,
+                "sent_at": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+            }
+        )
     return batches
 
 
@@ -92,31 +117,66 @@ def _copy_rows(batches: list[dict], iface_ids: dict[str, int], eq_id: int) -> li
     for batch in batches:
         for r in batch["records"]:
             c = r["counters"]
-            rows.append((datetime.fromisoformat(r["time"]), eq_id, iface_ids[r["interface"]], r["if_index"],
-                         r["sys_uptime_ticks"], None, None, r["oper_status"], None,
-                         c["hc_in_octets"], c["hc_out_octets"], c["hc_in_ucast_pkts"], c["hc_out_ucast_pkts"],
-                         None, None, c["in_errors"], c["out_errors"], c["in_discards"], c["out_discards"], None))
+            rows.append(
+                (
+                    datetime.fromisoformat(r["time"]),
+                    eq_id,
+                    iface_ids[r["interface"]],
+                    r["if_index"],
+                    r["sys_uptime_ticks"],
+                    None,
+                    None,
+                    r["oper_status"],
+                    None,
+                    c["hc_in_octets"],
+                    c["hc_out_octets"],
+                    c["hc_in_ucast_pkts"],
+                    c["hc_out_ucast_pkts"],
+                    None,
+                    None,
+                    c["in_errors"],
+                    c["out_errors"],
+                    c["in_discards"],
+                    c["out_discards"],
+                    None,
+                )
+            )
     return rows
+
+
+def _post(url: str, headers: dict, body: bytes, rows: int) -> tuple[float, str]:
+    """One upload; (wall seconds, the server's Server-Timing header)."""
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    started = time.perf_counter()
+    with urllib.request.urlopen(request, timeout=120) as response:
+        reply = json.load(response)
+        timing = response.headers.get("Server-Timing", "")
+    elapsed = time.perf_counter() - started
+    assert reply["accepted"] == rows, reply
+    return elapsed, timing
 
 
 def _post_all(url: str, headers: dict, bodies: list[bytes], rows_per_batch: int) -> None:
     for body in bodies:
-        request = urllib.request.Request(url, data=body, headers=headers, method="POST")
-        with urllib.request.urlopen(request, timeout=120) as response:
-            reply = json.load(response)
-            assert reply["accepted"] == rows_per_batch, reply
+        _post(url, headers, body, rows_per_batch)
+
+
+def _copy_batch(conn, rows: list[tuple]) -> float:
+    """Raw COPY baseline: one transaction, rows already built, the connection already open."""
+    started = time.perf_counter()
+    with conn.transaction(), conn.cursor() as cur:
+        with cur.copy(f"COPY measurements_snmpsample ({', '.join(SNMP_COLUMNS)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+    return time.perf_counter() - started
 
 
 def _copy_all(dsn: str, batches_rows: list[list[tuple]]) -> None:
-    """Raw COPY baseline: one connection, one transaction per batch, rows already built."""
     import psycopg
 
     with psycopg.connect(dsn) as conn:
         for rows in batches_rows:
-            with conn.transaction(), conn.cursor() as cur:
-                with cur.copy(f"COPY measurements_snmpsample ({', '.join(SNMP_COLUMNS)}) FROM STDIN") as copy:
-                    for row in rows:
-                        copy.write_row(row)
+            _copy_batch(conn, rows)
 
 
 def _parallel(fn, shares: list) -> float:
@@ -132,8 +192,25 @@ def _parallel(fn, shares: list) -> float:
     return time.perf_counter() - started
 
 
+def _server_timing(headers: list[str]) -> str:
+    """Median of each Server-Timing metric over the uploads: 'decode=7.9ms store=38.2ms'."""
+    values: dict[str, list[float]] = {}
+    for header in headers:
+        for part in filter(None, (p.strip() for p in header.split(","))):
+            name, _, rest = part.partition(";")
+            if rest.startswith("dur="):
+                values.setdefault(name, []).append(float(rest[4:]))
+    return " ".join(f"{name}={statistics.median(v):.1f}ms" for name, v in values.items())
+
+
 def bench_ingest(n_batches: int, polls: int, concurrency: int) -> None:
-    """Same rows, same hypertable, same concurrency on both sides (agents upload in parallel in real life)."""
+    """Same rows, same hypertable, same concurrency on both sides (agents upload in parallel in real life).
+
+    With one uploader the two sides alternate batch by batch, so that a noisy neighbour on this
+    shared machine slows both alike; with several, each side runs its uploaders in parallel.
+    """
+    import psycopg
+
     token, _ = _topology()
     start = datetime.now(UTC) - timedelta(days=3)
     api_batches = _batches(n_batches, polls, start)
@@ -143,13 +220,32 @@ def bench_ingest(n_batches: int, polls: int, concurrency: int) -> None:
     copy_batches = _batches(n_batches, polls, start - timedelta(days=1))
     bodies = [gzip.compress(json.dumps(b).encode(), compresslevel=6) for b in api_batches]
     rows_per_batch = len(api_batches[0]["records"])
+    eq = Equipment.objects.get(name="bench-router")
+    iface_ids = dict(Interface.objects.filter(equipment=eq).values_list("name", "id"))
+    all_rows = [_copy_rows([b], iface_ids, eq.id) for b in copy_batches]
+    dsn = os.environ["DATABASE_URL"]
 
     port = _free_port()
     env = dict(os.environ)
     env["WANMON_INGEST_RATE_LIMIT"] = "100000/min"
-    web = subprocess.Popen([sys.executable, "-m", "gunicorn", "wanmon.wsgi:application", "--bind",
-                            f"127.0.0.1:{port}", "--workers", str(max(2, concurrency)), "--log-level", "warning"],
-                           env=env)
+    web = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "wanmon.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(concurrency),
+            "--log-level",
+            "warning",
+        ],
+        env=env,
+    )
+    timings: list[str] = []
+    api_each: list[float] = []
+    copy_each: list[float] = []
     try:
         for _ in range(100):
             try:
@@ -158,28 +254,50 @@ def bench_ingest(n_batches: int, polls: int, concurrency: int) -> None:
             except OSError:
                 time.sleep(0.2)
         url = f"http://127.0.0.1:{port}/api/v1/ingest"
-        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json",
-                   "Content-Encoding": "gzip"}
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json", "Content-Encoding": "gzip"}
         warm = [gzip.compress(json.dumps(b).encode()) for b in warmup]
-        _parallel(lambda share: _post_all(url, headers, share, INTERFACES), [warm[i::concurrency]
-                                                                           for i in range(concurrency)])
-        api_s = _parallel(lambda share: _post_all(url, headers, share, rows_per_batch),
-                          [bodies[i::concurrency] for i in range(concurrency)])
+        _parallel(
+            lambda share: _post_all(url, headers, share, INTERFACES), [warm[i::concurrency] for i in range(concurrency)]
+        )
+        if concurrency == 1:
+            with psycopg.connect(dsn) as conn:
+                for body, rows in zip(bodies, all_rows, strict=True):
+                    elapsed, timing = _post(url, headers, body, rows_per_batch)
+                    api_each.append(elapsed)
+                    timings.append(timing)
+                    copy_each.append(_copy_batch(conn, rows))
+            api_s, copy_s = sum(api_each), sum(copy_each)
+        else:
+            api_s = _parallel(
+                lambda share: _post_all(url, headers, share, rows_per_batch),
+                [bodies[i::concurrency] for i in range(concurrency)],
+            )
+            copy_s = _parallel(
+                lambda share: _copy_all(dsn, share), [all_rows[i::concurrency] for i in range(concurrency)]
+            )
     finally:
         web.send_signal(signal.SIGTERM)
         web.wait(timeout=30)
 
-    eq = Equipment.objects.get(name="bench-router")
-    iface_ids = dict(Interface.objects.filter(equipment=eq).values_list("name", "id"))
-    all_rows = [_copy_rows([b], iface_ids, eq.id) for b in copy_batches]
-    dsn = os.environ["DATABASE_URL"]
-    copy_s = _parallel(lambda share: _copy_all(dsn, share), [all_rows[i::concurrency] for i in range(concurrency)])
     total = n_batches * rows_per_batch
     api_rate, copy_rate = total / api_s, total / copy_s
-    print(f"batches={n_batches} rows_per_batch={rows_per_batch} concurrency={concurrency} "
-          f"api_s={api_s:.3f} copy_s={copy_s:.3f}")
-    print(f"ingest_ratio_vs_copy={api_rate / copy_rate:.3f} api_rows_per_s={int(api_rate)} "
-          f"copy_rows_per_s={int(copy_rate)}")
+    print(
+        f"batches={n_batches} rows_per_batch={rows_per_batch} concurrency={concurrency} "
+        f"api_s={api_s:.3f} copy_s={copy_s:.3f}"
+    )
+    if api_each:
+        if os.environ.get("WANMON_BENCH_VERBOSE"):
+            print("api_ms", [round(x * 1000, 1) for x in api_each])
+            print("copy_ms", [round(x * 1000, 1) for x in copy_each])
+            print("server", timings)
+        print(
+            f"per batch: api_ms_median={statistics.median(api_each) * 1000:.1f} "
+            f"copy_ms_median={statistics.median(copy_each) * 1000:.1f} server_timing: {_server_timing(timings)}"
+        )
+    print(
+        f"ingest_ratio_vs_copy={api_rate / copy_rate:.3f} api_rows_per_s={int(api_rate)} "
+        f"copy_rows_per_s={int(copy_rate)}"
+    )
 
 
 def bench_query(days: int, runs: int) -> None:
@@ -191,8 +309,10 @@ def bench_query(days: int, runs: int) -> None:
     start = end - timedelta(days=days)
     t0 = time.perf_counter()
     with connection.cursor() as c:
-        c.execute("TRUNCATE measurements_interfacerate, measurements_interfacerate_5m, measurements_interfacerate_1h, "
-                  "measurements_interfacerate_1d")
+        c.execute(
+            "TRUNCATE measurements_interfacerate, measurements_interfacerate_5m, measurements_interfacerate_1h, "
+            "measurements_interfacerate_1d"
+        )
         # One insert per interface keeps memory flat; values vary with time of day and interface.
         for iid in ids:
             c.execute(
@@ -200,7 +320,8 @@ def bench_query(days: int, runs: int) -> None:
                    SELECT t, %s, 60, 4e9 + 3e9 * sin(extract(epoch from t) / 13751.0) + %s * 1e6, 1e9
                    FROM generate_series(%s::timestamptz, %s::timestamptz - interval '1 minute',
                                         interval '1 minute') t""",
-                [iid, iid % 97, start, end])
+                [iid, iid % 97, start, end],
+            )
     load_s = time.perf_counter() - t0
     from wanmon.measurements.rollups import interface_rollups_refresh
 
@@ -210,8 +331,13 @@ def bench_query(days: int, runs: int) -> None:
     user = get_user_model().objects.create_user(f"bench-{uuid.uuid4().hex[:6]}", password="x")
     client = Client(HTTP_HOST="127.0.0.1")  # an allowed host: the test client says "testserver" by default
     client.force_login(user)
-    params = {"metric": "in_bps", "interface": "bench-router:xe-0/0/7", "start": start.isoformat(),
-              "end": end.isoformat(), "bucket": "1h"}
+    params = {
+        "metric": "in_bps",
+        "interface": "bench-router:xe-0/0/7",
+        "start": start.isoformat(),
+        "end": end.isoformat(),
+        "bucket": "1h",
+    }
     latencies = []
     for _ in range(runs):
         t0 = time.perf_counter()
@@ -221,8 +347,10 @@ def bench_query(days: int, runs: int) -> None:
     points = len(response.json()["series"][0]["points"])
     rows = days * 1440 * len(ids)
     print(f"raw_rows={rows} load_s={load_s:.1f} rollup_s={rollup_s:.1f} source={response.json()['source']}")
-    print(f"query_90d_1h_points={points} query_ms_median={statistics.median(latencies):.1f} "
-          f"query_ms_max={max(latencies):.1f}")
+    print(
+        f"query_90d_1h_points={points} query_ms_median={statistics.median(latencies):.1f} "
+        f"query_ms_max={max(latencies):.1f}"
+    )
 
 
 def bench_diagnosis(hours: int) -> None:
@@ -243,19 +371,27 @@ def bench_diagnosis(hours: int) -> None:
         # Fill the evaluation window: TCP every 30 min and owamp every 5 min on every directed path.
         c.execute("DELETE FROM measurements_throughputtest")
         c.execute("DELETE FROM measurements_owamptest")
-        c.execute("""INSERT INTO measurements_throughputtest (time, src_id, dst_id, tool, protocol, duration_s, streams,
+        c.execute(
+            """INSERT INTO measurements_throughputtest (time, src_id, dst_id, tool, protocol, duration_s, streams,
                          window_bytes, mss_bytes, throughput_bps, retransmits, rtt_ms)
                      SELECT t, p.src_id, p.dst_id, 'nuttcp', 'tcp', 10, 1, 268435456, 8948,
                             9.2e9 + random() * 2e8, 1, 20
                      FROM inventory_path p, generate_series(%s::timestamptz, %s::timestamptz, interval '30 min') t
-                     WHERE p.valid_to IS NULL""", [start, end])
-        c.execute("""INSERT INTO measurements_owamptest (time, src_id, dst_id, packets_sent, packets_lost, duplicates,
+                     WHERE p.valid_to IS NULL""",
+            [start, end],
+        )
+        c.execute(
+            """INSERT INTO measurements_owamptest (time, src_id, dst_id, packets_sent, packets_lost, duplicates,
                          reordered, delay_min_ms, delay_median_ms, delay_max_ms, jitter_ms, clock_error_ms)
                      SELECT t, p.src_id, p.dst_id, 600, 0, 0, 0, 10, 10.2, 11.5, 0.05, 0.1
                      FROM inventory_path p, generate_series(%s::timestamptz, %s::timestamptz, interval '5 min') t
-                     WHERE p.valid_to IS NULL""", [start, end])
-        c.execute("SELECT (SELECT count(*) FROM measurements_throughputtest), (SELECT count(*) FROM "
-                  "measurements_owamptest), (SELECT count(*) FROM inventory_path WHERE valid_to IS NULL)")
+                     WHERE p.valid_to IS NULL""",
+            [start, end],
+        )
+        c.execute(
+            "SELECT (SELECT count(*) FROM measurements_throughputtest), (SELECT count(*) FROM "
+            "measurements_owamptest), (SELECT count(*) FROM inventory_path WHERE valid_to IS NULL)"
+        )
         tests, sessions, paths = c.fetchone()
     runs = []
     for _ in range(3):
@@ -263,8 +399,10 @@ def bench_diagnosis(hours: int) -> None:
         findings = diagnosis_evaluate(now=end, window_start=start, baseline_start=start, baseline_end=end)
         runs.append(time.perf_counter() - t0)
     print(f"replay_records=8988 replay_s={replay_s:.2f}")
-    print(f"paths={paths} throughput_tests={tests} owamp_sessions={sessions} hours={hours} "
-          f"findings={len(findings)} evaluate_s_median={statistics.median(runs):.2f}")
+    print(
+        f"paths={paths} throughput_tests={tests} owamp_sessions={sessions} hours={hours} "
+        f"findings={len(findings)} evaluate_s_median={statistics.median(runs):.2f}"
+    )
 
 
 def bench_dashboard(days: int, interfaces: int, runs: int, skip_seed: bool) -> None:
@@ -285,8 +423,10 @@ def bench_dashboard(days: int, interfaces: int, runs: int, skip_seed: bool) -> N
         print(out.getvalue().rstrip())
         print(f"seed_s={time.perf_counter() - t0:.1f}")
     with connection.cursor() as c:
-        c.execute("SELECT (SELECT count(*) FROM measurements_interfacerate), "
-                  "(SELECT count(*) FROM measurements_interfacerate_5m), (SELECT count(*) FROM measurements_owamptest)")
+        c.execute(
+            "SELECT (SELECT count(*) FROM measurements_interfacerate), "
+            "(SELECT count(*) FROM measurements_interfacerate_5m), (SELECT count(*) FROM measurements_owamptest)"
+        )
         raw_rows, rows_5m, owamp_rows = c.fetchone()
     print(f"raw_rate_rows={raw_rows} rollup_5m_rows={rows_5m} owamp_rows={owamp_rows}")
     user = get_user_model().objects.create_user(f"bench-{uuid.uuid4().hex[:6]}", password="x")
@@ -313,13 +453,17 @@ def bench_dashboard(days: int, interfaces: int, runs: int, skip_seed: bool) -> N
                     assert points > 0, (url, params)
                 name = f"{page} {range_key} {kind}"
                 results.append((name, statistics.median(times), max(times), len(queries), len(response.content)))
-                print(f"{name:<34} {results[-1][1]:>9.1f} {results[-1][2]:>8.1f} {results[-1][3]:>7} "
-                      f"{results[-1][4] / 1024:>7.0f}")
+                print(
+                    f"{name:<34} {results[-1][1]:>9.1f} {results[-1][2]:>8.1f} {results[-1][3]:>7} "
+                    f"{results[-1][4] / 1024:>7.0f}"
+                )
     slowest = max(results, key=lambda r: r[2])
     json_max = max(r[2] for r in results if r[0].endswith("json"))
-    print(f"dashboard_path_max_ms={slowest[2]:.1f} dashboard_path_median_ms={max(r[1] for r in results):.1f} "
-          f"dashboard_path_json_max_ms={json_max:.1f} slowest={slowest[0].replace(' ', ':')} "
-          f"max_queries={max(r[3] for r in results)} requests={len(results) * runs}")
+    print(
+        f"dashboard_path_max_ms={slowest[2]:.1f} dashboard_path_median_ms={max(r[1] for r in results):.1f} "
+        f"dashboard_path_json_max_ms={json_max:.1f} slowest={slowest[0].replace(' ', ':')} "
+        f"max_queries={max(r[3] for r in results)} requests={len(results) * runs}"
+    )
 
 
 def main() -> None:

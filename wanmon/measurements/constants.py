@@ -3,6 +3,8 @@
 # Hot-path limits: a whole batch is decoded in memory, so both the body and the record count are bounded.
 INGEST_MAX_BODY_BYTES = 32 * 1024 * 1024  # after gzip decompression too (no zip bombs)
 INGEST_MAX_RECORDS = 20_000
+INGEST_STREAM_CHUNK_RECORDS = 1_000
+"""Records decoded per step of a streamed upload: PostgreSQL stores one chunk while the next is decoded."""
 # Per-agent request rate: an agent uploads every minute or so; a burst after an outage drains its spool.
 INGEST_RATE_LIMIT = "600/min"
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterable, Sequence
+import operator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -58,43 +59,83 @@ class IngestResult:
     sites: set[int] = field(default_factory=set)
 
 
+_SNMP_NAMES = operator.attrgetter("equipment", "interface")
+_SITE = operator.attrgetter("site")
+
+
+# The equipment an SNMP batch names, the batch's interfaces on it and whether the agent may poll it, in
+# one round trip (ANY(array) keeps the statement the same whatever the number of names).
+_SNMP_REFS_SQL = f"""
+    SELECT e.id, e.name, i.id, i.name,
+           EXISTS (SELECT 1 FROM {Agent.equipment.through._meta.db_table} ae
+                   WHERE ae.agent_id = %s AND ae.equipment_id = e.id)
+    FROM {Equipment._meta.db_table} e
+    LEFT JOIN {Interface._meta.db_table} i ON i.equipment_id = e.id AND i.name = ANY(%s)
+    WHERE e.name = ANY(%s)
+"""
+
+
 @dataclass
 class _Refs:
-    sites: dict[str, int]
-    equipment: dict[str, int]
-    interfaces: dict[tuple[int, str], int]
-    interface_speed_mbps: dict[int, int | None]
+    """Names of the batch resolved to ids so far; grows chunk by chunk when a batch is streamed."""
+
+    sites: dict[str, int] = field(default_factory=dict)
+    equipment: dict[str, int] = field(default_factory=dict)
+    allowed_equipment: set[int] = field(default_factory=set)
+    snmp: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)  # names -> (equipment, interface)
 
 
 def _resolve(
-    records: Sequence, kinds: Sequence[str], *, prefix: str, agent: Agent | None, auto_interfaces: bool
-) -> _Refs:
-    """Map every site code / equipment / interface name used by the batch to ids; check authorisation.
+    records: Sequence,
+    by_type: dict[str, list],
+    refs: _Refs,
+    *,
+    prefix: str,
+    offset: int = 0,
+    agent: Agent | None,
+    auto_interfaces: bool,
+    before_lookup: Callable[[], None] = lambda: None,
+) -> None:
+    """Add to ``refs`` every site code / equipment / interface name the records use; check authorisation.
 
     Raises IngestError(400) listing every unknown reference, then IngestError(403) naming every record
     the agent may not send. Unknown interfaces on known equipment are registered (SNMP discovery).
+    ``by_type`` holds the records grouped by wire type; ``records`` (in order, the first being record
+    number ``offset`` of the batch) is only read to word errors. Names already in ``refs`` cost no
+    query; ``before_lookup`` is called before the first query (a COPY in progress must end first).
     """
-    # One pass collects the distinct references; the per-record loops below only run to word the
-    # errors when a check on these small sets has failed (the hot path of a valid batch skips them).
-    test_pairs: set[tuple[str, str]] = set()
-    host_sites: set[str] = set()
-    snmp_refs: set[tuple[str, str]] = set()
-    for r, k in zip(records, kinds, strict=True):
-        if k == "snmp":
-            snmp_refs.add((r.equipment, r.interface))
-        elif k == "host_tcp":
-            host_sites.add(r.site)
-        else:
-            test_pairs.add((r.src, r.dst))
-    equipment_names = {e for e, _ in snmp_refs}
+    # The distinct references are collected per type in C-level passes; the per-record loops below
+    # only run to word the errors when a check on these small sets has failed.
+    snmp_refs = set(map(_SNMP_NAMES, by_type.get("snmp", ())))
+    test_pairs = {(r.src, r.dst) for k in TEST_TYPES for r in by_type.get(k, ())}
+    host_sites = set(map(_SITE, by_type.get("host_tcp", ())))
     site_codes = {c for pair in test_pairs for c in pair} | host_sites
-    sites = dict(Site.objects.filter(code__in=site_codes).values_list("code", "id"))
-    equipment = dict(Equipment.objects.filter(name__in=equipment_names).values_list("name", "id"))
+    new_sites = site_codes - refs.sites.keys()
+    new_snmp = snmp_refs - refs.snmp.keys()
+    if new_sites or new_snmp:
+        before_lookup()
+    if new_sites:
+        refs.sites.update(Site.objects.filter(code__in=new_sites).values_list("code", "id"))
+    if new_snmp:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _SNMP_REFS_SQL,
+                [agent.id if agent else None, list({i for _, i in new_snmp}), list({e for e, _ in new_snmp})],
+            )
+            for eid, name, iid, iname, allowed in cursor.fetchall():
+                refs.equipment[name] = eid
+                if allowed or agent is None:
+                    refs.allowed_equipment.add(eid)
+                if iid is not None and (name, iname) in new_snmp:
+                    refs.snmp[(name, iname)] = (eid, iid)
+    equipment = refs.equipment
 
     errors: list[dict] = []
-    if not (site_codes <= sites.keys() and equipment_names <= equipment.keys()):
-        for i, (r, k) in enumerate(zip(records, kinds, strict=True)):
+    if not (site_codes <= refs.sites.keys() and {e for e, _ in new_snmp} <= equipment.keys()):
+        sites = refs.sites
+        for i, r in enumerate(records, offset):
             path = f"{prefix}[{i}]"
+            k = _kind(r)
             if k in TEST_TYPES:
                 for key in ("src", "dst"):
                     code = getattr(r, key)
@@ -108,84 +149,50 @@ def _resolve(
 
     if agent is not None:
         site_code = agent.site.code
-        allowed_equipment = set(agent.equipment.values_list("id", flat=True))
         allowed = (
             all(site_code in pair for pair in test_pairs)
             and host_sites <= {site_code}
-            and {equipment[e] for e in equipment_names} <= allowed_equipment
+            and {equipment[e] for e, _ in new_snmp} <= refs.allowed_equipment
         )
         if not allowed:
-            for i, (r, k) in enumerate(zip(records, kinds, strict=True)):
-                path = f"{prefix}[{i}]"
+            for i, r in enumerate(records, offset):
+                k = _kind(r)
                 if k in TEST_TYPES and site_code not in (r.src, r.dst):
                     message = (
                         f"agent {agent.name!r} of site {site_code} may not send {k} records between {r.src} and {r.dst}"
                     )
                 elif k == "host_tcp" and r.site != site_code:
                     message = f"agent {agent.name!r} of site {site_code} may not send host_tcp records of site {r.site}"
-                elif k == "snmp" and equipment[r.equipment] not in allowed_equipment:
+                elif k == "snmp" and equipment[r.equipment] not in refs.allowed_equipment:
                     message = f"agent {agent.name!r} is not assigned to poll equipment {r.equipment!r}"
                 else:
                     continue
-                errors.append({"path": path, "message": message})
+                errors.append({"path": f"{prefix}[{i}]", "message": message})
             raise IngestError(403, errors)
 
-    wanted = {(equipment[e], name) for e, name in snmp_refs}
-    interfaces: dict[tuple[int, str], int] = {}
-    speeds: dict[int, int | None] = {}
-    if wanted:
-        eq_ids = {e for e, _ in wanted}
-        for iid, eid, name, speed in Interface.objects.filter(equipment_id__in=eq_ids).values_list(
-            "id", "equipment_id", "name", "speed_mbps"
-        ):
-            if (eid, name) in wanted:
-                interfaces[(eid, name)] = iid
-                speeds[iid] = speed
-        missing = wanted - interfaces.keys()
-        if missing and not auto_interfaces:
-            names = {v: k for k, v in equipment.items()}
-            raise IngestError(
-                400,
-                [
-                    {
-                        "path": f"{prefix}[{i}].interface",
-                        "message": f"unknown interface {r.interface!r} on {r.equipment!r}",
-                    }
-                    for i, (r, k) in enumerate(zip(records, kinds, strict=True))
-                    if k == "snmp" and (equipment[r.equipment], r.interface) in missing
-                ]
-                or [{"path": prefix, "message": f"unknown interfaces {sorted(names[e] for e, _ in missing)}"}],
-            )
-        for eid, name in sorted(missing):
-            # Discovery: an SNMP walk names interfaces the inventory does not list yet; learn them.
-            speed = next(
-                (
-                    r.speed_mbps
-                    for r, k in zip(records, kinds, strict=True)
-                    if k == "snmp"
-                    and equipment[r.equipment] == eid
-                    and r.interface == name
-                    and getattr(r, "speed_mbps", None)
-                ),
-                None,
-            )
-            if_index = next(
-                (
-                    r.if_index
-                    for r, k in zip(records, kinds, strict=True)
-                    if k == "snmp"
-                    and equipment[r.equipment] == eid
-                    and r.interface == name
-                    and getattr(r, "if_index", None) is not None
-                ),
-                None,
-            )
-            iface, _ = Interface.objects.get_or_create(
-                equipment_id=eid, name=name, defaults={"speed_mbps": speed, "if_index": if_index}
-            )
-            interfaces[(eid, name)] = iface.id
-            speeds[iface.id] = iface.speed_mbps
-    return _Refs(sites=sites, equipment=equipment, interfaces=interfaces, interface_speed_mbps=speeds)
+    missing = new_snmp - refs.snmp.keys()
+    if missing and not auto_interfaces:
+        raise IngestError(
+            400,
+            [
+                {
+                    "path": f"{prefix}[{i}].interface",
+                    "message": f"unknown interface {r.interface!r} on {r.equipment!r}",
+                }
+                for i, r in enumerate(records, offset)
+                if _kind(r) == "snmp" and (r.equipment, r.interface) in missing
+            ],
+        )
+    for equipment_name, name in sorted(missing):
+        # Discovery: an SNMP walk names interfaces the inventory does not list yet; learn them.
+        samples = [r for r in by_type["snmp"] if r.interface == name and r.equipment == equipment_name]
+        speed = next((r.speed_mbps for r in samples if r.speed_mbps), None)
+        if_index = next((r.if_index for r in samples if r.if_index is not None), None)
+        eid = equipment[equipment_name]
+        iface, _ = Interface.objects.get_or_create(
+            equipment_id=eid, name=name, defaults={"speed_mbps": speed, "if_index": if_index}
+        )
+        refs.snmp[(equipment_name, name)] = (eid, iface.id)
 
 
 def _stored_fields() -> frozenset[str]:
@@ -205,6 +212,72 @@ def _record_extra(record) -> str | None:
     if _kind(record) == "owamp" and getattr(record, "tool", None):
         extra["tool"] = record.tool
     return json.dumps(extra, separators=(",", ":"), default=str) if extra else None
+
+
+_SNMP_HEAD = operator.attrgetter(
+    "if_index",
+    "sys_uptime_ticks",
+    "snmp_engine_boots",
+    "counter_discontinuity_ticks",
+    "oper_status",
+    "speed_mbps",
+)
+
+
+def _snmp_rows(records: Sequence, refs: _Refs, batch_id: str, since: dict[int, datetime]) -> Iterator[tuple]:
+    """COPY rows of SNMP samples in SNMP_COLUMNS order; records each interface's earliest sample in ``since``.
+
+    A generator on purpose: PostgreSQL stores the rows already sent while the next ones are built.
+    """
+    ids = refs.snmp
+    astuple = msgspec.structs.astuple
+    # psycopg needs ~2 us to format a datetime for COPY, more than the rest of the row; the samples of
+    # one poll share their time, so each distinct time is formatted once (ISO 8601, read back exactly).
+    stamps: dict[datetime, str] = {}
+    for r in records:
+        eid, iid = ids[_SNMP_NAMES(r)]
+        moment = r.time
+        stamp = stamps.get(moment)
+        if stamp is None:
+            stamp = stamps[moment] = moment.isoformat()
+        first = since.get(iid)
+        if first is None or moment < first:
+            since[iid] = moment
+        yield (stamp, eid, iid, *_SNMP_HEAD(r), *astuple(r.counters), batch_id)
+
+
+class _CopyStream:
+    """A COPY into one table that stays open across chunks: opened by the first rows, ended by ``end()``
+    before any other statement on the connection (a later chunk's lookup) and reopened after it."""
+
+    def __init__(self, cursor, table: str, columns: Sequence[str]) -> None:
+        self._cursor = cursor
+        self._sql = f"COPY {table} ({', '.join(columns)}) FROM STDIN"
+        self._context = None
+        self._copy = None
+        self.rows = 0
+
+    def write(self, rows: Iterable[tuple]) -> None:
+        if self._copy is None:
+            self._context = self._cursor.copy(self._sql)
+            self._copy = self._context.__enter__()
+        write_row = self._copy.write_row
+        for row in rows:
+            write_row(row)
+            self.rows += 1
+
+    def end(self) -> None:
+        if self._context is not None:
+            context, self._context, self._copy = self._context, None, None
+            context.__exit__(None, None, None)
+
+    def __enter__(self) -> _CopyStream:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self._context is not None:  # an error: psycopg tells the server to abandon the COPY
+            context, self._context, self._copy = self._context, None, None
+            context.__exit__(*exc_info)
 
 
 def _copy(cursor, table: str, columns: Sequence[str], rows: Iterable[tuple]) -> int:
@@ -291,7 +364,9 @@ STORED_FIELDS = _stored_fields()
 def batch_ingest(
     *,
     batch_id: str,
-    records: Sequence,
+    records: Sequence | None = None,
+    chunks: Iterable[Sequence] | None = None,
+    record_count: int | None = None,
     agent: Agent | None = None,
     agent_version: str = "",
     sent_at: datetime | None = None,
@@ -302,146 +377,171 @@ def batch_ingest(
 ) -> IngestResult:
     """Store one batch of validated records atomically and exactly once (idempotent on ``batch_id``).
 
+    The records come as one sequence (``records``) or as consecutive ``chunks`` of ``record_count``
+    records in all, produced while they are stored: PostgreSQL then writes the SNMP samples of one
+    chunk while the next is decoded. An exception raised by the chunk iterator (a chunk that fails
+    validation) rolls the whole batch back like any other.
     ``agent`` None means a trusted local source (scenario replay, imports): no site scoping.
-    Raises IngestError (400 unknown references, 403 not allowed); nothing is written then.
+    Raises IngestError (400 unknown references, 403 not allowed); nothing is written then. With
+    chunks, the error lists only the first offending chunk's records.
     ``on_commit`` is called with the result after the transaction commits (enqueue follow-up work there).
     """
-    kinds = [_kind(r) for r in records]
-    refs = _resolve(records, kinds, prefix=error_prefix, agent=agent, auto_interfaces=auto_interfaces)
+    if chunks is None:
+        chunks = [records or ()]
+        record_count = len(records or ())
+    elif record_count is None:
+        raise TypeError("batch_ingest(chunks=...) needs the record_count the chunks add up to")
     agent_id = agent.id if agent else None
-    result = IngestResult(batch_id=str(batch_id), accepted=len(records), duplicate=False)
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "INSERT INTO measurements_ingestbatch (batch_id, agent_id, source, sent_at, agent_version, "
-                "record_count) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (batch_id) DO NOTHING RETURNING batch_id",
-                [str(batch_id), agent_id, source, sent_at, agent_version or "", len(records)],
-            )
-            if cursor.fetchone() is None:
-                # Already stored by an earlier upload of the same batch: acknowledge, store nothing.
-                result.duplicate = True
-                result.accepted = 0
-                return result
-            raw = cursor.cursor  # the psycopg 3 cursor under Django's wrapper: COPY lives there
-            by_type: dict[str, list] = {}
-            for r, k in zip(records, kinds, strict=True):
-                by_type.setdefault(k, []).append(r)
-            sites = refs.sites
-            if "snmp" in by_type:
-                rows = []
-                for r in by_type["snmp"]:
-                    eid = refs.equipment[r.equipment]
-                    iid = refs.interfaces[(eid, r.interface)]
-                    c = r.counters
-                    rows.append(
-                        (
-                            r.time,
-                            eid,
-                            iid,
-                            r.if_index,
-                            r.sys_uptime_ticks,
-                            r.snmp_engine_boots,
-                            r.counter_discontinuity_ticks,
-                            r.oper_status,
-                            r.speed_mbps,
-                            *msgspec.structs.astuple(c),
-                            batch_id,
-                        )
-                    )
-                    since = result.interface_since.get(iid)
-                    if since is None or r.time < since:
-                        result.interface_since[iid] = r.time
-                result.counts["snmp"] = _copy(raw, "measurements_snmpsample", SNMP_COLUMNS, rows)
-            if "throughput" in by_type:
-                rows = [
-                    (
-                        r.time,
-                        sites[r.src],
-                        sites[r.dst],
-                        agent_id,
-                        r.tool,
-                        r.protocol,
-                        r.duration_s,
-                        r.streams,
-                        r.window_bytes,
-                        r.mss_bytes,
-                        r.throughput_bps,
-                        r.retransmits,
-                        r.rtt_ms,
-                        r.offered_bps,
-                        r.packets_sent,
-                        r.packets_lost,
-                        r.src_host,
-                        r.dst_host,
-                        r.error,
-                        _record_extra(r),
-                        batch_id,
-                    )
-                    for r in by_type["throughput"]
-                ]
-                result.counts["throughput"] = _copy(raw, "measurements_throughputtest", THROUGHPUT_COLUMNS, rows)
-            if "owamp" in by_type:
-                rows = [
-                    (
-                        r.time,
-                        sites[r.src],
-                        sites[r.dst],
-                        agent_id,
-                        r.packets_sent,
-                        r.packets_lost,
-                        r.duplicates,
-                        r.reordered,
-                        r.delay_min_ms,
-                        r.delay_median_ms,
-                        r.delay_max_ms,
-                        r.jitter_ms,
-                        r.clock_error_ms,
-                        r.error,
-                        _record_extra(r),
-                        batch_id,
-                    )
-                    for r in by_type["owamp"]
-                ]
-                result.counts["owamp"] = _copy(raw, "measurements_owamptest", OWAMP_COLUMNS, rows)
-            if "traceroute" in by_type:
-                rows = [
-                    (
-                        r.time,
-                        sites[r.src],
-                        sites[r.dst],
-                        agent_id,
-                        [h if h else None for h in r.hops],
-                        r.pmtu_bytes,
-                        r.error,
-                        _record_extra(r),
-                        batch_id,
-                    )
-                    for r in by_type["traceroute"]
-                ]
-                result.counts["traceroute"] = _copy(raw, "measurements_traceroute", TRACEROUTE_COLUMNS, rows)
-            if "host_tcp" in by_type:
-                rows = [
-                    (
-                        r.time,
-                        sites[r.site],
-                        agent_id,
-                        r.host,
-                        list(r.tcp_rmem) if r.tcp_rmem else None,
-                        list(r.tcp_wmem) if r.tcp_wmem else None,
-                        r.rmem_max,
-                        r.wmem_max,
-                        r.congestion_control,
-                        r.mtu,
-                        _record_extra(r),
-                        batch_id,
-                    )
-                    for r in by_type["host_tcp"]
-                ]
-                result.counts["host_tcp"] = _copy(raw, "measurements_hosttcp", HOSTTCP_COLUMNS, rows)
-            result.paths = {(sites[r.src], sites[r.dst]) for k in TEST_TYPES for r in by_type.get(k, ())}
-            result.sites = {sites[r.site] for r in by_type.get("host_tcp", ())}
-        if agent is not None:
-            Agent.objects.filter(pk=agent.pk).update(last_seen_at=timezone.now(), version=agent_version[:50])
+    result = IngestResult(batch_id=str(batch_id), accepted=record_count or 0, duplicate=False)
+    refs = _Refs()
+    with transaction.atomic(), connection.cursor() as cursor:
+        # One round trip claims the batch id and marks the agent seen (a re-sent batch is contact too).
+        cursor.execute(
+            f"""WITH seen AS (UPDATE {Agent._meta.db_table} SET last_seen_at = %s, version = %s WHERE id = %s)
+            INSERT INTO measurements_ingestbatch (batch_id, agent_id, source, sent_at, agent_version, record_count)
+            VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (batch_id) DO NOTHING RETURNING batch_id""",
+            [
+                timezone.now(),
+                agent_version[:50],
+                agent_id,
+                str(batch_id),
+                agent_id,
+                source,
+                sent_at,
+                agent_version or "",
+                record_count,
+            ],
+        )
+        # Already stored by an earlier upload of the same batch: checked like any batch, nothing stored.
+        result.duplicate = cursor.fetchone() is None
+        raw = cursor.cursor  # the psycopg 3 cursor under Django's wrapper: COPY lives there
+        held: dict[str, list] = {}  # the other record types, copied after the SNMP samples
+        offset = 0
+        with _CopyStream(raw, "measurements_snmpsample", SNMP_COLUMNS) as snmp:
+            for chunk in chunks:
+                by_type: dict[str, list] = {}
+                for r in chunk:
+                    by_type.setdefault(_kind(r), []).append(r)
+                _resolve(
+                    chunk,
+                    by_type,
+                    refs,
+                    prefix=error_prefix,
+                    offset=offset,
+                    agent=agent,
+                    auto_interfaces=auto_interfaces,
+                    before_lookup=snmp.end,
+                )
+                offset += len(chunk)
+                if result.duplicate:
+                    continue
+                if "snmp" in by_type:
+                    snmp.write(_snmp_rows(by_type.pop("snmp"), refs, batch_id, result.interface_since))
+                for k, rs in by_type.items():
+                    held.setdefault(k, []).extend(rs)
+            snmp.end()
+        if offset != record_count:
+            raise RuntimeError(f"batch {batch_id}: {offset} records arrived, {record_count} were announced")
+        if result.duplicate:
+            result.accepted = 0
+            return result
+        if snmp.rows:
+            result.counts["snmp"] = snmp.rows
+        _copy_others(raw, held, refs.sites, agent_id, batch_id, result)
         if on_commit is not None:
             transaction.on_commit(lambda: on_commit(result))
     return result
+
+
+def _copy_others(
+    raw, by_type: dict[str, list], sites: dict[str, int], agent_id: int | None, batch_id: str, result: IngestResult
+) -> None:
+    """COPY the tests and host settings of a batch (few rows: built as lists, then copied table by table)."""
+    if "throughput" in by_type:
+        rows = [
+            (
+                r.time,
+                sites[r.src],
+                sites[r.dst],
+                agent_id,
+                r.tool,
+                r.protocol,
+                r.duration_s,
+                r.streams,
+                r.window_bytes,
+                r.mss_bytes,
+                r.throughput_bps,
+                r.retransmits,
+                r.rtt_ms,
+                r.offered_bps,
+                r.packets_sent,
+                r.packets_lost,
+                r.src_host,
+                r.dst_host,
+                r.error,
+                _record_extra(r),
+                batch_id,
+            )
+            for r in by_type["throughput"]
+        ]
+        result.counts["throughput"] = _copy(raw, "measurements_throughputtest", THROUGHPUT_COLUMNS, rows)
+    if "owamp" in by_type:
+        rows = [
+            (
+                r.time,
+                sites[r.src],
+                sites[r.dst],
+                agent_id,
+                r.packets_sent,
+                r.packets_lost,
+                r.duplicates,
+                r.reordered,
+                r.delay_min_ms,
+                r.delay_median_ms,
+                r.delay_max_ms,
+                r.jitter_ms,
+                r.clock_error_ms,
+                r.error,
+                _record_extra(r),
+                batch_id,
+            )
+            for r in by_type["owamp"]
+        ]
+        result.counts["owamp"] = _copy(raw, "measurements_owamptest", OWAMP_COLUMNS, rows)
+    if "traceroute" in by_type:
+        rows = [
+            (
+                r.time,
+                sites[r.src],
+                sites[r.dst],
+                agent_id,
+                [h if h else None for h in r.hops],
+                r.pmtu_bytes,
+                r.error,
+                _record_extra(r),
+                batch_id,
+            )
+            for r in by_type["traceroute"]
+        ]
+        result.counts["traceroute"] = _copy(raw, "measurements_traceroute", TRACEROUTE_COLUMNS, rows)
+    if "host_tcp" in by_type:
+        rows = [
+            (
+                r.time,
+                sites[r.site],
+                agent_id,
+                r.host,
+                list(r.tcp_rmem) if r.tcp_rmem else None,
+                list(r.tcp_wmem) if r.tcp_wmem else None,
+                r.rmem_max,
+                r.wmem_max,
+                r.congestion_control,
+                r.mtu,
+                _record_extra(r),
+                batch_id,
+            )
+            for r in by_type["host_tcp"]
+        ]
+        result.counts["host_tcp"] = _copy(raw, "measurements_hosttcp", HOSTTCP_COLUMNS, rows)
+    result.paths = {(sites[r.src], sites[r.dst]) for k in TEST_TYPES for r in by_type.get(k, ())}
+    result.sites = {sites[r.site] for r in by_type.get("host_tcp", ())}

@@ -84,6 +84,7 @@ class UploadResult:
     error: str | None = None
     accepted: int | None = None
     duplicate: bool = False
+    server_timing: str | None = None  # the centre's Server-Timing header: where the upload's time went
 
 
 class Backoff:
@@ -214,6 +215,7 @@ class Uploader:
                     content,
                     accepted=content.get("accepted"),
                     duplicate=bool(content.get("duplicate")),
+                    server_timing=response.headers.get("Server-Timing"),
                 )
             # A 200 that is not the ingest's answer (a captive portal, a proxy page): not an ack.
             return UploadResult(Outcome.RETRY, status, content, error="200 without an ingest acknowledgement")
@@ -275,7 +277,9 @@ async def drain(
             report.sent_batches += 1
             report.sent_records += batch.count
             report.duplicate_batches += int(result.duplicate)
-            logger.info("batch uploaded", extra={**extra, "duplicate": result.duplicate})
+            logger.info(
+                "batch uploaded", extra={**extra, "duplicate": result.duplicate, "server_timing": result.server_timing}
+            )
         elif result.outcome is Outcome.TOO_LARGE and batch.count > 1:
             spool.split(batch)
             report.split_batches += 1

@@ -221,6 +221,7 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
 WANMON_INGEST_MAX_BODY_BYTES = env_int("WANMON_INGEST_MAX_BODY_BYTES", 32 * 1024 * 1024)
 WANMON_INGEST_MAX_RECORDS = env_int("WANMON_INGEST_MAX_RECORDS", 20_000)
 WANMON_INGEST_RATE_LIMIT = os.environ.get("WANMON_INGEST_RATE_LIMIT", "600/min")
+WANMON_INGEST_STREAM_CHUNK_RECORDS = env_int("WANMON_INGEST_STREAM_CHUNK_RECORDS", 1_000)
 # Days to keep per hypertable, e.g. {"measurements_snmpsample": 14}; see wanmon/measurements/constants.py.
 WANMON_RETENTION_DAYS: dict[str, int | None] = {}
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -115,6 +116,8 @@ def test_agent_once_stores_host_tcp_rows_and_an_outage_loses_nothing(live_server
     assert [(u["batch_id"], u["duplicate"]) for u in uploads[:3]] == [
         (b.batch_id, b.batch_id == lost_ack.batch_id) for b in waiting
     ]
+    assert all(re.fullmatch(r"read;dur=[\d.]+, decode;dur=[\d.]+, store;dur=[\d.]+", u["server_timing"])
+               for u in uploads)  # the centre says where each upload's time went, the agent logs it
     rows = stored_rows()
     times = [r[0] for r in rows]
     assert len(rows) == 5  # the first run, three during the outage, the run that found the centre back

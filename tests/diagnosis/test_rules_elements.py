@@ -169,6 +169,29 @@ def test_lightly_loaded_members_do_not_count():
     assert trunk_imbalance(ral(8.8e8, member_out=(5e7, 1e7))) == []
 
 
+def both_ends(ral_in=(4.0e8, 3.6e8)):
+    """ral-lag listed at both ends: uk-lon sends CERN->RAL traffic out, ral-border receives it; little comes back."""
+    uk = tuple(iface("uk-lon", f"ge-1/0/{i}", 1e9, every(1, lambda m, o=o: rate_row(m, 3e7, o)))
+               for i, o in enumerate((4.0e8, 3.6e8)))
+    ral_end = tuple(iface("ral-border", f"ge-0/0/{i}", 1e9, every(1, lambda m, b=b: rate_row(m, b, 3e7)))
+                    for i, b in enumerate(ral_in))
+    tests = every(30, lambda m: tcp(m, 8.8e8, window_bytes=4 * MiB, rtt_ms=8.0, dst_host="192.0.2.22"))
+    return ctx(path("CERN", "RAL", 2e9, RAL, tests), trunks=(TrunkEvidence("ral-lag", uk + ral_end),))
+
+
+def test_one_way_load_on_a_bundle_listed_at_both_ends_is_not_an_imbalance():
+    # uk-lon's members are 40 % busy outbound and 3 % inbound, ral-border's the other way round: balanced
+    assert trunk_imbalance(both_ends()) == []
+
+
+def test_an_imbalance_at_one_end_of_a_bundle_names_that_end():
+    [f] = trunk_imbalance(both_ends(ral_in=(7.5e8, 1.2e8)))
+    found = f.evidence["member_utilisation"]
+    assert (found["equipment"], found["direction"]) == ("ral-border", "in")
+    assert found["ratio"] == pytest.approx(0.16)
+    assert "on ral-border (in)" in f.explanation
+
+
 def drained_member(carries_nothing_while_up: bool, maintenance=()):
     """ge-1/0/1 carries nothing from minute 120 to 240 and ge-1/0/0 carries the bundle's 7.6e8 alone."""
 
@@ -215,3 +238,9 @@ def test_a_member_drained_for_announced_work_is_not_broken_load_sharing():
     # costed out of the bundle with its port up, during work announced on it (whatever the traffic impact)
     work = MaintenanceWindow("JANET-CHG-1", at(115), at(245), "reduced-redundancy", ("uk-lon:ge-1/0/1",))
     assert trunk_imbalance(drained_member(carries_nothing_while_up=True, maintenance=(work,))) == []
+
+
+def test_a_bundle_listed_at_both_ends_has_the_capacity_of_one_end():
+    ends = [iface(eq, f"xe-0/0/{i}", 10e9) for eq in ("janet-lon", "ral-border") for i in range(2)]
+    assert TrunkEvidence("ral-lag", tuple(ends)).aggregate_bps == 20e9
+    assert TrunkEvidence("ral-lag", tuple(ends[:2])).aggregate_bps == 20e9

@@ -2179,8 +2179,10 @@ def scenario_near_miss_trunk() -> Scenario:
     sc = Scenario(
         "near-miss-balanced-trunk-ral",
         "Near misses of TRUNK_IMBALANCE, MTU_MISMATCH and TCP_ONLY_DEGRADATION. CERN<->RAL crosses ral-lag, two "
-        "10 Gb/s members bundled into 20 Gb/s at janet-lon with layer-3+4 hashing. RAL's production inflow (~5 Gb/s) "
-        "is shared 55 % / 45 % between the members, with a few per cent of minute-to-minute variance: the normal "
+        "10 Gb/s members bundled into 20 Gb/s between janet-lon and ral-border with layer-3+4 hashing, listed (and "
+        "polled) at both ends. RAL's production inflow (~5 Gb/s, against ~2 Gb/s out: one end's 'out' is the "
+        "other's 'in', so the ends are only compared with themselves) is shared 55 % / 45 % between the members, "
+        "with a few per cent of minute-to-minute variance: the normal "
         "hashing variance of a few hundred flows, not broken load sharing (which leaves the least busy member below "
         "half of the busiest). Every nuttcp stream hashes onto one member, whatever the parity of the host address, "
         "and gets ~95 % of what production leaves free there (~7 Gb/s towards RAL, ~8.5 Gb/s back): tests to odd "
@@ -2206,9 +2208,14 @@ def scenario_near_miss_trunk() -> Scenario:
     sc.router("janet-lon", carrier="JANET", vendor="Cisco", model="ASR 9010")
     sc.router("ral-border", site="RAL", vendor="Cisco", model="Nexus 7700")
     members = ("xe-1/0/0", "xe-1/0/1")
+    ral_members = ("xe-0/0/0", "xe-0/1/0")  # the same two links, seen from RAL's end
     for i, m in enumerate(members):
         sc.interface("janet-lon", m, 2200 + i, 10000)
-    sc.trunks.append({"name": "ral-lag", "members": [f"janet-lon:{m}" for m in members]})
+    for i, m in enumerate(ral_members):
+        sc.interface("ral-border", m, 3100 + i, 10000)
+    sc.trunks.append(
+        {"name": "ral-lag", "members": [f"janet-lon:{m}" for m in members] + [f"ral-border:{m}" for m in ral_members]}
+    )
     hops = ["cern-border", "geant-gva", "geant-lon", "janet-lon", "ral-border"]
     sc.path("CERN", "RAL", 20000, hops)
 
@@ -2274,12 +2281,20 @@ def scenario_near_miss_trunk() -> Scenario:
         Counter64Port("janet-lon", members[0], 86400 * 96.4, 2_201_334_118_002_771, 6_114_902_337_180_045, 4200),
         Counter64Port("janet-lon", members[1], 86400 * 96.4, 2_188_017_446_310_902, 5_003_118_774_225_310, 4200),
     ]
+    # RAL's end of each link receives what janet-lon sends and sends what it receives: 5 Gb/s in, 2 Gb/s out.
+    ral_ports = [
+        Counter64Port("ral-border", ral_members[0], 86400 * 212.7, 7_310_559_201_448_120, 2_410_007_813_552_904, 7300),
+        Counter64Port("ral-border", ral_members[1], 86400 * 212.7, 6_998_120_337_006_415, 2_377_451_900_120_667, 7300),
+    ]
     for i, t in enumerate(polls):
         if i:
             for k, port in enumerate(ports):
                 port.advance(60, from_ral[t][k], towards_ral[t][k])
+                ral_ports[k].advance(60, towards_ral[t][k], from_ral[t][k])
         ports[0].poll(sc, t)
         ports[1].poll(sc, t + timedelta(seconds=1))
+        ral_ports[0].poll(sc, t + timedelta(seconds=2))
+        ral_ports[1].poll(sc, t + timedelta(seconds=3))
 
     for code in ALL_CODES:
         sc.forbid(code)

@@ -551,11 +551,11 @@ def trunks_on_path(bundle: EvidenceBundle, path: PathEvidence):
         if t.name in hops or any(m.name in hops for m in t.members):
             out.append(t)
             continue
-        speeds = [m.speed_bps for m in t.members if m.speed_bps]
+        aggregate = t.aggregate_bps
         if (
-            speeds
+            aggregate
             and any(m.equipment in equipment for m in t.members)
-            and abs(sum(speeds) - path.capacity_bps) <= 0.05 * path.capacity_bps
+            and abs(aggregate - path.capacity_bps) <= 0.05 * path.capacity_bps
         ):
             out.append(t)
     return out

@@ -238,10 +238,18 @@ class InterfaceEvidence:
 
 @dataclass(frozen=True)
 class TrunkEvidence:
-    """A bundle (LAG) and its member interfaces."""
+    """A bundle (LAG) and its member interfaces, at one end or at both (members on two pieces of equipment)."""
 
     name: str
     members: tuple[InterfaceEvidence, ...]
+
+    @property
+    def aggregate_bps(self) -> float:
+        """The bundle's capacity: the member speeds of one end added up (both ends listed count once)."""
+        per_end: dict[str, float] = {}
+        for m in self.members:
+            per_end[m.equipment] = per_end.get(m.equipment, 0.0) + (m.speed_bps or 0.0)
+        return max(per_end.values(), default=0.0)
 
 
 @dataclass(frozen=True)

@@ -90,16 +90,21 @@ def in_service_rows(
 def _imbalance_of(trunk: TrunkEvidence, rows_of: dict[str, list]) -> dict | None:
     """Mean utilisation per member and direction over the given rows; imbalanced when the least busy member
     carries less than TRUNK_MAX_MEMBER_RATIO of the busiest, which carries at least TRUNK_MIN_BUSY_UTILISATION.
-    Only members with rows (in service) take part; at least two are needed to compare."""
-    per_dir: dict[str, dict[str, float]] = {"in": {}, "out": {}}
+
+    Members are compared within one end of the bundle (one piece of equipment) and one direction: the two
+    ends of a LAG see the same traffic in opposite directions, so one end's "in" is the other's "out", and
+    comparing across ends would call any asymmetric load (a big transfer one way) an imbalance. Only
+    members with rows (in service) take part; at least two per end are needed to compare.
+    """
+    per_end: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
     for m in trunk.members:
         rows = rows_of.get(m.name, [])
         for d, attr in (("in", "in_bps"), ("out", "out_bps")):
             vals = [getattr(r, attr) for r in rows if getattr(r, attr) is not None]
             if vals:
-                per_dir[d][m.name] = statistics.fmean(vals) / m.speed_bps
+                per_end[(m.equipment, d)][m.name] = statistics.fmean(vals) / m.speed_bps
     best = None
-    for d, utils in per_dir.items():
+    for (equipment, d), utils in per_end.items():
         if len(utils) < 2:
             continue
         busiest = max(utils.values())
@@ -107,7 +112,14 @@ def _imbalance_of(trunk: TrunkEvidence, rows_of: dict[str, list]) -> dict | None
         if busiest >= k.TRUNK_MIN_BUSY_UTILISATION and least < k.TRUNK_MAX_MEMBER_RATIO * busiest:
             ratio = least / busiest
             if best is None or ratio < best["ratio"]:
-                best = {"direction": d, "utilisation": utils, "ratio": ratio, "busiest": busiest, "least": least}
+                best = {
+                    "equipment": equipment,
+                    "direction": d,
+                    "utilisation": utils,
+                    "ratio": ratio,
+                    "busiest": busiest,
+                    "least": least,
+                }
     return best
 
 
@@ -250,9 +262,9 @@ def trunk_imbalance(ctx: RuleContext) -> list[Finding]:
         if members:
             utils = ", ".join(f"{name} {text.pct(u)}" for name, u in sorted(members["utilisation"].items()))
             parts.append(
-                f"member utilisation ({members['direction']}) differs strongly from {members['start']:%H:%M} to "
-                f"{members['end']:%H:%M} UTC: {utils} -- the least busy carries {text.pct(members['ratio'])} of "
-                "the busiest"
+                f"member utilisation on {members['equipment']} ({members['direction']}) differs strongly from "
+                f"{members['start']:%H:%M} to {members['end']:%H:%M} UTC: {utils} -- the least busy carries "
+                f"{text.pct(members['ratio'])} of the busiest"
             )
             evidence["member_utilisation"] = members
             times += [members["start"], members["end"]]

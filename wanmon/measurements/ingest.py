@@ -2,7 +2,9 @@
 
 The hot path avoids per-record ORM work: references (site codes, equipment and interface names)
 are resolved with one query per kind, rows are written with psycopg 3 COPY inside one transaction,
-and everything slow (rates, rollups, diagnosis) runs after commit.
+and everything slow (rates, rollups, diagnosis) runs after commit. A large batch arrives as chunks
+(``chunks=``): the SNMP samples of one chunk are on their way into PostgreSQL, which stores them on
+the other core, while the next chunk is decoded and checked.
 """
 
 from __future__ import annotations
@@ -257,14 +259,15 @@ class _CopyStream:
         self._copy = None
         self.rows = 0
 
-    def write(self, rows: Iterable[tuple]) -> None:
+    def write(self, rows: Iterable[tuple], count: int) -> None:
+        """Send ``count`` rows (the server stores them while the caller goes on)."""
         if self._copy is None:
             self._context = self._cursor.copy(self._sql)
             self._copy = self._context.__enter__()
         write_row = self._copy.write_row
         for row in rows:
             write_row(row)
-            self.rows += 1
+        self.rows += count
 
     def end(self) -> None:
         if self._context is not None:
@@ -280,13 +283,11 @@ class _CopyStream:
             context.__exit__(*exc_info)
 
 
-def _copy(cursor, table: str, columns: Sequence[str], rows: Iterable[tuple]) -> int:
-    n = 0
-    with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
-        for row in rows:
-            copy.write_row(row)
-            n += 1
-    return n
+def _copy(cursor, table: str, columns: Sequence[str], rows: list[tuple]) -> int:
+    with _CopyStream(cursor, table, columns) as stream:
+        stream.write(rows, len(rows))
+        stream.end()
+    return stream.rows
 
 
 SNMP_COLUMNS = (
@@ -436,7 +437,8 @@ def batch_ingest(
                 if result.duplicate:
                     continue
                 if "snmp" in by_type:
-                    snmp.write(_snmp_rows(by_type.pop("snmp"), refs, batch_id, result.interface_since))
+                    samples = by_type.pop("snmp")
+                    snmp.write(_snmp_rows(samples, refs, batch_id, result.interface_since), len(samples))
                 for k, rs in by_type.items():
                     held.setdefault(k, []).extend(rs)
             snmp.end()

@@ -37,10 +37,15 @@ def test_chunks_add_up_to_the_batch_in_order():
     raw = body(records)
     stream = decode_batch_stream(raw, now=NOW, max_records=50, chunk_records=4)
     chunks = list(stream.chunks)
-    assert [len(c) for c in chunks] == [4, 4, 4, 4, 2]
+    assert [len(c) for c in chunks] == [1, 4, 4, 4, 4, 1]  # a small first chunk: storing starts sooner
     assert [r for c in chunks for r in c] == decode_batch(raw, now=NOW, max_records=50).records
     assert (stream.batch_id, stream.record_count) == ("6f1c0c8e-1b7e-4c8a-9a53-2f3f1c1d9e01", 18)
     assert stream.decode_s[0] > 0
+
+
+def test_an_empty_batch_has_no_chunks():
+    stream = decode_batch_stream(body([]), now=NOW, max_records=10, chunk_records=4)
+    assert (stream.record_count, list(stream.chunks)) == (0, [])
 
 
 def test_a_bad_record_in_a_late_chunk_raises_the_whole_batch_errors_from_the_iterator():

@@ -470,7 +470,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="scripts/bench")
     sub = parser.add_subparsers(dest="what", required=True)
     ingest = sub.add_parser("ingest")
-    ingest.add_argument("--batches", type=int, default=10)
+    ingest.add_argument("--batches", type=int, default=20)
     ingest.add_argument("--polls", type=int, default=50, help="polls per batch (x 100 interfaces = rows)")
     ingest.add_argument("--concurrency", type=int, default=1, help="parallel uploaders / COPY connections")
     query = sub.add_parser("query")

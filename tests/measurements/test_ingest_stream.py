@@ -97,3 +97,25 @@ def test_a_streamed_batch_sent_twice_is_stored_once(client, topo):
     assert again.status_code == 200 and again.json() == {"batch_id": body["batch_id"], "accepted": 0,
                                                          "duplicate": True}
     assert counts()["snmpsample"] == 23 and counts()["ingestbatch"] == 1
+
+
+@pytest.fixture
+def failing_store(db):
+    """The database fails while storing the SNMP sample with ifIndex 4242 (as a full disk or a lost link would)."""
+    with connection.cursor() as c:
+        c.execute("""CREATE FUNCTION wanmon_test_fail() RETURNS trigger LANGUAGE plpgsql AS $$
+                     BEGIN IF NEW.if_index = 4242 THEN RAISE EXCEPTION 'could not extend file: No space left';
+                     END IF; RETURN NEW; END $$""")
+        c.execute("CREATE TRIGGER wanmon_test_fail BEFORE INSERT ON measurements_snmpsample "
+                  "FOR EACH ROW EXECUTE FUNCTION wanmon_test_fail()")
+
+
+def test_a_database_failure_while_copying_is_a_503_the_agent_retries_and_nothing_is_kept(client, topo, failing_store):
+    records = _polls(30)
+    records[26]["if_index"] = 4242
+    before = counts()
+    response = post(client, batch(records), topo["cern_token"])
+    assert response.status_code == 503
+    assert response["Retry-After"] == "30"
+    assert response.json() == {"errors": [{"path": "", "message": "database unavailable, retry later"}]}
+    assert counts() == before  # not even the batch id: the retry will be stored

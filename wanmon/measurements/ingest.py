@@ -395,7 +395,9 @@ def batch_ingest(
     agent_id = agent.id if agent else None
     result = IngestResult(batch_id=str(batch_id), accepted=record_count or 0, duplicate=False)
     refs = _Refs()
-    with transaction.atomic(), connection.cursor() as cursor:
+    # wrap_database_errors: COPY runs on the raw psycopg cursor, outside Django's error translation;
+    # a failure there (disk full, connection lost) must still be a django.db.DatabaseError (HTTP 503).
+    with transaction.atomic(), connection.cursor() as cursor, connection.wrap_database_errors:
         # One round trip claims the batch id and marks the agent seen (a re-sent batch is contact too).
         cursor.execute(
             f"""WITH seen AS (UPDATE {Agent._meta.db_table} SET last_seen_at = %s, version = %s WHERE id = %s)

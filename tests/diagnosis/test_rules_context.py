@@ -106,6 +106,40 @@ def test_per_element_impact_overrides_the_window():
     assert m.subject == {"equipment": "geant-gva"}
 
 
+def _collapse_during_work(hops, affects):
+    def thr(m):
+        return 2e7 if 120 <= m <= 240 else 9.2e8
+
+    fwd = path(
+        "CERN",
+        "FZK",
+        1e9,
+        hops,
+        every(30, lambda m: tcp(m, thr(m), window_bytes=2_450_000, rtt_ms=9.8, retransmits=None)),
+        every(5, lambda m: owamp(m, 4.9)),
+        baseline_end_min=100,
+    )
+    return run(bundle(fwd, maintenance=(MaintenanceWindow("CHG-9", at(110), at(250), "outage", affects),)))
+
+
+@pytest.mark.parametrize(
+    ("hops", "affects", "explained"),
+    [
+        # work on the port the path leaves by, or on the whole device
+        (("cern-border", "geant-gva:et-1/0/0", "geant-fra", "fzk-border"), ("geant-gva:et-1/0/0",), True),
+        (("cern-border", "geant-gva:et-1/0/0", "geant-fra", "fzk-border"), ("geant-gva",), True),
+        # a hop naming no port: any port of the device may be the path's
+        (("cern-border", "geant-gva", "geant-fra", "fzk-border"), ("geant-gva:et-1/0/0",), True),
+        # another port of a device the path leaves by a known port: not the path's, the fault is elsewhere
+        (("cern-border", "geant-gva:et-1/0/0", "geant-fra", "fzk-border"), ("geant-gva:xe-9/0/0",), False),
+    ],
+)
+def test_port_work_explains_a_path_through_that_port_only(hops, affects, explained):
+    found = codes_of(_collapse_during_work(hops, affects))
+    assert (codes.MAINTENANCE_EXPLAINED in found) is explained
+    assert (codes.UNEXPLAINED_DEGRADATION in found) is not explained
+
+
 def test_site_maintenance_explains_the_sites_paths():
     def thr(m):
         return 2e7 if 120 <= m <= 240 else 9.2e8

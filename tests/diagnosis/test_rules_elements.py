@@ -15,6 +15,7 @@ from tests.diagnosis.builders import (
     owamp,
     path,
     rate_row,
+    run,
     tcp,
     udp,
 )
@@ -40,6 +41,21 @@ def test_interface_errors_sustained_crc():
     assert f.evidence["error_fraction"] == pytest.approx(0.5 / 7e4)
     assert f.severity == codes.WARNING  # no path through it is degraded
     assert "capped at" in f.explanation  # the loss is translated into a Mathis ceiling
+
+
+@pytest.mark.parametrize(
+    ("affects", "explained"), [("geant-gva:xe-0/0/0", True), ("geant-gva", True), ("geant-gva:xe-7/0/0", False)]
+)
+def test_errors_during_work_on_that_port_or_its_device_are_explained_not_during_work_on_another_port(
+    affects, explained
+):
+    rows = every(1, lambda m: rate_row(m, 5e8, 5e8, in_errors_per_s=0.5 if m >= 60 else 0.0, in_pkts_per_s=7e4))
+    work = MaintenanceWindow("GEANT-CHG-7", at(55), at(365), "outage", (affects,))
+    findings = run(
+        bundle(healthy_eu(hops=HOPS), interfaces=(iface("geant-gva", "xe-0/0/0", 10e9, rows),), maintenance=(work,))
+    )
+    [f] = [f for f in findings if f.code == codes.INTERFACE_ERRORS]
+    assert bool(f.explained_by) is explained
 
 
 def test_a_single_error_burst_is_not_reported():

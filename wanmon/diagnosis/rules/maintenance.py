@@ -17,6 +17,7 @@ from wanmon.diagnosis.evidence import (
     PathEvidence,
     element_subject,
     path_key,
+    split_element,
 )
 
 
@@ -30,12 +31,22 @@ def affected_elements(window: MaintenanceWindow, bundle: EvidenceBundle) -> tupl
 
 
 def elements_on_path(window: MaintenanceWindow, path: PathEvidence, bundle: EvidenceBundle) -> list[str]:
-    """Affected elements the path crosses (an interface matches its equipment hop and vice versa; 'site:CODE'
-    matches the paths from and to that site; 'path:SRC->DST' names one direction itself)."""
+    """Affected elements the path crosses.
+
+    Equipment is on the path when it is a hop, holds an interface hop or a member of a trunk on the path
+    (work on a device affects all its ports). An interface ('equipment:port') is on the path when it is a
+    hop or a member of a trunk on the path, or when a hop names its equipment without a port: the port is
+    unknown, and work on one of the device's ports during a degradation of a path through it is the
+    likely cause. Work on another, named port of a device the path leaves by a known port is not on the
+    path: explaining the degradation by it would hide a real fault. 'site:CODE' matches the paths from
+    and to that site; 'path:SRC->DST' names one direction itself.
+    """
     names = path_elements(path, bundle) | {f"site:{path.src}", f"site:{path.dst}", f"path:{path.src}->{path.dst}"}
+    portless = {hop for hop in path.hops if split_element(hop)[1] is None}
     out = []
     for e in affected_elements(window, bundle):
-        if e in names or base_equipment(e) in names:
+        equipment, port = split_element(e)
+        if e in names or (port is not None and equipment in portless):
             out.append(e)
     return out
 
@@ -131,11 +142,12 @@ def match_episodes(ctx: RuleContext) -> MaintenanceMatches:
 def _finding_elements(f: Finding, bundle: EvidenceBundle) -> tuple[PathEvidence | None, set[str]]:
     if "src" in f.subject and "dst" in f.subject:
         return bundle.path(f.subject["src"], f.subject["dst"]), set()
-    if "trunk" in f.subject:
-        return None, {f.subject["trunk"]}
+    if "trunk" in f.subject:  # the bundle and its members: work on a member is work on the bundle
+        name = f.subject["trunk"]
+        return None, {name} | {m.name for t in bundle.trunks if t.name == name for m in t.members}
     if "equipment" in f.subject:
         eq = f.subject["equipment"]
-        return None, {eq, f"{eq}:{f.subject['interface']}"} if f.subject.get("interface") else {eq}
+        return None, {f"{eq}:{f.subject['interface']}"} if f.subject.get("interface") else {eq}
     return None, set()
 
 
@@ -146,10 +158,15 @@ def _explains_finding(w: MaintenanceWindow, f: Finding, bundle: EvidenceBundle) 
     if path is not None:
         on = [e for e in elements_on_path(w, path, bundle) if impact_explains(w.impact_for(e))]
         return on[0] if on else None
+    # The finding's own element; its equipment (work on a device covers its ports); a port of a device the
+    # finding names as a whole. Work on another port of the same device does not explain a finding about
+    # this port.
+    devices = {base_equipment(x) for x in elements}
     for e in affected_elements(w, bundle):
         if not impact_explains(w.impact_for(e)):
             continue
-        if e in elements or base_equipment(e) in elements or any(base_equipment(x) == e for x in elements):
+        equipment, port = split_element(e)
+        if e in elements or e in devices or (port is not None and equipment in elements):
             return e
     return None
 

@@ -264,7 +264,10 @@ def rate_between(prev: Sample, cur: Sample) -> RateResult:
        elapsed wall time within that tolerance (e.g. 4294967000 -> 5704 ticks over 60 s: the
        wrapped advance is 6000 ticks = 60.00 s, so no restart);
     4. ifCounterDiscontinuityTime changed (``DISCONTINUITY_IF_COUNTER``);
-    5. a counter decreased and a wrap would imply a rate above the plausible ceiling
+    5. a counter decreased and neither sample has sysUpTime, snmpEngineBoots or
+       ifCounterDiscontinuityTime (``DISCONTINUITY_COUNTER_DECREASED``): without a restart detector
+       a reset and a wrap look alike, and only the reset is safe to assume;
+    6. a counter decreased and a wrap would imply a rate above the plausible ceiling
        (``DISCONTINUITY_COUNTER_DECREASED``), or a counter increased faster than the ceiling
        (``DISCONTINUITY_RATE_IMPLAUSIBLE``: an unsignalled reset, or a wrong interface speed).
 
@@ -306,6 +309,10 @@ def rate_between(prev: Sample, cur: Sample) -> RateResult:
             return _dropped(prev, cur, interval_s, code, reason)
 
     speed_bps = _interval_speed_bps(prev, cur)
+    # Without sysUpTime, snmpEngineBoots or ifCounterDiscontinuityTime in both samples a restart is
+    # invisible, and a restarted counter looks exactly like a wrapped one: taking it for a wrap would
+    # invent up to 2^32 (or 2^64) units of traffic. Without a detector a decrease is always a reset.
+    detector = _has_restart_detector(prev, cur)
     rates: dict[str, float] = {}
     notes: dict[str, str] = {}
     wrapped: list[str] = []
@@ -319,6 +326,13 @@ def rate_between(prev: Sample, cur: Sample) -> RateResult:
                 notes[rate_name] = f"{half[0]} missing in the {side} sample"
             continue
         outcome = _counter_delta(counter, prev.counters[counter], cur.counters[counter], interval_s, speed_bps)
+        if not detector and isinstance(outcome, _Delta) and outcome.wrapped:
+            outcome = _Reset(
+                DISCONTINUITY_COUNTER_DECREASED,
+                f"{counter} went back from {prev.counters[counter]} to {cur.counters[counter]} and the device reports "
+                f"no sysUpTime, snmpEngineBoots or ifCounterDiscontinuityTime to tell a restart from a wrap: taken "
+                f"as a counter reset",
+            )
         if isinstance(outcome, _Reset):
             resets.append((outcome.code, outcome.reason))
         elif isinstance(outcome, _Ambiguous):
@@ -437,6 +451,14 @@ def _counter_delta(
         f"{name} went back from {prev_value} to {cur_value}; as a {width} wrap that would be "
         f"{_rate_text(spec, wrap_delta, interval_s)} in {interval_s:.3g} s, above the "
         f"{_bps(UNKNOWN_SPEED_CAP_BPS)} assumed for an interface of unknown speed: a counter reset",
+    )
+
+
+def _has_restart_detector(prev: Sample, cur: Sample) -> bool:
+    """True when both samples carry something that reveals a device or counter restart."""
+    return any(
+        getattr(prev, name) is not None and getattr(cur, name) is not None
+        for name in ("sys_uptime_ticks", "engine_boots", "discontinuity_ticks")
     )
 
 

@@ -275,7 +275,12 @@ class Counters(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, k
 
 
 class SnmpRecord(_Record, tag="snmp", kw_only=True, frozen=True):
-    """One poll of one interface. ``sys_uptime_ticks`` and ``oper_status`` are required unless ``error``."""
+    """One poll of one interface. ``oper_status`` is required unless ``error``.
+
+    ``sys_uptime_ticks`` is absent when the device's view has no sysUpTime.0 (IF-MIB-only views); the
+    centre then detects restarts from ``snmp_engine_boots`` or ``counter_discontinuity_ticks`` when
+    present, and otherwise takes any counter that goes back as a reset, never as a wrap.
+    """
 
     equipment: EquipmentName
     interface: InterfaceName
@@ -658,7 +663,7 @@ def _records_clean(records: Sequence[Record], now: datetime) -> bool:
 
 
 _TIME: Final = operator.attrgetter("time")
-_SNMP_REQUIRED: Final = operator.attrgetter("error", "sys_uptime_ticks", "oper_status")
+_SNMP_REQUIRED: Final = operator.attrgetter("error", "oper_status")
 _COUNTER64: Final = operator.attrgetter("hc_in_octets", "hc_out_octets", "hc_in_ucast_pkts", "hc_out_ucast_pkts")
 
 
@@ -668,9 +673,7 @@ def _snmp_clean(group: list[SnmpRecord]) -> bool:
     values = filter(None, itertools.chain.from_iterable(counters))  # drops None (and 0, harmless for a maximum)
     if max(values, default=0) > COUNTER64_MAX:
         return False
-    return not any(
-        error is None and (uptime is None or oper is None) for error, uptime, oper in map(_SNMP_REQUIRED, group)
-    )
+    return not any(error is None and oper is None for error, oper in map(_SNMP_REQUIRED, group))
 
 
 def _time_errors(field: str, moment: datetime, now: datetime | None) -> _Problems:
@@ -761,11 +764,8 @@ def _snmp_problems(record: SnmpRecord) -> _Problems:
         value = getattr(record.counters, name)
         if value is not None and value > COUNTER64_MAX:
             yield f"counters.{name}", f"{value} is above the Counter64 maximum 2^64-1 ({COUNTER64_MAX})"
-    if record.error is None:
-        if record.sys_uptime_ticks is None:
-            yield "sys_uptime_ticks", "required unless `error` says why the poll failed (it detects reboots)"
-        if record.oper_status is None:
-            yield "oper_status", "required unless `error` says why the poll failed"
+    if record.error is None and record.oper_status is None:
+        yield "oper_status", "required unless `error` says why the poll failed"
 
 
 def _traceroute_problems(record: TracerouteRecord) -> _Problems:

@@ -377,3 +377,42 @@ def test_invalid_samples_are_refused_at_construction(bad):
 
     with pytest.raises(ValueError):
         Sample(**fields)
+
+
+# --- devices without a restart detector (IF-MIB-only SNMP views) ------------------------------
+
+
+def test_without_any_restart_detector_a_decrease_is_a_reset_never_a_wrap():
+    # given: a 100 Mb/s port whose view lacks sysUpTime, snmpEngineBoots and ifCounterDiscontinuityTime;
+    # the Counter32 went from near the top to a small value, which a wrap would read as 80 Mb/s
+    prev = sample(0, speed_bps=100e6, uptime_ticks=None, in_octets=COUNTER32_MODULUS - 100_000_000)
+    cur = sample(60, speed_bps=100e6, uptime_ticks=None, in_octets=500_000_000)
+
+    result = rate_between(prev, cur)
+
+    # then: the interval is dropped as a reset (it may have been a restart: nothing can tell)
+    assert not result.valid
+    assert result.discontinuity_code == DISCONTINUITY_COUNTER_DECREASED
+    assert "no sysUpTime" in result.discontinuity
+
+
+def test_without_any_restart_detector_increasing_counters_still_give_rates():
+    prev = sample(0, uptime_ticks=None, hc_in_octets=10**12, in_errors=5)
+    cur = sample(60, uptime_ticks=None, hc_in_octets=10**12 + 7_500_000_000, in_errors=11)
+
+    result = rate_between(prev, cur)
+
+    assert result.valid
+    assert result.in_bps == 1 * GBPS
+    assert result.in_errors_per_s == pytest.approx(0.1)
+
+
+def test_engine_boots_alone_is_a_restart_detector_so_a_plausible_wrap_stays_a_wrap():
+    prev = sample(0, speed_bps=100e6, uptime_ticks=None, boots=3, in_octets=COUNTER32_MODULUS - 100_000_000)
+    cur = sample(60, speed_bps=100e6, uptime_ticks=None, boots=3, in_octets=500_000_000)
+
+    result = rate_between(prev, cur)
+
+    assert result.valid
+    assert result.in_bps == pytest.approx(80e6)
+    assert result.wrapped == ("in_octets",)

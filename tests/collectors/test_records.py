@@ -189,6 +189,14 @@ def test_owamp_with_every_packet_lost_has_no_delays():
     assert record.delay_median_ms is None
 
 
+def test_snmp_sample_of_a_view_without_sysuptime_is_valid():
+    # IF-MIB-only SNMP views have no sysUpTime.0: the sample is kept, restart detection is the centre's problem.
+    batch = decode_batch(body([snmp(sys_uptime_ticks=None)]), now=NOW, max_records=10)
+
+    assert batch.records[0].sys_uptime_ticks is None
+    assert batch.records[0].counters.hc_in_octets is not None
+
+
 def test_unknown_extra_fields_are_ignored_but_unknown_counters_are_not():
     # Agents may send extras the centre does not know yet (CONTRACTS.md section 3); a counter name
     # we do not know would be silently left out of every rate, so it is refused.
@@ -382,8 +390,7 @@ def test_decode_batch_requires_an_aware_now():
         (owamp(packets_lost=600), {"records[0].delay_min_ms": "must be null: no packet was received",
                                    "records[0].delay_median_ms": "must be null",
                                    "records[0].delay_max_ms": "must be null"}),
-        (snmp(sys_uptime_ticks=None, oper_status=None), {"records[0].sys_uptime_ticks": "required unless `error`",
-                                                         "records[0].oper_status": "required unless `error`"}),
+        (snmp(sys_uptime_ticks=None, oper_status=None), {"records[0].oper_status": "required unless `error`"}),
         (traceroute(hops=[]), {"records[0].hops": "at least one hop"}),
         (traceroute(src="FZK"), {"records[0].dst": "dst equals src (FZK)"}),
         (host_tcp(tcp_rmem=[4096, 87380, 65536]), {"records[0].tcp_rmem": "[4096, 87380, 65536] must be ascending"}),

@@ -14,6 +14,18 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 
 
+def shared_fixture(*parts: str) -> Path:
+    """A path under ../shared (the specification beside the repository), or skip the calling test.
+
+    Third-party data (captured tool output, router walks, the pSConfig schema) stays outside the repository:
+    a clone alone skips the tests that read it, saying what is absent, and still runs everything else.
+    """
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"data kept outside the repository is missing (../{path.relative_to(ROOT.parent)} absent)")
+    return path
+
+
 def _wait_for_worker(timeout_s: float) -> bool:
     from wanmon.celery import app
 

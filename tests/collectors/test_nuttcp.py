@@ -1,6 +1,6 @@
 """nuttcp collector: parser against real captured output, argv, run_test, runner.
 
-Fixtures are real tool output (tests/collectors/fixtures/toolout/SOURCES.md).
+Fixtures are real tool output (../shared/fixtures/toolout/SOURCES.md, beside the repository).
 Expected numbers are the ones printed in those files, converted with nuttcp's
 units: MB = 2**20 bytes, KB = 1024 bytes, Mbps = 10**6 bit/s.
 """
@@ -31,14 +31,16 @@ from collectors.runner import (
     excerpt,
     utc_time,
 )
+from tests.conftest import shared_fixture
 
-FIXTURES = Path(__file__).parent / "fixtures" / "toolout"
+# Real tool output, public third-party data kept beside the repository (../shared/fixtures/toolout/SOURCES.md).
+TOOLOUT = ("fixtures", "toolout")
 NOW = datetime(2026, 3, 1, 11, 0, tzinfo=UTC)
 MIB = 1_048_576
 
 
 def fixture(name: str) -> str:
-    return (FIXTURES / name).read_text()
+    return shared_fixture(*TOOLOUT, name).read_text()
 
 
 def version_output(version: str) -> CommandResult:
@@ -81,7 +83,8 @@ SUMMARIES = {
 
 
 def test_every_nuttcp_fixture_is_covered():
-    names = {path.name for path in FIXTURES.glob("nuttcp*.txt")} - {"nuttcp-error-connrefused-stderr-1.txt"}
+    captures = shared_fixture(*TOOLOUT).glob("nuttcp*.txt")
+    names = {path.name for path in captures} - {"nuttcp-error-connrefused-stderr-1.txt"}
     assert names == set(SUMMARIES)
 
 

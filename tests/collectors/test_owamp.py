@@ -1,21 +1,22 @@
 """owamp collector: parsers against real OWAMP 5.2.3 output, directions, run_test.
 
 The captures were made on a host whose clock was not NTP-synchronised
-(fixtures/toolout/SOURCES.md), hence ``(unsync)`` and ``SYNC 0`` throughout.
+(../shared/fixtures/toolout/SOURCES.md), hence ``(unsync)`` and ``SYNC 0`` throughout.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
 from collectors import owamp
 from collectors.runner import EXIT_NOT_FOUND, CommandResult, FakeCommandRunner, completed
+from tests.conftest import shared_fixture
 
-FIXTURES = Path(__file__).parent / "fixtures" / "toolout"
+# Real tool output, public third-party data kept beside the repository (../shared/fixtures/toolout/SOURCES.md).
+TOOLOUT = ("fixtures", "toolout")
 NOW = datetime(2026, 3, 1, 11, 1, tzinfo=UTC)
 OWAMP_KEYS = {
     "type",
@@ -35,7 +36,7 @@ OWAMP_KEYS = {
 
 
 def fixture(name: str) -> str:
-    return (FIXTURES / name).read_text()
+    return shared_fixture(*TOOLOUT, name).read_text()
 
 
 def ntp_delay_ms(send: int, recv: int) -> float:

@@ -12,14 +12,15 @@ from __future__ import annotations
 import json
 import shutil
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
 from collectors import traceroute
 from collectors.runner import EXIT_NOT_FOUND, FakeCommandRunner, SubprocessRunner, completed
+from tests.conftest import shared_fixture
 
-FIXTURES = Path(__file__).parent / "fixtures" / "toolout"
+# Real tool output, public third-party data kept beside the repository (../shared/fixtures/toolout/SOURCES.md).
+TOOLOUT = ("fixtures", "toolout")
 NOW = datetime(2026, 3, 1, 11, 2, tzinfo=UTC)
 
 # --- Real captures: `tracepath -n 127.0.0.1`, `-l 9000`, `-n -b`, `tracepath -n ::1` ---------------
@@ -74,7 +75,7 @@ TRACEPATH_WAN = (
 
 
 def fixture(name: str) -> str:
-    return (FIXTURES / name).read_text()
+    return shared_fixture(*TOOLOUT, name).read_text()
 
 
 def real_multihop_traceroute() -> str:

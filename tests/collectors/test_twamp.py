@@ -12,7 +12,6 @@ import time
 from collections.abc import Awaitable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from fractions import Fraction
-from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -29,8 +28,10 @@ from collectors.twamp import (
     SenderPacket,
     SentPacket,
 )
+from tests.conftest import shared_fixture
 
-FIXTURES = Path(__file__).parent / "fixtures" / "toolout"
+# Real tool output, public third-party data kept beside the repository (../shared/fixtures/toolout/SOURCES.md).
+TOOLOUT = ("fixtures", "toolout")
 NOW = datetime(2026, 3, 1, 11, 1, tzinfo=UTC)
 UNIT_S = Fraction(1, 2**32)  # one NTP fraction unit
 MS = 2**32 / 1000  # NTP units per millisecond (not an integer)
@@ -66,7 +67,7 @@ def test_ntp_known_values():
 
 
 def test_ntp_matches_owamp_reading_of_a_real_twping_timestamp():
-    start = 17198335948680056210  # START_TIME of fixtures/toolout/twping-M-1.txt
+    start = 17198335948680056210  # START_TIME of ../shared/fixtures/toolout/twping-M-1.txt
     unix_ns = twamp.ntp_to_unix_ns(start)
     assert abs(datetime.fromtimestamp(unix_ns / 1e9, UTC) - owamp.ntp_to_datetime(start)) < timedelta(microseconds=2)
 
@@ -182,7 +183,7 @@ def test_sender_packet_fixed_bytes():
 
 
 def test_reflector_packet_fixed_bytes_from_a_real_twping_exchange():
-    # first line of fixtures/toolout/twping-R-1.txt: T1, T2, T3 of packet 0, TTL 255
+    # first line of ../shared/fixtures/toolout/twping-R-1.txt: T1, T2, T3 of packet 0, TTL 255
     t1, t2, t3 = 17198335970638510159, 17198335970639025555, 17198335970639115750
     packet = ReflectorPacket(
         seq=0, timestamp=t3, error_estimate=SYNCED_FINEST, receive_timestamp=t2, sender_seq=0, sender_timestamp=t1,
@@ -474,7 +475,7 @@ def test_duplicate_sent_sequence_numbers_are_a_caller_error():
 
 def test_agrees_with_the_owamp_parser_on_real_twping_raw_output():
     # twping -R: SSEQ STIME SS SERR SRTIME SRS SRERR STTL | RSEQ RSTIME RSS RSERR RTIME RS RERR RTTL
-    text = (FIXTURES / "twping-R-1.txt").read_text()
+    text = shared_fixture(*TOOLOUT, "twping-R-1.txt").read_text()
     sent, received = [], []
     for line in text.splitlines():
         f = line.split()

@@ -1,4 +1,4 @@
-"""Fixtures of the inventory tests: the shared example scenarios, the LHC topology, users in each role."""
+"""Fixtures of the inventory tests: the two example scenarios of the corpus, the LHC topology, users in each role."""
 
 from __future__ import annotations
 
@@ -16,13 +16,12 @@ from wanmon.inventory.models import Path as PathModel
 from wanmon.inventory.topology import topology_import_file
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES_DIR = ROOT.parent / "shared" / "scenarios" / "examples"
-EXAMPLE_FILES = sorted(EXAMPLES_DIR.glob("*.yaml"))
-REVERSE_PATH_LOSS = EXAMPLES_DIR / "reverse-path-loss-fzk.yaml"
-WINDOW_LIMITED = EXAMPLES_DIR / "window-limited-asgc.yaml"
+# The two example scenarios of docs/scenario-format.md, part of the diagnosis corpus (tests/scenarios/).
+SCENARIOS_DIR = ROOT / "tests" / "scenarios"
+REVERSE_PATH_LOSS = SCENARIOS_DIR / "reverse-path-loss-fzk.yaml"
+WINDOW_LIMITED = SCENARIOS_DIR / "window-limited-asgc.yaml"
+EXAMPLE_FILES = [REVERSE_PATH_LOSS, WINDOW_LIMITED]
 LHC_TOPOLOGY = ROOT / "wanmon" / "inventory" / "data" / "lhc-topology.yaml"
-
-assert len(EXAMPLE_FILES) >= 2, f"the shared example scenarios are missing from {EXAMPLES_DIR}"
 
 
 def example_topology(path: Path = REVERSE_PATH_LOSS) -> dict:

@@ -137,7 +137,7 @@ class Interface(models.Model):
     """A port of a piece of equipment (SNMP ifIndex, speed, MTU, line card)."""
 
     equipment = models.ForeignKey(Equipment, on_delete=models.CASCADE, related_name="interfaces")
-    name = models.CharField(max_length=100)
+    name = models.CharField(max_length=128)  # as long as the wire schema allows
     if_index = models.PositiveIntegerField(null=True, blank=True)
     speed_mbps = models.PositiveBigIntegerField(null=True, blank=True)
     mtu = models.PositiveIntegerField(

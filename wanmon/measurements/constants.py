@@ -40,3 +40,7 @@ RETENTION_DAYS = {
     "measurements_traceroute": 1100,
     "measurements_hosttcp": 1100,
 }
+
+# An agent's SNMP sample this much older than the newest one stored for its interface is refused: rates and
+# rollups are recomputed from the earliest new sample on, so a clock booted at 2000-01-01 must not get there.
+INGEST_MAX_SAMPLE_LAG_S = 2 * 86400

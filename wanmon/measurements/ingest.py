@@ -9,20 +9,24 @@ the other core, while the next chunk is decoded and checked.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import operator
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import msgspec
-from django.db import connection, transaction
+from django.conf import settings
+from django.db import DataError, IntegrityError, connection, transaction
 from django.utils import timezone
 
 from collectors.records import Counters
 from wanmon.inventory.models import Agent, Equipment, Interface, Site
-from wanmon.measurements.constants import SNMP_COUNTERS
+from wanmon.measurements.constants import INGEST_MAX_SAMPLE_LAG_S, SNMP_COUNTERS
+from wanmon.measurements.rollups import retention_policy
 
 logger = logging.getLogger(__name__)
 
@@ -39,10 +43,13 @@ def _kind(record) -> str:
 
 @dataclass
 class IngestError(Exception):
-    """A batch refused as a whole: HTTP-like status (400 invalid, 403 forbidden) and per-record errors."""
+    """A batch refused as a whole: HTTP-like status (400 invalid, 403 forbidden, 409 conflicts with what is
+    stored) and per-record errors. ``complete`` is True when ``errors`` already names every offending record
+    (a streamed batch otherwise stops at the first bad chunk and is checked again whole to name them all)."""
 
     status: int
     errors: list[dict]
+    complete: bool = False
 
     def __str__(self) -> str:
         return "; ".join(f"{e['path']}: {e['message']}" for e in self.errors)
@@ -62,6 +69,7 @@ class IngestResult:
 
 
 _SNMP_NAMES = operator.attrgetter("equipment", "interface")
+_TIME = operator.attrgetter("time")
 _SITE = operator.attrgetter("site")
 
 
@@ -191,10 +199,38 @@ def _resolve(
         speed = next((r.speed_mbps for r in samples if r.speed_mbps), None)
         if_index = next((r.if_index for r in samples if r.if_index is not None), None)
         eid = equipment[equipment_name]
-        iface, _ = Interface.objects.get_or_create(
-            equipment_id=eid, name=name, defaults={"speed_mbps": speed, "if_index": if_index}
+        refs.snmp[(equipment_name, name)] = (eid, _interface_discover(eid, name, speed, if_index))
+
+
+def _interface_discover(equipment_id: int, name: str, speed_mbps: float | None, if_index: int | None) -> int:
+    """The id of interface ``name`` on the equipment, registering it when the inventory does not list it yet.
+
+    The inventory speed is whole Mbit/s (what ifHighSpeed reports); a sub-Mbit/s ifSpeed is left unknown
+    there (the samples keep the exact value). A device that renumbered its interfaces (ifIndex is not
+    persistent across reboots on every platform) may report an ifIndex the inventory gives another
+    interface: the name is the identity, so the new interface is registered without an ifIndex rather
+    than refusing its counters.
+    """
+    speed = round(speed_mbps) if speed_mbps and speed_mbps >= 1 else None
+    try:
+        with transaction.atomic():
+            iface, _ = Interface.objects.get_or_create(
+                equipment_id=equipment_id, name=name, defaults={"speed_mbps": speed, "if_index": if_index}
+            )
+    except IntegrityError:
+        if if_index is None:
+            raise
+        holder = Interface.objects.filter(equipment_id=equipment_id, if_index=if_index).first()
+        logger.warning(
+            "discovered interface %r reports ifIndex %s, which the inventory gives to %r: registered without ifIndex",
+            name,
+            if_index,
+            holder.name if holder else "?",
         )
-        refs.snmp[(equipment_name, name)] = (eid, iface.id)
+        iface, _ = Interface.objects.get_or_create(
+            equipment_id=equipment_id, name=name, defaults={"speed_mbps": speed, "if_index": None}
+        )
+    return iface.id
 
 
 def _stored_fields() -> frozenset[str]:
@@ -258,10 +294,12 @@ class _CopyStream:
         self._context = None
         self._copy = None
         self.rows = 0
+        self.command_start = 0  # rows sent before the current COPY command: its "line 1" is row command_start
 
     def write(self, rows: Iterable[tuple], count: int) -> None:
         """Send ``count`` rows (the server stores them while the caller goes on)."""
         if self._copy is None:
+            self.command_start = self.rows
             self._context = self._cursor.copy(self._sql)
             self._copy = self._context.__enter__()
         write_row = self._copy.write_row
@@ -395,66 +433,199 @@ def batch_ingest(
     agent_id = agent.id if agent else None
     result = IngestResult(batch_id=str(batch_id), accepted=record_count or 0, duplicate=False)
     refs = _Refs()
-    # wrap_database_errors: COPY runs on the raw psycopg cursor, outside Django's error translation;
-    # a failure there (disk full, connection lost) must still be a django.db.DatabaseError (HTTP 503).
-    with transaction.atomic(), connection.cursor() as cursor, connection.wrap_database_errors:
-        # One round trip claims the batch id and marks the agent seen (a re-sent batch is contact too).
-        cursor.execute(
-            f"""WITH seen AS (UPDATE {Agent._meta.db_table} SET last_seen_at = %s, version = %s WHERE id = %s)
-            INSERT INTO measurements_ingestbatch (batch_id, agent_id, source, sent_at, agent_version, record_count)
-            VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (batch_id) DO NOTHING RETURNING batch_id""",
-            [
-                timezone.now(),
-                agent_version[:50],
-                agent_id,
-                str(batch_id),
-                agent_id,
-                source,
-                sent_at,
-                agent_version or "",
-                record_count,
-            ],
-        )
-        # Already stored by an earlier upload of the same batch: checked like any batch, nothing stored.
-        result.duplicate = cursor.fetchone() is None
-        raw = cursor.cursor  # the psycopg 3 cursor under Django's wrapper: COPY lives there
-        held: dict[str, list] = {}  # the other record types, copied after the SNMP samples
-        offset = 0
-        with _CopyStream(raw, "measurements_snmpsample", SNMP_COLUMNS) as snmp:
-            for chunk in chunks:
-                by_type: dict[str, list] = {}
-                for r in chunk:
-                    by_type.setdefault(_kind(r), []).append(r)
-                _resolve(
-                    chunk,
-                    by_type,
-                    refs,
-                    prefix=error_prefix,
-                    offset=offset,
-                    agent=agent,
-                    auto_interfaces=auto_interfaces,
-                    before_lookup=snmp.end,
-                )
-                offset += len(chunk)
-                if result.duplicate:
-                    continue
-                if "snmp" in by_type:
-                    samples = by_type.pop("snmp")
-                    snmp.write(_snmp_rows(samples, refs, batch_id, result.interface_since), len(samples))
-                for k, rs in by_type.items():
-                    held.setdefault(k, []).extend(rs)
-            snmp.end()
-        if offset != record_count:
-            raise RuntimeError(f"batch {batch_id}: {offset} records arrived, {record_count} were announced")
-        if result.duplicate:
-            result.accepted = 0
-            return result
-        if snmp.rows:
-            result.counts["snmp"] = snmp.rows
-        _copy_others(raw, held, refs.sites, agent_id, batch_id, result)
-        if on_commit is not None:
-            transaction.on_commit(lambda: on_commit(result))
+    seen: list[Sequence] = []  # the chunks taken so far: a database error's row number is traced back to them
+    copying: list[_CopyStream] = []
+    try:
+        # wrap_database_errors: COPY runs on the raw psycopg cursor, outside Django's error translation;
+        # a failure there (disk full, connection lost) must still be a django.db.DatabaseError (HTTP 503).
+        with transaction.atomic(), connection.cursor() as cursor, connection.wrap_database_errors:
+            # One round trip claims the batch id and marks the agent seen (a re-sent batch is contact too).
+            cursor.execute(
+                f"""WITH seen AS (UPDATE {Agent._meta.db_table} SET last_seen_at = %s, version = %s WHERE id = %s)
+                INSERT INTO measurements_ingestbatch (batch_id, agent_id, source, sent_at, agent_version, record_count)
+                VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (agent_id, batch_id) DO NOTHING RETURNING batch_id""",
+                [
+                    timezone.now(),
+                    agent_version[:50],
+                    agent_id,
+                    str(batch_id),
+                    agent_id,
+                    source,
+                    sent_at,
+                    agent_version or "",
+                    record_count,
+                ],
+            )
+            # Already stored by an earlier upload of the same batch: checked like any batch, nothing stored.
+            result.duplicate = cursor.fetchone() is None
+            raw = cursor.cursor  # the psycopg 3 cursor under Django's wrapper: COPY lives there
+            held: dict[str, list] = {}  # the other record types, copied after the SNMP samples
+            offset = 0
+            with _CopyStream(raw, "measurements_snmpsample", SNMP_COLUMNS) as snmp:
+                copying.append(snmp)
+                for chunk in chunks:
+                    seen.append(chunk)
+                    by_type: dict[str, list] = {}
+                    for r in chunk:
+                        by_type.setdefault(_kind(r), []).append(r)
+                    _resolve(
+                        chunk,
+                        by_type,
+                        refs,
+                        prefix=error_prefix,
+                        offset=offset,
+                        agent=agent,
+                        auto_interfaces=auto_interfaces,
+                        before_lookup=snmp.end,
+                    )
+                    offset += len(chunk)
+                    if result.duplicate:
+                        continue
+                    if "snmp" in by_type:
+                        samples = by_type.pop("snmp")
+                        if agent is not None:
+                            _history_check(
+                                samples, chunk, offset - len(chunk), refs, prefix=error_prefix, before_query=snmp.end
+                            )
+                        snmp.write(_snmp_rows(samples, refs, batch_id, result.interface_since), len(samples))
+                    for k, rs in by_type.items():
+                        held.setdefault(k, []).extend(rs)
+                snmp.end()
+            if offset != record_count:
+                raise RuntimeError(f"batch {batch_id}: {offset} records arrived, {record_count} were announced")
+            if result.duplicate:
+                result.accepted = 0
+                return result
+            if snmp.rows:
+                result.counts["snmp"] = snmp.rows
+            _copy_others(raw, held, refs.sites, agent_id, batch_id, result)
+            if on_commit is not None:
+                transaction.on_commit(lambda: on_commit(result))
+    except (DataError, IntegrityError) as exc:
+        # The data, not the database, is at fault (a value PostgreSQL refuses, a conflict with stored rows):
+        # the agent must park the records named, not retry the batch forever.
+        status = 409 if isinstance(exc, IntegrityError) else 400
+        raise IngestError(status, _database_errors(exc, seen, copying, error_prefix), complete=True) from exc
     return result
+
+
+def _history_check(
+    samples: Sequence,
+    chunk: Sequence,
+    offset: int,
+    refs: _Refs,
+    *,
+    prefix: str,
+    before_query: Callable[[], None],
+) -> None:
+    """Refuse agent samples that could rewrite history (IngestError 400 naming each one).
+
+    Rates and rollups are recomputed from the earliest new sample on, so one sample from an agent whose
+    clock booted at 2000-01-01 would have the recompute span years. Refused: a sample older than the raw
+    samples' retention (it would be dropped at once), or more than WANMON_INGEST_MAX_SAMPLE_LAG_S older
+    than the newest sample stored for its interface. A batch of fresh samples, the normal case, costs one
+    min() here and no query.
+    """
+    now = timezone.now()
+    oldest = min(map(_TIME, samples))
+    lag_s = getattr(settings, "WANMON_INGEST_MAX_SAMPLE_LAG_S", INGEST_MAX_SAMPLE_LAG_S)
+    if oldest >= now - timedelta(seconds=lag_s):
+        return
+    retention_days = retention_policy().get("measurements_snmpsample")
+    horizon = now - timedelta(days=retention_days) if retention_days else None
+    stale = {refs.snmp[_SNMP_NAMES(r)][1] for r in samples if r.time < now - timedelta(seconds=lag_s)}
+    before_query()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT interface_id, max(time) FROM measurements_snmpsample WHERE interface_id = ANY(%s) "
+            "AND time >= %s GROUP BY interface_id",
+            [sorted(stale), horizon or datetime(2000, 1, 1, tzinfo=oldest.tzinfo)],
+        )
+        newest = dict(cursor.fetchall())
+    errors: list[dict] = []
+    for i, r in enumerate(chunk, offset):
+        if _kind(r) != "snmp":
+            continue
+        if horizon is not None and r.time < horizon:
+            errors.append(
+                {
+                    "path": f"{prefix}[{i}].time",
+                    "message": f"{_iso(r.time)} is older than the {retention_days}-day retention of raw SNMP samples "
+                    f"({_iso(horizon)}): it would be dropped at once; check the agent's clock",
+                }
+            )
+            continue
+        latest = newest.get(refs.snmp[_SNMP_NAMES(r)][1])
+        if latest is not None and r.time < latest - timedelta(seconds=lag_s):
+            errors.append(
+                {
+                    "path": f"{prefix}[{i}].time",
+                    "message": f"{_iso(r.time)} is {(latest - r.time).total_seconds() / 86400:.1f} days older than "
+                    f"the newest sample of {r.equipment}:{r.interface} ({_iso(latest)}); at most "
+                    f"{lag_s / 86400:g} days behind are accepted: check the agent's clock",
+                }
+            )
+    if errors:
+        raise IngestError(400, errors)
+
+
+# A COPY error's context names the row: 'COPY measurements_snmpsample, line 27, column speed_mbps: "10000.0"'.
+_COPY_CONTEXT = re.compile(r"COPY (?P<table>\w+), line (?P<line>\d+)(?:, column (?P<column>\w+))?")
+_TABLE_KINDS = {
+    "measurements_snmpsample": "snmp",
+    "measurements_throughputtest": "throughput",
+    "measurements_owamptest": "owamp",
+    "measurements_traceroute": "traceroute",
+    "measurements_hosttcp": "host_tcp",
+}
+# Columns whose wire field has another name; counters live under `counters.`.
+_COLUMN_FIELDS = {
+    "equipment_id": "equipment",
+    "interface_id": "interface",
+    "src_id": "src",
+    "dst_id": "dst",
+    "site_id": "site",
+    "engine_boots": "snmp_engine_boots",
+    "discontinuity_ticks": "counter_discontinuity_ticks",
+    **{name: f"counters.{name}" for name in SNMP_COUNTERS},
+}
+
+
+def _database_errors(exc: Exception, chunks: Sequence[Sequence], copying: Sequence[_CopyStream], prefix: str):
+    """Error items for a database error caused by the data, naming the record when PostgreSQL says which row.
+
+    Rows of one table are copied in the batch's order, so row n of a COPY is the n-th record of that type
+    (counted from where the current COPY command began, for the SNMP stream that reopens between chunks).
+    When the row cannot be told (a conflict outside COPY), the error is about the batch: the agent then
+    splits it to find the record.
+    """
+    diag = getattr(exc.__cause__, "diag", None)
+    message = (getattr(diag, "message_primary", None) or str(exc).splitlines()[0]).strip()
+    detail = getattr(diag, "message_detail", None)
+    if detail:
+        message = f"{message} ({detail})"
+    match = _COPY_CONTEXT.search(getattr(diag, "context", None) or "")
+    kind = _TABLE_KINDS.get(match["table"]) if match else None
+    if kind is None:
+        return [{"path": "", "message": f"the database refused the batch: {message}"}]
+    row = int(match["line"]) - 1
+    if kind == "snmp" and copying:
+        row += copying[0].command_start
+    index = next(
+        itertools.islice(
+            (i for i, r in enumerate(itertools.chain.from_iterable(chunks)) if _kind(r) == kind), row, None
+        ),
+        None,
+    )
+    if index is None:
+        return [{"path": "", "message": f"the database refused the batch: {message}"}]
+    column = match["column"]
+    field = f".{_COLUMN_FIELDS.get(column, column)}" if column and column not in ("extra", "batch_id") else ""
+    return [{"path": f"{prefix}[{index}]{field}", "message": f"the database refused this value: {message}"}]
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
 
 
 def _copy_others(

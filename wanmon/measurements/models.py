@@ -8,9 +8,10 @@ from django.db import models
 
 
 class IngestBatch(models.Model):
-    """One accepted upload; its batch_id makes ingest idempotent."""
+    """One accepted upload; its batch_id makes ingest idempotent, per agent (another agent's id is new data)."""
 
-    batch_id = models.UUIDField(primary_key=True)
+    id = models.BigAutoField(primary_key=True)
+    batch_id = models.UUIDField()
     agent = models.ForeignKey("inventory.Agent", null=True, on_delete=models.SET_NULL, related_name="batches")
     source = models.TextField(default="agent")
     received_at = models.DateTimeField()
@@ -20,6 +21,11 @@ class IngestBatch(models.Model):
 
     class Meta:
         db_table = "measurements_ingestbatch"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["agent", "batch_id"], name="measurements_ingestbatch_unique_agent_batch", nulls_distinct=False
+            )
+        ]
 
     def __str__(self) -> str:
         return str(self.batch_id)
@@ -64,7 +70,7 @@ class SnmpSample(_Hypertable):
     engine_boots = models.BigIntegerField(null=True)
     discontinuity_ticks = models.BigIntegerField(null=True)
     oper_status = models.TextField(null=True)
-    speed_mbps = models.BigIntegerField(null=True)
+    speed_mbps = models.FloatField(null=True)  # ifSpeed / 1e6: an E1 is 2.048
     hc_in_octets = models.DecimalField(max_digits=20, decimal_places=0, null=True)
     hc_out_octets = models.DecimalField(max_digits=20, decimal_places=0, null=True)
     hc_in_ucast_pkts = models.DecimalField(max_digits=20, decimal_places=0, null=True)

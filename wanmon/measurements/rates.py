@@ -7,7 +7,7 @@ time ``since`` is idempotent, so late or replayed samples simply trigger a recom
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db import connection
@@ -44,10 +44,11 @@ RATE_COLUMNS = (
 
 @dataclass
 class RatesRefreshResult:
-    """Rows written by one recompute."""
+    """Rows written by one recompute; ``since`` is, per interface, the first rate time it rewrote."""
 
     rates: int = 0
     discontinuities: int = 0
+    since: dict[int, datetime] = field(default_factory=dict)
 
 
 def _sample(row: dict, speed_mbps_default: int | None) -> Sample:
@@ -65,7 +66,10 @@ def _sample(row: dict, speed_mbps_default: int | None) -> Sample:
 def interface_rates_refresh(*, interface_ids: list[int], since: datetime) -> RatesRefreshResult:
     """Recompute rates (and discontinuities) of these interfaces for every sample at or after ``since``.
 
-    The sample just before ``since`` is the starting point, so the first interval is computed too.
+    The sample just before ``since`` is the starting point, so the first interval is computed too. Only
+    the rates and discontinuities stamped at the times of the samples read are replaced: rates are kept
+    longer than raw samples (see RETENTION_DAYS), and a recompute must never delete history it cannot
+    compute again, however early ``since`` is.
     """
     result = RatesRefreshResult()
     if not interface_ids:
@@ -87,11 +91,16 @@ def interface_rates_refresh(*, interface_ids: list[int], since: datetime) -> Rat
             )
             names = [d[0] for d in cursor.description]
             rows = [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
+            if len(rows) < 2:
+                continue  # no interval to compute, so nothing to replace
+            rewritten = [r["time"] for r in rows[1:]]
+            result.since[iid] = rewritten[0]
             cursor.execute(
-                "DELETE FROM measurements_interfacerate WHERE interface_id = %s AND time >= %s", [iid, since]
+                "DELETE FROM measurements_interfacerate WHERE interface_id = %s AND time = ANY(%s)", [iid, rewritten]
             )
             cursor.execute(
-                "DELETE FROM measurements_counterdiscontinuity WHERE interface_id = %s AND time >= %s", [iid, since]
+                "DELETE FROM measurements_counterdiscontinuity WHERE interface_id = %s AND time = ANY(%s)",
+                [iid, rewritten],
             )
             # Inventory speed first (the operator's truth); ifHighSpeed from the device otherwise.
             speed_default = inventory_speed.get(iid)

@@ -114,6 +114,7 @@ class IngestView(APIView):
             400: OpenApiResponse(INGEST_ERROR, description="invalid: nothing of the batch was stored"),
             401: OpenApiResponse(description="no or bad token"),
             403: OpenApiResponse(INGEST_ERROR, description="a record the agent may not send"),
+            409: OpenApiResponse(INGEST_ERROR, description="a record conflicts with what is stored: nothing stored"),
             413: OpenApiResponse(INGEST_ERROR, description="body or record count too large"),
             429: OpenApiResponse(description="too many requests; see Retry-After"),
         },
@@ -188,7 +189,7 @@ class IngestView(APIView):
             too_many = any(e.get("path") == "records" and "more than the limit" in e.get("message", "") for e in errors)
             return Response({"errors": errors}, status=413 if too_many else 400)
         except IngestError as exc:
-            if stream.record_count <= chunk_records:
+            if exc.complete or stream.record_count <= chunk_records:
                 return Response({"errors": exc.errors}, status=exc.status)
             # The stream stopped at the first chunk with a bad reference; name every offending record.
             try:
@@ -203,7 +204,8 @@ class IngestView(APIView):
             except IngestError as complete:  # else the inventory changed meanwhile and the batch was stored
                 return Response({"errors": complete.errors}, status=complete.status)
         except DatabaseError:
-            # Not the body's fault: tell the agent to keep its spool and retry.
+            # Not the body's fault (errors the data causes are IngestErrors, see batch_ingest): tell the agent
+            # to keep its spool and retry.
             logger.exception("ingest failed on the database")
             return Response(
                 {"errors": [{"path": "", "message": "database unavailable, retry later"}]},

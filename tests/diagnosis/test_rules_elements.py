@@ -260,3 +260,25 @@ def test_a_bundle_listed_at_both_ends_has_the_capacity_of_one_end():
     ends = [iface(eq, f"xe-0/0/{i}", 10e9) for eq in ("janet-lon", "ral-border") for i in range(2)]
     assert TrunkEvidence("ral-lag", tuple(ends)).aggregate_bps == 20e9
     assert TrunkEvidence("ral-lag", tuple(ends[:2])).aggregate_bps == 20e9
+
+
+def test_another_customers_congested_port_on_a_router_of_the_path_is_not_this_paths_congestion():
+    # given CERN->FZK leaving geant-gva by xe-0/0/0 and degrading, while port xe-9/0/0 of the same router
+    # (another customer's) runs at 96 % and drops packets
+    c = congested_bundle(180, 300, discards=120.0)
+    other = iface("geant-gva", "xe-9/0/0", 10e9, c.bundle.interfaces[0].rates)
+    findings = run(bundle(*c.bundle.paths, interfaces=(other,)))
+    # then the port is congested (a warning for its own owner), but not the tight link of CERN->FZK
+    [f] = [f for f in findings if f.code == codes.LINK_CONGESTION]
+    assert f.subject == {"equipment": "geant-gva", "interface": "xe-9/0/0"}
+    assert f.severity == codes.WARNING
+    assert f.evidence["degraded_paths"] == []
+    # and CERN->FZK's drop from 920 to 300 Mb/s is still reported, not "explained" by it
+    [u] = [f for f in findings if f.code == codes.UNEXPLAINED_DEGRADATION]
+    assert u.subject == {"src": "CERN", "dst": "FZK"}
+
+
+def test_errors_on_another_port_of_a_router_of_the_path_name_no_path():
+    rows = every(1, lambda m: rate_row(m, 5e8, 5e8, in_errors_per_s=0.5 if m >= 60 else 0.0, in_pkts_per_s=7e4))
+    [f] = interface_errors(ctx(healthy_eu(hops=HOPS), interfaces=(iface("geant-gva", "xe-9/0/0", 10e9, rows),)))
+    assert f.evidence["paths"] == []

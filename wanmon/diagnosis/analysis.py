@@ -25,6 +25,7 @@ from wanmon.diagnosis.evidence import (
     ThroughputTest,
     split_element,
 )
+from wanmon.inventory.membership import ALL_PORTS, Bundle, Element, element_on_path, hops_from_labels
 
 TCP, UDP, OWAMP = "tcp", "udp", "owamp"
 OK, DEGRADED, DOWN = "ok", "degraded", "down"
@@ -536,27 +537,28 @@ def loss_is_significant(a: PathAssessment, loss_fraction: float | None, expected
     return ceiling < k.UNDERPERFORMANCE_FRACTION * expected
 
 
-def trunks_on_path(bundle: EvidenceBundle, path: PathEvidence):
-    """Trunks the path crosses.
+def bundles_of(bundle: EvidenceBundle) -> tuple[Bundle, ...]:
+    """The evidence's trunks as membership bundles (member ports by equipment and interface name)."""
+    return tuple(Bundle(t.name, tuple((m.equipment, m.interface) for m in t.members)) for t in bundle.trunks)
 
-    A trunk or one of its member interfaces is a hop; or a member's equipment is
-    a hop and the path's capacity is the trunk's aggregate speed (the path is
-    provisioned over the bundle, as in the topology document where hops name
-    equipment or interfaces but not trunks).
+
+def trunks_on_path(bundle: EvidenceBundle, path: PathEvidence):
+    """Trunks the path crosses (rules of ``wanmon.inventory.membership``).
+
+    A trunk is on the path when a hop names it or leaves by one of its members. When a hop names a
+    member's equipment without a port, the trunk is counted only if the path's capacity is the trunk's
+    aggregate speed (the path is provisioned over the bundle): here the trunk sets the per-stream
+    ceiling, and a wrong guess would halve the throughput expected of the path.
     """
-    hops = set(path.hops)
-    equipment = {base_equipment(h) for h in hops}
+    hops = hops_from_labels(path.hops)
+    bundles = bundles_of(bundle)
     out = []
     for t in bundle.trunks:
-        if t.name in hops or any(m.name in hops for m in t.members):
-            out.append(t)
+        m = element_on_path(Element(bundle=t.name), hops, bundles)
+        if m is None:
             continue
         aggregate = t.aggregate_bps
-        if (
-            aggregate
-            and any(m.equipment in equipment for m in t.members)
-            and abs(aggregate - path.capacity_bps) <= 0.05 * path.capacity_bps
-        ):
+        if m.port_known or (aggregate and abs(aggregate - path.capacity_bps) <= 0.05 * path.capacity_bps):
             out.append(t)
     return out
 
@@ -833,13 +835,15 @@ def path_elements(path: PathEvidence, bundle: EvidenceBundle) -> set[str]:
 
 
 def interface_on_path(iface_name: str, path: PathEvidence, bundle: EvidenceBundle) -> str | None:
-    """'exact' when the interface (or its trunk) is a hop, 'equipment' when only its equipment is, else None."""
-    hops = set(path.hops)
-    if iface_name in hops:
+    """'exact' when the path leaves or arrives by the interface (or a trunk it belongs to is on the path),
+    'equipment' when a hop names the interface's equipment without a port (the port is unknown, so it may
+    be this one), else None: another port of a router the path crosses by a known port is not on the path.
+    """
+    if any(any(m.name == iface_name for m in t.members) for t in trunks_on_path(bundle, path)):
         return "exact"
-    for t in trunks_on_path(bundle, path):
-        if any(m.name == iface_name for m in t.members):
-            return "exact"
-    if base_equipment(iface_name) in {base_equipment(h) for h in hops}:
-        return "equipment"
-    return None
+    m = element_on_path(
+        Element.from_label(iface_name), hops_from_labels(path.hops), bundles_of(bundle), unknown_ports=ALL_PORTS
+    )
+    if m is None:
+        return None
+    return "exact" if m.port_known else "equipment"

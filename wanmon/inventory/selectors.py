@@ -19,13 +19,25 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from wanmon.inventory.labels import label_join, label_split
+from wanmon.inventory.membership import (
+    OUT,
+    Bundle,
+    CircuitEnds,
+    Element,
+    Hop,
+    bundles_on_path,
+    circuits_on_path,
+    element_on_path,
+    memberships,
+)
 from wanmon.inventory.models import Agent, Circuit, Equipment, Interface, Path, PathHop, Site, SiteContact, Trunk
 
 __all__ = [
+    "MembershipInputs",
     "SharedElement",
     "agent_equipment_names",
     "circuit_list_on_path",
@@ -42,6 +54,8 @@ __all__ = [
     "path_list_through_trunk",
     "path_list_valid_at",
     "path_list_versions",
+    "path_membership_hops",
+    "path_membership_inputs",
     "site_get",
     "site_list_affected_by_element",
     "trunk_list_on_path",
@@ -141,12 +155,34 @@ def path_hops_labels(path: Path) -> list[str]:
     ]
 
 
-def _trunk_sibling_ids(interface: Interface) -> set[int]:
-    """The interface and every interface bundled with it in a trunk: traffic hashed onto one uses any."""
-    siblings = set(
-        Interface.objects.filter(trunks__members=interface).values_list("pk", flat=True)
-    )
-    return siblings | {interface.pk}
+@dataclass(frozen=True)
+class MembershipInputs:
+    """What :mod:`wanmon.inventory.membership` needs besides a path's hops: bundles and circuits as plain values."""
+
+    bundles: tuple[Bundle, ...]
+    circuits: tuple[CircuitEnds, ...]
+
+
+def path_membership_inputs() -> MembershipInputs:
+    """Every trunk with its member ports and every circuit with its end ports, by name (two queries)."""
+    members: dict[str, list[tuple[str, str]]] = {}
+    for trunk_name, eq_name, iface_name in Trunk.members.through.objects.values_list(
+        "trunk__name", "interface__equipment__name", "interface__name"
+    ).order_by("trunk__name", "interface__equipment__name", "interface__name"):
+        members.setdefault(trunk_name, []).append((eq_name, iface_name))
+    bundles = tuple(Bundle(name, tuple(ports)) for name, ports in members.items())
+    circuits = []
+    # circuit ids are unique per carrier only: the primary key names a circuit here
+    for pk, a_eq, a_if, z_eq, z_if in Circuit.objects.values_list(
+        "pk", "a_interface__equipment__name", "a_interface__name", "z_interface__equipment__name", "z_interface__name"
+    ).order_by("carrier__code", "cid"):
+        circuits.append(CircuitEnds(str(pk), (a_eq, a_if) if a_if else None, (z_eq, z_if) if z_if else None))
+    return MembershipInputs(bundles, tuple(circuits))
+
+
+def path_membership_hops(path: Path) -> tuple[Hop, ...]:
+    """The hops of a path version as :class:`~wanmon.inventory.membership.Hop` values."""
+    return tuple(Hop(h.equipment.name, h.interface.name if h.interface_id else None) for h in path_hops(path))
 
 
 def path_list_through_element(
@@ -156,7 +192,7 @@ def path_list_through_element(
     towards: Equipment | str | None = None,
     at: datetime | None = None,
 ) -> QuerySet[Path]:
-    """Path versions in force at ``at`` that cross an element.
+    """Path versions in force at ``at`` that cross an element (rules of :mod:`wanmon.inventory.membership`).
 
     - ``equipment`` only: every path with a hop at that equipment (any direction);
     - ``towards``: only paths that leave ``equipment`` towards that next hop (the direction of a link:
@@ -169,20 +205,28 @@ def path_list_through_element(
     eq = equipment_get(equipment)
     if eq is None:
         return Path.objects.none()
-    hops = PathHop.objects.filter(equipment=eq)
+    element = Element(equipment=eq.name)
+    nxt = None
     if interface is not None:
         iface = interface if isinstance(interface, Interface) else interface_get(equipment=eq, name=interface)
         if iface is None:
             return Path.objects.none()
-        hops = hops.filter(interface_id__in=_trunk_sibling_ids(iface))
+        element = Element(equipment=eq.name, interface=iface.name)
     elif towards is not None:
         nxt = equipment_get(towards)
         if nxt is None:
             return Path.objects.none()
-        hops = hops.filter(
-            Exists(PathHop.objects.filter(path=OuterRef("path"), position=OuterRef("position") + 1, equipment=nxt))
-        )
-    return path_list_valid_at(at=at).filter(pk__in=hops.values("path_id"))
+    inputs = path_membership_inputs()
+    ids = []
+    for path in path_list_valid_at(at=at):
+        found = memberships(element, path_membership_hops(path), inputs.bundles, inputs.circuits)
+        if interface is not None:
+            found = [m for m in found if m.direction == OUT and m.port_known]
+        elif nxt is not None:
+            found = [m for m in found if m.towards == nxt.name]
+        if found:
+            ids.append(path.pk)
+    return path_list_valid_at(at=at).filter(pk__in=ids)
 
 
 def site_list_affected_by_element(
@@ -313,32 +357,18 @@ def element_list_shared_by_paths(
 # --- trunks and circuits on a path ---------------------------------------------------------------------------
 
 
-def trunk_list_on_path(*, path: Path) -> list[Trunk]:
+def trunk_list_on_path(*, path: Path, inputs: MembershipInputs | None = None) -> list[Trunk]:
     """Trunks (LAGs) a path version crosses, in the order it meets them.
 
     A trunk is on the path when a hop leaves by one of its members, or when a hop at an equipment that
     holds members names no interface (the port is unknown, so the trunk is counted). A hop that names
     a non-member port does not use the trunk there. To make both directions of a bundle visible, list
-    the member ports of both of its ends.
+    the member ports of both of its ends. (Rules of :mod:`wanmon.inventory.membership`.)
     """
-    hops = path_hops(path)
-    members = list(
-        Trunk.members.through.objects.filter(
-            Q(interface_id__in=[h.interface_id for h in hops if h.interface_id])
-            | Q(interface__equipment_id__in=[h.equipment_id for h in hops if not h.interface_id])
-        ).values_list("trunk_id", "interface_id", "interface__equipment_id")
-    )
-    by_interface: dict[int, list[int]] = {}
-    by_equipment: dict[int, list[int]] = {}
-    for trunk_id, interface_id, equipment_id in members:
-        by_interface.setdefault(interface_id, []).append(trunk_id)
-        by_equipment.setdefault(equipment_id, []).append(trunk_id)
-    ordered: list[int] = []
-    for hop in hops:
-        ids = by_interface.get(hop.interface_id, []) if hop.interface_id else by_equipment.get(hop.equipment_id, [])
-        ordered.extend(t for t in sorted(ids) if t not in ordered)
-    trunks = Trunk.objects.in_bulk(ordered)
-    return [trunks[t] for t in ordered]
+    inputs = inputs or path_membership_inputs()
+    names = [b.name for b in bundles_on_path(path_membership_hops(path), inputs.bundles)]
+    trunks = {t.name: t for t in Trunk.objects.filter(name__in=names)}
+    return [trunks[n] for n in names if n in trunks]
 
 
 def path_list_through_trunk(*, trunk: Trunk | str, at: datetime | None = None) -> list[Path]:
@@ -347,49 +377,28 @@ def path_list_through_trunk(*, trunk: Trunk | str, at: datetime | None = None) -
     tr = trunk if isinstance(trunk, Trunk) else Trunk.objects.filter(name=trunk).first()
     if tr is None:
         return []
-    member_ids = list(tr.members.values_list("pk", flat=True))
-    equipment_ids = list(tr.members.values_list("equipment_id", flat=True).distinct())
-    candidates = path_list_valid_at(at=at).filter(
-        Exists(PathHop.objects.filter(path=OuterRef("pk")).filter(
-            Q(interface_id__in=member_ids) | Q(interface__isnull=True, equipment_id__in=equipment_ids)
-        ))
-    )
-    return list(candidates)
+    inputs = path_membership_inputs()
+    return [
+        p
+        for p in path_list_valid_at(at=at)
+        if element_on_path(Element(bundle=tr.name), path_membership_hops(p), inputs.bundles) is not None
+    ]
 
 
-def circuit_list_on_path(*, path: Path) -> list[Circuit]:
+def circuit_list_on_path(*, path: Path, inputs: MembershipInputs | None = None) -> list[Circuit]:
     """Carrier circuits a path version crosses, in the order it meets them.
 
     A circuit is on the path when a hop leaves by its A- or Z-end interface, or when two consecutive
     hops go from the equipment of one end to the equipment of the other and the first of them names no
     interface (the port is unknown). Circuits without both ends known are only found by the first rule.
+    (Rules of :mod:`wanmon.inventory.membership`.)
     """
-    hops = path_hops(path)
-    hop_interfaces = [h.interface_id for h in hops if h.interface_id]
-    hop_equipment = [h.equipment_id for h in hops]
-    candidates = list(
-        Circuit.objects.select_related("carrier", "a_interface__equipment", "z_interface__equipment").filter(
-            Q(a_interface_id__in=hop_interfaces)
-            | Q(z_interface_id__in=hop_interfaces)
-            | Q(a_interface__equipment_id__in=hop_equipment, z_interface__equipment_id__in=hop_equipment)
-        )
+    inputs = inputs or path_membership_inputs()
+    ids = [int(c.name) for c in circuits_on_path(path_membership_hops(path), inputs.circuits, inputs.bundles)]
+    circuits = Circuit.objects.select_related("carrier", "a_interface__equipment", "z_interface__equipment").in_bulk(
+        ids
     )
-    ordered: list[Circuit] = []
-    for position, hop in enumerate(hops):
-        nxt = hops[position + 1] if position + 1 < len(hops) else None
-        for circuit in candidates:
-            if circuit in ordered:
-                continue
-            ends = {circuit.a_interface_id, circuit.z_interface_id} - {None}
-            if hop.interface_id and hop.interface_id in ends:
-                ordered.append(circuit)
-            elif (
-                not hop.interface_id and nxt is not None and circuit.a_interface_id and circuit.z_interface_id
-                and {hop.equipment_id, nxt.equipment_id}
-                == {circuit.a_interface.equipment_id, circuit.z_interface.equipment_id}
-            ):
-                ordered.append(circuit)
-    return ordered
+    return [circuits[i] for i in ids if i in circuits]
 
 
 # --- people and agents ---------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 from wanmon.diagnosis import codes, text
 from wanmon.diagnosis import constants as k
-from wanmon.diagnosis.analysis import PathAssessment, median, path_elements, usable_owamp
+from wanmon.diagnosis.analysis import PathAssessment, interface_on_path, median, path_elements, usable_owamp
 from wanmon.diagnosis.context import RuleContext, path_finding
 from wanmon.diagnosis.evidence import Finding
 
@@ -68,12 +68,14 @@ def explaining_findings(
             out.append(f)
         elif "trunk" in s and s["trunk"] in elements:
             out.append(f)
-        elif (
-            "equipment" in s
-            and (s["equipment"] in elements or f"{s['equipment']}:{s.get('interface')}" in elements)
-            and f.code != codes.SHARED_EQUIPMENT_SUSPECT
-        ):
-            out.append(f)
+        elif "equipment" in s and f.code != codes.SHARED_EQUIPMENT_SUSPECT:
+            if s.get("interface"):
+                # the port must be on the path; another port of a router it crosses is someone else's link
+                # (at a hop naming the router without a port the port is unknown, and may be this one)
+                if interface_on_path(f"{s['equipment']}:{s['interface']}", a.path, ctx.bundle):
+                    out.append(f)
+            elif s["equipment"] in elements:
+                out.append(f)
     return out
 
 

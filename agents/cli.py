@@ -8,10 +8,12 @@
                                                   --dry-run prints the records as JSON lines on
                                                   stdout and touches neither spool nor network
     wanmon-agent spool --config FILE [--json] [--requeue-rejected]
-                                                  what waits in the spool and when each collector
-                                                  last ran and runs next (read-only, safe while
-                                                  the daemon runs); --requeue-rejected puts refused
-                                                  batches back in the queue once the cause is fixed
+                                                  what waits in the spool, what the centre refused
+                                                  (each file in rejected/ and why), and when each
+                                                  collector last ran and runs next (read-only, safe
+                                                  while the daemon runs); --requeue-rejected puts
+                                                  refused batches back in the queue once the cause
+                                                  is fixed
     wanmon-agent --version
 
 Exit status: 0 success; 1 ``once`` left records waiting (the centre was unreachable: they are
@@ -42,7 +44,7 @@ from agents.config import EXIT_CONFIG_ERROR, AgentConfig, ConfigError, load_conf
 from agents.logs import setup_logging
 from agents.polls import POLL_LOG_NAME, PollLog, read_poll_log
 from agents.scheduler import Scheduler
-from agents.spool import Spool, SpoolError
+from agents.spool import RejectedFile, Spool, SpoolError
 from agents.uploader import Backoff, Uploader, drain, upload_forever
 
 __all__ = ["main", "run_daemon"]
@@ -51,6 +53,7 @@ logger = logging.getLogger("agents")
 
 EXIT_OK = 0
 EXIT_INCOMPLETE = 1
+REJECTED_SHOWN = 20  # rejected files listed by `spool`, most recent first (the counts cover them all)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -152,7 +155,9 @@ async def _once_async(config: AgentConfig, spool: Spool, collectors: list[Any], 
         collectors, sink=lambda c, records: spool.append(records, source=c.name), poll_log=_poll_log(spool)
     ).run_once()
     async with _uploader(config, token) as uploader:
-        report = await drain(spool, uploader, backoff=Backoff())
+        report = await drain(
+            spool, uploader, backoff=Backoff(), split_after_server_errors=config.central.split_after_server_errors
+        )
     status = spool.status()
     logger.info(
         "once: done",
@@ -223,7 +228,14 @@ async def run_daemon(
     async with _uploader(config, token) as uploader:
         await asyncio.gather(
             scheduler.run_forever(stop, grace_s=config.agent.shutdown_grace_s),
-            upload_forever(spool, uploader, stop, interval_s=config.agent.upload_interval_s, clock=clock),
+            upload_forever(
+                spool,
+                uploader,
+                stop,
+                interval_s=config.agent.upload_interval_s,
+                clock=clock,
+                split_after_server_errors=config.central.split_after_server_errors,
+            ),
         )
     logger.info("agent stopped", extra={"spool_status": spool.status().to_dict()})
     return EXIT_OK
@@ -245,8 +257,14 @@ def _spool(config: AgentConfig, args: argparse.Namespace) -> int:
         logger.info("rejected batches put back in the queue", extra={"batches": moved})
     status = spool.status()
     polls = read_poll_log(spool.root / POLL_LOG_NAME)
+    rejected = spool.rejected(limit=REJECTED_SHOWN) if status.rejected_batches else []
     if args.json:
-        report = {"spool": str(spool.root), **status.to_dict(), "collectors": polls}
+        report = {
+            "spool": str(spool.root),
+            **status.to_dict(),
+            "rejected_files": [r.to_dict() for r in rejected],
+            "collectors": polls,
+        }
         sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
         return EXIT_OK
     oldest = "-" if status.oldest_age_s is None else f"{_duration(status.oldest_age_s)} ({status.oldest_age_s:.0f} s)"
@@ -258,13 +276,25 @@ def _spool(config: AgentConfig, args: argparse.Namespace) -> int:
         f"oldest waiting:   {oldest}",
         f"rejected:         {status.rejected_batches} batches, {status.rejected_records} records"
         + (f" (see {spool.rejected_dir})" if status.rejected_batches else ""),
-        f"size:             {_size(status.bytes)} of {_size(status.max_bytes)}",
     ]
+    lines += [f"  {_rejected_line(r)}" for r in rejected]
+    if status.rejected_batches > len(rejected):
+        lines.append(f"  ... and {status.rejected_batches - len(rejected)} more files in {spool.rejected_dir}")
+    lines.append(f"size:             {_size(status.bytes)} of {_size(status.max_bytes)}")
     if polls:
         lines.append("collectors (last run; next due):")
         lines += [f"  {name}: {_poll_line(entry)}" for name, entry in sorted(polls.items())]
     sys.stdout.write("\n".join(lines) + "\n")
     return EXIT_OK
+
+
+def _rejected_line(rejected: RejectedFile) -> str:
+    if rejected.status is None:
+        answer = "not sent"
+    else:
+        answer = f"HTTP {rejected.status}" + (f" {rejected.attempts} times" if rejected.attempts else "")
+    when = f" at {rejected.rejected_at}" if rejected.rejected_at else ""
+    return f"{rejected.path.name}: {rejected.records} records, {answer}{when}: {rejected.reason}"
 
 
 def _poll_line(entry: dict[str, Any]) -> str:

@@ -7,6 +7,7 @@ token_file = "/etc/wanmon-agent/token"
 ca_file = "/etc/wanmon-agent/ca.pem"      # optional: custom CA bundle (else the system CAs)
 timeout_s = 30                            # optional: per request
 allow_insecure_http = false               # optional: http:// is refused except to loopback
+split_after_server_errors = 3             # optional: 500s in a row for one batch before it is halved
 
 [agent]
 site = "RAL"
@@ -136,6 +137,9 @@ class CentralSettings:
     timeout_s: float = field(default=30.0, metadata=_meta(gt=0, le=600))
     # Plain HTTP sends the token in clear: allowed to loopback (tests, a local TLS proxy) or on request.
     allow_insecure_http: bool = False
+    # A batch answered 500 this many times in a row is halved, so that one record the centre fails on
+    # does not hold back everything collected after it (agents.uploader).
+    split_after_server_errors: int = field(default=3, metadata=_meta(ge=1, le=1000))
 
     @property
     def ingest_url(self) -> str:

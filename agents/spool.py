@@ -6,7 +6,9 @@ Layout under ``spool_dir``::
                <created_ns:020d>-<random>-n<records>.json
     batches/   batches formed from chunks, each with its batch_id, waiting for the centre's ack
                <created_ns:020d>-<batch_id>-n<records>.json
-    rejected/  batches (or the records of a batch) the centre refused with 400/403/413,
+               <same name>.error.json while the centre answers that batch 500 (count, last answer)
+    rejected/  batches (or the records of a batch) the centre refused (400/403/409, 413 for a
+               single record, 500 repeated for a single record) or that could not be read,
                each with the server's answer next to it: <same name>.error.json
     tmp/       files being written; anything here at start is a half-written leftover
     lock       held (flock) by the one process that writes: `run` or `once`
@@ -22,10 +24,14 @@ Invariants, and why they hold across a crash at any instruction:
 * Forming a batch writes the batch file (listing its source chunks) and only then deletes
   the chunks; :meth:`Spool.recover` deletes chunks still listed by a batch, so a record is
   never in two batches.
-* Splitting a batch (413, or keeping the good records of a refused batch) derives the new
-  ids from the parent's id (uuid5), writes the children, then deletes the parent. If the
+* Splitting a batch (413; a refusal that names no record; repeated 500s; keeping the good
+  records of a refused batch) derives the new ids from the parent's id (uuid5), writes the
+  children, then deletes the parent. If the
   parent still exists at start, its children are deleted and it is split again, to the same
   ids and contents: nothing is sent twice under two different ids.
+* A batch's 500 count (``.error.json`` next to it in ``batches/``) is on disk, so that a
+  restart or a ``once`` run every few minutes still gets to split it; it goes with its batch,
+  and :meth:`Spool.recover` deletes one whose batch is gone.
 * Files leave ``batches/`` only after a 200 (``duplicate: true`` included), or into
   ``rejected/`` with the reason: never silently.
 * The spool is bounded (``max_bytes``): beyond it the OLDEST data is dropped, rejected
@@ -54,7 +60,16 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["SPOOL_FORMAT", "Spool", "SpoolBusyError", "SpoolError", "SpoolStatus", "SpooledBatch", "records_as_dicts"]
+__all__ = [
+    "SPOOL_FORMAT",
+    "RejectedFile",
+    "Spool",
+    "SpoolBusyError",
+    "SpoolError",
+    "SpoolStatus",
+    "SpooledBatch",
+    "records_as_dicts",
+]
 
 SPOOL_FORMAT = 1
 _PENDING, _BATCHES, _REJECTED, _TMP = "pending", "batches", "rejected", "tmp"
@@ -141,6 +156,29 @@ class SpoolStatus:
             "rejected_records": self.rejected_records,
             "bytes": self.bytes,
             "max_bytes": self.max_bytes,
+        }
+
+
+@dataclass(frozen=True)
+class RejectedFile:
+    """A file in ``rejected/`` and why it is there (read from the ``.error.json`` next to it)."""
+
+    path: Path
+    records: int
+    status: int | None
+    reason: str
+    attempts: int | None = None
+    rejected_at: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (``wanmon-agent spool --json``)."""
+        return {
+            "file": str(self.path),
+            "records": self.records,
+            "status": self.status,
+            "reason": self.reason,
+            "attempts": self.attempts,
+            "rejected_at": self.rejected_at,
         }
 
 
@@ -244,7 +282,13 @@ class Spool:
     def recover(self) -> dict[str, int]:
         """Repair what a crash may have left (module docstring); returns counts of what was done."""
         with self._mutex:
-            done = {"tmp_removed": 0, "chunks_already_batched": 0, "split_children_removed": 0, "quarantined": 0}
+            done = {
+                "tmp_removed": 0,
+                "chunks_already_batched": 0,
+                "split_children_removed": 0,
+                "quarantined": 0,
+                "error_files_removed": 0,
+            }
             for leftover in _listdir(self.tmp_dir):
                 _unlink(leftover)
                 done["tmp_removed"] += 1
@@ -263,6 +307,11 @@ class Spool:
                 if header.split_from is not None and header.split_from in ids:
                     _unlink(path)  # the parent is still here: it will be split again, to the same ids
                     done["split_children_removed"] += 1
+            # A 500 count whose batch is gone (acked, split or rejected just before a crash) is stale.
+            for sidecar in _listdir(self.batches_dir):
+                if sidecar.name.endswith(_ERROR_SUFFIX) and not _batch_of_error(sidecar).exists():
+                    _unlink(sidecar)
+                    done["error_files_removed"] += 1
             # Chunks are not read here (start-up stays fast with a large spool): an unreadable one is
             # quarantined when seal() reads it.
             for directory in (self.tmp_dir, self.pending_dir, self.batches_dir):
@@ -389,18 +438,50 @@ class Spool:
             max_bytes=self.max_bytes,
         )
 
+    def rejected(self, *, limit: int | None = None) -> list[RejectedFile]:
+        """What ``rejected/`` holds, most recently parked first (at most ``limit``), with the reason.
+
+        Read-only, safe while the daemon runs; only the error files of the listed entries are read.
+        """
+        entries = self._entries(self.rejected_dir)
+        entries.sort(key=lambda e: max((_mtime(p) for p in (e.path, *e.extra)), default=0.0), reverse=True)
+        listed: list[RejectedFile] = []
+        for entry in entries[:limit] if limit is not None else entries:
+            error: Any = None
+            with contextlib.suppress(OSError, msgspec.DecodeError):
+                error = msgspec.json.decode(_error_path(entry.path).read_bytes())
+            if not isinstance(error, dict):
+                listed.append(RejectedFile(entry.path, entry.count, None, "no error file next to it"))
+                continue
+            status = error.get("status")
+            attempts = error.get("attempts")
+            listed.append(
+                RejectedFile(
+                    path=entry.path,
+                    records=entry.count,
+                    status=status if isinstance(status, int) else None,
+                    reason=_reason(error),
+                    attempts=attempts if isinstance(attempts, int) else None,
+                    rejected_at=error.get("rejected_at") if isinstance(error.get("rejected_at"), str) else None,
+                )
+            )
+        return listed
+
     # -- outcomes of an upload ----------------------------------------------------------------
 
     def ack(self, batch: SpooledBatch) -> None:
         """The centre stored the batch (or had it already): forget it."""
         with self._mutex:
-            if _unlink(batch.path):
+            removed = _unlink(batch.path)
+            if _unlink(_error_path(batch.path)) or removed:
                 _fsync_dir(self.batches_dir)
 
-    def split(self, batch: SpooledBatch) -> list[SpooledBatch]:
-        """Replace ``batch`` by its two halves (after a 413); ids are derived from the parent's.
+    def split(self, batch: SpooledBatch, *, reason: str = "too large for the centre (413)") -> list[SpooledBatch]:
+        """Replace ``batch`` by its two halves; ids are derived from the parent's.
 
-        A batch of one record cannot be split: the caller rejects it instead.
+        Used after a 413, and to find the records the centre refuses (or fails on) when its answer
+        names none: bisecting isolates them while the others are stored. A batch of one record
+        cannot be split: the caller rejects it instead.
         """
         if batch.count < 2:
             raise ValueError("a batch of one record cannot be split")
@@ -413,10 +494,17 @@ class Spool:
                 self._child(batch, batch.records[half:], "split-2-of-2"),
             ]
             _unlink(batch.path)
+            _unlink(_error_path(batch.path))
             _fsync_dir(self.batches_dir)
         logger.info(
-            "batch too large for the centre: split in two",
-            extra={"batch_id": batch.batch_id, "records": batch.count, "into": [c.batch_id for c in children]},
+            "batch split in two",
+            extra={
+                "batch_id": batch.batch_id,
+                "records": batch.count,
+                "reason": reason,
+                "into": [c.batch_id for c in children],
+                "into_records": [c.count for c in children],
+            },
         )
         return children
 
@@ -427,13 +515,15 @@ class Spool:
         status: int | None,
         response: Any,
         record_indexes: set[int] | None = None,
+        attempts: int | None = None,
     ) -> SpooledBatch | None:
         """Move refused records to ``rejected/`` with the server's answer next to them.
 
         With ``record_indexes`` (the records the server named), only those are rejected and
         the others go on in a new batch (returned): one bad record must not cost a batch's
         worth of good measurements. Without it, or when it names every record, the whole
-        batch is rejected.
+        batch is rejected. ``attempts``: how many times the centre gave that answer (repeated
+        500s), kept in the error file.
         """
         with self._mutex:
             if not batch.path.exists():
@@ -446,12 +536,13 @@ class Spool:
                 "batch_id": batch.batch_id,
                 "rejected_at": _iso(now_ns),
             }
+            if attempts is not None:
+                error["attempts"] = attempts
             if not named or len(named) == batch.count:
                 name = batch.path.name
                 self._write_atomic(self.rejected_dir, _error_name(name), _ENCODER.encode(error))
                 os.replace(batch.path, self.rejected_dir / name)
                 _fsync_dir(self.rejected_dir)
-                _fsync_dir(self.batches_dir)
                 rest = None
                 rejected_count = batch.count
             else:
@@ -470,8 +561,10 @@ class Spool:
                 self._write_atomic(self.rejected_dir, name, _ENCODER.encode(body))
                 rest = self._child(batch, good, "accepted-part")
                 _unlink(batch.path)
-                _fsync_dir(self.batches_dir)
                 rejected_count = len(bad)
+            # The batch's 500 count goes after the batch itself: a crash in between keeps a count, not a batch.
+            _unlink(_error_path(batch.path))
+            _fsync_dir(self.batches_dir)
         logger.error(
             "the centre refused records; kept in the spool's rejected/ folder",
             extra={
@@ -481,9 +574,39 @@ class Spool:
                 "records_resent": 0 if rest is None else rest.count,
                 "rejected_file": str(self.rejected_dir / name),
                 "response": response,
+                **({"attempts": attempts} if attempts is not None else {}),
             },
         )
         return rest
+
+    def note_server_error(self, batch: SpooledBatch, *, status: int | None, response: Any) -> int:
+        """Count one more server error (500) in a row for ``batch``; returns the count so far.
+
+        Kept on disk next to the batch (``<name>.error.json``, with the last answer) so that the
+        count survives a restart and adds up across ``once`` runs. 0 if the batch is gone.
+        """
+        with self._mutex:
+            if not batch.path.exists():
+                return 0
+            previous = 0
+            with contextlib.suppress(OSError, msgspec.DecodeError, TypeError, ValueError):
+                previous = int(msgspec.json.decode(_error_path(batch.path).read_bytes()).get("attempts", 0))
+            attempts = previous + 1
+            error = {
+                "status": status,
+                "response": response,
+                "batch_id": batch.batch_id,
+                "attempts": attempts,
+                "last_at": _iso(self._clock_ns()),
+            }
+            self._write_atomic(self.batches_dir, _error_path(batch.path).name, _ENCODER.encode(error))
+            return attempts
+
+    def clear_server_errors(self, batch: SpooledBatch) -> None:
+        """Any other answer breaks a run of 500s: the next 500 counts from one again."""
+        with self._mutex:
+            if _unlink(_error_path(batch.path)):
+                _fsync_dir(self.batches_dir)
 
     def requeue_rejected(self) -> int:
         """Put every rejected batch back in the queue (after the cause was fixed); returns how many."""
@@ -559,6 +682,8 @@ class Spool:
     def _quarantine(self, path: Path, reason: str) -> None:
         """An unreadable file is moved aside with the reason, never deleted: a human may rescue it."""
         name = path.name if _NAME.match(path.name) else f"{self._clock_ns():020d}-{uuid.uuid4()}-n0.json"
+        if path.parent == self.batches_dir:
+            _unlink(_error_path(path))  # a 500 count of the unreadable batch means nothing now
         with contextlib.suppress(FileNotFoundError):
             os.replace(path, self.rejected_dir / name)
             self._write_atomic(
@@ -614,6 +739,15 @@ def _error_name(name: str) -> str:
     return name.removesuffix(".json") + _ERROR_SUFFIX
 
 
+def _error_path(path: Path) -> Path:
+    """The ``.error.json`` that goes with a batch file, in the same directory."""
+    return path.with_name(_error_name(path.name))
+
+
+def _batch_of_error(path: Path) -> Path:
+    return path.with_name(path.name.removesuffix(_ERROR_SUFFIX) + ".json")
+
+
 def _derived_id(parent_id: str, role: str) -> str:
     """A stable child id: re-splitting the same parent after a crash gives the same ids."""
     return str(uuid.uuid5(uuid.UUID(parent_id), role))
@@ -636,6 +770,29 @@ def _unlink(path: Path) -> bool:
     except FileNotFoundError:
         return False
     return True
+
+
+def _reason(error: Mapping[str, Any]) -> str:
+    """One line saying why a file was parked: the server's first error, or the spool's own reason."""
+    if isinstance(error.get("reason"), str):
+        return error["reason"]
+    response = error.get("response")
+    errors = response.get("errors") if isinstance(response, dict) else None
+    if isinstance(errors, list) and errors:
+        first = errors[0] if isinstance(errors[0], dict) else {}
+        text = f"{first.get('path') or '(batch)'}: {first.get('message', '')}"
+        return text + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else "")
+    if response is None:
+        return "no answer recorded"
+    text = response if isinstance(response, str) else _ENCODER.encode(response).decode()
+    return " ".join(text.split())[:200] or "empty answer"
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except FileNotFoundError:
+        return 0.0
 
 
 def _size(path: Path) -> int:

@@ -3,17 +3,34 @@
 What each answer means for the spool:
 
 =====================  =====================================================================
-200                    stored, or ``duplicate: true`` (stored by an earlier try whose answer
-                       was lost): acknowledged, the batch file is deleted
-400, 403               refused: the records the server names go to ``rejected/`` with its
-                       answer; the other records of the batch are re-sent in a new batch
+200 naming the batch   stored, or ``duplicate: true`` (stored by an earlier try whose answer
+                       was lost): acknowledged, the batch file is deleted. Only an answer
+                       with this batch's ``batch_id`` and an integer ``accepted`` counts: a
+                       proxy's ``{}`` or a captive portal's page is retried like a 503
+400, 403, 409          refused (409: conflicts with what the centre stores). Errors that all
+                       name records (``records[3].x``): those records go to ``rejected/``
+                       with the answer, the others are re-sent in a new batch. Any other
+                       path (``""``, ``records``...): the batch is split in halves and each
+                       half sent, down to single records, so that only the refused records
+                       are parked. An error about the envelope (``sent_at``, ``batch_id``,
+                       ``agent_version``, ``schema_version``): the whole batch is parked,
+                       as every half would carry the same envelope. A refusal without the
+                       ingest's ``errors`` list (a proxy's or firewall's page) is retried
 413                    too large: the batch is split in halves (a single record: rejected)
-429, 503 + Retry-After wait at least that long, then retry the same batch
-5xx, network errors,   retry the same batch (same batch_id) after an exponential backoff with
+500                    retried like a 503; after ``split_after_server_errors`` (3) 500s in a
+                       row for the same batch (counted in the spool, across restarts) it is
+                       split in halves, so that one record the centre fails on does not hold
+                       back the rest; a single record answered 500 that often is parked
+429, 502, 503, 504     the centre is unavailable: wait Retry-After when given (else the
+                       backoff), then retry the same batch
+network errors,        retry the same batch (same batch_id) after an exponential backoff with
 timeouts               jitter; later batches wait, so the centre receives data in order
 401, other 4xx         retry with backoff too: a revoked token or a wrong URL is fixed by a
                        human, and the data must still be there when it is
 =====================  =====================================================================
+
+Parked records stay in the spool's ``rejected/`` folder with the answer next to them
+(``wanmon-agent spool`` lists them; ``--requeue-rejected`` sends them again).
 
 Bodies are gzip-compressed JSON. TLS is verified against ``ca_file`` when configured, else
 against the system's CA store (not a bundle shipped with Python packages: sites install their
@@ -29,6 +46,7 @@ import logging
 import random
 import re
 import ssl
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -44,6 +62,7 @@ from agents.spool import Spool, SpooledBatch
 from collectors.records import SCHEMA_VERSION
 
 __all__ = [
+    "SPLIT_AFTER_SERVER_ERRORS",
     "Backoff",
     "DrainReport",
     "Outcome",
@@ -51,6 +70,7 @@ __all__ = [
     "Uploader",
     "build_body",
     "drain",
+    "envelope_refused",
     "parse_retry_after",
     "record_indexes",
     "upload_forever",
@@ -60,16 +80,22 @@ logger = logging.getLogger(__name__)
 
 GZIP_LEVEL = 6  # JSON records compress ~10x; higher levels cost CPU for little gain
 MAX_RETRY_AFTER_S = 3600.0  # a wrong Retry-After must not park the agent for days
+SPLIT_AFTER_SERVER_ERRORS = 3  # 500s in a row for one batch before it is bisected
+REFUSED_STATUSES = (400, 403, 409)
+# Halving a batch does not change these: an error about them is about every half.
+ENVELOPE_FIELDS = frozenset({"batch_id", "agent_version", "sent_at", "schema_version"})
 _RECORD_PATH = re.compile(r"^records\[(\d+)\]")
+_FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*")
 _ENCODER = msgspec.json.Encoder()
 
 
 class Outcome(StrEnum):
     """What to do with a batch after one attempt."""
 
-    ACKED = "acked"  # 200, new or duplicate
-    REJECTED = "rejected"  # 400/403: move (the named records) to rejected/
+    ACKED = "acked"  # 200 naming the batch, new or duplicate
+    REJECTED = "rejected"  # 400/403/409 with the ingest's errors: park the named records, or bisect
     TOO_LARGE = "too_large"  # 413: split
+    SERVER_ERROR = "server_error"  # 500: retry; bisect after SPLIT_AFTER_SERVER_ERRORS in a row
     RETRY = "retry"  # anything else: keep it, try again later
 
 
@@ -141,7 +167,7 @@ def build_body(batch: SpooledBatch, *, agent_version: str, sent_at: datetime) ->
 
 
 def record_indexes(response: Any) -> set[int] | None:
-    """Indexes of the records a 400/403 answer names; None when an error is about the whole batch."""
+    """Indexes of the records a 400/403/409 answer names; None when an error names no record."""
     errors = response.get("errors") if isinstance(response, dict) else None
     if not isinstance(errors, list) or not errors:
         return None
@@ -153,6 +179,44 @@ def record_indexes(response: Any) -> set[int] | None:
             return None  # "", "sent_at", "records": not one record's fault
         indexes.add(int(match.group(1)))
     return indexes
+
+
+def envelope_refused(response: Any) -> bool:
+    """True when an error of the answer is about the envelope (``sent_at``...), not about records."""
+    for error in _errors(response) or ():
+        path = error.get("path") if isinstance(error, dict) else None
+        match = _FIELD.match(path) if isinstance(path, str) else None
+        if match is not None and match.group(0) in ENVELOPE_FIELDS:
+            return True
+    return False
+
+
+def _errors(response: Any) -> list[Any] | None:
+    """The ingest's ``errors`` list, or None when the answer is not the ingest's (a proxy's page)."""
+    errors = response.get("errors") if isinstance(response, dict) else None
+    return errors if isinstance(errors, list) and errors else None
+
+
+def _acknowledges(content: Any, batch_id: str) -> bool:
+    """Whether a 200's body is the ingest's acknowledgement of ``batch_id``."""
+    if not isinstance(content, dict):
+        return False
+    accepted = content.get("accepted")
+    if not isinstance(accepted, int) or isinstance(accepted, bool):
+        return False
+    answered = content.get("batch_id")
+    if answered == batch_id:
+        return True
+    try:  # the same UUID written otherwise (upper case, no hyphens) is the same batch
+        return isinstance(answered, str) and uuid.UUID(answered) == uuid.UUID(batch_id)
+    except ValueError:
+        return False
+
+
+def _excerpt(content: Any, limit: int = 200) -> str:
+    text = content if isinstance(content, str) else _ENCODER.encode(content).decode()
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 class Uploader:
@@ -208,7 +272,7 @@ class Uploader:
         status = response.status_code
         content = _decoded(response)
         if status == 200:
-            if isinstance(content, dict) and content.get("batch_id", batch.batch_id) == batch.batch_id:
+            if _acknowledges(content, batch.batch_id):
                 return UploadResult(
                     Outcome.ACKED,
                     status,
@@ -217,14 +281,22 @@ class Uploader:
                     duplicate=bool(content.get("duplicate")),
                     server_timing=response.headers.get("Server-Timing"),
                 )
-            # A 200 that is not the ingest's answer (a captive portal, a proxy page): not an ack.
-            return UploadResult(Outcome.RETRY, status, content, error="200 without an ingest acknowledgement")
-        if status in (400, 403):
-            return UploadResult(Outcome.REJECTED, status, content)
+            # A 200 that is not the ingest's answer for this batch (a captive portal, a proxy's {}):
+            # deleting the batch on it would lose data the centre never stored.
+            error = f"200 without an acknowledgement of this batch: {_excerpt(content)}"
+            return UploadResult(Outcome.RETRY, status, content, error=error)
+        retry_after = parse_retry_after(response.headers.get("Retry-After"))
+        if status in REFUSED_STATUSES:
+            if _errors(content) is not None:
+                return UploadResult(Outcome.REJECTED, status, content)
+            # Not the ingest's verdict on the data (a proxy's or firewall's page): parking records on
+            # it would park everything; it is fixed by a human, like a 401.
+            error = f"HTTP {status} without the ingest's errors: {_excerpt(content)}"
+            return UploadResult(Outcome.RETRY, status, content, retry_after_s=retry_after, error=error)
         if status == 413:
             return UploadResult(Outcome.TOO_LARGE, status, content)
-        retry_after = parse_retry_after(response.headers.get("Retry-After"))
-        return UploadResult(Outcome.RETRY, status, content, retry_after_s=retry_after, error=f"HTTP {status}")
+        outcome = Outcome.SERVER_ERROR if status == 500 else Outcome.RETRY
+        return UploadResult(outcome, status, content, retry_after_s=retry_after, error=f"HTTP {status}")
 
 
 def _decoded(response: httpx.Response) -> Any:
@@ -258,11 +330,15 @@ async def drain(
     *,
     backoff: Backoff,
     stop: asyncio.Event | None = None,
+    split_after_server_errors: int = SPLIT_AFTER_SERVER_ERRORS,
 ) -> DrainReport:
     """Upload waiting batches, oldest first, until the spool is empty, a retryable failure, or ``stop``.
 
     A batch in flight when ``stop`` is set is finished (its answer handled) before returning.
+    A batch answered 500 ``split_after_server_errors`` times in a row is bisected (module docstring).
     """
+    if split_after_server_errors < 1:
+        raise ValueError("split_after_server_errors must be >= 1")
     report = DrainReport()
     spool.seal()
     while stop is None or not stop.is_set():
@@ -280,23 +356,60 @@ async def drain(
             logger.info(
                 "batch uploaded", extra={**extra, "duplicate": result.duplicate, "server_timing": result.server_timing}
             )
-        elif result.outcome is Outcome.TOO_LARGE and batch.count > 1:
-            spool.split(batch)
-            report.split_batches += 1
-        elif result.outcome in (Outcome.REJECTED, Outcome.TOO_LARGE):
-            indexes = record_indexes(result.response) if result.outcome is Outcome.REJECTED else None
-            spool.reject(batch, status=result.status, response=result.response, record_indexes=indexes)
-            report.rejected_batches += 1
+            continue
+        if result.outcome is Outcome.TOO_LARGE:
+            _split_or_park(spool, batch, result, report, reason="too large for the centre (413)")
+            continue
+        if result.outcome is Outcome.REJECTED:
+            indexes = record_indexes(result.response)
+            if indexes is not None or envelope_refused(result.response):
+                spool.reject(batch, status=result.status, response=result.response, record_indexes=indexes)
+                report.rejected_batches += 1
+            else:
+                reason = f"HTTP {result.status} naming no record: halves sent to find the refused records"
+                _split_or_park(spool, batch, result, report, reason=reason)
+            continue
+        if result.outcome is Outcome.SERVER_ERROR:
+            in_a_row = spool.note_server_error(batch, status=result.status, response=result.response)
+            extra["server_errors_in_a_row"] = in_a_row
+            if in_a_row >= split_after_server_errors:
+                reason = f"HTTP {result.status} {in_a_row} times in a row: halves sent to find the failing records"
+                _split_or_park(spool, batch, result, report, reason=reason, attempts=in_a_row)
+                continue
         else:
-            # The server said when (429, 503): exactly then, not earlier, not needlessly later.
-            delay_s = result.retry_after_s if result.retry_after_s is not None else backoff.next_delay_s()
-            report.retry_in_s = delay_s
-            report.last_error = result.error
-            level = logging.ERROR if result.status == 401 else logging.WARNING
-            message = "upload refused: agent token not accepted" if result.status == 401 else "upload failed"
-            logger.log(level, message + "; will retry", extra={**extra, "error": result.error, "retry_in_s": delay_s})
-            break
+            spool.clear_server_errors(batch)  # a run of 500s is broken by any other answer
+        # The server said when (429, 503): exactly then, not earlier, not needlessly later.
+        delay_s = result.retry_after_s if result.retry_after_s is not None else backoff.next_delay_s()
+        report.retry_in_s = delay_s
+        report.last_error = result.error
+        level = logging.ERROR if result.status == 401 else logging.WARNING
+        if result.status == 401:
+            message = "upload refused: agent token not accepted"
+        elif result.status == 200:
+            message = "upload answered 200 but not acknowledged (not the centre's ingest answer)"
+        else:
+            message = "upload failed"
+        logger.log(level, message + "; will retry", extra={**extra, "error": result.error, "retry_in_s": delay_s})
+        break
     return report
+
+
+def _split_or_park(
+    spool: Spool,
+    batch: SpooledBatch,
+    result: UploadResult,
+    report: DrainReport,
+    *,
+    reason: str,
+    attempts: int | None = None,
+) -> None:
+    """Bisect ``batch`` so that its halves are sent next; a single record goes to ``rejected/``."""
+    if batch.count > 1:
+        spool.split(batch, reason=reason)
+        report.split_batches += 1
+    else:
+        spool.reject(batch, status=result.status, response=result.response, attempts=attempts)
+        report.rejected_batches += 1
 
 
 async def upload_forever(
@@ -307,14 +420,19 @@ async def upload_forever(
     interval_s: float,
     backoff: Backoff | None = None,
     clock: Clock = SYSTEM_CLOCK,
+    split_after_server_errors: int = SPLIT_AFTER_SERVER_ERRORS,
 ) -> None:
     """The daemon's upload loop: drain now, then every ``interval_s``; after a failure wait as the
     backoff or the server's Retry-After says (waits on ``clock``). Returns when ``stop`` is set
     (after the batch in flight)."""
+    if split_after_server_errors < 1:
+        raise ValueError("split_after_server_errors must be >= 1")
     backoff = backoff or Backoff()
     while not stop.is_set():
         try:
-            report = await drain(spool, uploader, backoff=backoff, stop=stop)
+            report = await drain(
+                spool, uploader, backoff=backoff, stop=stop, split_after_server_errors=split_after_server_errors
+            )
             delay_s = report.retry_in_s if report.retry_in_s is not None else interval_s
         except Exception:  # e.g. a spool file system error: keep the agent alive, try again later
             delay_s = backoff.next_delay_s()

@@ -352,3 +352,113 @@ def test_an_unusable_spool_directory_is_a_clear_error(tmp_path):
 
     with pytest.raises(SpoolError, match=f"cannot use spool {blocker / 'spool'}: Not a directory"):
         Spool(blocker / "spool").open()
+
+
+def error_file(path: Path) -> Path:
+    return path.with_name(path.name.replace(".json", ".error.json"))
+
+
+def test_a_batchs_500_count_is_kept_on_disk_across_restarts_and_goes_with_the_batch(tmp_path):
+    spool = make_spool(tmp_path)
+    spool.append([rec(n) for n in range(4)])
+    spool.seal()
+    batch = spool.next_batch()
+    answer = {"detail": "Internal Server Error"}
+
+    assert [spool.note_server_error(batch, status=500, response=answer) for _ in range(2)] == [1, 2]
+    spool.close()
+    spool = make_spool(tmp_path)  # a restart, or the next `wanmon-agent once`
+    batch = spool.next_batch()
+    assert spool.note_server_error(batch, status=500, response=answer) == 3
+
+    count = json.loads(error_file(batch.path).read_bytes())
+    assert (count["status"], count["attempts"], count["response"], count["batch_id"]) == (
+        500,
+        3,
+        answer,
+        batch.batch_id,
+    )
+    status = spool.status()
+    assert (status.batches, status.batch_records) == (1, 4)  # the count file is not a batch...
+    assert status.bytes == batch.path.stat().st_size + error_file(batch.path).stat().st_size  # ...but takes room
+
+    spool.clear_server_errors(batch)  # another answer (503, a timeout) broke the run
+    assert not error_file(batch.path).exists()
+    assert spool.note_server_error(batch, status=500, response=answer) == 1
+
+    first, second = spool.split(batch, reason="HTTP 500 3 times in a row")
+    # the halves start from zero: the parent's count went with it
+    assert sorted(os.listdir(tmp_path / "batches")) == sorted([first.path.name, second.path.name])
+    spool.note_server_error(first, status=500, response=answer)
+    spool.ack(first)
+    spool.note_server_error(second, status=500, response=answer)
+    assert spool.reject(second, status=500, response=answer, attempts=3) is None
+
+    assert os.listdir(tmp_path / "batches") == []
+    parked_error = json.loads(error_file(tmp_path / "rejected" / second.path.name).read_bytes())
+    assert (parked_error["status"], parked_error["attempts"], parked_error["response"]) == (500, 3, answer)
+
+
+def test_start_up_removes_a_500_count_whose_batch_is_gone(tmp_path, caplog):
+    spool = make_spool(tmp_path)
+    spool.append([rec(1)])
+    spool.seal()
+    spool.append([rec(2)])
+    spool.seal()
+    gone, kept = list(spool.batches())
+    for batch in (gone, kept):
+        spool.note_server_error(batch, status=500, response="boom")
+    gone.path.unlink()  # the crash: the batch was acknowledged, its count not yet deleted
+    spool.close()
+
+    with caplog.at_level(logging.WARNING, logger="agents.spool"):
+        spool = make_spool(tmp_path)
+
+    assert sorted(os.listdir(tmp_path / "batches")) == sorted([kept.path.name, error_file(kept.path).name])
+    (recovered,) = [r for r in caplog.records if r.getMessage() == "spool recovered from an interrupted run"]
+    assert recovered.error_files_removed == 1
+    assert spool.note_server_error(kept, status=500, response="boom") == 2
+
+
+def test_every_parked_file_is_listed_with_the_reason_by_the_spool_command(tmp_path):
+    from tests.agents.conftest import write_config
+
+    config = write_config(tmp_path, url="http://127.0.0.1:9")
+    spool = make_spool(tmp_path / "spool")
+    for n in range(3):
+        spool.append([rec(10 * n), rec(10 * n + 1)])
+        spool.seal()
+    refused, failing, readable = list(spool.batches())
+    answer = {"errors": [{"path": "", "message": "conflicts with stored data"}, {"path": "", "message": "again"}]}
+    spool.reject(refused, status=409, response=answer)
+    spool.reject(failing, status=500, response="<h1>Server Error (500)</h1>", attempts=3)
+    readable.path.write_bytes(b"\x00")  # unreadable: quarantined on the next read
+    assert spool.next_batch() is None
+    spool.close()
+
+    listed = {r.path.name: r for r in Spool(tmp_path / "spool").rejected()}
+
+    assert listed[refused.path.name].reason == "(batch): conflicts with stored data (and 1 more)"
+    assert (listed[refused.path.name].status, listed[refused.path.name].records) == (409, 2)
+    assert (listed[failing.path.name].status, listed[failing.path.name].attempts) == (500, 3)
+    assert listed[failing.path.name].reason == "<h1>Server Error (500)</h1>"
+    assert listed[readable.path.name].status is None and "unreadable batch file" in listed[readable.path.name].reason
+    out = wanmon_agent("spool", "--config", str(config)).stdout
+    assert f"rejected:         3 batches, 6 records (see {tmp_path / 'spool' / 'rejected'})" in out
+    assert f"  {refused.path.name}: 2 records, HTTP 409 at " in out
+    assert f"  {failing.path.name}: 2 records, HTTP 500 3 times at " in out
+    as_json = json.loads(wanmon_agent("spool", "--config", str(config), "--json").stdout)
+    assert sorted(r["file"] for r in as_json["rejected_files"]) == sorted(
+        str(tmp_path / "spool" / "rejected" / b.path.name) for b in (refused, failing, readable)
+    )
+
+
+def wanmon_agent(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "import sys; from agents.cli import main; sys.exit(main())", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )

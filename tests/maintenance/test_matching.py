@@ -222,3 +222,43 @@ def test_a_path_affect_touches_that_direction_only(topology):
                               affects=["path:CERN->RAL"], impact="degraded")
     assert maintenance_windows_affecting_path("CERN->RAL", utc(2026, 6, 1), utc(2026, 6, 2))
     assert maintenance_windows_affecting_path("RAL->CERN", utc(2026, 6, 1), utc(2026, 6, 2)) == []
+
+
+def test_maintenance_matching_the_dashboard_and_the_inventory_agree_on_what_a_path_crosses(topology):
+    from wanmon.dashboard.selectors import maintenance_for_paths
+    from wanmon.inventory.models import Equipment, Interface
+    from wanmon.inventory.selectors import path_current, path_list_through_element
+
+    # given another customer's ports on routers that CERN->SARA leaves by a known port (geant-ams:xe-1/0/0)
+    # and that CERN->FZK crosses without naming a port (geant-fra)
+    for box in ("geant-ams", "geant-fra"):
+        Interface.objects.create(equipment=Equipment.objects.get(name=box), name="xe-9/0/0", speed_mbps=10000)
+    start, end = utc(2026, 7, 1, 8), utc(2026, 7, 1, 9)
+    cern_sara, cern_fzk = path_current("CERN", "SARA", at=start), path_current("CERN", "FZK", at=start)
+
+    def touched(label: str) -> dict[str, bool]:
+        window = maintenance_window_create(reference=f"W-{label}", start=start, end=end, affects=[label])
+        out = {
+            key: (
+                bool(maintenance_windows_affecting_path(key, start, end)),
+                any(m.reference == window.reference for m in maintenance_for_paths([path], start=start, end=end)),
+            )
+            for key, path in (("CERN->SARA", cern_sara), ("CERN->FZK", cern_fzk))
+        }
+        window.delete()
+        return out
+
+    # then work on the port the path names touches it everywhere; work on another port of the same box nowhere
+    assert touched("geant-ams:xe-1/0/0")["CERN->SARA"] == (True, True)
+    assert touched("geant-ams:xe-9/0/0")["CERN->SARA"] == (False, False)
+    assert _names(path_list_through_element(equipment="geant-ams", interface="xe-9/0/0", at=start)) == []
+    # a port of a box the path names without a port is unknown: not counted (by matching nor by the dashboard)
+    assert touched("geant-fra:xe-9/0/0")["CERN->FZK"] == (False, False)
+    # the far end of the circuit CERN->SARA leaves geant-ams by is where the path arrives at surfnet-asd
+    assert touched("surfnet-asd:xe-0/0/0")["CERN->SARA"] == (True, True)
+    # the box itself is on both paths
+    assert touched("geant-gva") == {"CERN->SARA": (True, True), "CERN->FZK": (True, True)}
+
+
+def _names(paths) -> list[str]:
+    return sorted(f"{p.src.code}->{p.dst.code}" for p in paths)

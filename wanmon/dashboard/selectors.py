@@ -21,12 +21,17 @@ from wanmon.dashboard import constants as k
 from wanmon.dashboard.health import Health, PathObservation, path_health
 from wanmon.diagnosis.choices import ACTIVE_STATUSES
 from wanmon.diagnosis.models import Finding
+from wanmon.inventory.membership import IN, VIA_HOP, Element, bundles_on_path, element_on_path, memberships
 from wanmon.inventory.models import Agent, Equipment, Interface, Path, PathHop, Site, Trunk
 from wanmon.inventory.selectors import (
+    MembershipInputs,
     path_hops,
     path_list_through_element,
     path_list_through_trunk,
     path_list_valid_at,
+    path_membership_hops,
+    path_membership_inputs,
+    path_touched_by_labels,
 )
 from wanmon.maintenance.choices import Status as MaintenanceStatus
 from wanmon.maintenance.models import MaintenanceWindow
@@ -144,50 +149,18 @@ def maintenance_list(*, start: datetime, end: datetime) -> list[MaintenanceItem]
     ]
 
 
-def trunk_labels_by_equipment() -> dict[str, set[str]]:
-    """Trunk names per equipment holding one of their members (a trunk window touches those boxes)."""
-    out: dict[str, set[str]] = defaultdict(set)
-    for trunk_name, equipment_name in Trunk.members.through.objects.values_list(
-        "trunk__name", "interface__equipment__name"
-    ):
-        out[equipment_name].add(trunk_name)
-    return out
-
-
-def path_element_labels(path: Path, trunks_by_equipment: dict[str, set[str]] | None = None) -> set[str]:
-    """Labels a maintenance window may name for this path: its equipment, hop ports, trunks and end sites."""
-    labels = {f"site:{path.src.code}", f"site:{path.dst.code}"}
-    for hop in path_hops(path):
-        labels.add(hop.equipment.name)
-        labels.add(hop.label)
-        if trunks_by_equipment:
-            labels.update(trunks_by_equipment.get(hop.equipment.name, ()))
-    return labels
-
-
-def maintenance_touches_path(item: MaintenanceItem, labels: set[str], unnamed_ports: set[str]) -> bool:
-    """Whether a window affects a path: a label in common, or a port of a box whose port the path
-    does not name (unknown port: counted, like the inventory's membership rules)."""
-    for label in item.affects:
-        if label in labels:
-            return True
-        equipment, sep, _ = label.partition(":")
-        if sep and equipment in unnamed_ports:
-            return True
-    return False
-
-
-def path_unnamed_port_equipment(path: Path) -> set[str]:
-    """Equipment a path crosses without naming the port it leaves by."""
-    return {hop.equipment.name for hop in path_hops(path) if not hop.interface_id}
+def maintenance_touches_path(item: MaintenanceItem, path: Path, inputs: MembershipInputs) -> bool:
+    """Whether a window affects a path, by the inventory's membership rules (``wanmon.inventory.membership``)."""
+    return bool(path_touched_by_labels(path, item.affects, inputs))
 
 
 def maintenance_for_paths(paths: Sequence[Path], *, start: datetime, end: datetime) -> list[MaintenanceItem]:
     """Windows overlapping [start, end) that touch any of the path versions."""
-    trunks = trunk_labels_by_equipment()
-    labelled = [(path_element_labels(path, trunks), path_unnamed_port_equipment(path)) for path in paths]
-    return [m for m in maintenance_list(start=start, end=end)
-            if any(maintenance_touches_path(m, labels, unnamed) for labels, unnamed in labelled)]
+    windows = maintenance_list(start=start, end=end)
+    if not windows:
+        return []
+    inputs = path_membership_inputs()
+    return [m for m in windows if any(maintenance_touches_path(m, path, inputs) for path in paths)]
 
 
 def maintenance_for_element(*, labels: set[str], equipment: str | None, start: datetime, end: datetime):
@@ -199,11 +172,21 @@ def maintenance_for_element(*, labels: set[str], equipment: str | None, start: d
 def findings_for_paths(
     paths: Sequence[Path], *, pairs: Sequence[tuple[str, str]], start: datetime, end: datetime
 ) -> list[Finding]:
-    """Findings overlapping [start, end) about these directions or any element (box, trunk) they cross."""
-    trunks = trunk_labels_by_equipment()
-    equipment = {hop.equipment.name for path in paths for hop in path_hops(path)}
-    trunk_names = {name for box in equipment for name in trunks.get(box, ())}
-    return findings_for_elements(start=start, end=end, paths=pairs, equipment=equipment, trunks=trunk_names)
+    """Findings overlapping [start, end) about these directions or an element they cross: a box (finding about
+    the box itself), a port on the path, or a trunk on it. A finding about another port of a box the path
+    crosses belongs to that port's paths, not to these."""
+    inputs = path_membership_inputs()
+    hops = {path.pk: path_membership_hops(path) for path in paths}
+    equipment = {hop.equipment for h in hops.values() for hop in h}
+    ports = set()
+    for eq_name, iface_name in Interface.objects.filter(equipment__name__in=equipment).values_list(
+        "equipment__name", "name"
+    ):
+        element = Element(eq_name, iface_name)
+        if any(element_on_path(element, h, inputs.bundles, inputs.circuits) for h in hops.values()):
+            ports.add((eq_name, iface_name))
+    trunk_names = {b.name for h in hops.values() for b in bundles_on_path(h, inputs.bundles)}
+    return findings_for_elements(start=start, end=end, paths=pairs, boxes=equipment, ports=ports, trunks=trunk_names)
 
 
 # --------------------------------------------------------------------------- overview grid
@@ -277,7 +260,7 @@ def path_observations(*, at: datetime, paths: Sequence[Path] | None = None) -> d
     loss = _recent_loss(at)
     by_direction = path_findings_by_direction(finding_list_active_at(at))
     running = [m for m in maintenance_list(start=at, end=at + timedelta(microseconds=1))]
-    trunks = trunk_labels_by_equipment() if running else {}
+    inputs = path_membership_inputs() if running else None
     cells: dict[tuple[str, str], GridCell] = {}
     for path in paths:
         key = (path.src_id, path.dst_id)
@@ -286,9 +269,7 @@ def path_observations(*, at: datetime, paths: Sequence[Path] | None = None) -> d
         findings = [f for f in by_direction.get((path.src.code, path.dst.code), []) if f.code != "ROUTE_CHANGE"]
         maintenance: tuple[str, ...] = ()
         if running:
-            labels = path_element_labels(path, trunks)
-            unnamed = path_unnamed_port_equipment(path)
-            maintenance = tuple(m.reference for m in running if maintenance_touches_path(m, labels, unnamed))
+            maintenance = tuple(m.reference for m in running if maintenance_touches_path(m, path, inputs))
         observation = PathObservation(
             src=path.src.code,
             dst=path.dst.code,
@@ -635,45 +616,45 @@ def path_site_pair_exists(src: str, dst: str) -> bool:
 
 
 def path_interfaces(paths: Iterable[Path]) -> list[Interface]:
-    """Interfaces a path crosses: the ports its hops leave by, and every member of a trunk such a port
-    belongs to (flows hash onto any member). In path order, without duplicates."""
-    hop_ports = [hop.interface_id for path in paths if path is not None for hop in path_hops(path)
-                 if hop.interface_id]
-    if not hop_ports:
+    """Interfaces a path crosses (``wanmon.inventory.membership``, ports known): the ports its hops leave by,
+    every member of a trunk such a port belongs to (flows hash onto any member), and the far ends by which it
+    arrives. In path order (arrival before departure at each hop), without duplicates."""
+    hops = [path_membership_hops(p) for p in paths if p is not None]
+    equipment = {hop.equipment for h in hops for hop in h}
+    if not equipment:
         return []
-    # Two queries in all, whatever the number of hops: the members of every trunk holding a hop port,
-    # then those interfaces with their equipment (the page names them all).
-    membership = Trunk.members.through.objects
-    members_of: dict[int, set[int]] = defaultdict(set)
-    for trunk_id, member in membership.filter(
-        trunk_id__in=membership.filter(interface_id__in=hop_ports).values("trunk_id")
-    ).values_list("trunk_id", "interface_id"):
-        members_of[trunk_id].add(member)
-    siblings = {port: {m for members in members_of.values() if port in members for m in members} - {port}
-                for port in hop_ports}
-    by_id = Interface.objects.select_related("equipment").in_bulk(
-        set(hop_ports) | {m for members in members_of.values() for m in members})
-    ordered: list[Interface] = []
-    seen: set[int] = set()
-    for port in hop_ports:
-        group = [by_id[port]] + sorted((by_id[m] for m in siblings.get(port, ())), key=lambda i: i.name)
-        for iface in group:
-            if iface.pk not in seen:
-                seen.add(iface.pk)
-                ordered.append(iface)
-    return ordered
+    inputs = path_membership_inputs()
+    ranked: dict[int, tuple] = {}
+    for iface in Interface.objects.select_related("equipment").filter(equipment__name__in=equipment):
+        element = Element(iface.equipment.name, iface.name)
+        for index, h in enumerate(hops):
+            for m in memberships(element, h, inputs.bundles, inputs.circuits):
+                if not m.port_known:
+                    continue
+                key = (index, m.position, m.direction != IN, m.via != VIA_HOP, iface.name)
+                if iface.pk not in ranked or key < ranked[iface.pk][0]:
+                    ranked[iface.pk] = (key, iface)
+    return [iface for _, iface in sorted(ranked.values(), key=lambda x: x[0])]
 
 
 def findings_for_elements(
     *, start: datetime, end: datetime, paths: Iterable[tuple[str, str]] = (), equipment: Iterable[str] = (),
-    trunks: Iterable[str] = (), interface: tuple[str, str] | None = None,
+    trunks: Iterable[str] = (), interface: tuple[str, str] | None = None, boxes: Iterable[str] = (),
+    ports: Iterable[tuple[str, str]] = (),
 ) -> list[Finding]:
-    """Findings whose window overlaps [start, end) about the given path directions or elements."""
+    """Findings whose window overlaps [start, end) about the given path directions or elements.
+
+    ``equipment``: about the box or any of its ports; ``boxes``: about the box itself only; ``ports``:
+    about those (equipment, interface) ports."""
     condition = Q()
     for src, dst in paths:
         condition |= Q(subject__src=src, subject__dst=dst)
     for name in set(equipment):
         condition |= Q(subject__equipment=name)
+    for name in set(boxes):
+        condition |= Q(subject__equipment=name, subject__interface__isnull=True)
+    for eq_name, iface_name in set(ports):
+        condition |= Q(subject__equipment=eq_name, subject__interface=iface_name)
     for name in set(trunks):
         condition |= Q(subject__trunk=name)
     if interface:

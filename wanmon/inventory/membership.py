@@ -145,19 +145,33 @@ def _next_equipment(hops: Sequence[Hop], i: int) -> str | None:
     return hops[i + 1].equipment if i + 1 < len(hops) else None
 
 
-def _far_ends(hops: Sequence[Hop], i: int, bundles: Sequence[Bundle], circuits: Sequence[CircuitEnds]) -> set[Port]:
-    """Ports at hop i+1's equipment by which a path leaving hop i (by its named port) arrives."""
+def _far_ends(
+    hops: Sequence[Hop], i: int, bundles: Sequence[Bundle], circuits: Sequence[CircuitEnds]
+) -> dict[Port, bool]:
+    """Ports at hop i+1's equipment by which a path leaving hop i arrives, each with whether the port is known.
+
+    Known when hop i names the port it leaves by and that port is a circuit end or bundle member; assumed
+    (False) when hop i names no port and a circuit or bundle joins hop i's equipment to hop i+1's.
+    """
     hop = hops[i]
     nxt = _next_equipment(hops, i)
-    if nxt is None or hop.interface is None:
-        return set()
-    port = (hop.equipment, hop.interface)
-    out: set[Port] = set()
+    if nxt is None:
+        return {}
+    out: dict[Port, bool] = {}
+    if hop.interface is not None:
+        port = (hop.equipment, hop.interface)
+        for c in circuits:
+            if port in c.ends:
+                out.update({e: True for e in c.ends if e != port and e[0] == nxt})
+        for b in _bundles_of(port, bundles):
+            out.update({m: True for m in b.members if m[0] == nxt})
+        return out
     for c in circuits:
-        if port in c.ends:
-            out |= {e for e in c.ends if e != port and e[0] == nxt}
-    for b in _bundles_of(port, bundles):
-        out |= {m for m in b.members if m[0] == nxt}
+        if len(c.ends) == 2 and {c.ends[0][0], c.ends[1][0]} == {hop.equipment, nxt}:
+            out.update({e: False for e in c.ends if e[0] == nxt})
+    for b in bundles:
+        if any(m[0] == hop.equipment for m in b.members):
+            out.update({m: False for m in b.members if m[0] == nxt and m not in out})
     return out
 
 
@@ -203,8 +217,9 @@ def memberships(
         if hop.interface is None and any(b.name == hop.equipment and port in b.members for b in bundles):
             out.append(Membership(i, OUT, VIA_BUNDLE, True, towards))  # the hop names the bundle itself
             continue
-        if i > 0 and port in _far_ends(hops, i - 1, bundles, circuits):
-            out.append(Membership(i, IN, VIA_FAR_END, True, towards))
+        far = _far_ends(hops, i - 1, bundles, circuits) if i > 0 else {}
+        if port in far:
+            out.append(Membership(i, IN, VIA_FAR_END, far[port], towards))
         if hop_port == port:
             out.append(Membership(i, OUT, VIA_HOP, True, towards))
         elif hop_port is not None and any(port in b.members for b in _bundles_of(hop_port, bundles)):

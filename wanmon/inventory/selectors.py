@@ -16,7 +16,7 @@ element than to miss it).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db.models import Prefetch, Q, QuerySet
@@ -56,6 +56,7 @@ __all__ = [
     "path_list_versions",
     "path_membership_hops",
     "path_membership_inputs",
+    "path_touched_by_labels",
     "site_get",
     "site_list_affected_by_element",
     "trunk_list_on_path",
@@ -161,6 +162,21 @@ class MembershipInputs:
 
     bundles: tuple[Bundle, ...]
     circuits: tuple[CircuitEnds, ...]
+    #: ``circuit:CID`` (as maintenance windows name circuits) -> names of the circuits in ``circuits``
+    circuit_labels: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def bundle_names(self) -> set[str]:
+        return {b.name for b in self.bundles}
+
+    def elements_of_label(self, label: str) -> list[Element]:
+        """The elements a label names: ``eq``, ``eq:port``, a trunk name, or ``circuit:CID`` (unique per carrier
+        only, so possibly several); none for ``site:`` and ``path:`` labels."""
+        if label.startswith("circuit:"):
+            return [Element(circuit=name) for name in self.circuit_labels.get(label, ())]
+        if label.startswith(("site:", "path:")):
+            return []
+        return [Element.from_label(label, self.bundle_names)]
 
 
 def path_membership_inputs() -> MembershipInputs:
@@ -172,12 +188,33 @@ def path_membership_inputs() -> MembershipInputs:
         members.setdefault(trunk_name, []).append((eq_name, iface_name))
     bundles = tuple(Bundle(name, tuple(ports)) for name, ports in members.items())
     circuits = []
+    labels: dict[str, list[str]] = {}
     # circuit ids are unique per carrier only: the primary key names a circuit here
-    for pk, a_eq, a_if, z_eq, z_if in Circuit.objects.values_list(
-        "pk", "a_interface__equipment__name", "a_interface__name", "z_interface__equipment__name", "z_interface__name"
+    for pk, cid, a_eq, a_if, z_eq, z_if in Circuit.objects.values_list(
+        "pk", "cid", "a_interface__equipment__name", "a_interface__name",
+        "z_interface__equipment__name", "z_interface__name",
     ).order_by("carrier__code", "cid"):
         circuits.append(CircuitEnds(str(pk), (a_eq, a_if) if a_if else None, (z_eq, z_if) if z_if else None))
-    return MembershipInputs(bundles, tuple(circuits))
+        labels.setdefault(f"circuit:{cid}", []).append(str(pk))
+    return MembershipInputs(bundles, tuple(circuits), {k: tuple(v) for k, v in labels.items()})
+
+
+def path_touched_by_labels(path: Path, labels: Iterable[str], inputs: MembershipInputs) -> list[str]:
+    """The labels (of a maintenance window or a finding) naming an element on ``path`` or one of its ends.
+
+    ``site:X`` touches the paths from and to X, ``path:A->B`` that direction; element labels follow
+    :mod:`wanmon.inventory.membership` (a port of a box whose port the path does not name is not on it).
+    """
+    hops = path_membership_hops(path)
+    own = {f"site:{path.src.code}", f"site:{path.dst.code}", f"path:{path.src.code}->{path.dst.code}"}
+    out = []
+    for label in labels:
+        if label in own or any(
+            element_on_path(e, hops, inputs.bundles, inputs.circuits) is not None
+            for e in inputs.elements_of_label(label)
+        ):
+            out.append(label)
+    return out
 
 
 def path_membership_hops(path: Path) -> tuple[Hop, ...]:

@@ -3,7 +3,8 @@
 The inventory is loaded once per request into a :class:`Topology` (ids only), so that matching a
 calendar of windows against every path costs a few queries, not a few per window and path.
 
-Membership rules (those of ``wanmon.inventory.selectors``, so both say the same):
+Membership rules (``wanmon.inventory.membership``, the one answer the inventory, the dashboard and the
+diagnosis also use):
 
 - a path crosses the equipment of its hops, and the interface each hop names (the port it leaves by);
 - a trunk is on a path when a hop leaves by one of its members, or when a hop names no port at an
@@ -27,6 +28,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from wanmon.inventory.membership import (
+    Bundle,
+    CircuitEnds,
+    Element,
+    Hop,
+    bundles_on_path,
+    circuits_on_path,
+    element_on_path,
+)
 from wanmon.maintenance.parsed import impact_normalise, impact_worst
 
 EXPLAINING = frozenset({"at-risk", "degraded", "outage"})
@@ -105,50 +115,59 @@ class Topology:
     path_pairs: dict[int, tuple[int, int]] = field(default_factory=dict)  # any path version id -> (src, dst) site ids
     site_codes: dict[int, str] = field(default_factory=dict)
     _footprints: dict[int, Footprint] = field(default_factory=dict, repr=False)
+    _inputs: tuple | None = field(default=None, repr=False)
 
     # -- derived sets
     def interface_trunks(self, interface_id: int) -> set[int]:
         return {t for t, members in self.trunk_members.items() if interface_id in members}
 
+    def _membership_inputs(self) -> tuple[tuple[Bundle, ...], tuple[CircuitEnds, ...]]:
+        """Trunks and circuits as membership values, by id (interface ids are unique across equipment)."""
+        if self._inputs is None:
+            eq = self.interface_equipment
+            bundles = tuple(
+                Bundle(str(t), tuple((eq.get(m), m) for m in sorted(members)))
+                for t, members in sorted(self.trunk_members.items())
+            )
+            circuits = tuple(
+                CircuitEnds(
+                    str(c), (eq.get(a), a) if a is not None else None, (eq.get(z), z) if z is not None else None
+                )
+                for c, (a, z) in sorted(self.circuit_ends.items())
+            )
+            self._inputs = (bundles, circuits)
+        return self._inputs
+
     def footprint(self, path: PathView) -> Footprint:
-        """Element ids ``path`` crosses (memoised per path version)."""
+        """Element ids ``path`` crosses (memoised per path version), by the rules of ``wanmon.inventory.membership``."""
         cached = self._footprints.get(path.id)
         if cached is not None:
             return cached
-        hop_equipment = {eq for eq, _ in path.hops}
-        hop_interfaces = {iface for _, iface in path.hops if iface is not None}
-        unknown_port_equipment = {eq for eq, iface in path.hops if iface is None}
-        trunks = {
-            t
-            for t, members in self.trunk_members.items()
-            if members & hop_interfaces
-            or any(self.interface_equipment.get(m) in unknown_port_equipment for m in members)
-        }
-        interfaces = set(hop_interfaces)
+        bundles, circuits = self._membership_inputs()
+        hops = tuple(Hop(eq, iface) for eq, iface in path.hops)
+        trunks = {int(b.name) for b in bundles_on_path(hops, bundles)}
+        on_path_circuits = {int(c.name) for c in circuits_on_path(hops, circuits, bundles)}
+        # every port the path may use: the ports its hops name, the members of its trunks (a LAG hashes
+        # flows over all of them, and the far-end ports belong to it), and the ends of its circuits
+        candidates = {iface for _, iface in path.hops if iface is not None}
         for t in trunks:
-            interfaces |= self.trunk_members[t]
-        circuits = set()
-        for c, (a, z) in self.circuit_ends.items():
-            ends = {a, z} - {None}
-            if ends & interfaces:
-                circuits.add(c)
-                continue
-            if a is None or z is None:
-                continue
-            pair = {self.interface_equipment.get(a), self.interface_equipment.get(z)}
-            for (eq, iface), (nxt, _) in zip(path.hops, path.hops[1:], strict=False):
-                if iface is None and {eq, nxt} == pair:
-                    circuits.add(c)
-                    break
-        for c in circuits:
-            interfaces |= set(self.circuit_ends[c]) - {None}
+            candidates |= self.trunk_members[t]
+        for c in on_path_circuits:
+            candidates |= set(self.circuit_ends[c]) - {None}
+        interfaces = {
+            i
+            for i in candidates
+            if i in {iface for _, iface in path.hops}
+            or element_on_path(Element(self.interface_equipment.get(i), i), hops, bundles, circuits) is not None
+        }
+        hop_equipment = {eq for eq, _ in path.hops}
         sites = {path.src_site_id, path.dst_site_id}
         sites |= {self.equipment_site[eq] for eq in hop_equipment if self.equipment_site.get(eq)}
         result = Footprint(
             equipment=frozenset(hop_equipment),
             interfaces=frozenset(interfaces),
             trunks=frozenset(trunks),
-            circuits=frozenset(circuits),
+            circuits=frozenset(on_path_circuits),
             sites=frozenset(sites),
         )
         self._footprints[path.id] = result

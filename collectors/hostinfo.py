@@ -183,7 +183,7 @@ def read_host_tcp(
 
 
 def settings_to_record(settings: HostTcpSettings, *, site: str, host: str, time: datetime) -> dict[str, Any]:
-    """A ``host_tcp`` record (scenarios/FORMAT.md) from ``settings``.
+    """A ``host_tcp`` record (docs/scenario-format.md#measurement-records) from ``settings``.
 
     ``tcp_rmem``/``tcp_wmem`` are lists ``[min, default, max]`` in bytes.
     When nothing at all could be read the record carries ``error``.

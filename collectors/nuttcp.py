@@ -589,7 +589,7 @@ class NstatRetransCounter:
 
 @dataclass(frozen=True)
 class NuttcpConfig:
-    """One ``[[nuttcp]]`` block of the agent configuration (CONTRACTS.md §4).
+    """One ``[[nuttcp]]`` block of the agent configuration (docs/agent.md#configuration-toml).
 
     ``dst`` is the site code of the far end, ``host`` its nuttcp server.
     ``reverse`` also measures dst -> src with ``-r`` (the server transmits);
@@ -760,7 +760,7 @@ def result_to_record(
     time: datetime,
     host_retrans_segs: int | None = None,
 ) -> dict[str, Any]:
-    """A ``throughput`` record (scenarios/FORMAT.md) from a parsed run.
+    """A ``throughput`` record (docs/scenario-format.md#measurement-records) from a parsed run.
 
     ``host_retrans_segs`` is the host-wide ``TcpRetransSegs`` increase during
     the test; it stands in for ``retransmits`` when nuttcp's count is unknown.

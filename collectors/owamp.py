@@ -15,7 +15,7 @@ Parsers (all pure, for the output of OWAMP 5.2.3; older 3.x text too):
 (this host -> remote) before the "from" session (remote -> this host): see
 ``owping.c``. :func:`assign_directions` maps sessions to directions, and
 :func:`run_test` turns them into per-direction ``owamp`` records
-(scenarios/FORMAT.md) with ``src``/``dst`` site codes.
+(docs/scenario-format.md#measurement-records) with ``src``/``dst`` site codes.
 
 Clock synchronisation matters for the CLOCK_UNSYNC diagnosis. OWAMP only
 reports an error estimate (``err=``/``MAXERR``) that means something when
@@ -917,7 +917,7 @@ def _plain_number(value: float) -> str:
 
 @dataclass(frozen=True)
 class OwampConfig:
-    """One ``[[owamp]]`` block of the agent configuration (CONTRACTS.md §4).
+    """One ``[[owamp]]`` block of the agent configuration (docs/agent.md#configuration-toml).
 
     ``host`` is the remote owampd (``name``, ``name:port`` or ``[v6]:port``).
     ``packets`` per session, ``packet_interval_s`` mean gap between packets,
@@ -1012,7 +1012,7 @@ def session_to_record(
     time: datetime,
     ntp_warning: str | None = None,
 ) -> dict[str, Any]:
-    """An ``owamp`` record (scenarios/FORMAT.md) for one session.
+    """An ``owamp`` record (docs/scenario-format.md#measurement-records) for one session.
 
     ``direction`` is ``"to"`` (src_site -> dst_site) or ``"from"`` (reverse).
     ``ntp_warning`` is owamp's stderr UNSYNC line: it marks the clock as

@@ -370,7 +370,7 @@ PARSERS = {TRACEPATH: parse_tracepath, TRACEROUTE: parse_traceroute}
 
 
 def result_to_record(result: TraceResult, *, src_site: str, dst_site: str, host: str, time: datetime) -> dict[str, Any]:
-    """A ``traceroute`` record (scenarios/FORMAT.md): hop addresses and the path MTU."""
+    """A ``traceroute`` record (docs/scenario-format.md#measurement-records): hop addresses and the path MTU."""
     record: dict[str, Any] = {
         "type": "traceroute",
         "time": utc_time(time),

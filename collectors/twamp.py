@@ -7,7 +7,7 @@ Three layers, each testable alone:
   (:class:`ErrorEstimate`) and 64-bit NTP timestamps (:func:`ntp_from_unix_ns`, exact to 2^-32 s);
 * statistics, pure: :func:`compute_stats` turns the packets sent and the reflections received
   into per-direction figures, :func:`stats_to_records` into two ``owamp`` records
-  (scenarios/FORMAT.md, ``tool: "twamp-light"``);
+  (docs/scenario-format.md#measurement-records, ``tool: "twamp-light"``);
 * I/O, asyncio + socket only: :class:`Reflector` (served by :func:`serve_reflector`) and
   :func:`run_session`.
 
@@ -661,7 +661,7 @@ def stats_to_records(
     src_host: str | None = None,
     dst_host: str | None = None,
 ) -> list[dict[str, Any]]:
-    """``[src -> dst record, dst -> src record]``: ``owamp`` records (scenarios/FORMAT.md).
+    """``[src -> dst record, dst -> src record]``: ``owamp`` records (docs/scenario-format.md#measurement-records).
 
     ``src_site`` is the sender's site, ``dst_site`` the reflector's. ``clock_error_ms`` is null
     unless both clocks said they were synchronised (unknown, not small). When nothing came back,

@@ -1,4 +1,4 @@
-"""Django settings for wanmon, read from the environment (CONTRACTS.md §1).
+"""Django settings for wanmon, read from the environment (README.md, Configuration).
 
 Every service is found through an environment variable with a local default
 that matches the embedded stack started by ``scripts/demo`` under ``var/``.

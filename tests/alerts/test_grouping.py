@@ -18,7 +18,7 @@ def suspect(i, equipment, rank, degraded, severity="critical", element_paths=EU_
 
 
 def fzk_case():
-    """DIAGNOSIS.md case 1 as the engine reports it (reverse-path-loss-fzk.yaml)."""
+    """Case 1 (docs/diagnosis.md#case-studies) as the engine reports it (reverse-path-loss-fzk.yaml)."""
     return [
         path_finding(1, "LOSS_LIMITED", "CNAF", "CERN"),
         path_finding(2, "LOSS_LIMITED", "FZK", "CERN"),
@@ -127,7 +127,7 @@ def test_a_finding_that_clears_and_recurs_keeps_its_identity():
 
 
 def test_load_correlation_suspects_of_one_path_are_one_incident():
-    """DIAGNOSIS.md case 5: three ranked suspects for CERN->FNAL, no path finding of their own."""
+    """Case 5 (docs/diagnosis.md#case-studies): three ranked suspects for CERN->FNAL, no path finding of their own."""
     suspects = [
         FindingFacts(id=i, code="SHARED_EQUIPMENT_SUSPECT", severity="warning", subject=subject,
                      subject_key=";".join(f"{k}={v}" for k, v in sorted(subject.items())), rank=i,
@@ -142,7 +142,7 @@ def test_load_correlation_suspects_of_one_path_are_one_incident():
 
 
 def test_host_findings_keep_the_paths_they_explain_out_of_a_site_incident():
-    """DIAGNOSIS.md case 4: four window-limited paths at CERN, caused by the hosts at ASGC and at FNAL."""
+    """Case 4 (docs/diagnosis.md#case-studies): four window-limited paths at CERN, caused by the hosts at ASGC, FNAL."""
     findings = [
         *(path_finding(i, "WINDOW_LIMITED", s, d, "warning")
           for i, (s, d) in enumerate((("CERN", "ASGC"), ("ASGC", "CERN"), ("CERN", "FNAL"), ("FNAL", "CERN")), 1)),
@@ -156,7 +156,7 @@ def test_host_findings_keep_the_paths_they_explain_out_of_a_site_incident():
 
 
 def test_a_periodically_dropping_receiver_and_its_path_are_one_incident():
-    """DIAGNOSIS.md case 2."""
+    """Case 2 (docs/diagnosis.md#case-studies)."""
     findings = [
         path_finding(1, "PERIODIC_LOSS", "FZK", "CERN", "warning"),
         FindingFacts(id=2, code="PERIODIC_LOSS", severity="warning", subject={"site": "CERN", "host": "cern-dt01"},

@@ -1,7 +1,7 @@
 """Findings -> incidents -> e-mails through a real SMTP server (aiosmtpd on loopback) and the real database.
 
-Scenario replays go through `manage.py replay ... --keep --notify` (CONTRACTS.md §2) or, to step through time,
-through the same replay service with a later `now`; e-mails are sent by the synchronous path.
+Scenario replays go through `manage.py replay ... --keep --notify` (docs/contracts.md#management-commands) or,
+to step through time, through the same replay service with a later `now`; e-mails are sent by the synchronous path.
 """
 
 from datetime import timedelta

@@ -47,7 +47,7 @@ def test_constants():
 
 
 def test_counter64_crossing_2_64_at_10g_over_60s_gives_the_true_rate():
-    # given: 8 Gb/s for 60 s = 6e10 octets, starting 3e10 octets below 2^64 (DIAGNOSIS.md case 9)
+    # given: 8 Gb/s for 60 s = 6e10 octets, starting 3e10 octets below 2^64 (docs/diagnosis.md#case-studies, case 9)
     prev = sample(0, hc_in_octets=COUNTER64_MODULUS - 30_000_000_000, hc_out_octets=10**12)
     cur = sample(60, hc_in_octets=30_000_000_000, hc_out_octets=10**12 + 7_500_000_000)
 

@@ -46,7 +46,7 @@ def write(root: Path, relative: str, content: str) -> None:
 
 
 def fake_host(tmp_path: Path, *, congestion: str = "reno", mtu: str = "1500\n") -> tuple[Path, Path]:
-    """A /proc and /sys tree with the values of the ASGC example (scenarios/FORMAT.md)."""
+    """A /proc and /sys tree with the values of the ASGC example (docs/scenario-format.md#measurement-records)."""
     proc, sys = tmp_path / "proc", tmp_path / "sys"
     # the kernel separates the three values with tabs
     write(proc, hostinfo.TCP_RMEM, "4096\t87380\t4194304\n")

@@ -349,7 +349,7 @@ def test_config_rejects_bad_values(bad):
 
 
 def test_config_from_mapping_matches_the_contract_example():
-    # CONTRACTS.md §4 [[nuttcp]] example
+    # the [[nuttcp]] example of docs/agent.md#configuration-toml
     config = nuttcp.NuttcpConfig.from_mapping(
         {
             "dst": "FZK",

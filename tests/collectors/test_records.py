@@ -31,13 +31,14 @@ from collectors.records import (
     record_errors,
     record_to_dict,
 )
+from tests.conftest import shared_fixture
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 BATCH_ID = "6f1c0c8e-1b7e-4c8a-9a53-2f3f1c1d9e01"
-FORMAT_MD = Path(__file__).resolve().parents[3] / "shared" / "scenarios" / "FORMAT.md"
+SCENARIO_FORMAT_DOC = Path(__file__).resolve().parents[2] / "docs" / "scenario-format.md"
 
 
-# The measurement examples of scenarios/FORMAT.md, as JSON.
+# The measurement examples of the scenario format specification, as JSON.
 def throughput(**changes):
     return {"type": "throughput", "time": "2026-03-01T11:00:00Z", "src": "CERN", "dst": "FZK", "tool": "nuttcp",
             "protocol": "tcp", "duration_s": 10, "streams": 1, "window_bytes": 4194304, "mss_bytes": 1448,
@@ -116,15 +117,32 @@ def test_format_md_examples_decode_with_their_values():
     assert batch.sent_at == datetime(2026, 3, 1, 11, 2, tzinfo=UTC)
 
 
-@pytest.mark.skipif(not FORMAT_MD.exists(), reason="shared/scenarios/FORMAT.md not beside the repository")
-def test_the_measurements_block_of_format_md_itself_validates():
+def _measurements_block(markdown: str) -> list:
+    """The ``measurements`` list of the first YAML example in ``markdown`` that has one (not a ``[...]``)."""
     yaml = pytest.importorskip("yaml")
-    text = FORMAT_MD.read_text()
-    document = yaml.safe_load(text.split("```yaml", 1)[1].split("```", 1)[0])
+    for block in markdown.split("```yaml")[1:]:
+        document = yaml.safe_load(block.split("```", 1)[0])
+        measurements = document.get("measurements") if isinstance(document, dict) else None
+        if isinstance(measurements, list) and measurements and all(isinstance(m, dict) for m in measurements):
+            return measurements
+    raise AssertionError("no YAML example with a measurements list")
 
-    records = decode_records(document["measurements"])
+
+def test_the_measurements_example_of_the_specification_validates():
+    text = shared_fixture("scenarios", "FORMAT.md").read_text()
+
+    records = decode_records(_measurements_block(text))
 
     assert {type(r) for r in records} == set(RECORD_TYPES.values())
+
+
+def test_the_measurements_example_of_docs_scenario_format_validates():
+    # docs/scenario-format.md shows one record of every type: each must be what the ingest accepts.
+    records = decode_records(_measurements_block(SCENARIO_FORMAT_DOC.read_text()), path="measurements")
+
+    assert [type(r) for r in records] == list(RECORD_TYPES.values())
+    assert records[2].counters.hc_in_octets == 18446744073000000000
+    assert records[3].hops == ["192.0.2.1", "geant-gva", None, "fzk-border"]
 
 
 def test_times_with_an_offset_are_stored_in_utc():
@@ -198,7 +216,7 @@ def test_snmp_sample_of_a_view_without_sysuptime_is_valid():
 
 
 def test_unknown_extra_fields_are_ignored_but_unknown_counters_are_not():
-    # Agents may send extras the centre does not know yet (CONTRACTS.md section 3); a counter name
+    # Agents may send extras the centre does not know yet (docs/contracts.md#ingest-api); a counter name
     # we do not know would be silently left out of every rate, so it is refused.
     raw = body([throughput(direction="forward", cwnd_bytes=1_000_000, hop_rtts_ms=[1.0, None]),
                 snmp(ifAlias="to FZK")], site="CERN")
@@ -481,7 +499,7 @@ def test_scenario_records_are_checked_with_paths_under_the_given_prefix(item, pa
 
 
 def test_yaml_1_1_exponent_strings_are_numbers_in_float_fields():
-    # PyYAML reads `throughput_bps: 9.0e8` (FORMAT.md's own example) as the string "9.0e8".
+    # PyYAML reads `throughput_bps: 9.0e8` (YAML 1.1 wants a signed exponent) as the string "9.0e8".
     record = decode_records([throughput(throughput_bps="9.0e8", rtt_ms="1.25E+1")])[0]
 
     assert record.throughput_bps == 9.0e8 and record.rtt_ms == 12.5

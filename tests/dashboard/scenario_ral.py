@@ -1,4 +1,4 @@
-"""A scenario (scenarios/FORMAT.md) with everything the corpus scenarios lack for the dashboard:
+"""A scenario (docs/scenario-format.md) with everything the corpus scenarios lack for the dashboard:
 SNMP counters on the path's ports and on a trunk whose members are unevenly loaded, interface
 errors, a maintenance window that ran and one that is announced, and a route change seen by
 traceroute. Names follow wanmon/inventory/data/lhc-topology.yaml (CERN <-> RAL over GEANT and

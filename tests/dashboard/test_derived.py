@@ -1,4 +1,4 @@
-"""Derived figures of a path reproduce the worked examples of DIAGNOSIS.md section 1."""
+"""Derived figures of a path reproduce the worked examples of docs/diagnosis.md#the-physics."""
 
 import math
 

@@ -54,7 +54,7 @@ INJECTED = [
 
 @pytest.fixture(scope="module")
 def demo() -> dict:
-    return json.loads(LHC_DEMO.read_text(encoding="utf-8"))  # JSON, which is valid YAML (FORMAT.md)
+    return json.loads(LHC_DEMO.read_text(encoding="utf-8"))  # JSON, which is valid YAML (docs/scenario-format.md)
 
 
 def _generator():

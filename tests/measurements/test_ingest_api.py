@@ -1,4 +1,4 @@
-"""Contract tests of POST /api/v1/ingest (CONTRACTS.md §3): every response code, all-or-nothing, idempotency."""
+"""Contract tests of POST /api/v1/ingest (docs/contracts.md#ingest-api): every answer, all or nothing, idempotency."""
 
 import gzip
 import json

@@ -1,4 +1,4 @@
-"""The derived figures of a path (DIAGNOSIS.md section 1), computed from what the page shows (pure).
+"""The derived figures of a path (docs/diagnosis.md#the-physics), computed from what the page shows (pure).
 
 Inputs are chosen in a fixed order and the source of each is reported, so an operator can tell a
 measured RTT from the nominal one of the inventory.

@@ -1,4 +1,4 @@
-"""Topology documents (``scenarios/FORMAT.md``, the ``topology`` block): validate, import, export.
+"""Topology documents (docs/scenario-format.md#topology, the ``topology`` block): validate, import, export.
 
 Import runs in two phases:
 
@@ -22,7 +22,7 @@ Export (:func:`topology_export` + :func:`topology_dump`) writes the same format 
 sections and entries sorted by their keys, keys in a fixed order, optional keys only when they differ
 from their default, so that export -> import -> export is byte-identical.
 
-Document extensions beyond FORMAT.md (all optional): ``carriers[].kind/noc_email/notes``,
+Keys only the inventory needs, not the diagnosis (all optional): ``carriers[].kind/noc_email/notes``,
 ``sites[].notes/contacts``, ``hosts[].role``, the equipment attributes of the model (``os_version``,
 ``location``, capacities, ``known_reordering``, ``quirks``), ``interfaces[].blade/description``, a
 ``circuits`` section, ``trunks[].description``, ``paths[].rtt_ms/note``.
@@ -849,7 +849,7 @@ def topology_export(*, at: datetime | None = None) -> dict[str, list[dict]]:
         _put(entry, "status", c.status, CircuitStatus.ACTIVE)
         _put(entry, "description", c.description)
         circuits.append(entry)
-    if circuits:  # an extension of FORMAT.md: only written when used, so plain documents stay plain
+    if circuits:  # inventory-only: written when used, so plain documents stay plain
         doc["circuits"] = circuits
 
     trunks = []

@@ -70,7 +70,7 @@ def read_scenario(path: Path) -> dict:
             pass
     doc = yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - a safe loader
     if not isinstance(doc, dict):
-        raise CommandError(f"{path}: not a scenario file (scenarios/FORMAT.md)")
+        raise CommandError(f"{path}: not a scenario file (docs/scenario-format.md)")
     return doc
 
 
@@ -168,7 +168,7 @@ class Command(BaseCommand):
         except (OSError, yaml.YAMLError) as exc:
             raise CommandError(f"{scenario}: {exc}") from None
         if not isinstance(doc.get("measurements"), list):
-            raise CommandError(f"{scenario}: not a scenario file: no measurements (scenarios/FORMAT.md)")
+            raise CommandError(f"{scenario}: not a scenario file: no measurements (docs/scenario-format.md)")
         directory.mkdir(parents=True, exist_ok=True)
         os.chmod(directory, 0o700)
 

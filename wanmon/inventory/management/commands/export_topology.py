@@ -12,7 +12,7 @@ from wanmon.inventory.topology import topology_dump, topology_export
 
 class Command(BaseCommand):
     help = (
-        "Write the inventory in the topology format of scenarios/FORMAT.md (the paths in force at --at, default "
+        "Write the inventory in the topology format of docs/scenario-format.md (the paths in force at --at, default "
         "now) to FILE or standard output. Deterministic: export -> import -> export is byte-identical."
     )
 

@@ -11,7 +11,7 @@ from wanmon.inventory.topology import TopologyInvalid, topology_import_file
 class Command(BaseCommand):
     help = (
         "Import the topology document of FILE (a bare topology, or a scenario file whose `topology` block is "
-        "used; see scenarios/FORMAT.md). Idempotent: importing twice changes nothing. On any error, prints "
+        "used; see docs/scenario-format.md). Idempotent: importing twice changes nothing. On any error, prints "
         "'FILE: path: message' lines, changes nothing and exits with status 2."
     )
 

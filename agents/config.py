@@ -21,8 +21,9 @@ log_level = "INFO"                        # optional
 shutdown_grace_s = 10                     # optional: on SIGTERM, running collectors get this long
 
 [[snmp]]   equipment, host, port, version ("2c" | "3"), community | user, auth_protocol, auth_key,
-           priv_protocol, priv_key; interval_s; optional tuning: timeout_s, retries, deadline_s,
-           interfaces, if_index_names, context_name, max_repetitions, max_parallel_requests
+           priv_protocol, priv_key; interval_s; selection: interfaces | include, exclude, if_types,
+           admin_status, require_octet_counters; if_index_names; optional tuning: timeout_s, retries,
+           deadline_s, context_name, max_repetitions, max_parallel_requests  (SnmpDeviceConfig)
 [[nuttcp]] dst, host, interval_s, protocol, rate_bps, window_bytes, duration_s, reverse, ... (NuttcpConfig)
 [[owamp]]  dst, host, interval_s, packets, ... (OwampConfig)
 [[traceroute]] dst, host, interval_s, tool, ... (TracerouteConfig)     optional
@@ -66,6 +67,7 @@ from agents.replay_collector import ReplayTarget
 from collectors.nuttcp import NuttcpConfig
 from collectors.owamp import OwampConfig
 from collectors.records import SITE_CODE_PATTERN
+from collectors.snmp_config import SnmpDeviceConfig
 from collectors.traceroute import TracerouteConfig
 
 __all__ = [
@@ -163,40 +165,9 @@ class AgentSettings:
     shutdown_grace_s: float = field(default=10.0, metadata=_meta(ge=0, le=600))
 
 
-@dataclass(frozen=True)
-class SnmpTarget:
-    """One ``[[snmp]]`` table: a device whose interfaces' IF-MIB counters are polled.
-
-    Keys after ``interval_s`` are optional tuning passed to ``collectors.snmp`` (its
-    ``SnmpDeviceConfig`` documents them); absent ones take that module's defaults.
-    ``if_index_names`` maps ifIndex (a TOML key, e.g. ``"501"``) to the inventory's name.
-    """
-
-    equipment: str
-    host: str
-    port: int = field(default=161, metadata=_meta(ge=1, le=65535))
-    version: Literal["2c", "3"] = "2c"
-    community: str | None = field(default=None, repr=False, metadata=_meta(secret=True))
-    user: str | None = None
-    auth_protocol: Literal["MD5", "SHA", "SHA224", "SHA256", "SHA384", "SHA512"] | None = None
-    auth_key: str | None = field(default=None, repr=False, metadata=_meta(secret=True))
-    priv_protocol: (
-        Literal[
-            "DES", "3DES", "AES", "AES128", "AES192", "AES256",
-            "AES192C", "AES256C", "AES192-BLUMENTHAL", "AES256-BLUMENTHAL",
-        ]
-        | None
-    ) = None  # fmt: skip
-    priv_key: str | None = field(default=None, repr=False, metadata=_meta(secret=True))
-    interval_s: float = field(default=DEFAULT_INTERVALS_S["snmp"], metadata=_meta(ge=1, le=MAX_INTERVAL_S))
-    timeout_s: float | None = field(default=None, metadata=_meta(gt=0, le=600))  # per request
-    retries: int | None = field(default=None, metadata=_meta(ge=0, le=10))
-    deadline_s: float | None = field(default=None, metadata=_meta(gt=0, le=3600))  # whole poll
-    interfaces: tuple[str, ...] | None = None  # only these interface names (ifName/ifDescr); None: all
-    if_index_names: Mapping[str, str] | None = None
-    context_name: str | None = None
-    max_repetitions: int | None = field(default=None, metadata=_meta(ge=1, le=1000))
-    max_parallel_requests: int | None = field(default=None, metadata=_meta(ge=1, le=64))
+SnmpTarget = SnmpDeviceConfig
+"""One ``[[snmp]]`` table: ``collectors.snmp_config.SnmpDeviceConfig`` is its only definition (keys, defaults,
+bounds, cross-field rules); ``interval_s`` absent from the table is set to ``DEFAULT_INTERVALS_S["snmp"]``."""
 
 
 @dataclass(frozen=True)
@@ -394,8 +365,19 @@ class _Validator:
 
     # -- one table into one dataclass -------------------------------------------------------
 
-    def build(self, cls: type, table: Mapping[str, Any], where: str, *, bounds: Mapping[str, Any] | None = None):
-        """``cls(**table)`` with every key type- and range-checked; None (and errors) when invalid."""
+    def build(
+        self,
+        cls: type,
+        table: Mapping[str, Any],
+        where: str,
+        *,
+        bounds: Mapping[str, Any] | None = None,
+        construct: bool = True,
+    ):
+        """``cls(**table)`` with every key type- and range-checked; None (and errors) when invalid.
+
+        ``construct=False`` checks the keys only (cross-field rules need a valid table).
+        """
         hints = typing.get_type_hints(cls)
         fields_by_name = {f.name: f for f in dataclasses.fields(cls)}
         ok = True
@@ -422,12 +404,17 @@ class _Validator:
                 ok = False
                 continue
             kwargs[name] = value
-        if not ok:
+        if not ok or not construct:
             return None
         try:
             return cls(**kwargs)
         except (ValueError, TypeError) as exc:  # the dataclass's own cross-field checks
-            self.error(where, str(exc))
+            keyed = getattr(exc, "problems", None)  # (key, message) pairs, e.g. SnmpConfigError
+            if keyed:
+                for key, message in keyed:
+                    self.error(f"{where}.{key}" if key else where, message)
+            else:
+                self.error(where, str(exc))
             return None
 
     # -- per-table rules --------------------------------------------------------------------
@@ -461,46 +448,37 @@ class _Validator:
             config = dataclasses.replace(config, interval_s=DEFAULT_INTERVALS_S[kind])
         return config
 
-    def snmp(self, table: dict[str, Any], where: str) -> SnmpTarget | None:
+    def snmp(self, table: dict[str, Any], where: str) -> SnmpDeviceConfig | None:
+        """An ``[[snmp]]`` table: collectors.snmp_config.SnmpDeviceConfig, plus checks of what the table spells out."""
         table = {k: v.upper() if k.endswith("_protocol") and isinstance(v, str) else v for k, v in table.items()}
         if "version" in table and table["version"] not in SNMP_VERSIONS:
             # Checked first: `version = 2` (a number) is the classic mistake; say what is meant.
             self.error(f"{where}.version", 'must be "2c" or "3"')
             table = {k: v for k, v in table.items() if k != "version"}
-            self.build(SnmpTarget, table, where)
+            self.build(SnmpDeviceConfig, table, where, construct=False)  # the other keys' types
             return None
-        target = self.build(SnmpTarget, table, where)
-        if target is None:
-            return None
+        # Keys that are written but cannot apply: the dataclass has defaults for them, so only the table shows it.
         problems: list[tuple[str, str]] = []
-        bad_indexes = [k for k in target.if_index_names or {} if not (k.isdigit() and 1 <= int(k) <= 2**31 - 1)]
-        if bad_indexes:
-            problems.append(("if_index_names", f"keys must be ifIndex numbers (1..2^31-1), got {_show(bad_indexes)}"))
-        if target.version == "2c":
-            if target.community is None:
-                problems.append(("community", 'required with version "2c"'))
+        if table.get("version", "2c") == "2c":
             for key in ("user", "auth_protocol", "auth_key", "priv_protocol", "priv_key", "context_name"):
-                if getattr(target, key) is not None:
+                if key in table:
                     problems.append((key, 'is a version "3" key; set version = "3" or remove it'))
         else:
-            if target.community is not None:
+            if "community" in table:
                 problems.append(("community", 'is not used with version "3" (user-based security)'))
-            if target.user is None:
-                problems.append(("user", 'required with version "3"'))
-            # A key without its protocol takes collectors.snmp's default (SHA, AES); the reverse is a mistake.
-            if target.auth_protocol is not None and target.auth_key is None:
+            # A key without its protocol takes the default (SHA, AES); the reverse is a mistake.
+            if "auth_protocol" in table and "auth_key" not in table:
                 problems.append(("auth_key", "required when auth_protocol is set"))
-            if target.priv_protocol is not None and target.priv_key is None:
+            if "priv_protocol" in table and "priv_key" not in table:
                 problems.append(("priv_key", "required when priv_protocol is set"))
-            if target.priv_key is not None and target.auth_key is None:
-                problems.append(("priv_key", "privacy (encryption) needs authentication: set auth_key"))
-            for key in ("auth_key", "priv_key"):
-                secret = getattr(target, key)
-                if secret is not None and len(secret) < SNMP_MIN_KEY_CHARS:
-                    problems.append((key, f"must be at least {SNMP_MIN_KEY_CHARS} characters (RFC 3414)"))
+        target = self.build(SnmpDeviceConfig, table, where)
         for key, message in problems:
             self.error(f"{where}.{key}", message)
-        return None if problems else target
+        if target is None or problems:
+            return None
+        if target.interval_s is None:
+            target = dataclasses.replace(target, interval_s=DEFAULT_INTERVALS_S["snmp"])
+        return target
 
     def twamp(self, table: dict[str, Any], where: str, site: str | None) -> TwampTarget | None:
         self.site_code(table.get("dst"), f"{where}.dst")
@@ -596,14 +574,29 @@ def _convert(value: Any, hint: Any) -> tuple[Any, str | None]:
             return None, "must not be empty"
         return (Path(value) if hint is Path else value), None
     if origin in (tuple, list):
-        if isinstance(value, list) and all(isinstance(v, str) and v for v in value):
-            return tuple(value) if origin is tuple else list(value), None
-        return None, "must be a list of strings"
+        element = (typing.get_args(hint) or (str,))[0]
+        if not isinstance(value, list):
+            return None, _list_problem(element)
+        items = []
+        for item in value:
+            converted, problem = _convert(item, element)
+            if problem is not None:
+                return None, _list_problem(element)
+            items.append(converted)
+        return tuple(items) if origin is tuple else items, None
     if origin in (dict, Mapping) or hint in (dict, Mapping):
         if isinstance(value, dict) and all(isinstance(v, str) and v for v in value.values()):
             return dict(value), None
         return None, "must be a table of strings"
     return None, f"unsupported option type {hint}"  # a collector config grew a type this file does not know
+
+
+def _list_problem(element: Any) -> str:
+    if element is str:
+        return "must be a list of strings"
+    if typing.get_origin(element) is Literal:
+        return "must be a list of " + _choices(typing.get_args(element))
+    return "must be a list of names or numbers"
 
 
 def _range_problem(value: Any, limits: Mapping[str, float]) -> str | None:

@@ -10,20 +10,44 @@ Two halves, as every collector here (STYLE.md, "the collector boundary"):
   :func:`build_records` into wire :class:`~collectors.records.SnmpRecord` objects. They need no
   network and no pysnmp.
 
+The ``[[snmp]]`` table itself is :class:`~collectors.snmp_config.SnmpDeviceConfig` (re-exported here).
+
 What one poll of a device reads (numeric OIDs, no MIB lookups):
 
-1. GET ``sysUpTime.0`` and ``snmpEngineBoots.0`` (SNMP-FRAMEWORK-MIB; many v2c agents do not
-   expose it: then ``snmp_engine_boots`` is None). This first request is also the reachability
-   probe: a dead device costs one request and its retries, not a burst of walks.
-2. GETBULK walks, concurrently (one column per walk; at most ``max_parallel_requests`` at once):
-   ifName, ifDescr, ifAlias, ifHighSpeed, ifMtu, ifAdminStatus, ifOperStatus, ifHCIn/OutOctets,
-   ifHCIn/OutUcastPkts, ifIn/OutErrors, ifIn/OutDiscards, ifCounterDiscontinuityTime.
+1. GET ``sysUpTime.0``, ``snmpEngineBoots.0`` and ``snmpEngineTime.0`` (SNMP-FRAMEWORK-MIB). This
+   first request is also the reachability probe: a dead device costs one request and its
+   retries, not a burst of walks. The records' time is the moment this request was answered,
+   so that the uptime and the time the centre compares it with are one reading.
+2. GETBULK walks, concurrently (one column per walk; at most ``max_parallel_requests`` at once),
+   the counter columns first so that they are read right after the uptime: ifHCIn/OutOctets,
+   ifHCIn/OutUcastPkts, ifIn/OutErrors, ifIn/OutDiscards, ifCounterDiscontinuityTime, then
+   ifName, ifDescr, ifAlias, ifHighSpeed, ifMtu, ifAdminStatus, ifOperStatus (and ifType when
+   the configuration selects by type).
 3. Only for selected interfaces that lack them: ifIn/OutOctets (Counter32) where there are no HC
    octet counters, ifSpeed where there is no ifHighSpeed.
 
-Interfaces are named by ifName, else ifDescr (old agents without ifXTable), else
-``ifIndex.N``; ``if_index_names`` maps an ifIndex to the inventory's name instead. With an
-``interfaces`` filter only those names are reported.
+Restart detection. ``sys_uptime_ticks`` is sysUpTime.0; a view without it (LibreNMS trims it
+from captures, operators grant IF-MIB-only views) gets ``snmpEngineTime.0 x 100`` modulo 2^32
+instead (the SNMP engine's uptime in TimeTicks, 1 s resolution, wrapping like sysUpTime). With
+neither, the records carry no ``sys_uptime_ticks``: the centre then relies on snmpEngineBoots or
+ifCounterDiscontinuityTime when present, and otherwise takes a counter that goes back for a
+reset, never a wrap. The device says so once (a ``restart detection`` warning), not every poll.
+
+Names. An interface is named by ``if_index_names``, else ifName, else ifDescr (old agents
+without ifXTable), else ``ifIndex.N``; names are cleaned for the wire schema (no control
+characters, at most 128 characters). A name that several interfaces of the device share is
+made unique by appending ``#<ifIndex>`` to each of them (``Vlan10#3``, ``Vlan10#7``; a name from
+``if_index_names`` is never changed): the suffix depends only on the device's own ifIndex, so it
+is stable from poll to poll and whatever the selection.
+
+Selection: :class:`InterfaceSelection` (``interfaces``, ``include``/``exclude`` globs,
+``if_types``, ``admin_status``, ``require_octet_counters``; see collectors.snmp_config).
+
+Warnings. What a poll ignores (an ifMtu of 2147483647 on a Junos SRX's internal interfaces, a
+column the agent refuses) is a :class:`PollWarning` with a ``kind``; the values of one kind are
+grouped into one warning per poll. :class:`SnmpPoller` reports each kind once per device as
+``DevicePoll.warnings`` (the agent logs them) and later ones as ``DevicePoll.repeated``, logged
+at debug level only: a device is not a warning source every minute.
 
 Failures. A poll either returns records for the device's interfaces, or no records and a
 :class:`SnmpPollError` (timeout, authentication, unresolvable host, per-device deadline...):
@@ -43,24 +67,51 @@ but different keys get separate engines.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import ipaddress
-import math
+import logging
 import re
 import time as _time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field, fields
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
-from collectors.counters import COUNTER_SPECS, TIMETICKS_MAX
+from collectors.counters import COUNTER_SPECS, TICKS_PER_S, TIMETICKS_MAX, TIMETICKS_MODULUS
 from collectors.records import Counters, SnmpRecord
+from collectors.snmp_config import (
+    ADMIN_STATUS,
+    AUTH_PROTOCOLS,
+    DEFAULT_MAX_PARALLEL_REQUESTS,
+    DEFAULT_MAX_REPETITIONS,
+    DEFAULT_PORT,
+    DEFAULT_RETRIES,
+    DEFAULT_TIMEOUT_S,
+    IF_INDEX_MAX,
+    IF_TYPES,
+    MIN_DEFAULT_DEADLINE_S,
+    MIN_KEY_CHARS,
+    PRIV_PROTOCOLS,
+    VERSIONS,
+    SnmpConfigError,
+    SnmpDeviceConfig,
+    if_type_label,
+)
 
 if TYPE_CHECKING:
     from pysnmp.hlapi.v3arch.asyncio import SnmpEngine
 
 __all__ = [
+    "ADMIN_STATUS",
     "ALL_COLUMNS",
+    "AUTH_PROTOCOLS",
+    "DEFAULT_MAX_PARALLEL_REQUESTS",
+    "DEFAULT_MAX_REPETITIONS",
+    "DEFAULT_PORT",
+    "DEFAULT_RETRIES",
+    "DEFAULT_TIMEOUT_S",
     "ERROR_AUTH",
     "ERROR_CONFIG",
     "ERROR_DEADLINE",
@@ -71,18 +122,28 @@ __all__ = [
     "ERROR_RESPONSE",
     "ERROR_TIMEOUT",
     "FALLBACK_COLUMNS",
+    "IF_TYPES",
+    "MIN_DEFAULT_DEADLINE_S",
+    "MIN_KEY_CHARS",
     "PRIMARY_COLUMNS",
+    "PRIV_PROTOCOLS",
     "SCALAR_OIDS",
+    "VERSIONS",
     "DevicePoll",
     "DeviceReading",
     "InterfaceReading",
+    "InterfaceSelection",
+    "PollWarning",
+    "SnmpConfigError",
     "SnmpDeviceConfig",
     "SnmpError",
     "SnmpPollError",
     "SnmpPoller",
     "SnmpTransport",
+    "WarningMemory",
     "build_records",
     "fallback_columns",
+    "if_type_label",
     "index_column",
     "poll_device",
     "poll_devices",
@@ -91,15 +152,19 @@ __all__ = [
     "records_from_reading",
 ]
 
+logger = logging.getLogger(__name__)
+
 # --- OIDs --------------------------------------------------------------------------------------
 
 SYS_UPTIME: Final = "1.3.6.1.2.1.1.3.0"  # SNMPv2-MIB sysUpTime.0, TimeTicks
 SNMP_ENGINE_BOOTS: Final = "1.3.6.1.6.3.10.2.1.2.0"  # SNMP-FRAMEWORK-MIB snmpEngineBoots.0
-SCALAR_OIDS: Final = (SYS_UPTIME, SNMP_ENGINE_BOOTS)
+SNMP_ENGINE_TIME: Final = "1.3.6.1.6.3.10.2.1.3.0"  # SNMP-FRAMEWORK-MIB snmpEngineTime.0, seconds
+SCALAR_OIDS: Final = (SYS_UPTIME, SNMP_ENGINE_BOOTS, SNMP_ENGINE_TIME)
 
 _IF_ENTRY = "1.3.6.1.2.1.2.2.1"  # IF-MIB ifTable
 _IFX_ENTRY = "1.3.6.1.2.1.31.1.1.1"  # IF-MIB ifXTable
 IF_DESCR: Final = f"{_IF_ENTRY}.2"
+IF_TYPE: Final = f"{_IF_ENTRY}.3"  # IANAifType
 IF_MTU: Final = f"{_IF_ENTRY}.4"
 IF_SPEED: Final = f"{_IF_ENTRY}.5"  # Gauge32, bit/s; 4294967295 means "see ifHighSpeed"
 IF_ADMIN_STATUS: Final = f"{_IF_ENTRY}.7"
@@ -136,13 +201,7 @@ COUNTER_COLUMNS: Final[Mapping[str, str]] = {
 _OCTET_FALLBACKS: Final = {"in_octets": "hc_in_octets", "out_octets": "hc_out_octets"}
 
 PRIMARY_COLUMNS: Final = (
-    IF_NAME,
-    IF_DESCR,
-    IF_ALIAS,
-    IF_HIGH_SPEED,
-    IF_MTU,
-    IF_ADMIN_STATUS,
-    IF_OPER_STATUS,
+    # Counters first: with max_parallel_requests walks at once they are read right after the uptime.
     IF_HC_IN_OCTETS,
     IF_HC_OUT_OCTETS,
     IF_HC_IN_UCAST_PKTS,
@@ -152,11 +211,21 @@ PRIMARY_COLUMNS: Final = (
     IF_IN_DISCARDS,
     IF_OUT_DISCARDS,
     IF_COUNTER_DISCONTINUITY_TIME,
+    IF_NAME,
+    IF_DESCR,
+    IF_ALIAS,
+    IF_HIGH_SPEED,
+    IF_MTU,
+    IF_ADMIN_STATUS,
+    IF_OPER_STATUS,
 )
 """Walked on every poll."""
 FALLBACK_COLUMNS: Final = (IF_IN_OCTETS, IF_OUT_OCTETS, IF_SPEED)
 """Walked only when a selected interface lacks the HC octet counters or ifHighSpeed."""
+SELECTION_COLUMNS: Final = (IF_TYPE,)
+"""Walked only when the configuration selects interfaces by ifType."""
 ALL_COLUMNS: Final = PRIMARY_COLUMNS + FALLBACK_COLUMNS
+OCTET_COUNTERS: Final = ("hc_in_octets", "hc_out_octets", "in_octets", "out_octets")
 
 OPER_STATUS: Final[Mapping[int, str]] = {
     1: "up",
@@ -167,14 +236,15 @@ OPER_STATUS: Final[Mapping[int, str]] = {
     6: "notPresent",
     7: "lowerLayerDown",
 }
-ADMIN_STATUS: Final[Mapping[int, str]] = {1: "up", 2: "down", 3: "testing"}
 
 IF_SPEED_SATURATED: Final = 2**32 - 1  # ifSpeed's "too fast for 32 bits" value
-IF_INDEX_MAX: Final = 2**31 - 1
 ENGINE_BOOTS_MAX: Final = 2**31 - 1
+ENGINE_TIME_MAX: Final = 2**31 - 1  # snmpEngineTime, seconds
 SPEED_MBPS_MAX: Final = 1e7  # records.SpeedMbps
 MTU_MAX: Final = 65536
 NAME_MAX_CHARS: Final = 128  # records.InterfaceName
+DEFAULT_MAX_CONCURRENT_DEVICES: Final = 64
+MAX_WALK_ROWS: Final = 100_000  # a column longer than this is an agent bug, not a router
 
 # --- errors ------------------------------------------------------------------------------------
 
@@ -184,7 +254,7 @@ ERROR_AUTH: Final = "auth"  # SNMPv3 USM: unknown user, wrong key, unsupported l
 ERROR_RESOLVE: Final = "resolve"  # host name does not resolve
 ERROR_RESPONSE: Final = "response"  # the agent answered with an error status
 ERROR_PROTOCOL: Final = "protocol"  # other SNMP engine errors (malformed, non-increasing OIDs...)
-ERROR_NO_DATA: Final = "no_data"  # answered, but without sysUpTime or without any interface
+ERROR_NO_DATA: Final = "no_data"  # answered, but without any interface
 ERROR_CONFIG: Final = "config"  # the device configuration cannot be used
 ERROR_INTERNAL: Final = "internal"  # a bug here or in pysnmp; the message has the exception
 
@@ -246,173 +316,6 @@ class SnmpPollError:
         }
 
 
-# --- configuration -----------------------------------------------------------------------------
-
-VERSIONS: Final = ("2c", "3")
-AUTH_PROTOCOLS: Final = ("MD5", "SHA", "SHA224", "SHA256", "SHA384", "SHA512")
-# AES192/AES256 use Reeder key extension (what Cisco implements; net-snmp calls it AES192C/
-# AES256C); the -BLUMENTHAL variants are net-snmp's AES192/AES256.
-PRIV_PROTOCOLS: Final = (
-    "DES",
-    "3DES",
-    "AES",
-    "AES128",
-    "AES192",
-    "AES256",
-    "AES192C",
-    "AES256C",
-    "AES192-BLUMENTHAL",
-    "AES256-BLUMENTHAL",
-)
-MIN_KEY_CHARS: Final = 8  # RFC 3414 section 11.2: USM pass phrases are at least 8 characters
-
-DEFAULT_PORT: Final = 161
-DEFAULT_TIMEOUT_S: Final = 2.0
-DEFAULT_RETRIES: Final = 1
-DEFAULT_MAX_REPETITIONS: Final = 25
-DEFAULT_MAX_PARALLEL_REQUESTS: Final = 8
-DEFAULT_MAX_CONCURRENT_DEVICES: Final = 64
-MIN_DEFAULT_DEADLINE_S: Final = 20.0
-MAX_WALK_ROWS: Final = 100_000  # a column longer than this is an agent bug, not a router
-
-# What records.SnmpRecord accepts for ``equipment`` and ``host``.
-_EQUIPMENT_NAME: Final = re.compile(r"[^\s:\x00-\x1f\x7f]{1,128}")
-_HOST: Final = re.compile(r"[^\s\x00-\x1f\x7f]{1,255}")
-
-
-@dataclass(frozen=True)
-class SnmpDeviceConfig:
-    """One ``[[snmp]]`` block of the agent configuration (CONTRACTS.md section 4).
-
-    ``equipment`` is the inventory's equipment name, ``host`` the address polled. v2c needs
-    ``community``; v3 needs ``user`` and, for authNoPriv/authPriv, ``auth_key`` (and
-    ``priv_key``); ``context_name`` selects an SNMPv3 context (usually empty).
-
-    Timing: each request waits ``timeout_s`` for an answer and is sent ``retries`` more times;
-    the whole poll (all requests) must finish within ``deadline_s`` (default
-    ``max(20 s, 4 x timeout_s x (retries + 1))``), else the device fails with ERROR_DEADLINE.
-
-    ``interfaces`` limits the records to these interface names (ifName, else ifDescr); without
-    it every interface is reported. ``if_index_names`` names interfaces by ifIndex (the
-    inventory's name where it differs from ifName); with an ``interfaces`` filter the interfaces
-    it names are selected as well. Secrets are left out of ``repr()``.
-    """
-
-    equipment: str
-    host: str
-    port: int = DEFAULT_PORT
-    version: str = "2c"
-    community: str | None = field(default=None, repr=False)
-    user: str | None = None
-    auth_protocol: str = "SHA"
-    auth_key: str | None = field(default=None, repr=False)
-    priv_protocol: str = "AES"
-    priv_key: str | None = field(default=None, repr=False)
-    context_name: str = ""
-    timeout_s: float = DEFAULT_TIMEOUT_S
-    retries: int = DEFAULT_RETRIES
-    deadline_s: float | None = None
-    max_repetitions: int = DEFAULT_MAX_REPETITIONS
-    max_parallel_requests: int = DEFAULT_MAX_PARALLEL_REQUESTS
-    interfaces: tuple[str, ...] | None = None
-    if_index_names: Mapping[int, str] | None = None
-    interval_s: float | None = None  # scheduling period, used by the agent's scheduler
-
-    def __post_init__(self) -> None:
-        version = str(self.version)
-        if version == "v3":
-            version = "3"
-        if version in ("v2c", "2"):
-            version = "2c"
-        object.__setattr__(self, "version", version)
-        object.__setattr__(self, "auth_protocol", str(self.auth_protocol).upper())
-        object.__setattr__(self, "priv_protocol", str(self.priv_protocol).upper())
-        if self.interfaces is not None:
-            if isinstance(self.interfaces, str):
-                raise ValueError(f"snmp {self.equipment}: interfaces must be a list of names, not a string")
-            object.__setattr__(self, "interfaces", tuple(str(name) for name in self.interfaces))
-        if self.if_index_names is not None:
-            try:
-                names = {int(index): str(name) for index, name in dict(self.if_index_names).items()}
-            except (TypeError, ValueError):
-                raise ValueError(f"snmp {self.equipment}: if_index_names keys must be ifIndex numbers") from None
-            object.__setattr__(self, "if_index_names", names)
-        for problem in self._problems():
-            raise ValueError(f"snmp {self.equipment or '?'}: {problem}")
-
-    def _problems(self) -> Iterable[str]:
-        if not _EQUIPMENT_NAME.fullmatch(self.equipment or ""):
-            yield f"equipment {self.equipment!r} is not an inventory equipment name (no spaces or ':')"
-        if not _HOST.fullmatch(self.host or ""):
-            yield f"host {self.host!r} is not a host name or address"
-        if not 1 <= self.port <= 65535:
-            yield f"port {self.port} is not a UDP port"
-        if self.version not in VERSIONS:
-            yield f"version must be one of {VERSIONS}, got {self.version!r}"
-        if self.version == "2c" and not self.community:
-            yield "SNMP v2c needs a community"
-        if self.version == "3":
-            yield from self._v3_problems()
-        if not (self.timeout_s > 0 and math.isfinite(self.timeout_s)):
-            yield "timeout_s must be > 0"
-        if self.retries < 0:
-            yield "retries must be >= 0"
-        if self.deadline_s is not None and not self.deadline_s >= self.request_budget_s:
-            yield (
-                f"deadline_s {self.deadline_s} is shorter than one request with its retries "
-                f"(timeout_s {self.timeout_s} x {self.retries + 1} = {self.request_budget_s} s)"
-            )
-        if not 1 <= self.max_repetitions <= 1000:
-            yield "max_repetitions must be within 1..1000"
-        if self.max_parallel_requests < 1:
-            yield "max_parallel_requests must be >= 1"
-        for index in self.if_index_names or {}:
-            if not 1 <= index <= IF_INDEX_MAX:
-                yield f"if_index_names: {index} is not an ifIndex (1..2^31-1)"
-
-    def _v3_problems(self) -> Iterable[str]:
-        if not self.user:
-            yield "SNMP v3 needs a user"
-        if self.auth_protocol not in AUTH_PROTOCOLS:
-            yield f"auth_protocol must be one of {AUTH_PROTOCOLS}, got {self.auth_protocol!r}"
-        if self.priv_protocol not in PRIV_PROTOCOLS:
-            yield f"priv_protocol must be one of {PRIV_PROTOCOLS}, got {self.priv_protocol!r}"
-        if self.priv_key is not None and self.auth_key is None:
-            yield "priv_key needs auth_key (SNMPv3 has no privacy without authentication)"
-        for name in ("auth_key", "priv_key"):
-            key = getattr(self, name)
-            if key is not None and len(key) < MIN_KEY_CHARS:
-                yield f"{name} must have at least {MIN_KEY_CHARS} characters (RFC 3414)"
-
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> SnmpDeviceConfig:
-        """Build from a TOML table; unknown keys are an error (typos must not pass silently)."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"unknown snmp option(s): {', '.join(unknown)}")
-        return cls(**dict(data))
-
-    @property
-    def security_level(self) -> str:
-        """The SNMPv3 security level the keys give (``noAuthNoPriv``, ``authNoPriv``, ``authPriv``)."""
-        if self.auth_key is None:
-            return "noAuthNoPriv"
-        return "authPriv" if self.priv_key is not None else "authNoPriv"
-
-    @property
-    def request_budget_s(self) -> float:
-        """Longest wait for one request: its timeout times the number of tries."""
-        return self.timeout_s * (self.retries + 1)
-
-    @property
-    def effective_deadline_s(self) -> float:
-        """``deadline_s``, or the default derived from the request timing."""
-        if self.deadline_s is not None:
-            return self.deadline_s
-        return max(MIN_DEFAULT_DEADLINE_S, 4 * self.request_budget_s)
-
-
 # --- plain values ------------------------------------------------------------------------------
 
 SnmpValue = int | bytes | str | None
@@ -454,6 +357,60 @@ def index_column(column_oid: str, rows: Mapping[str, SnmpValue]) -> dict[int, Sn
 
 
 @dataclass(frozen=True)
+class PollWarning:
+    """Something one poll ignored or could not do. ``kind`` groups it: a device reports a kind once."""
+
+    kind: str
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True)
+class InterfaceSelection:
+    """Which interfaces of a device are reported: the selection keys of SnmpDeviceConfig, resolved.
+
+    ``names`` (the ``interfaces`` key) lists interfaces exactly; otherwise an interface is
+    reported when it passes every filter that is set. Interfaces named by ``if_index_names``
+    are always reported. The default selects every interface.
+    """
+
+    names: tuple[str, ...] | None = None
+    if_index_names: Mapping[int, str] | None = None
+    include: tuple[str, ...] | None = None
+    exclude: tuple[str, ...] | None = None
+    if_types: tuple[int, ...] | None = None
+    admin_status: tuple[str, ...] | None = None
+    require_octet_counters: bool = False
+
+    @classmethod
+    def from_config(cls, config: SnmpDeviceConfig) -> InterfaceSelection:
+        """The selection an ``[[snmp]]`` table asks for."""
+        return cls(
+            names=config.interfaces,
+            if_index_names=config.if_index_names,
+            include=config.include,
+            exclude=config.exclude,
+            if_types=config.if_types,  # type: ignore[arg-type]  # numbers after SnmpDeviceConfig.__post_init__
+            admin_status=config.admin_status,
+            require_octet_counters=config.require_octet_counters,
+        )
+
+    def passes(self, row: InterfaceReading) -> bool:
+        """True when ``row`` passes the filters (not the ``names`` list, see :func:`read_device`)."""
+        if self.include is not None and not any(fnmatchcase(row.name, pattern) for pattern in self.include):
+            return False
+        if self.exclude is not None and any(fnmatchcase(row.name, pattern) for pattern in self.exclude):
+            return False
+        if self.if_types is not None and row.if_type not in self.if_types:
+            return False
+        if self.admin_status is not None and row.admin_status not in self.admin_status:
+            return False
+        return not (self.require_octet_counters and not any(name in row.counters for name in OCTET_COUNTERS))
+
+
+@dataclass(frozen=True)
 class InterfaceReading:
     """What one poll says about one interface (plain values, ready for a record)."""
 
@@ -467,17 +424,57 @@ class InterfaceReading:
     alias: str | None = None
     counter_discontinuity_ticks: int | None = None
     if_name: str | None = None  # ifName as the device reports it (None: absent)
+    if_type: int | None = None  # IANAifType number, when walked (selection by if_types)
+
+
+UPTIME_SYS: Final = "sysUpTime.0"
+UPTIME_ENGINE_TIME: Final = "snmpEngineTime.0"
 
 
 @dataclass(frozen=True)
 class DeviceReading:
-    """The selected interfaces of one device plus its scalars; ``warnings`` explain omissions."""
+    """The selected interfaces of one device plus its scalars; ``notices`` explain omissions.
+
+    ``uptime_source`` says where ``sys_uptime_ticks`` comes from: :data:`UPTIME_SYS`,
+    :data:`UPTIME_ENGINE_TIME` (snmpEngineTime x 100 modulo 2^32) or None (neither answered).
+    """
 
     interfaces: tuple[InterfaceReading, ...]
     sys_uptime_ticks: int | None
     snmp_engine_boots: int | None
-    warnings: tuple[str, ...] = ()
-    interfaces_seen: int = 0  # ifIndex values the device reported, before the filter
+    notices: tuple[PollWarning, ...] = ()
+    interfaces_seen: int = 0  # ifIndex values the device reported, before the selection
+    uptime_source: str | None = None
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """The notices' messages."""
+        return tuple(notice.message for notice in self.notices)
+
+
+class _Notices:
+    """Collects a poll's notices; values of one kind (column and problem) become one notice."""
+
+    MAX_LISTED = 5
+
+    def __init__(self) -> None:
+        self._single: list[PollWarning] = []
+        self._grouped: dict[str, list[str]] = {}
+
+    def add(self, kind: str, message: str) -> None:
+        self._single.append(PollWarning(kind, message))
+
+    def value(self, kind: str, item: str) -> None:
+        """``item`` (e.g. ``ifIndex 6: 2147483647``) shows one value of ``kind`` (e.g. ``ifMtu: ...``)."""
+        self._grouped.setdefault(kind, []).append(item)
+
+    def result(self) -> tuple[PollWarning, ...]:
+        grouped = []
+        for kind, items in self._grouped.items():
+            shown = ", ".join(items[: self.MAX_LISTED])
+            more = f" and {len(items) - self.MAX_LISTED} more" if len(items) > self.MAX_LISTED else ""
+            grouped.append(PollWarning(kind, f"{kind} ({shown}{more})"))
+        return tuple(grouped + self._single)
 
 
 def read_device(
@@ -486,34 +483,69 @@ def read_device(
     *,
     interface_filter: Iterable[str] | None = None,
     if_index_names: Mapping[int, str] | None = None,
+    selection: InterfaceSelection | None = None,
 ) -> DeviceReading:
     """Interfaces and scalars of one poll, from plain values.
 
     Interfaces are the ifIndex values present in any walked column, in ifIndex order. Each gets
-    its name (``if_index_names``, else ifName, else ifDescr, else ``ifIndex.N``), its HC
-    counters where present and the Counter32 octet counters only where the HC ones are missing.
-    Values of the wrong type or out of range (a Counter32 above 2^32-1, a negative gauge) are
-    dropped with a warning rather than sent. With ``interface_filter`` (names) only those
-    interfaces, plus the ones ``if_index_names`` names, are kept; names or ifIndex values not
-    found become warnings, as do duplicate names (the lowest ifIndex keeps the name).
+    its name (module docstring: ``if_index_names``, else ifName, else ifDescr, else
+    ``ifIndex.N``; a name several interfaces share gets ``#<ifIndex>``), its HC counters where
+    present and the Counter32 octet counters only where the HC ones are missing. Values of the
+    wrong type or out of range (a Counter32 above 2^32-1, an ifMtu of 2^31-1) are left out with a
+    notice, one per kind of value, rather than sent. ``selection`` (or, for short,
+    ``interface_filter`` = its ``names`` and ``if_index_names``) picks the interfaces reported;
+    names or ifIndex values not found become notices.
     """
-    warnings: list[str] = []
-    sys_uptime = _uint(scalars.get(SYS_UPTIME), TIMETICKS_MAX, "sysUpTime.0", warnings)
-    engine_boots = _uint(scalars.get(SNMP_ENGINE_BOOTS), ENGINE_BOOTS_MAX, "snmpEngineBoots.0", warnings)
+    if selection is None:
+        names = tuple(interface_filter) if interface_filter is not None else None
+        selection = InterfaceSelection(names=names, if_index_names=if_index_names)
+    notices = _Notices()
+    sys_uptime = _uint(scalars.get(SYS_UPTIME), TIMETICKS_MAX, notices, "sysUpTime.0", "value")
+    engine_boots = _uint(scalars.get(SNMP_ENGINE_BOOTS), ENGINE_BOOTS_MAX, notices, "snmpEngineBoots.0", "value")
+    engine_time = _uint(scalars.get(SNMP_ENGINE_TIME), ENGINE_TIME_MAX, notices, "snmpEngineTime.0", "value")
+    if sys_uptime is not None:
+        uptime, source = sys_uptime, UPTIME_SYS
+    elif engine_time is not None:
+        # The SNMP engine's uptime as TimeTicks, wrapping at 2^32 like sysUpTime (the centre knows that wrap).
+        uptime, source = engine_time * TICKS_PER_S % TIMETICKS_MODULUS, UPTIME_ENGINE_TIME
+    else:
+        uptime, source = None, None
 
+    explicit = selection.if_index_names or {}
     indexes = sorted({index for column in walks.values() for index in column if 1 <= index <= IF_INDEX_MAX})
-    rows: list[InterfaceReading] = []
-    for index in indexes:
-        rows.append(_read_interface(index, walks, if_index_names or {}, warnings))
-
-    selected = _select(rows, interface_filter, if_index_names, warnings)
+    rows = _unique_names([_read_interface(index, walks, explicit, notices) for index in indexes], explicit, notices)
+    selected = _select(rows, selection, notices)
+    if source != UPTIME_SYS and selected:
+        _restart_detection_notice(source, engine_boots, selected, notices)
     return DeviceReading(
         interfaces=tuple(selected),
-        sys_uptime_ticks=sys_uptime,
+        sys_uptime_ticks=uptime,
         snmp_engine_boots=engine_boots,
-        warnings=tuple(warnings),
+        notices=notices.result(),
         interfaces_seen=len(rows),
+        uptime_source=source,
     )
+
+
+def _restart_detection_notice(
+    source: str | None, engine_boots: int | None, rows: Sequence[InterfaceReading], notices: _Notices
+) -> None:
+    detectors = [UPTIME_ENGINE_TIME] if source == UPTIME_ENGINE_TIME else []
+    if engine_boots is not None:
+        detectors.append("snmpEngineBoots.0")
+    with_discontinuity = sum(1 for row in rows if row.counter_discontinuity_ticks is not None)
+    if with_discontinuity:
+        detectors.append(f"ifCounterDiscontinuityTime ({with_discontinuity} of {len(rows)} interfaces)")
+    if detectors:
+        how = "restarts are detected from " + ", ".join(detectors)
+        if source == UPTIME_ENGINE_TIME:
+            how += " (sent as sys_uptime_ticks, 1 s resolution)"
+    else:
+        how = (
+            "nor snmpEngineTime.0, snmpEngineBoots.0 or ifCounterDiscontinuityTime: the centre takes any counter "
+            "that goes back for a reset, never a wrap"
+        )
+    notices.add("restart detection", f"no sysUpTime.0 in this device's view: restart detection is limited; {how}")
 
 
 def fallback_columns(reading: DeviceReading) -> tuple[str, ...]:
@@ -531,9 +563,7 @@ def fallback_columns(reading: DeviceReading) -> tuple[str, ...]:
 def records_from_reading(
     reading: DeviceReading, *, equipment: str, time: datetime, host: str | None = None
 ) -> list[SnmpRecord]:
-    """One ``snmp`` record per selected interface. Raises SnmpError(ERROR_NO_DATA) without sysUpTime."""
-    if reading.sys_uptime_ticks is None:
-        raise SnmpError(ERROR_NO_DATA, "the device returned no sysUpTime.0 (needed to detect restarts)")
+    """One ``snmp`` record per selected interface (``sys_uptime_ticks`` absent when the view has no uptime)."""
     moment = _utc(time)
     return [
         SnmpRecord(
@@ -563,21 +593,22 @@ def build_records(
     *,
     host: str | None = None,
     if_index_names: Mapping[int, str] | None = None,
+    selection: InterfaceSelection | None = None,
 ) -> list[SnmpRecord]:
     """The ``snmp`` records of one poll: :func:`read_device` then :func:`records_from_reading`.
 
     ``walks`` maps column OIDs (``IF_HC_IN_OCTETS``...) to ``{ifIndex: value}``, ``scalars``
-    maps ``SYS_UPTIME``/``SNMP_ENGINE_BOOTS`` to values; ``device_name`` is the inventory's
-    equipment name and ``now`` (timezone-aware) the poll time. Counter64 values are Python ints
-    and pass through exactly (18446744073000000000 stays 18446744073000000000).
+    maps ``SYS_UPTIME``/``SNMP_ENGINE_BOOTS``/``SNMP_ENGINE_TIME`` to values; ``device_name`` is
+    the inventory's equipment name and ``now`` (timezone-aware) the poll time. Counter64 values
+    are Python ints and pass through exactly (18446744073000000000 stays 18446744073000000000).
     """
-    reading = read_device(walks, scalars, interface_filter=interface_filter, if_index_names=if_index_names)
+    reading = read_device(
+        walks, scalars, interface_filter=interface_filter, if_index_names=if_index_names, selection=selection
+    )
     return records_from_reading(reading, equipment=device_name, time=now, host=host)
 
 
-def _read_interface(
-    index: int, walks: Walks, if_index_names: Mapping[int, str], warnings: list[str]
-) -> InterfaceReading:
+def _read_interface(index: int, walks: Walks, if_index_names: Mapping[int, str], notices: _Notices) -> InterfaceReading:
     def value(column: str) -> SnmpValue:
         return walks.get(column, {}).get(index)
 
@@ -590,60 +621,60 @@ def _read_interface(
     for counter, column in COUNTER_COLUMNS.items():
         if counter in _OCTET_FALLBACKS and _OCTET_FALLBACKS[counter] in counters:
             continue  # 64-bit present: the 32-bit octet counter is not reported
-        number = _uint(value(column), COUNTER_SPECS[counter].modulus - 1, f"{label} {counter}", warnings)
+        number = _uint(value(column), COUNTER_SPECS[counter].modulus - 1, notices, counter, label)
         if number is not None:
             counters[counter] = number
 
-    oper = _status(value(IF_OPER_STATUS), OPER_STATUS, f"{label} ifOperStatus", warnings)
-    if oper is None:
-        warnings.append(f"{name} ({label}): no ifOperStatus; reported as 'unknown'")
-    admin = _status(value(IF_ADMIN_STATUS), ADMIN_STATUS, f"{label} ifAdminStatus", warnings)
-    mtu = _uint(value(IF_MTU), MTU_MAX, f"{label} ifMtu", warnings)
+    oper = _status(value(IF_OPER_STATUS), OPER_STATUS, notices, "ifOperStatus", label)
+    if oper is None and value(IF_OPER_STATUS) is None:
+        notices.value("ifOperStatus: absent, reported as 'unknown'", name)
+    admin = _status(value(IF_ADMIN_STATUS), ADMIN_STATUS, notices, "ifAdminStatus", label)
+    mtu = _uint(value(IF_MTU), MTU_MAX, notices, "ifMtu", label)
+    if_type = _uint(value(IF_TYPE), IF_INDEX_MAX, notices, "ifType", label)
     return InterfaceReading(
         if_index=index,
         name=name,
         counters=counters,
         oper_status=oper,
         admin_status=admin,
-        speed_mbps=_speed_mbps(value(IF_HIGH_SPEED), value(IF_SPEED), label, warnings),
+        speed_mbps=_speed_mbps(value(IF_HIGH_SPEED), value(IF_SPEED), notices, label),
         mtu_bytes=mtu or None,  # 0: no MTU (e.g. a loopback)
         alias=_clean_text(_text(value(IF_ALIAS))),
         counter_discontinuity_ticks=_uint(
-            value(IF_COUNTER_DISCONTINUITY_TIME), TIMETICKS_MAX, f"{label} ifCounterDiscontinuityTime", warnings
+            value(IF_COUNTER_DISCONTINUITY_TIME), TIMETICKS_MAX, notices, "ifCounterDiscontinuityTime", label
         ),
         if_name=if_name,
+        if_type=if_type,
     )
 
 
-def _select(
-    rows: list[InterfaceReading],
-    interface_filter: Iterable[str] | None,
-    if_index_names: Mapping[int, str] | None,
-    warnings: list[str],
+def _unique_names(
+    rows: list[InterfaceReading], explicit: Mapping[int, str], notices: _Notices
 ) -> list[InterfaceReading]:
-    present = {row.if_index for row in rows}
-    for index, name in (if_index_names or {}).items():
-        if index not in present:
-            warnings.append(f"ifIndex {index} ({name!r}) not found on the device")
-    if interface_filter is None:
-        selected = list(rows)
-    else:
-        keep = {index for index in (if_index_names or {}) if index in present}
-        for wanted in dict.fromkeys(interface_filter):
-            matches = [row.if_index for row in rows if row.name == wanted]
-            if matches:
-                keep.update(matches)
-            else:
-                warnings.append(f"interface {wanted!r} not found on the device (ifName, ifDescr)")
-        selected = [row for row in rows if row.if_index in keep]
-
+    """Rows whose names are unique on the device: a shared name gets ``#<ifIndex>`` (module docstring)."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row.name] = counts.get(row.name, 0) + 1
+    renamed: list[InterfaceReading] = []
+    shared: set[str] = set()
+    for row in rows:
+        if counts[row.name] > 1 and row.if_index not in explicit:
+            shared.add(row.name)
+            suffix = f"#{row.if_index}"
+            name = row.name[: NAME_MAX_CHARS - len(suffix)].rstrip() + suffix
+            row = dataclasses.replace(row, name=name)
+        renamed.append(row)
+    for name in sorted(shared):
+        notices.value("interface names shared by several ifIndex values, each suffixed with #ifIndex", repr(name))
+    # A suffixed name that happens to be another interface's real name: the later ifIndex cannot be named.
     seen: dict[str, int] = {}
     unique: list[InterfaceReading] = []
-    for row in selected:
+    for row in renamed:
         if row.name in seen:
-            warnings.append(
+            notices.add(
+                f"duplicate name {row.name}",
                 f"interface name {row.name!r} is used by ifIndex {seen[row.name]} and {row.if_index}; "
-                f"ifIndex {row.if_index} left out (name it with if_index_names)"
+                f"ifIndex {row.if_index} left out (name it with if_index_names)",
             )
             continue
         seen[row.name] = row.if_index
@@ -651,29 +682,55 @@ def _select(
     return unique
 
 
-def _uint(value: SnmpValue, maximum: int, label: str, warnings: list[str]) -> int | None:
+def _select(rows: list[InterfaceReading], selection: InterfaceSelection, notices: _Notices) -> list[InterfaceReading]:
+    explicit = selection.if_index_names or {}
+    present = {row.if_index for row in rows}
+    for index, name in explicit.items():
+        if index not in present:
+            notices.add(f"ifIndex {index} not found", f"ifIndex {index} ({name!r}) not found on the device")
+    if selection.names is None:
+        return [row for row in rows if row.if_index in explicit or selection.passes(row)]
+    keep = {index for index in explicit if index in present}
+    for wanted in dict.fromkeys(selection.names):
+        # The device's own name matches every interface sharing it (xe-0/0/0 -> xe-0/0/0#5, xe-0/0/0#9).
+        matches = [row.if_index for row in rows if row.name == wanted or _base_name(row) == wanted]
+        if matches:
+            keep.update(matches)
+        else:
+            notices.add(
+                f"interface {wanted} not found", f"interface {wanted!r} not found on the device (ifName, ifDescr)"
+            )
+    return [row for row in rows if row.if_index in keep]
+
+
+def _base_name(row: InterfaceReading) -> str:
+    suffix = f"#{row.if_index}"
+    return row.name[: -len(suffix)] if row.name.endswith(suffix) else row.name
+
+
+def _uint(value: SnmpValue, maximum: int, notices: _Notices, what: str, subject: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= maximum:
-        warnings.append(f"{label}: {value!r} is not a number within 0..{maximum}; left out")
+        notices.value(f"{what}: not a number within 0..{maximum}, left out", f"{subject} {value!r}")
         return None
     return value
 
 
-def _status(value: SnmpValue, labels: Mapping[int, str], label: str, warnings: list[str]) -> str | None:
+def _status(value: SnmpValue, labels: Mapping[int, str], notices: _Notices, what: str, subject: str) -> str | None:
     if value is None:
         return None
     if isinstance(value, int) and not isinstance(value, bool) and value in labels:
         return labels[value]
-    warnings.append(f"{label}: {value!r} is not a known status; left out")
+    notices.value(f"{what}: not a known status, left out", f"{subject} {value!r}")
     return None
 
 
-def _speed_mbps(high_speed: SnmpValue, speed: SnmpValue, label: str, warnings: list[str]) -> float | None:
-    mbps = _uint(high_speed, int(SPEED_MBPS_MAX), f"{label} ifHighSpeed", warnings)
+def _speed_mbps(high_speed: SnmpValue, speed: SnmpValue, notices: _Notices, subject: str) -> float | None:
+    mbps = _uint(high_speed, int(SPEED_MBPS_MAX), notices, "ifHighSpeed", subject)
     if mbps is not None:
         return float(mbps)
-    bps = _uint(speed, IF_SPEED_SATURATED, f"{label} ifSpeed", warnings)
+    bps = _uint(speed, IF_SPEED_SATURATED, notices, "ifSpeed", subject)
     if bps is None or bps == IF_SPEED_SATURATED:
         return None  # saturated ifSpeed without ifHighSpeed: the speed is unknown, not 4.29 Gb/s
     return bps / 1e6
@@ -716,7 +773,12 @@ def _utc(moment: datetime) -> datetime:
 
 @dataclass(frozen=True)
 class DevicePoll:
-    """The outcome of polling one device: records, or no records and ``error``."""
+    """The outcome of polling one device: records, or no records and ``error``.
+
+    ``notices`` are everything this poll ignored; ``warnings`` the messages to log as warnings
+    now and ``repeated`` those of kinds the device already reported (:class:`WarningMemory`;
+    without one, every notice is a warning).
+    """
 
     equipment: str
     host: str
@@ -727,11 +789,37 @@ class DevicePoll:
     interfaces: tuple[InterfaceReading, ...] = ()
     error: SnmpPollError | None = None
     warnings: tuple[str, ...] = ()
+    repeated: tuple[str, ...] = ()
+    notices: tuple[PollWarning, ...] = ()
+    uptime_source: str | None = None
 
     @property
     def ok(self) -> bool:
         """True when the device answered and gave records (possibly none, see ``warnings``)."""
         return self.error is None
+
+
+class WarningMemory:
+    """Which notice kinds each device has reported: a kind is a warning once per device, then debug only.
+
+    A Junos SRX reports ifMtu 2147483647 on its internal interfaces at every poll; said every
+    minute that would be 1 440 warnings a day about one harmless value.
+    """
+
+    def __init__(self) -> None:
+        self._reported: dict[tuple[str, str, int], set[str]] = {}
+
+    def split(
+        self, config: SnmpDeviceConfig, notices: Iterable[PollWarning]
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(new warnings, repeated ones) for this poll of ``config``'s device; remembers the new kinds."""
+        reported = self._reported.setdefault((config.equipment, config.host, config.port), set())
+        new: list[str] = []
+        repeated: list[str] = []
+        for notice in notices:
+            (repeated if notice.kind in reported else new).append(notice.message)
+            reported.add(notice.kind)
+        return tuple(new), tuple(repeated)
 
 
 async def poll_with_transport(
@@ -740,25 +828,29 @@ async def poll_with_transport(
     *,
     now: datetime | None = None,
     started: float | None = None,
+    memory: WarningMemory | None = None,
 ) -> DevicePoll:
     """Poll one device through ``transport`` within ``config.effective_deadline_s``.
 
     Never raises for anything the device, the network or pysnmp does (only cancellation
-    propagates): failures are ``DevicePoll.error``. ``now`` is the records' time; by default
-    the UTC clock when the counters are requested. ``started`` (``time.monotonic()``) is when
-    the deadline began, if before this call (name resolution).
+    propagates): failures are ``DevicePoll.error``. The records' time is the moment the first
+    request (the uptime) was answered: ``now`` (default: the UTC clock) plus the time since
+    ``started`` (``time.monotonic()`` when the poll began, if before this call: name
+    resolution). ``memory`` turns notice kinds the device already reported into ``repeated``.
     """
     started = _time.monotonic() if started is None else started
     start_time = datetime.now(UTC)
+    base_time = _utc(now) if now is not None else start_time - timedelta(seconds=_time.monotonic() - started)
     deadline_s = config.effective_deadline_s
     try:
         async with asyncio.timeout(max(0.0, deadline_s - (_time.monotonic() - started))):
-            reading, poll_time, column_warnings = await _read(transport, config, now)
+            reading, answered, column_notices = await _read(transport, config)
         if reading.interfaces_seen == 0:
             raise SnmpError(
                 ERROR_NO_DATA,
                 "the device returned no IF-MIB interface rows (is IF-MIB in the view of this community/user?)",
             )
+        poll_time = base_time + timedelta(seconds=answered - started)
         records = records_from_reading(reading, equipment=config.equipment, time=poll_time, host=config.host)
     except TimeoutError:
         return _failed(
@@ -772,6 +864,11 @@ async def poll_with_transport(
         return _failed(config, start_time, started, exc.kind, exc.message)
     except Exception as exc:  # one device's surprise must not abort the cycle
         return _failed(config, start_time, started, ERROR_INTERNAL, f"{type(exc).__name__}: {exc}")
+    notices = column_notices + reading.notices
+    if memory is None:
+        warnings, repeated = tuple(notice.message for notice in notices), ()
+    else:
+        warnings, repeated = memory.split(config, notices)
     return DevicePoll(
         equipment=config.equipment,
         host=config.host,
@@ -780,28 +877,34 @@ async def poll_with_transport(
         elapsed_s=_time.monotonic() - started,
         records=tuple(records),
         interfaces=reading.interfaces,
-        warnings=column_warnings + reading.warnings,
+        warnings=warnings,
+        repeated=repeated,
+        notices=notices,
+        uptime_source=reading.uptime_source,
     )
 
 
 async def _read(
-    transport: SnmpTransport, config: SnmpDeviceConfig, now: datetime | None
-) -> tuple[DeviceReading, datetime, tuple[str, ...]]:
+    transport: SnmpTransport, config: SnmpDeviceConfig
+) -> tuple[DeviceReading, float, tuple[PollWarning, ...]]:
+    """The reading, the monotonic time the uptime was answered, and the notices of refused columns."""
     scalars = await transport.get(SCALAR_OIDS)
-    poll_time = _utc(now) if now is not None else datetime.now(UTC)
+    answered = _time.monotonic()
     limit = asyncio.Semaphore(config.max_parallel_requests)
-    warnings: list[str] = []
-    walks = await _walk_columns(transport, PRIMARY_COLUMNS, limit, warnings)
-    reading = read_device(walks, scalars, interface_filter=config.interfaces, if_index_names=config.if_index_names)
-    extra = fallback_columns(reading)
+    notices: list[PollWarning] = []
+    selection = InterfaceSelection.from_config(config)
+    columns = PRIMARY_COLUMNS + (SELECTION_COLUMNS if selection.if_types is not None else ())
+    walks = await _walk_columns(transport, columns, limit, notices)
+    # Octet counters decide the selection only once the Counter32 fallback is known too.
+    first_round = dataclasses.replace(selection, require_octet_counters=False)
+    extra = fallback_columns(read_device(walks, scalars, selection=first_round))
     if extra:
-        walks.update(await _walk_columns(transport, extra, limit, warnings))
-        reading = read_device(walks, scalars, interface_filter=config.interfaces, if_index_names=config.if_index_names)
-    return reading, poll_time, tuple(warnings)
+        walks.update(await _walk_columns(transport, extra, limit, notices))
+    return read_device(walks, scalars, selection=selection), answered, tuple(notices)
 
 
 async def _walk_columns(
-    transport: SnmpTransport, columns: Sequence[str], limit: asyncio.Semaphore, warnings: list[str]
+    transport: SnmpTransport, columns: Sequence[str], limit: asyncio.Semaphore, notices: list[PollWarning]
 ) -> dict[str, dict[int, SnmpValue]]:
     async def walk(column: str) -> dict[int, SnmpValue]:
         async with limit:
@@ -810,7 +913,7 @@ async def _walk_columns(
             except SnmpError as exc:
                 if exc.kind != ERROR_RESPONSE:
                     raise
-                warnings.append(f"column {column} left out: {exc.message}")
+                notices.append(PollWarning(f"column {column}", f"column {column} left out: {exc.message}"))
                 return {}
 
     try:
@@ -1003,7 +1106,8 @@ class SnmpPoller:
     Use as ``async with SnmpPoller() as poller: polls = await poller.poll_devices(configs)``,
     and keep it for the agent's lifetime (creating an engine costs ~0.3 s of CPU). A poller is
     bound to the event loop it first runs on. At most ``max_concurrent_devices`` devices are
-    polled at once; each device's deadline counts from the start of its own poll.
+    polled at once; each device's deadline counts from the start of its own poll. A kind of
+    warning is reported once per device for the poller's lifetime (:class:`WarningMemory`).
     ``transport_factory`` replaces pysnmp (tests).
     """
 
@@ -1020,6 +1124,7 @@ class SnmpPoller:
         self._slots: list[_EngineSlot] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
+        self._memory = WarningMemory()
 
     async def __aenter__(self) -> SnmpPoller:
         self._bind_loop()
@@ -1049,7 +1154,13 @@ class SnmpPoller:
             return _failed(config, start_time, started, exc.kind, exc.message)
         except Exception as exc:  # a bad device entry must not abort the cycle
             return _failed(config, start_time, started, ERROR_INTERNAL, f"{type(exc).__name__}: {exc}")
-        return await poll_with_transport(transport, config, now=now, started=started)
+        poll = await poll_with_transport(transport, config, now=now, started=started, memory=self._memory)
+        for message in poll.repeated:
+            logger.debug(
+                "SNMP poll warning (already reported for this device)",
+                extra={"equipment": config.equipment, "warning": message},
+            )
+        return poll
 
     async def poll_devices(
         self, configs: Iterable[SnmpDeviceConfig], *, now: datetime | None = None

@@ -6,6 +6,7 @@ No network and no pysnmp here (tests/collectors/test_snmp_sim.py polls a real si
 from __future__ import annotations
 
 import asyncio
+import logging
 import subprocess
 import sys
 import textwrap
@@ -17,6 +18,7 @@ import msgspec
 import pytest
 
 from collectors import snmp
+from collectors.counters import rate_between, sample_from_snmp
 from collectors.records import decode_records, record_errors, record_to_dict
 from collectors.snmp import (
     ALL_COLUMNS,
@@ -47,6 +49,7 @@ from collectors.snmp import (
     IF_OUT_ERRORS,
     IF_OUT_OCTETS,
     IF_SPEED,
+    IF_TYPE,
     PRIMARY_COLUMNS,
     SNMP_ENGINE_BOOTS,
     SYS_UPTIME,
@@ -235,7 +238,7 @@ def test_interface_without_any_name_is_named_by_ifindex_and_without_status_is_un
 
     (row,) = reading.interfaces
     assert (row.name, row.oper_status) == ("ifIndex.9", None)
-    assert any("no ifOperStatus" in w for w in reading.warnings)
+    assert reading.warnings == ("ifOperStatus: absent, reported as 'unknown' (ifIndex.9)",)
     (record,) = build_records("r", {IF_HC_IN_OCTETS: {9: 1}}, {SYS_UPTIME: 1}, NOW)
     assert record.oper_status == "unknown"  # required by the wire schema; IF-MIB's own "unknown"
 
@@ -270,15 +273,76 @@ def test_out_of_range_values_are_dropped_with_a_warning():
     assert row.counters == {}
     assert row.oper_status is None
     assert reading.sys_uptime_ticks is None
-    assert len(reading.warnings) == 7  # 4 counters, status (bad + missing), sysUpTime
-    with pytest.raises(SnmpError) as excinfo:
-        build_records("r", walks, {SYS_UPTIME: 2**32}, NOW)
-    assert excinfo.value.kind == ERROR_NO_DATA
+    # one per kind: 4 counters, ifOperStatus, sysUpTime, and what its absence means for restart detection
+    assert [w.kind for w in reading.notices] == [
+        "sysUpTime.0: not a number within 0..4294967295, left out",
+        "hc_in_octets: not a number within 0..18446744073709551615, left out",
+        "hc_out_octets: not a number within 0..18446744073709551615, left out",
+        "in_errors: not a number within 0..4294967295, left out",
+        "out_errors: not a number within 0..4294967295, left out",
+        "ifOperStatus: not a known status, left out",
+        "restart detection",
+    ]
+    (record,) = build_records("r", walks, {SYS_UPTIME: 2**32}, NOW)
+    assert record.sys_uptime_ticks is None and record.counters.hc_in_octets is None
 
 
-def test_no_sysuptime_is_an_error_not_a_record_without_reboot_detection():
-    with pytest.raises(SnmpError, match="sysUpTime"):
-        build_records("r", router_walks(), {SNMP_ENGINE_BOOTS: 7}, NOW)
+def test_values_of_one_kind_make_one_warning_per_poll():
+    # A Junos SRX240: 16 internal interfaces report ifMtu 2147483647 (junos_rpm.snmprec)
+    walks = {IF_NAME: {i: f"pp{i}".encode() for i in range(1, 17)}, IF_MTU: dict.fromkeys(range(1, 17), 2**31 - 1)}
+    walks[IF_OPER_STATUS] = dict.fromkeys(range(1, 17), 1)
+
+    reading = read_device(walks, SCALARS)
+
+    assert len(reading.interfaces) == 16 and {row.mtu_bytes for row in reading.interfaces} == {None}
+    assert reading.warnings == (
+        "ifMtu: not a number within 0..65536, left out (ifIndex 1 2147483647, ifIndex 2 2147483647, "
+        "ifIndex 3 2147483647, ifIndex 4 2147483647, ifIndex 5 2147483647 and 11 more)",
+    )
+
+
+def test_without_sysuptime_snmp_engine_time_gives_the_uptime():
+    # 26373899 s of engine time (arista_eos.snmprec) is 2637389900 ticks; beyond 2^32 ticks it wraps like sysUpTime
+    for engine_time_s, ticks in ((26373899, 2637389900), (49692820, 4969282000 - 2**32)):
+        reading = read_device(router_walks(), {snmp.SNMP_ENGINE_TIME: engine_time_s})
+
+        assert (reading.sys_uptime_ticks, reading.uptime_source) == (ticks, "snmpEngineTime.0")
+        (notice,) = reading.notices
+        assert notice.kind == "restart detection"
+        assert notice.message.startswith("no sysUpTime.0 in this device's view: restart detection is limited")
+        assert notice.message.endswith(
+            "restarts are detected from snmpEngineTime.0, ifCounterDiscontinuityTime (2 of 2 interfaces) "
+            "(sent as sys_uptime_ticks, 1 s resolution)"
+        )
+
+
+def test_sysuptime_wins_over_snmp_engine_time():
+    reading = read_device(router_walks(), {SYS_UPTIME: 5, snmp.SNMP_ENGINE_TIME: 26373899})
+
+    assert (reading.sys_uptime_ticks, reading.uptime_source, reading.notices) == (5, "sysUpTime.0", ())
+
+
+def test_without_any_uptime_the_records_keep_their_counters_and_say_restart_detection_is_limited():
+    walks = router_walks()
+    del walks[IF_COUNTER_DISCONTINUITY_TIME]
+
+    reading = read_device(walks, {})
+    records = build_records("r", walks, {}, NOW)
+
+    assert reading.sys_uptime_ticks is None and reading.uptime_source is None
+    assert [r.counters.hc_in_octets for r in records] == [ABOVE_2_63, COUNTER64_MAX]
+    assert {(r.sys_uptime_ticks, r.snmp_engine_boots, r.counter_discontinuity_ticks) for r in records} == {
+        (None, None, None)
+    }
+    assert "sys_uptime_ticks" not in record_to_dict(records[0])
+    assert all(record_errors(r, now=NOW) == [] for r in records)
+    (warning,) = reading.warnings
+    assert "restart detection is limited" in warning and "never a wrap" in warning
+    # with the engine boots or a discontinuity time the centre still has a detector, and the warning says which
+    (warning,) = read_device(router_walks(), {SNMP_ENGINE_BOOTS: 3}).warnings
+    assert warning.endswith(
+        "restarts are detected from snmpEngineBoots.0, ifCounterDiscontinuityTime (2 of 2 interfaces)"
+    )
 
 
 def test_oper_and_admin_status_labels():
@@ -334,13 +398,49 @@ def test_if_index_names_without_a_filter_rename_and_keep_every_interface():
     assert reading.warnings == ()
 
 
-def test_duplicate_names_keep_the_lowest_ifindex():
-    walks = {IF_NAME: {3: b"Vlan10", 7: b"Vlan10"}, IF_OPER_STATUS: {3: 1, 7: 1}}
+def test_shared_names_get_their_ifindex_appended_and_are_all_reported():
+    walks = {
+        IF_NAME: {3: b"Vlan10", 7: b"Vlan10", 8: b"Vlan20", 9: b"y" * 130, 10: b"y" * 128 + b"z"},
+        IF_OPER_STATUS: dict.fromkeys((3, 7, 8, 9, 10), 1),
+        IF_HC_IN_OCTETS: {3: 30, 7: 70, 8: 80, 9: 90, 10: 100},
+    }
 
     reading = read_device(walks, {SYS_UPTIME: 1})
 
-    assert [(row.if_index, row.name) for row in reading.interfaces] == [(3, "Vlan10")]
-    assert "ifIndex 7 left out" in reading.warnings[0]
+    assert [(row.if_index, row.name) for row in reading.interfaces] == [
+        (3, "Vlan10#3"),
+        (7, "Vlan10#7"),
+        (8, "Vlan20"),
+        (9, "y" * 126 + "#9"),  # equal once cut to 128 characters
+        (10, "y" * 125 + "#10"),
+    ]
+    assert reading.warnings == (
+        "interface names shared by several ifIndex values, each suffixed with #ifIndex ('Vlan10', '" + "y" * 128 + "')",
+    )
+    records = build_records("r", walks, {SYS_UPTIME: 1}, NOW)
+    assert [(r.interface, r.counters.hc_in_octets) for r in records][:2] == [("Vlan10#3", 30), ("Vlan10#7", 70)]
+    assert all(record_errors(r, now=NOW) == [] for r in records)  # within the wire schema's 128 characters
+
+
+def test_shared_names_are_stable_whatever_the_selection_and_a_name_given_by_ifindex_is_kept():
+    walks = {IF_NAME: {3: b"Vlan10", 7: b"Vlan10"}, IF_OPER_STATUS: {3: 1, 7: 1}}
+
+    only_7 = read_device(walks, SCALARS, interface_filter=["Vlan10#7"])
+    both = read_device(walks, SCALARS, interface_filter=["Vlan10"])
+    renamed = read_device(walks, SCALARS, if_index_names={3: "Vlan10"})
+
+    assert [row.name for row in only_7.interfaces] == ["Vlan10#7"]
+    assert [row.name for row in both.interfaces] == ["Vlan10#3", "Vlan10#7"]
+    assert [row.name for row in renamed.interfaces] == ["Vlan10", "Vlan10#7"]
+
+
+def test_a_suffixed_name_that_is_another_interfaces_real_name_leaves_that_one_out():
+    walks = {IF_NAME: {3: b"Vlan10", 7: b"Vlan10", 9: b"Vlan10#7"}, IF_OPER_STATUS: {3: 1, 7: 1, 9: 1}}
+
+    reading = read_device(walks, SCALARS)
+
+    assert [(row.if_index, row.name) for row in reading.interfaces] == [(3, "Vlan10#3"), (7, "Vlan10#7")]
+    assert "ifIndex 9 left out" in reading.warnings[-1]
 
 
 def test_interface_reading_keeps_alias_and_mtu_which_the_record_has_no_field_for():
@@ -417,11 +517,11 @@ def test_config_from_toml_table():
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"community": None}, "needs a community"),
-        ({"version": "1"}, "version must be one of"),
-        ({"version": "3", "user": None}, "needs a user"),
+        ({"community": None}, 'community: required with version "2c"'),
+        ({"version": "1"}, "version: must be one of"),
+        ({"version": "3", "user": None}, 'user: required with version "3"'),
         ({"version": "3", "user": "u", "auth_key": "short"}, "at least 8 characters"),
-        ({"version": "3", "user": "u", "priv_key": "priv-secret-1"}, "priv_key needs auth_key"),
+        ({"version": "3", "user": "u", "priv_key": "priv-secret-1"}, "priv_key: privacy .* needs authentication"),
         ({"version": "3", "user": "u", "auth_key": "auth-secret-1", "auth_protocol": "SHA3"}, "auth_protocol"),
         ({"timeout_s": 2, "retries": 2, "deadline_s": 5}, "shorter than one request"),
         ({"port": 0}, "not a UDP port"),
@@ -499,8 +599,11 @@ def test_poll_walks_primary_columns_only_when_hc_counters_exist():
 
     assert poll.ok and poll.error is None and poll.warnings == ()
     assert sorted(transport.walked) == sorted(PRIMARY_COLUMNS)
-    assert by_name(poll.records) == by_name(build_records("geant-par", router_walks(), SCALARS, NOW, host="192.0.2.1"))
-    assert poll.time == NOW
+    expected = build_records("geant-par", router_walks(), SCALARS, poll.time, host="192.0.2.1")
+    assert by_name(poll.records) == by_name(expected)
+    # the records' time is when the uptime was answered: `now` plus the time that first request took
+    assert NOW <= poll.time < NOW + timedelta(seconds=1)
+    assert {r.time for r in poll.records} == {poll.time}
 
 
 def test_poll_walks_fallback_columns_for_a_device_without_hc_counters():
@@ -730,3 +833,180 @@ def test_importing_the_collector_loads_neither_pysnmp_nor_the_central_stack():
     repo = Path(__file__).resolve().parents[2]
     result = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, check=True)
     assert result.stdout.strip() == ""
+
+
+# --- the uptime and the records' time ----------------------------------------------------------
+
+
+class FakeClock:
+    """Stands in for ``time`` in collectors.snmp: a monotonic clock the test moves."""
+
+    def __init__(self) -> None:
+        self.now_s = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now_s
+
+
+def test_a_slow_first_request_does_not_make_a_false_restart(monkeypatch):
+    # The scheduler starts a poll at `now`; the uptime GET is answered 12 s later (a lost datagram
+    # retried, slow name resolution). The next poll, 60 s after, is answered at once. The device's
+    # uptime advanced 48 s between the two answers: stamped at `now`, the records would say 60 s
+    # passed, 12 s more than the uptime (beyond the centre's 10 s + 1 % tolerance): a false restart.
+    clock = FakeClock()
+    monkeypatch.setattr(snmp, "_time", clock)
+    boot_s = clock.now_s - 8_834_122.0
+
+    class AnswersAfter(FakeTransport):
+        def __init__(self, delay_s: float) -> None:
+            super().__init__()
+            self.answer_after_s = delay_s
+
+        async def get(self, oids):
+            clock.now_s += self.answer_after_s
+            self.scalars = {SYS_UPTIME: round((clock.now_s - boot_s) * 100)}
+            return await super().get(oids)
+
+    first = asyncio.run(poll_with_transport(AnswersAfter(12.0), config(), now=NOW))
+    clock.now_s = 1060.0
+    second = asyncio.run(poll_with_transport(AnswersAfter(0.0), config(), now=NOW + timedelta(seconds=60)))
+
+    assert first.time == NOW + timedelta(seconds=12) and second.time == NOW + timedelta(seconds=60)
+    prev, cur = (sample_from_snmp(by_name(poll.records)["xe-0/0/0"]) for poll in (first, second))
+    assert cur.sys_uptime_ticks - prev.sys_uptime_ticks == 4800
+    result = rate_between(prev, cur)
+    assert result.discontinuity is None
+    assert result.interval_s == 48.0
+
+
+def test_counter_columns_are_walked_first():
+    transport = FakeTransport()
+
+    asyncio.run(poll_with_transport(transport, config(max_parallel_requests=4), now=NOW))
+
+    assert set(transport.walked[:2]) == {IF_HC_IN_OCTETS, IF_HC_OUT_OCTETS}
+
+
+# --- interface selection -----------------------------------------------------------------------
+
+
+def selection_walks() -> dict[str, dict[int, object]]:
+    """Five interfaces: three Ethernet ports (one admin down), a LAG and a loopback without counters."""
+    return {
+        IF_NAME: {1: b"xe-0/0/0", 2: b"xe-0/0/1", 3: b"ae0", 4: b"lo0", 5: b"xe-0/0/2"},
+        IF_TYPE: {1: 6, 2: 6, 3: 161, 4: 24, 5: 6},
+        IF_ADMIN_STATUS: {1: 1, 2: 2, 3: 1, 4: 1, 5: 1},
+        IF_OPER_STATUS: {1: 1, 2: 2, 3: 1, 4: 1, 5: 1},
+        IF_HC_IN_OCTETS: {1: 10, 2: 20, 3: 30},
+        IF_IN_OCTETS: {5: 50},  # 32-bit only: counts as an octet counter
+        IF_IN_ERRORS: {4: 0},  # not traffic
+    }
+
+
+@pytest.mark.parametrize(
+    ("selection", "names"),
+    [
+        (snmp.InterfaceSelection(), ["xe-0/0/0", "xe-0/0/1", "ae0", "lo0", "xe-0/0/2"]),
+        (snmp.InterfaceSelection(require_octet_counters=True), ["xe-0/0/0", "xe-0/0/1", "ae0", "xe-0/0/2"]),
+        (snmp.InterfaceSelection(include=("xe-*",)), ["xe-0/0/0", "xe-0/0/1", "xe-0/0/2"]),
+        (snmp.InterfaceSelection(include=("xe-*", "ae*"), exclude=("*/1",)), ["xe-0/0/0", "ae0", "xe-0/0/2"]),
+        (snmp.InterfaceSelection(include=("XE-*",)), []),  # case-sensitive, as the device spells names
+        (snmp.InterfaceSelection(if_types=(161, 24)), ["ae0", "lo0"]),
+        (snmp.InterfaceSelection(admin_status=("up",)), ["xe-0/0/0", "ae0", "lo0", "xe-0/0/2"]),
+        (
+            snmp.InterfaceSelection(if_types=(6,), admin_status=("up",), require_octet_counters=True),
+            ["xe-0/0/0", "xe-0/0/2"],
+        ),
+        (snmp.InterfaceSelection(require_octet_counters=True, if_index_names={4: "loopback0"}),
+         ["xe-0/0/0", "xe-0/0/1", "ae0", "loopback0", "xe-0/0/2"]),  # named by ifIndex: always reported
+    ],
+)  # fmt: skip
+def test_selection_filters(selection, names):
+    reading = read_device(selection_walks(), SCALARS, selection=selection)
+
+    assert [row.name for row in reading.interfaces] == names
+    assert reading.interfaces_seen == 5
+
+
+def test_selection_from_config_resolves_iftype_names_and_defaults_to_interfaces_with_octet_counters():
+    device = config(if_types=["ethernetCsmacd", "IEEE8023ADLAG", 24, "131"], admin_status=["UP"])
+
+    selection = snmp.InterfaceSelection.from_config(device)
+
+    assert device.if_types == (6, 161, 24, 131)
+    assert selection.if_types == (6, 161, 24, 131) and selection.admin_status == ("up",)
+    assert selection.require_octet_counters is True
+    assert snmp.InterfaceSelection.from_config(config(require_octet_counters=False)).require_octet_counters is False
+
+
+def test_poll_walks_iftype_only_when_selecting_by_type():
+    plain, typed = FakeTransport(selection_walks()), FakeTransport(selection_walks())
+
+    default = asyncio.run(poll_with_transport(plain, config(), now=NOW))
+    lags = asyncio.run(poll_with_transport(typed, config(if_types=["ieee8023adLag"]), now=NOW))
+
+    assert snmp.IF_TYPE not in plain.walked and snmp.IF_TYPE in typed.walked
+    # the default leaves out lo0 (no octet counter), after the 32-bit round found xe-0/0/2's
+    assert [r.interface for r in default.records] == ["xe-0/0/0", "xe-0/0/1", "ae0", "xe-0/0/2"]
+    assert by_name(default.records)["xe-0/0/2"].counters.in_octets == 50
+    assert [r.interface for r in lags.records] == ["ae0"]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"interfaces": ["ae0"], "include": ["xe-*"]}, "interfaces: lists the interfaces exactly and cannot be"),
+        ({"if_types": ["ethernetCsmcd"]}, 'if_types: unknown ifType .*did you mean "ethernetCsmacd"'),
+        ({"if_types": [0]}, "if_types: 0 is not an ifType number"),
+        ({"admin_status": ["upp"]}, "admin_status: 'upp' is not an ifAdminStatus"),
+        ({"include": "xe-*"}, "include: must be a list of names"),
+        ({"if_index_names": {"3": "a", "7": "a"}}, "if_index_names: ifIndex 3 and 7 are both named 'a'"),
+    ],
+)
+def test_selection_problems_are_refused_with_their_key(options, message):
+    with pytest.raises(snmp.SnmpConfigError, match=message) as caught:
+        config(**options)
+    assert caught.value.problems[0][0] == message.split(":")[0]
+
+
+# --- warnings: once per device and kind --------------------------------------------------------
+
+
+def junos_like_walks() -> dict[str, dict[int, object]]:
+    walks = router_walks()
+    walks[IF_MTU] = {1: 2**31 - 1, 2: 2**31 - 1}  # what a Junos SRX's internal interfaces report
+    return walks
+
+
+def test_a_poller_warns_once_per_device_and_kind_then_only_at_debug_level(caplog):
+    transports = {"srx-1": FakeTransport(junos_like_walks()), "srx-2": FakeTransport(junos_like_walks())}
+
+    async def factory(device):
+        return transports[device.equipment]
+
+    async def run():
+        async with SnmpPoller(transport_factory=factory) as poller:
+            polls = [await poller.poll_device(config(equipment="srx-1"), now=NOW) for _ in range(3)]
+            transports["srx-1"].scalars = {}  # the view loses sysUpTime: a new kind, reported once
+            polls += [await poller.poll_device(config(equipment="srx-1"), now=NOW) for _ in range(2)]
+            polls.append(await poller.poll_device(config(equipment="srx-2"), now=NOW))
+            return polls
+
+    with caplog.at_level(logging.DEBUG, logger="collectors.snmp"):
+        polls = asyncio.run(run())
+
+    mtu = "ifMtu: not a number within 0..65536, left out (ifIndex 1 2147483647, ifIndex 2 2147483647)"
+    assert [poll.warnings for poll in polls] == [(mtu,), (), (), (polls[3].warnings[0],), (), (mtu,)]
+    assert polls[3].warnings[0].startswith("no sysUpTime.0 in this device's view: restart detection is limited")
+    assert [len(poll.repeated) for poll in polls] == [0, 1, 1, 1, 2, 0]
+    assert all(len(poll.records) == 2 for poll in polls)  # the values are left out, not the interfaces
+    debug = [r for r in caplog.records if r.levelno == logging.DEBUG and r.name == "collectors.snmp"]
+    assert len(debug) == 5
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_without_a_memory_every_notice_is_a_warning():
+    poll = asyncio.run(poll_with_transport(FakeTransport(junos_like_walks()), config(), now=NOW))
+    again = asyncio.run(poll_with_transport(FakeTransport(junos_like_walks()), config(), now=NOW))
+
+    assert len(poll.warnings) == len(again.warnings) == 1 and again.repeated == ()

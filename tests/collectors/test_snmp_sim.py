@@ -13,7 +13,7 @@ import re
 import shutil
 import subprocess
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import msgspec
 import pytest
@@ -176,7 +176,9 @@ def test_v2c_reads_counter64_above_2_63_exactly(sim):
     assert poll.warnings == ()
     assert summary(poll.records) == expected_router()
     assert [r.interface for r in poll.records] == ["xe-0/0/0", "xe-0/0/1", "ge-1/0/0", "ae0"]  # ifIndex order
-    assert {(r.equipment, r.host, r.time) for r in poll.records} == {("geant-par", "127.0.0.1", NOW)}
+    assert {(r.equipment, r.host, r.time) for r in poll.records} == {("geant-par", "127.0.0.1", poll.time)}
+    # stamped when sysUpTime was answered: after `now`, by the engine's start-up and one round trip
+    assert NOW < poll.time < NOW + timedelta(seconds=poll.elapsed_s)
     assert [(i.alias, i.mtu_bytes) for i in poll.interfaces] == [
         ("CERN-FZK primary", 9192),
         ("to GEANT", 9192),

@@ -59,6 +59,7 @@ __all__ = [
     "RecordError",
     "SnmpRecord",
     "ThroughputRecord",
+    "TooManyRecordsError",
     "TracerouteRecord",
     "batch_json_schema",
     "decode_batch",
@@ -185,6 +186,13 @@ class RecordError(ValueError):
         shown = "; ".join(f"{e['path'] or '(document)'}: {e['message']}" for e in errors[:5])
         more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
         super().__init__(f"{len(errors)} validation error(s): {shown}{more}")
+
+
+class TooManyRecordsError(RecordError):
+    """More records than the receiver accepts in one batch (refused before any record is decoded).
+
+    Not a problem of any record: an agent splits such a batch (HTTP 413), it does not park it.
+    """
 
 
 # --- records -----------------------------------------------------------------------------------
@@ -417,7 +425,7 @@ def decode_batch(raw: bytes, *, now: datetime, max_records: int) -> Batch:
     errors.extend(_item(path, msg) for path, msg in _time_errors("sent_at", sent_at, now))
     if len(envelope.records) > max_records:
         errors.append(_item("records", f"{len(envelope.records)} records, more than the limit of {max_records}"))
-        raise RecordError(_capped(errors))
+        raise TooManyRecordsError(_capped(errors))
 
     records: list[Record] = []
     for index, raw_record in enumerate(envelope.records):
@@ -537,7 +545,7 @@ def decode_records(
     else:
         raise RecordError([_item(path, f"expected a list of records, got {type(items).__name__}")])
     if max_records is not None and len(raw_items) > max_records:
-        raise RecordError([_item(path, f"{len(raw_items)} records, more than the limit of {max_records}")])
+        raise TooManyRecordsError([_item(path, f"{len(raw_items)} records, more than the limit of {max_records}")])
 
     errors: list[ErrorItem] = []
     records: list[Record] = []

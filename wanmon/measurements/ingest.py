@@ -23,8 +23,9 @@ from django.conf import settings
 from django.db import DataError, IntegrityError, connection, transaction
 from django.utils import timezone
 
-from collectors.records import Counters
+from collectors.records import BatchStream, Counters, decode_batch, decode_batch_stream
 from wanmon.inventory.models import Agent, Equipment, Interface, Site
+from wanmon.measurements.columns import SNMP, SNMP_HEAD_FIELDS, TABLES, TABLES_BY_NAME, Source, stored_fields
 from wanmon.measurements.constants import INGEST_MAX_SAMPLE_LAG_S, SNMP_COUNTERS
 from wanmon.measurements.rollups import retention_policy
 
@@ -233,33 +234,34 @@ def _interface_discover(equipment_id: int, name: str, speed_mbps: float | None, 
     return iface.id
 
 
-def _stored_fields() -> frozenset[str]:
-    # Record fields with a column of their own (the test tables' columns, plus the names that become ids
-    # and the wire tag); everything else a record carries (tool version, raw output excerpt, exit code,
-    # test parameters...) is kept in the row's `extra` jsonb so nothing is lost.
-    columns = {*THROUGHPUT_COLUMNS, *OWAMP_COLUMNS, *TRACEROUTE_COLUMNS, *HOSTTCP_COLUMNS}
-    return frozenset(columns | {"type", "src", "dst", "site"})
+# Record fields with a column of their own, per wire type; everything else a record carries (tool version, raw
+# output excerpt, exit code, test parameters...) is kept in the row's `extra` jsonb so nothing is lost.
+_STORED_FIELDS = {kind: stored_fields(table) for kind, table in TABLES.items()}
 
 
 def _record_extra(record) -> str | None:
+    stored = _STORED_FIELDS[_kind(record)]
     extra = {
         name: getattr(record, name)
         for name in record.__struct_fields__
-        if name not in STORED_FIELDS and getattr(record, name) is not None
+        if name not in stored and getattr(record, name) is not None
     }
-    if _kind(record) == "owamp" and getattr(record, "tool", None):
-        extra["tool"] = record.tool
     return json.dumps(extra, separators=(",", ":"), default=str) if extra else None
 
 
-_SNMP_HEAD = operator.attrgetter(
-    "if_index",
-    "sys_uptime_ticks",
-    "snmp_engine_boots",
-    "counter_discontinuity_ticks",
-    "oper_status",
-    "speed_mbps",
-)
+# SNMP rows are built in a hot loop (_snmp_rows) in the layout of the spec: time, the two ids, the plain
+# fields, the counters (msgspec.structs.astuple of Counters, in column order), the batch id.
+_SNMP_HEAD = operator.attrgetter(*SNMP_HEAD_FIELDS)
+_SNMP_LAYOUT = [c.source for c in SNMP.columns]
+if _SNMP_LAYOUT != [
+    Source.FIELD,
+    Source.EQUIPMENT,
+    Source.INTERFACE,
+    *[Source.FIELD] * len(SNMP_HEAD_FIELDS),
+    *[Source.COUNTER] * len(SNMP_COUNTERS),
+    Source.BATCH,
+] or [c.field for c in SNMP.columns if c.source is Source.COUNTER] != list(SNMP_COUNTERS):
+    raise RuntimeError("columns.SNMP must be laid out as _snmp_rows builds its rows")
 
 
 def _snmp_rows(records: Sequence, refs: _Refs, batch_id: str, since: dict[int, datetime]) -> Iterator[tuple]:
@@ -328,76 +330,7 @@ def _copy(cursor, table: str, columns: Sequence[str], rows: list[tuple]) -> int:
     return stream.rows
 
 
-SNMP_COLUMNS = (
-    "time",
-    "equipment_id",
-    "interface_id",
-    "if_index",
-    "sys_uptime_ticks",
-    "engine_boots",
-    "discontinuity_ticks",
-    "oper_status",
-    "speed_mbps",
-    *SNMP_COUNTERS,
-    "batch_id",
-)
-THROUGHPUT_COLUMNS = (
-    "time",
-    "src_id",
-    "dst_id",
-    "agent_id",
-    "tool",
-    "protocol",
-    "duration_s",
-    "streams",
-    "window_bytes",
-    "mss_bytes",
-    "throughput_bps",
-    "retransmits",
-    "rtt_ms",
-    "offered_bps",
-    "packets_sent",
-    "packets_lost",
-    "src_host",
-    "dst_host",
-    "error",
-    "extra",
-    "batch_id",
-)
-OWAMP_COLUMNS = (
-    "time",
-    "src_id",
-    "dst_id",
-    "agent_id",
-    "packets_sent",
-    "packets_lost",
-    "duplicates",
-    "reordered",
-    "delay_min_ms",
-    "delay_median_ms",
-    "delay_max_ms",
-    "jitter_ms",
-    "clock_error_ms",
-    "error",
-    "extra",
-    "batch_id",
-)
-TRACEROUTE_COLUMNS = ("time", "src_id", "dst_id", "agent_id", "hops", "pmtu_bytes", "error", "extra", "batch_id")
-HOSTTCP_COLUMNS = (
-    "time",
-    "site_id",
-    "agent_id",
-    "host",
-    "tcp_rmem",
-    "tcp_wmem",
-    "rmem_max",
-    "wmem_max",
-    "congestion_control",
-    "mtu",
-    "extra",
-    "batch_id",
-)
-STORED_FIELDS = _stored_fields()
+SNMP_COLUMNS = SNMP.column_names
 
 
 def batch_ingest(
@@ -461,7 +394,7 @@ def batch_ingest(
             raw = cursor.cursor  # the psycopg 3 cursor under Django's wrapper: COPY lives there
             held: dict[str, list] = {}  # the other record types, copied after the SNMP samples
             offset = 0
-            with _CopyStream(raw, "measurements_snmpsample", SNMP_COLUMNS) as snmp:
+            with _CopyStream(raw, SNMP.name, SNMP_COLUMNS) as snmp:
                 copying.append(snmp)
                 for chunk in chunks:
                     seen.append(chunk)
@@ -571,26 +504,6 @@ def _history_check(
 
 # A COPY error's context names the row: 'COPY measurements_snmpsample, line 27, column speed_mbps: "10000.0"'.
 _COPY_CONTEXT = re.compile(r"COPY (?P<table>\w+), line (?P<line>\d+)(?:, column (?P<column>\w+))?")
-_TABLE_KINDS = {
-    "measurements_snmpsample": "snmp",
-    "measurements_throughputtest": "throughput",
-    "measurements_owamptest": "owamp",
-    "measurements_traceroute": "traceroute",
-    "measurements_hosttcp": "host_tcp",
-}
-# Columns whose wire field has another name; counters live under `counters.`.
-_COLUMN_FIELDS = {
-    "equipment_id": "equipment",
-    "interface_id": "interface",
-    "src_id": "src",
-    "dst_id": "dst",
-    "site_id": "site",
-    "engine_boots": "snmp_engine_boots",
-    "discontinuity_ticks": "counter_discontinuity_ticks",
-    **{name: f"counters.{name}" for name in SNMP_COUNTERS},
-}
-
-
 def _database_errors(exc: Exception, chunks: Sequence[Sequence], copying: Sequence[_CopyStream], prefix: str):
     """Error items for a database error caused by the data, naming the record when PostgreSQL says which row.
 
@@ -605,11 +518,12 @@ def _database_errors(exc: Exception, chunks: Sequence[Sequence], copying: Sequen
     if detail:
         message = f"{message} ({detail})"
     match = _COPY_CONTEXT.search(getattr(diag, "context", None) or "")
-    kind = _TABLE_KINDS.get(match["table"]) if match else None
-    if kind is None:
+    table = TABLES_BY_NAME.get(match["table"]) if match else None
+    if table is None:
         return [{"path": "", "message": f"the database refused the batch: {message}"}]
     row = int(match["line"]) - 1
-    if kind == "snmp" and copying:
+    kind = table.kind
+    if table is SNMP and copying:
         row += copying[0].command_start
     index = next(
         itertools.islice(
@@ -619,8 +533,8 @@ def _database_errors(exc: Exception, chunks: Sequence[Sequence], copying: Sequen
     )
     if index is None:
         return [{"path": "", "message": f"the database refused the batch: {message}"}]
-    column = match["column"]
-    field = f".{_COLUMN_FIELDS.get(column, column)}" if column and column not in ("extra", "batch_id") else ""
+    column = next((c for c in table.columns if c.name == match["column"]), None)
+    field = f".{column.wire_field}" if column is not None and column.wire_field else ""
     return [{"path": f"{prefix}[{index}]{field}", "message": f"the database refused this value: {message}"}]
 
 
@@ -628,95 +542,46 @@ def _iso(moment: datetime) -> str:
     return moment.isoformat().replace("+00:00", "Z")
 
 
+def batch_ingest_body(
+    body: bytes,
+    *,
+    now: datetime,
+    agent: Agent | None,
+    max_records: int,
+    chunk_records: int,
+    on_commit: Callable[[IngestResult], None] | None = None,
+) -> tuple[IngestResult, BatchStream]:
+    """Decode and store one upload body (POST /api/v1/ingest): streamed, and all or nothing.
+
+    PostgreSQL stores one chunk of records while the next is decoded. A streamed batch stops at the first
+    chunk with an unknown or forbidden reference; the body is then checked whole so that the error names
+    every offending record. Raises RecordError (TooManyRecordsError) or IngestError; returns the result
+    and the stream (its decode time is the caller's Server-Timing).
+    """
+    stream = decode_batch_stream(body, now=now, max_records=max_records, chunk_records=chunk_records)
+    common = {
+        "batch_id": stream.batch_id,
+        "agent": agent,
+        "agent_version": stream.agent_version,
+        "sent_at": stream.sent_at,
+        "on_commit": on_commit,
+    }
+    try:
+        return batch_ingest(chunks=stream.chunks, record_count=stream.record_count, **common), stream
+    except IngestError as exc:
+        if exc.complete or stream.record_count <= chunk_records:
+            raise
+    # Raises the complete error, unless the inventory changed meanwhile and the batch is now stored.
+    return batch_ingest(records=decode_batch(body, now=now, max_records=max_records).records, **common), stream
+
+
 def _copy_others(
     raw, by_type: dict[str, list], sites: dict[str, int], agent_id: int | None, batch_id: str, result: IngestResult
 ) -> None:
     """COPY the tests and host settings of a batch (few rows: built as lists, then copied table by table)."""
-    if "throughput" in by_type:
-        rows = [
-            (
-                r.time,
-                sites[r.src],
-                sites[r.dst],
-                agent_id,
-                r.tool,
-                r.protocol,
-                r.duration_s,
-                r.streams,
-                r.window_bytes,
-                r.mss_bytes,
-                r.throughput_bps,
-                r.retransmits,
-                r.rtt_ms,
-                r.offered_bps,
-                r.packets_sent,
-                r.packets_lost,
-                r.src_host,
-                r.dst_host,
-                r.error,
-                _record_extra(r),
-                batch_id,
-            )
-            for r in by_type["throughput"]
-        ]
-        result.counts["throughput"] = _copy(raw, "measurements_throughputtest", THROUGHPUT_COLUMNS, rows)
-    if "owamp" in by_type:
-        rows = [
-            (
-                r.time,
-                sites[r.src],
-                sites[r.dst],
-                agent_id,
-                r.packets_sent,
-                r.packets_lost,
-                r.duplicates,
-                r.reordered,
-                r.delay_min_ms,
-                r.delay_median_ms,
-                r.delay_max_ms,
-                r.jitter_ms,
-                r.clock_error_ms,
-                r.error,
-                _record_extra(r),
-                batch_id,
-            )
-            for r in by_type["owamp"]
-        ]
-        result.counts["owamp"] = _copy(raw, "measurements_owamptest", OWAMP_COLUMNS, rows)
-    if "traceroute" in by_type:
-        rows = [
-            (
-                r.time,
-                sites[r.src],
-                sites[r.dst],
-                agent_id,
-                [h if h else None for h in r.hops],
-                r.pmtu_bytes,
-                r.error,
-                _record_extra(r),
-                batch_id,
-            )
-            for r in by_type["traceroute"]
-        ]
-        result.counts["traceroute"] = _copy(raw, "measurements_traceroute", TRACEROUTE_COLUMNS, rows)
-    if "host_tcp" in by_type:
-        rows = [
-            (
-                r.time,
-                sites[r.site],
-                agent_id,
-                r.host,
-                list(r.tcp_rmem) if r.tcp_rmem else None,
-                list(r.tcp_wmem) if r.tcp_wmem else None,
-                r.rmem_max,
-                r.wmem_max,
-                r.congestion_control,
-                r.mtu,
-                _record_extra(r),
-                batch_id,
-            )
-            for r in by_type["host_tcp"]
-        ]
-        result.counts["host_tcp"] = _copy(raw, "measurements_hosttcp", HOSTTCP_COLUMNS, rows)
+    for kind, records in by_type.items():
+        table = TABLES[kind]
+        rows = table.rows(records, sites=sites, agent_id=agent_id, batch_id=batch_id, extra=_record_extra)
+        result.counts[kind] = _copy(raw, table.name, table.column_names, rows)
     result.paths = {(sites[r.src], sites[r.dst]) for k in TEST_TYPES for r in by_type.get(k, ())}
     result.sites = {sites[r.site] for r in by_type.get("host_tcp", ())}

@@ -6,7 +6,6 @@ import csv
 import io
 import logging
 import time
-import zlib
 from datetime import timedelta
 
 from django.conf import settings
@@ -21,10 +20,11 @@ from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRen
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from collectors.records import BatchStream, RecordError, decode_batch, decode_batch_stream
+from collectors.records import BatchStream, RecordError, TooManyRecordsError
 from wanmon.measurements.api.auth import AgentIngestThrottle, AgentPrincipal, AgentTokenAuthentication
+from wanmon.measurements.api.body import BodyError, body_read
 from wanmon.measurements.constants import INGEST_MAX_BODY_BYTES, INGEST_MAX_RECORDS, INGEST_STREAM_CHUNK_RECORDS
-from wanmon.measurements.ingest import IngestError, IngestResult, batch_ingest
+from wanmon.measurements.ingest import IngestError, IngestResult, batch_ingest_body
 from wanmon.measurements.selectors import QueryError, measurement_query
 
 logger = logging.getLogger(__name__)
@@ -145,64 +145,26 @@ class IngestView(APIView):
         started = time.perf_counter()
         max_body, max_records, chunk_records = _limits()
         principal: AgentPrincipal = request.user
-        length = request.META.get("CONTENT_LENGTH") or ""
-        if length.isdigit() and int(length) > max_body:
-            return _error(413, "", f"body of {int(length)} bytes exceeds the limit of {max_body} bytes")
-        ctype = (request.META.get("CONTENT_TYPE") or "application/json").split(";")[0].strip().lower()
-        if ctype not in ("application/json", ""):
-            return _error(415, "", f"Content-Type must be application/json, not {ctype!r}")
-        raw = request._request.read(max_body + 1)
-        if len(raw) > max_body:
-            return _error(413, "", f"body exceeds the limit of {max_body} bytes")
-        encoding = (request.META.get("HTTP_CONTENT_ENCODING") or "identity").strip().lower()
-        if encoding == "gzip":
-            try:
-                inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-                body = inflater.decompress(raw, max_body + 1)
-                if len(body) > max_body or inflater.unconsumed_tail:
-                    return _error(413, "", f"decompressed body exceeds the limit of {max_body} bytes")
-                if not inflater.eof:
-                    return _error(400, "", "truncated gzip body")
-            except zlib.error as exc:
-                return _error(400, "", f"body is not valid gzip: {exc}")
-        elif encoding in ("identity", ""):
-            body = raw
-        else:
-            return _error(415, "", f"unsupported Content-Encoding {encoding!r} (use gzip or none)")
-
-        read_at = time.perf_counter()
-        now = timezone.now()
         try:
-            # Streamed: PostgreSQL stores one chunk of records while the next is decoded.
-            stream = decode_batch_stream(body, now=now, max_records=max_records, chunk_records=chunk_records)
-            result = batch_ingest(
-                batch_id=stream.batch_id,
-                chunks=stream.chunks,
-                record_count=stream.record_count,
+            body = body_read(request._request, max_body=max_body)
+        except BodyError as exc:
+            return _error(exc.status, "", exc.message)
+        read_at = time.perf_counter()
+        try:
+            result, stream = batch_ingest_body(
+                body,
+                now=timezone.now(),
                 agent=principal.agent,
-                agent_version=stream.agent_version,
-                sent_at=stream.sent_at,
+                max_records=max_records,
+                chunk_records=chunk_records,
                 on_commit=_enqueue_processing,
             )
+        except TooManyRecordsError as exc:
+            return Response({"errors": exc.errors}, status=413)
         except RecordError as exc:
-            errors = list(exc.errors)
-            too_many = any(e.get("path") == "records" and "more than the limit" in e.get("message", "") for e in errors)
-            return Response({"errors": errors}, status=413 if too_many else 400)
+            return Response({"errors": exc.errors}, status=400)
         except IngestError as exc:
-            if exc.complete or stream.record_count <= chunk_records:
-                return Response({"errors": exc.errors}, status=exc.status)
-            # The stream stopped at the first chunk with a bad reference; name every offending record.
-            try:
-                result = batch_ingest(
-                    batch_id=stream.batch_id,
-                    records=decode_batch(body, now=now, max_records=max_records).records,
-                    agent=principal.agent,
-                    agent_version=stream.agent_version,
-                    sent_at=stream.sent_at,
-                    on_commit=_enqueue_processing,
-                )
-            except IngestError as complete:  # else the inventory changed meanwhile and the batch was stored
-                return Response({"errors": complete.errors}, status=complete.status)
+            return Response({"errors": exc.errors}, status=exc.status)
         except DatabaseError:
             # Not the body's fault (errors the data causes are IngestErrors, see batch_ingest): tell the agent
             # to keep its spool and retry.

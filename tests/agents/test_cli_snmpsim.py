@@ -213,3 +213,100 @@ def test_once_dry_run_prints_every_interface_with_exact_counter64_values(sim, tm
     assert hc_in[("lab-router", "xe-0/0/0")] == 18446744073000000000
     assert hc_in[("lab-router", "xe-0/0/1")] == 2**64 - 1
     assert not (tmp_path / "spool").exists()  # a dry run spools nothing
+
+
+# --- six real routers (../shared/fixtures/snmprec, LibreNMS captures; see SOURCES.md there) ---------
+
+CAPTURES = ROOT.parent / "shared" / "fixtures" / "snmprec"
+# community (capture file) -> (equipment, interfaces the default selection reports, of how many)
+CAPTURED_DEVICES = {
+    "junos_rpm": ("lab-srx240", 59, 59),
+    "iosxr_asr9010": ("lab-asr9010", 90, 100),  # 2 loopbacks and 8 dwdm controllers have no octet counter
+    "timos": ("lab-7210sas", 14, 14),
+    "arista_eos": ("lab-7050tx", 55, 55),
+    "nxos_n3k-3064pq": ("lab-n3k", 54, 54),
+    "ciena-rls_6500-r2": ("lab-ciena6500", 75, 75),
+}
+
+
+@pytest.fixture(scope="module")
+def captures_sim():
+    if not CAPTURES.is_dir():
+        pytest.skip("real router captures absent (../shared/fixtures/snmprec)")
+    simulator = SnmpSimulator(data_files=[CAPTURES / f"{name}.snmprec" for name in CAPTURED_DEVICES])
+    try:
+        simulator.start()
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    try:
+        yield simulator
+    finally:
+        simulator.stop()
+
+
+def test_once_dry_run_on_six_real_routers_prints_every_selected_interface_with_exact_counters(captures_sim, tmp_path):
+    sim = captures_sim
+    tables = "".join(
+        f'[[snmp]]\nequipment = "{equipment}"\nhost = "{sim.host}"\nport = {sim.port}\ncommunity = "{community}"\n'
+        "timeout_s = 5\nretries = 2\nmax_repetitions = 50\n\n"
+        for community, (equipment, _, _) in CAPTURED_DEVICES.items()
+    )
+    config = tmp_path / "agent.toml"
+    config.write_text(
+        '[central]\nurl = "https://wanmon.example.org"\n'
+        f'token_file = "{tmp_path / "token-not-needed-for-dry-run"}"\n\n'
+        f'[agent]\nsite = "RAL"\nspool_dir = "{tmp_path / "spool"}"\nstart_jitter_s = 0\n\n{tables}'
+    )
+
+    result = subprocess.run(
+        agent_argv("once", "--config", str(config), "--dry-run"),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=WAIT_S,
+    )
+
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    decoded = decode_records("[" + ",".join(lines) + "]", now=datetime.now(UTC))
+    per_device: dict[str, int] = {}
+    for record in decoded:
+        per_device[record.equipment] = per_device.get(record.equipment, 0) + 1
+    assert per_device == {equipment: kept for equipment, kept, _ in CAPTURED_DEVICES.values()}
+    assert len(decoded) == len(lines) == 347  # of the 357 interfaces of the six captures
+    assert len({(r.equipment, r.interface) for r in decoded}) == 347
+
+    def counters(equipment: str, interface: str):
+        (record,) = [r for r in decoded if (r.equipment, r.interface) == (equipment, interface)]
+        return record
+
+    # values as the capture files hold them (e.g. timos.snmprec 1.3.6.1.2.1.31.1.1.1.6.35684352)
+    sas = counters("lab-7210sas", "1/1/1")
+    assert (sas.counters.hc_in_octets, sas.counters.hc_out_octets) == (5680098420082678, 6025900727304484)
+    assert '"hc_in_octets":5680098420082678,' in result.stdout  # digits, no float on the way
+    asr = counters("lab-asr9010", "TenGigE0/0/0/0")
+    assert (asr.counters.hc_in_octets, asr.counters.in_errors, asr.counters.in_discards) == (52129201677884, 50, 48753)
+    assert asr.sys_uptime_ticks == 478395994
+    srx = counters("lab-srx240", "ge-0/0/7")
+    assert (srx.counters.hc_in_octets, srx.counters.hc_out_octets) == (5823315416420, 490120348210)
+    ciena = counters("lab-ciena6500", "vdp")
+    assert (ciena.counters.in_octets, ciena.counters.in_discards, ciena.counters.hc_in_octets) == (
+        4252958467,
+        1697822743,
+        None,
+    )
+    assert counters("lab-n3k", "port-channel10").counters.hc_in_octets == 31193445858
+    assert counters("lab-7050tx", "Ethernet47").counters.hc_in_ucast_pkts == 27282806667
+    assert not [r for r in decoded if r.interface.startswith(("Loopback", "dwdm"))]
+
+    logs = [json.loads(line) for line in result.stderr.splitlines()]
+    runs = {log["collector"]: log["records"] for log in logs if log["message"] == "collector run"}
+    assert runs == {
+        f"snmp[{index}]:{equipment}": kept for index, (equipment, kept, _) in enumerate(CAPTURED_DEVICES.values())
+    }
+    # what the devices answer that the agent ignores: one line, the SRX's ifMtu of 2^31-1 on 16 interfaces
+    warnings = [log for log in logs if log["level"] == "warning"]
+    assert [(log["collector"], log["warning"][:42]) for log in warnings] == [
+        ("snmp[0]:lab-srx240", "ifMtu: not a number within 0..65536, left ")
+    ]
+    assert "and 11 more" in warnings[0]["warning"]

@@ -364,3 +364,59 @@ def test_cli_exits_2_when_the_token_file_is_missing(tmp_path: Path, capsys, monk
     assert main(["once", "--config", str(path)]) == 2
     assert f"{path}: central.token_file: cannot read {tmp_path / 'nope'}" in capsys.readouterr().err
     assert not (tmp_path / "spool").exists()  # nothing was collected or spooled
+
+
+def test_snmp_interface_selection_keys_load_into_the_collectors_own_config_class():
+    from collectors.snmp_config import SnmpDeviceConfig
+
+    config = parse_config(
+        HEAD + SNMP_OK + 'include = ["xe-*", "ae*"]\nexclude = ["*.32767"]\n'
+        'if_types = ["ethernetCsmacd", "ieee8023adLag", 53]\nadmin_status = ["up"]\nrequire_octet_counters = false\n'
+    )
+
+    (snmp,) = config.snmp
+    assert type(snmp) is SnmpDeviceConfig  # one definition of the [[snmp]] table
+    assert (snmp.include, snmp.exclude, snmp.if_types, snmp.admin_status) == (
+        ("xe-*", "ae*"),
+        ("*.32767",),
+        (6, 161, 53),
+        ("up",),
+    )
+    assert snmp.require_octet_counters is False
+    assert parse_config(HEAD + SNMP_OK).snmp[0].require_octet_counters is True  # the default
+    assert parse_config(HEAD + SNMP_OK).snmp[0].interval_s == 60.0
+
+
+@pytest.mark.parametrize(
+    ("keys", "expected"),
+    [
+        (
+            'if_types = ["ethernetCsmcd"]\n',
+            "agent.toml: snmp[0].if_types: unknown ifType 'ethernetCsmcd' (did you mean \"ethernetCsmacd\"?)",
+        ),
+        ("if_types = [true]\n", "agent.toml: snmp[0].if_types: must be a list of names or numbers"),
+        ('admin_status = ["upp"]\n', 'agent.toml: snmp[0].admin_status: must be a list of "up", "down" or "testing"'),
+        ('include = "xe-*"\n', "agent.toml: snmp[0].include: must be a list of strings"),
+        ('exclude = [""]\n', "agent.toml: snmp[0].exclude: must be a list of strings"),
+        ('require_octet_counters = "yes"\n', "agent.toml: snmp[0].require_octet_counters: must be true or false"),
+        (
+            'interfaces = ["ae0"]\ninclude = ["xe-*"]\n',
+            "agent.toml: snmp[0].interfaces: lists the interfaces exactly and cannot be combined with include "
+            "(use either the list or the filters)",
+        ),
+        (
+            'if_index_names = {"501" = "uplink", "502" = "uplink"}\n',
+            "agent.toml: snmp[0].if_index_names: ifIndex 501 and 502 are both named 'uplink'; names must be unique",
+        ),
+        (
+            "timeout_s = 5\nretries = 3\ndeadline_s = 10\n",
+            "agent.toml: snmp[0].deadline_s: 10.0 is shorter than one request with its retries "
+            "(timeout_s 5.0 x 4 = 20.0 s)",
+        ),
+        ('if_index_names = {"x" = "a"}\n', "agent.toml: snmp[0].if_index_names: keys must be ifIndex numbers"),
+    ],
+)
+def test_snmp_selection_mistakes_are_named_by_key(keys, expected):
+    errors = errors_of(HEAD + SNMP_OK + keys)
+
+    assert [e for e in errors if e.startswith(expected)] == [errors[0]], errors

@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "wanmon.diagnosis.apps.DiagnosisConfig",
     "wanmon.dashboard.apps.DashboardConfig",
     "wanmon.alerts.apps.AlertsConfig",
+    "wanmon.perfsonar.apps.PerfsonarConfig",
 ]
 
 MIDDLEWARE = [

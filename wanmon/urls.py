@@ -19,6 +19,7 @@ urlpatterns = [
     path("", include("wanmon.maintenance.urls")),
     path("api/v1/", include("wanmon.alerts.api.urls")),
     path("", include("wanmon.alerts.urls")),
+    path("", include("wanmon.perfsonar.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     # The NOC dashboard: the overview at "/" (name "home") and its pages.

@@ -1,0 +1,245 @@
+"""pScheduler runs -> wire records (pure): every captured pScheduler document, numbers against its own values."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import statistics
+from datetime import UTC, datetime
+
+import pytest
+
+from collectors.records import OwampRecord, ThroughputRecord, TracerouteRecord, decode_records
+from tests.perfsonar.conftest import load, toolout
+from wanmon.perfsonar.pscheduler import (
+    BodyProblem,
+    endpoint_normalise,
+    iso_duration_s,
+    parse_run,
+    records_build,
+)
+
+NOW = datetime(2026, 11, 24, tzinfo=UTC)
+
+
+def convert(body: dict, src="CERN", dst="FZK"):
+    run = parse_run(body)
+    sources = records_build(run, src=src, dst=dst, src_host="a", dst_host="b")
+    records = decode_records([s.data for s in sources], now=NOW)  # the ingest's own validation
+    assert len(records) == 1
+    return run, records[0], json.loads(records[0].raw_excerpt)["pscheduler"]
+
+
+def expanded(histogram: dict) -> list[float]:
+    return [float(value) for value, count in histogram.items() for _ in range(count)]
+
+
+def test_iperf3_throughput_becomes_a_throughput_record_with_the_runs_numbers():
+    body = load("pscheduler-archiver-http-throughput-1.json")
+    summary = body["result"]["summary"]
+    run, record, excerpt = convert(body)
+    assert isinstance(record, ThroughputRecord)
+    assert (record.src, record.dst, record.tool, record.protocol) == ("CERN", "FZK", "iperf3", "tcp")
+    assert record.throughput_bps == pytest.approx(942617924.239199)
+    assert record.throughput_bps == summary["summary"]["throughput-bits"]
+    assert record.retransmits == summary["summary"]["retransmits"] == 7
+    assert record.duration_s == pytest.approx(10.001663)
+    assert record.rtt_ms == pytest.approx(summary["streams"][0]["rtt"] / 1000) == pytest.approx(5.802)
+    assert record.streams == 1
+    assert record.mss_bytes == 1448  # iperf3's tcp_mss_default in the run's diagnostics
+    assert record.time == datetime(2026, 7, 27, 6, 2, 10, tzinfo=UTC)
+    assert record.tool_version == "1.0"
+    windows = [s["tcp-window-size"] for i in body["result"]["intervals"] for s in i["streams"]]
+    assert excerpt["tcp_window_max_bytes"] == max(windows)
+    assert excerpt["receiver_throughput_bps"] == summary["summary"]["receiver-throughput-bits"]
+    assert excerpt["run"] == body["id"] == run.run_id
+    assert record.error is None
+
+
+def test_throughput_result_alone_gives_the_same_record():
+    envelope = load("pscheduler-archiver-http-throughput-1.json")
+    envelope["result"] = load("pscheduler-throughput-result-1.json")
+    _, record, _ = convert(envelope)
+    assert record.throughput_bps == pytest.approx(942617924.239199)
+    assert record.retransmits == 7
+
+
+def test_twamp_latency_becomes_an_owamp_record_with_histogram_min_median_max():
+    body = load("pscheduler-archiver-http-latency-1.json")
+    result = body["result"]
+    _, record, excerpt = convert(body)
+    delays = expanded(result["histogram-latency"])
+    assert isinstance(record, OwampRecord)
+    assert (record.packets_sent, record.packets_lost) == (100, 0)
+    assert (record.duplicates, record.reordered) == (0, 0)
+    assert record.delay_min_ms == min(delays) == -15.5
+    assert record.delay_max_ms == max(delays) == -11.71
+    assert record.delay_median_ms == pytest.approx(statistics.median(delays))
+    assert record.clock_error_ms == 27.47
+    assert record.tool == "twping"
+    assert record.jitter_ms is None  # a histogram has lost the packets' order: no IPDV
+    assert excerpt["protocol"] == "twamp"
+
+
+@pytest.mark.parametrize("name", ["pscheduler-latency-result-1.json", "pscheduler-latency-result-2.json"])
+def test_latency_results_alone(name):
+    envelope = load("pscheduler-archiver-http-latency-1.json")
+    envelope["result"] = result = load(name)
+    _, record, _ = convert(envelope)
+    delays = expanded(result["histogram-latency"])
+    assert len(delays) == result["packets-received"] == 100
+    assert record.delay_min_ms == min(delays)
+    assert record.delay_median_ms == pytest.approx(statistics.median(delays))
+    assert record.delay_max_ms == max(delays)
+    assert record.clock_error_ms == result["max-clock-error"]
+
+
+def test_latencybg_is_converted_like_latency():
+    body = load("pscheduler-archiver-http-latency-1.json")
+    body["test"]["type"] = "latencybg"
+    body["tool"] = {"name": "powstream", "version": "5.2.3"}
+    _, record, _ = convert(body)
+    assert isinstance(record, OwampRecord)
+    assert record.tool == "powstream" and record.tool_version == "5.2.3"
+
+
+def test_rtt_becomes_an_owamp_record_of_round_trip_times():
+    body = load("pscheduler-archiver-http-rtt-1.json")
+    _, record, excerpt = convert(body)
+    trips_ms = [iso_duration_s(t["rtt"]) * 1000 for t in body["result"]["roundtrips"]]
+    assert isinstance(record, OwampRecord)
+    assert record.tool == "twping"
+    assert (record.packets_sent, record.packets_lost) == (10, 0)
+    assert record.delay_min_ms == pytest.approx(0.725)
+    assert record.delay_max_ms == pytest.approx(1.301)
+    assert record.delay_median_ms == pytest.approx(statistics.median(trips_ms))
+    assert excerpt["round_trip"] is True
+    assert excerpt["rtt_mean_ms"] == pytest.approx(0.976)
+
+
+def test_rtt_result_alone():
+    envelope = load("pscheduler-archiver-http-rtt-1.json")
+    envelope["result"] = result = load("pscheduler-rtt-result-1.json")
+    _, record, _ = convert(envelope)
+    assert record.packets_sent == result["sent"] == 20
+    assert record.delay_min_ms == pytest.approx(0.648)
+    assert record.delay_max_ms == pytest.approx(1.267)
+
+
+def test_rtt_with_every_packet_lost_has_no_delays():
+    body = load("pscheduler-archiver-http-rtt-failed-1.json")
+    run, record, excerpt = convert(body)
+    assert run.source_names == ("lima-perfsonar-vm",)  # no source in the spec: the lead participant
+    assert (record.packets_sent, record.packets_lost) == (5, 5)
+    assert record.delay_min_ms is record.delay_median_ms is record.delay_max_ms is None
+    assert excerpt["loss_fraction"] == 1.0
+    assert record.tool == "ping"
+
+
+def test_trace_becomes_a_traceroute_with_null_for_silent_hops():
+    body = load("pscheduler-archiver-http-trace-1.json")
+    _, record, excerpt = convert(body)
+    assert isinstance(record, TracerouteRecord)
+    assert record.hops == ["192.168.1.1", None, None, None, None, None, None, "1.1.1.1"]
+    assert excerpt["hops"][0]["hostname"] == "ntt.setup"
+    assert excerpt["hops"][-1]["as"] == 13335
+    assert excerpt["hops"][-1]["rtt_ms"] == pytest.approx(10.1)
+
+
+def test_trace_result_with_names_and_as_numbers_and_mtu():
+    envelope = load("pscheduler-archiver-http-trace-1.json")
+    envelope["result"] = result = load("pscheduler-trace-result-1.json")
+    hops = result["paths"][0]
+    _, record, excerpt = convert(envelope)
+    assert record.hops == [h["ip"] for h in hops]
+    assert len(record.hops) == 10
+    assert [h.get("as") for h in excerpt["hops"]] == [h.get("as", {}).get("number") for h in hops]
+    assert excerpt["hops"][1]["hostname"] == "dc-desk-wifi-rtr1.internet2.edu."
+    assert record.pmtu_bytes is None  # this tool reported no MTU
+    result["paths"][0][3]["mtu"] = 9000
+    result["paths"][0][5]["mtu"] = 1500
+    _, record, _ = convert(envelope)
+    assert record.pmtu_bytes == 1500
+
+
+def test_a_failed_run_is_a_record_with_its_error():
+    body = load("pscheduler-archiver-http-throughput-1.json")
+    body["result"] = {"succeeded": False, "error": "iperf3 returned an error: unable to connect to server",
+                      "diags": "iperf3: error - unable to connect"}
+    _, record, _ = convert(body)
+    assert record.throughput_bps is None
+    assert record.error == "iperf3 returned an error: unable to connect to server"
+    assert record.stderr_excerpt == "iperf3: error - unable to connect"
+
+
+def test_udp_throughput_keeps_packets_and_offered_rate():
+    body = load("pscheduler-archiver-http-throughput-1.json")
+    body["test"]["spec"].update(udp=True, bandwidth=500000000)
+    body["result"]["summary"]["summary"].update({"sent-packets": 43000, "lost-packets": 12, "jitter": 0.05})
+    _, record, excerpt = convert(body)
+    assert (record.protocol, record.packets_sent, record.packets_lost) == ("udp", 43000, 12)
+    assert record.offered_bps == 5e8
+    assert record.retransmits is None
+    assert excerpt["jitter_ms"] == 0.05
+
+
+def _transform_doc() -> dict:
+    """The documentation example (not valid JSON: elided with "..."): the smallest repair that parses it."""
+    text = toolout("pscheduler-transform-input-doc-1.txt").read_text()
+    text = text.replace("[ ...", "[")
+    text = re.sub(r",(\s*[}\]])", r"\1", text)
+    return json.loads(text)
+
+
+def test_reverse_throughput_measures_dest_to_source():
+    body = _transform_doc()
+    run = parse_run(body)
+    assert run.reversed and run.source_names == ("ps1.example.net",) and run.dest_names == ("ps2.example.net",)
+    summary = body["result"]["summary"]["summary"]
+    _, record, excerpt = convert(body, src="FZK", dst="CERN")  # the caller swaps the sites of a reversed run
+    assert record.throughput_bps == summary["throughput-bits"]
+    assert excerpt["reverse"] is True
+
+
+def test_the_archiver_plugin_input_is_read_and_its_test_type_is_not_measured():
+    run = parse_run(load("pscheduler-archiver-plugin-input-1.json"))
+    assert run.prefix == "result."
+    assert (run.run_id, run.test_type, run.tool) == ("d206c24d-f44d-4d0a-a13c-0ab5eed91313", "simplestream",
+                                                     "simplestreamer")
+    assert run.participants == ("dev9", "dev8")
+    assert not run.measured
+
+
+@pytest.mark.parametrize(
+    ("mutate", "path"),
+    [
+        (lambda b: b["test"]["spec"].pop("dest"), "test.spec.dest"),
+        (lambda b: b.pop("id"), "id"),
+        (lambda b: b["test"].pop("type"), "test.type"),
+        (lambda b: b.update(result=[1]), "result"),
+        (lambda b: (b["schedule"].pop("start"), b["run"].pop("start-time")), "schedule.start"),
+        (lambda b: b.update(tool=5), "tool"),
+    ],
+)
+def test_a_malformed_body_names_the_field(mutate, path):
+    body = copy.deepcopy(load("pscheduler-archiver-http-throughput-1.json"))
+    mutate(body)
+    with pytest.raises(BodyProblem) as info:
+        parse_run(body)
+    assert path in [e["path"] for e in info.value.errors]
+
+
+def test_endpoint_names_are_compared_without_case_port_or_trailing_dot():
+    assert endpoint_normalise("PS1.Example.NET.") == "ps1.example.net"
+    assert endpoint_normalise("ps1.example.net:443") == "ps1.example.net"
+    assert endpoint_normalise("[2001:DB8::1]:861") == "2001:db8::1"
+    assert endpoint_normalise("2001:db8::1") == "2001:db8::1"
+    assert endpoint_normalise("192.0.2.1:5201") == "192.0.2.1"
+    assert endpoint_normalise("  ") is None and endpoint_normalise(7) is None
+
+
+def test_iso_durations():
+    assert iso_duration_s("PT0.001301S") == pytest.approx(0.001301)
+    assert iso_duration_s("PT19S") == 19 and iso_duration_s("P0D") == 0 and iso_duration_s("PT1H2M") == 3720
+    assert iso_duration_s("1 hour") is None and iso_duration_s("PT") is None

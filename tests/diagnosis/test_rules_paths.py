@@ -98,10 +98,25 @@ def test_one_failed_test_in_the_middle_is_not_an_outage():
     assert path_down(ctx(path("CERN", "FZK", 1e9, EU_HOPS, tests))) == []
 
 
-def test_the_latest_failed_test_alone_is_an_ongoing_outage():
+def test_the_latest_failed_test_alone_is_not_an_outage_but_one_confirmed_by_owamp_is():
+    # a test failing once is a busy server, even when it happens to be the latest one
     tests = every(30, lambda m: failed(m) if m == 360 else tcp(m, 9e8, window_bytes=2_450_000, rtt_ms=9.8))
-    [f] = path_down(ctx(path("CERN", "FZK", 1e9, EU_HOPS, tests)))
-    assert f.start == at(360) and f.evidence["ongoing"]
+    assert path_down(ctx(path("CERN", "FZK", 1e9, EU_HOPS, tests))) == []
+    # owamp losing all 600 packets at the same time confirms it: the outage is going on
+    sessions = every(5, lambda m: owamp(m, 4.9, lost=600 if m >= 355 else 0))
+    [f] = path_down(ctx(path("CERN", "FZK", 1e9, EU_HOPS, tests, sessions)))
+    assert f.start == at(355) and f.evidence["ongoing"]
+    assert {o["kind"] for o in f.evidence["failed"]} == {"tcp", "owamp"}
+
+
+def test_failures_while_owamp_carries_packets_are_not_an_outage():
+    # given three tests refused in a row while owamp gets every packet through
+    tests = every(30, lambda m: failed(m) if 240 <= m <= 300 else tcp(m, 9e8, window_bytes=2_450_000, rtt_ms=9.8))
+    sessions = every(5, lambda m: owamp(m, 4.9))
+    assert path_down(ctx(path("CERN", "FZK", 1e9, EU_HOPS, tests, sessions))) == []
+    # and failed, ok, failed is no run either
+    tests = every(30, lambda m: failed(m) if m in (240, 300) else tcp(m, 9e8, window_bytes=2_450_000, rtt_ms=9.8))
+    assert path_down(ctx(path("CERN", "FZK", 1e9, EU_HOPS, tests))) == []
 
 
 def test_interface_hop_down_in_two_polls_is_an_outage():

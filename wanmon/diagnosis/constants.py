@@ -180,8 +180,12 @@ IMPLAUSIBLE_UTILISATION = 1.05
 INTERFACE_DOWN_MIN_SAMPLES = 2
 
 # --------------------------------------------------------------------------- PATH_DOWN
-#: Failed tests / sessions with 100 % loss needed (or one that is the latest observation).
+#: Consecutive failed tests / sessions with 100 % loss of one kind needed; a single one needs another kind
+#: (or a port of the path down) to confirm it.  A test failing once between successes is a busy server.
 PATH_DOWN_MIN_OBSERVATIONS = 2
+#: Other measurement kinds within 10 min of a run of failures confirm it (they failed too) or contradict it
+#: (they got packets through): owamp runs every 1-5 min, so a failed 30-min test always has sessions this near.
+PATH_DOWN_CROSS_CHECK_S = 600.0
 
 # --------------------------------------------------------------------------- PERIODIC_LOSS
 #: At least four loss events (three intervals) to call a period.

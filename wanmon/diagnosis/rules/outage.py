@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Sequence
+from datetime import datetime, timedelta
 
 from wanmon.diagnosis import codes
 from wanmon.diagnosis import constants as k
-from wanmon.diagnosis.analysis import DOWN, Observation, build_runs, trunks_on_path
+from wanmon.diagnosis.analysis import DOWN, Observation, PathAssessment, interface_on_path, trunks_on_path
 from wanmon.diagnosis.context import RuleContext, path_finding
 from wanmon.diagnosis.evidence import EvidenceBundle, Finding, InterfaceEvidence, PathEvidence
 
@@ -43,11 +44,12 @@ def _down_spans(samples: list[tuple[datetime, str]]) -> list[tuple[datetime, dat
 
 
 def interfaces_down_on_path(bundle: EvidenceBundle, path: PathEvidence) -> list[tuple[str, datetime, datetime, int]]:
-    """(element, start, end, samples) for interface hops that are down, and trunks whose members are all down."""
-    hops = set(path.hops)
+    """(element, start, end, samples) for ports the path is known to leave or arrive by that are down (a trunk
+    member alone does not cut the path), and trunks whose members are all down."""
+    members = {m.name for t in bundle.trunks for m in t.members}
     out = []
     for iface in bundle.all_interfaces():
-        if iface.name in hops:
+        if iface.name not in members and interface_on_path(iface.name, path, bundle) == "exact":
             out += [(iface.name, s, e, n) for s, e, n in _down_spans(_status_samples(iface))]
     for trunk in trunks_on_path(bundle, path):
         member_spans = [_down_spans(_status_samples(m)) for m in trunk.members]
@@ -60,17 +62,50 @@ def interfaces_down_on_path(bundle: EvidenceBundle, path: PathEvidence) -> list[
     return out
 
 
+def consecutive_down_runs(observations: Sequence[Observation]) -> list[list[Observation]]:
+    """Runs of consecutive DOWN observations of one kind: any other observation of that kind ends a run
+    (failed, ok, failed is two single failures, not a run of two)."""
+    runs: list[list[Observation]] = []
+    for kind in sorted({o.kind for o in observations}):
+        cur: list[Observation] = []
+        for o in sorted((o for o in observations if o.kind == kind), key=lambda o: o.time):
+            if o.state == DOWN:
+                cur.append(o)
+            elif cur:
+                runs.append(cur)
+                cur = []
+        if cur:
+            runs.append(cur)
+    return runs
+
+
+def _near(run: Sequence[Observation], o: Observation) -> bool:
+    slack = timedelta(seconds=k.PATH_DOWN_CROSS_CHECK_S)
+    return run[0].time - slack <= o.time <= run[-1].time + slack
+
+
+def other_kinds_near(a: PathAssessment, run: Sequence[Observation]) -> tuple[list[Observation], list[Observation]]:
+    """Observations of the other measurement kinds around a run of failures: (those that got through, those that
+    did not)."""
+    others = [o for o in a.observations if o.kind != run[0].kind and _near(run, o)]
+    return [o for o in others if o.state != DOWN], [o for o in others if o.state == DOWN]
+
+
 def path_down(ctx: RuleContext) -> list[Finding]:
     """PATH_DOWN: the path direction is out of service.
 
     Evidence: throughput tests that failed (error, nothing transferred), owamp
     sessions and UDP tests that lost 100 % of their packets, and the oper status
-    of interfaces that are hops of the path (or of all members of a trunk on it).
+    of ports the path is known to cross (or of all members of a trunk on it).
 
     Criterion: PATH_DOWN_MIN_OBSERVATIONS consecutive failed observations of one
-    kind (or a single one that is the latest of its kind: the outage is still
-    going on), or an interface hop down in INTERFACE_DOWN_MIN_SAMPLES consecutive
-    polls (or in the latest poll).
+    kind (any success of that kind in between breaks the run), or a single one
+    corroborated by another kind (a 100 %-loss session or failed test of another
+    kind, or a port of the path down, within PATH_DOWN_CROSS_CHECK_S); in either
+    case not contradicted by another kind that got packets through in that time
+    and nothing failing with it (owamp carrying packets while throughput tests are
+    refused is the test host, not the path: MEASUREMENT_GAP says so). Or a port of
+    the path down in INTERFACE_DOWN_MIN_SAMPLES consecutive polls.
 
     Why: one failed test can be a busy server; repeated failures, or total loss
     of 600 probe packets over a minute, mean the path does not carry traffic.
@@ -79,14 +114,20 @@ def path_down(ctx: RuleContext) -> list[Finding]:
     """
     out: list[Finding] = []
     for a in ctx.assessments():
-        runs = build_runs(a.observations, frozenset({DOWN}), 1)
-        kept: list[list[Observation]] = []
-        for run in runs:
-            later = [o for o in a.observations if o.kind == run[-1].kind and o.time > run[-1].time]
-            if len(run) >= k.PATH_DOWN_MIN_OBSERVATIONS or not later:
-                kept.append(run)
         ifaces = interfaces_down_on_path(ctx.bundle, a.path)
         ifaces = [i for i in ifaces if (ctx.bundle.window_start is None or i[2] >= ctx.bundle.window_start)]
+        kept: list[list[Observation]] = []
+        for run in consecutive_down_runs(a.observations):
+            through, failing = other_kinds_near(a, run)
+            if through and not failing:
+                continue  # another measurement carried packets meanwhile: not an outage of the path
+            iface_down = any(
+                s - timedelta(seconds=k.PATH_DOWN_CROSS_CHECK_S) <= run[-1].time
+                and run[0].time <= e + timedelta(seconds=k.PATH_DOWN_CROSS_CHECK_S)
+                for _, s, e, _ in ifaces
+            )
+            if len(run) >= k.PATH_DOWN_MIN_OBSERVATIONS or failing or iface_down:
+                kept.append(run)
         if not kept and not ifaces:
             continue
         times = [o.time for run in kept for o in run] + [t for i in ifaces for t in (i[1], i[2])]
@@ -109,8 +150,9 @@ def path_down(ctx: RuleContext) -> list[Finding]:
                 + (" (ongoing)" if ongoing else f" to {end:%H:%M}"),
                 explanation=(
                     f"{a.key} did not carry traffic: {'; '.join(parts)}. A single failed test can be a busy server; "
-                    f"at least {k.PATH_DOWN_MIN_OBSERVATIONS} in a row, total loss of every probe packet, or a "
-                    f"hop's interface down means an outage."
+                    f"at least {k.PATH_DOWN_MIN_OBSERVATIONS} in a row, or one confirmed by another kind of "
+                    f"measurement or by a port of the path down, with no other measurement getting through, "
+                    f"means an outage."
                 ),
                 evidence={
                     "failed": [

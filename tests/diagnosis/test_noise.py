@@ -1,0 +1,92 @@
+"""Ordinary noise of real perfSONAR data (DIAGNOSIS.md section 4) raises nothing; faults in it are still found."""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+
+from tests.diagnosis.builders import (
+    T0,
+    at,
+    bundle,
+    every,
+    failed,
+    host,
+    owamp,
+    path,
+    run,
+    tcp,
+)
+from wanmon.diagnosis import codes
+from wanmon.diagnosis.analysis import assess_path
+from wanmon.diagnosis.evidence import summarise_path
+
+GiB_CAP = (1 << 31) - 1  # Linux's cap on a socket buffer
+HOPS = ("cern-border:et-1/0/0", "cern-lhcopn", "triumf-border")
+
+
+def noisy_tcp(minute: float, rng: random.Random, level_bps: float = 30e9, **kw):
+    """A host-limited single stream: +-25 % run to run, a few hundred self-induced retransmits (autotuned window)."""
+    kw.setdefault("retransmits", rng.randint(100, 600))
+    return tcp(minute, level_bps * rng.uniform(0.75, 1.25), rtt_ms=150.0, window_bytes=None, **kw)
+
+
+def noisy_owamp(minute: float, rng: random.Random, lost=None):
+    """600-packet sessions that now and then lose a single packet."""
+    return owamp(minute, 75.0, lost=(1 if rng.random() < 0.1 else 0) if lost is None else lost)
+
+
+def host_limited_path(rng: random.Random, tcp_fn=None, owamp_fn=None, src="CERN", dst="TRIUMF"):
+    tcp_fn = tcp_fn or (lambda m: noisy_tcp(m, rng))
+    owamp_fn = owamp_fn or (lambda m: noisy_owamp(m, rng))
+    # the baseline: the day before, with the same noise
+    earlier = [noisy_tcp(m, rng) for m in range(-24 * 60, 0, 30)]
+    baseline = summarise_path(earlier, (), (), T0 - timedelta(days=1), T0)
+    return path(src, dst, 100e9, HOPS, every(30, tcp_fn), every(5, owamp_fn), baseline=baseline)
+
+
+def hosts():
+    return (
+        host("CERN", "cern-dtn", buf=GiB_CAP, mtu=9000),
+        host("TRIUMF", "triumf-dtn", buf=GiB_CAP, mtu=9000),
+    )
+
+
+def alarms(findings):
+    return [(f.code, f.severity, dict(f.subject)) for f in findings if f.severity != codes.INFO]
+
+
+def test_a_host_limited_path_with_self_induced_retransmits_and_stray_owamp_losses_is_healthy():
+    # given 30 Gb/s +-25 % on a 100G path, 100-600 retransmits a test, one packet lost in ~10 % of sessions,
+    # and a baseline of the same
+    rng = random.Random(7)
+    p = host_limited_path(rng)
+    b = bundle(p, hosts=hosts())
+    # then no test is degraded and nothing is raised
+    a = assess_path(p, b, at(360))
+    assert [o.reason for o in a.observations if o.state != "ok"] == []
+    assert alarms(run(b)) == []
+
+
+def test_a_collapse_in_a_noisy_host_limited_path_is_found():
+    # given the same noise, and from minute 180 a collapse from ~30 Gb/s to 120 Mb/s
+    rng = random.Random(11)
+
+    def tcp_fn(m):
+        return tcp(m, 120e6, rtt_ms=150.0, window_bytes=None, retransmits=40) if m >= 180 else noisy_tcp(m, rng)
+
+    b = bundle(host_limited_path(rng, tcp_fn=tcp_fn), hosts=hosts())
+    # then the path's degradation is reported (whatever explains it), from the collapse on
+    findings = [f for f in run(b) if f.subject == {"src": "CERN", "dst": "TRIUMF"} and f.severity != codes.INFO]
+    assert findings, alarms(run(b))
+    assert min(f.start for f in findings) == at(180)
+
+
+def test_a_single_failed_test_between_successes_is_not_an_outage():
+    rng = random.Random(3)
+    b = bundle(host_limited_path(rng, tcp_fn=lambda m: failed(m) if m == 360 else noisy_tcp(m, rng)), hosts=hosts())
+    assert codes.PATH_DOWN not in {f.code for f in run(b)}
+    b = bundle(
+        host_limited_path(rng, tcp_fn=lambda m: failed(m) if m in (240, 300) else noisy_tcp(m, rng)), hosts=hosts()
+    )
+    assert codes.PATH_DOWN not in {f.code for f in run(b)}  # failed, ok, failed is not a run

@@ -375,7 +375,7 @@ def psconfig_token_ensure(*, site: Site | None) -> PsconfigAccess:
     key (re-derived when the key changed) so that the template can be served again at any time. The mesh
     template carries no archive: one agent token cannot be right for every site.
     """
-    token = PsconfigToken.objects.select_for_update().filter(site=site, revoked_at__isnull=True).first()
+    token = PsconfigToken.objects.select_for_update().filter(site=site, revoked_at__isnull=True).order_by("id").first()
     created = token is None
     if created:
         nonce = secrets.token_hex(16)

@@ -53,6 +53,7 @@ from collectors.snmp import (
     PRIMARY_COLUMNS,
     SNMP_ENGINE_BOOTS,
     SYS_UPTIME,
+    FakeSnmpTransport,
     SnmpDeviceConfig,
     SnmpError,
     SnmpPoller,
@@ -61,8 +62,10 @@ from collectors.snmp import (
     fallback_columns,
     index_column,
     poll_with_transport,
+    pysnmp_transport,
     read_device,
 )
+from collectors.snmp import core as snmp_core
 
 NOW = datetime(2026, 3, 1, 11, 1, tzinfo=UTC)
 ABOVE_2_63 = 18446744073000000000  # FORMAT.md's example: above 2^63, below 2^64
@@ -550,38 +553,13 @@ def test_default_deadline_grows_with_slow_timeouts():
 # --- polling through a fake transport ----------------------------------------------------------
 
 
-class FakeTransport:
-    """In-memory agent: ``walks`` (column -> {ifIndex: value}) and ``scalars``; optional failures."""
+class FakeTransport(FakeSnmpTransport):
+    """The in-memory device, by default the router of :func:`router_walks` with :data:`SCALARS`."""
 
-    def __init__(self, walks=None, scalars=None, *, fail=None, delay_s=0.0, hang_columns=()):
-        self.walks = walks if walks is not None else router_walks()
-        self.scalars = scalars if scalars is not None else dict(SCALARS)
-        self.fail = fail or {}  # column or "get" -> SnmpError
-        self.delay_s = delay_s
-        self.hang_columns = set(hang_columns)
-        self.walked: list[str] = []
-        self.in_flight = 0
-        self.max_in_flight = 0
-
-    async def get(self, oids):
-        await asyncio.sleep(self.delay_s)
-        if "get" in self.fail:
-            raise self.fail["get"]
-        return {oid: self.scalars.get(oid) for oid in oids}
-
-    async def bulk_walk(self, oid):
-        self.walked.append(oid)
-        self.in_flight += 1
-        self.max_in_flight = max(self.max_in_flight, self.in_flight)
-        try:
-            await asyncio.sleep(self.delay_s)
-            if oid in self.hang_columns:
-                await asyncio.sleep(3600)
-            if oid in self.fail:
-                raise self.fail[oid]
-            return {f"{oid}.{index}": value for index, value in self.walks.get(oid, {}).items()}
-        finally:
-            self.in_flight -= 1
+    def __init__(self, walks=None, scalars=None, **options):
+        super().__init__(
+            router_walks() if walks is None else walks, dict(SCALARS) if scalars is None else scalars, **options
+        )
 
 
 def config(**options):
@@ -810,8 +788,8 @@ def test_bulk_walk_stops_at_the_first_timeout_instead_of_retrying_forever(monkey
         def ObjectIdentity(value):  # noqa: N802
             return value
 
-    monkeypatch.setattr(snmp, "_hlapi", lambda: FakeHlapi)
-    transport = snmp._PysnmpTransport(object(), config(timeout_s=1, retries=1), object())
+    monkeypatch.setattr(pysnmp_transport, "_hlapi", lambda: FakeHlapi)
+    transport = pysnmp_transport._PysnmpTransport(object(), config(timeout_s=1, retries=1), object())
 
     with pytest.raises(SnmpError) as excinfo:
         asyncio.run(transport.bulk_walk(IF_HC_IN_OCTETS))
@@ -839,7 +817,7 @@ def test_importing_the_collector_loads_neither_pysnmp_nor_the_central_stack():
 
 
 class FakeClock:
-    """Stands in for ``time`` in collectors.snmp: a monotonic clock the test moves."""
+    """Stands in for ``time`` in collectors.snmp.core: a monotonic clock the test moves."""
 
     def __init__(self) -> None:
         self.now_s = 1000.0
@@ -854,7 +832,7 @@ def test_a_slow_first_request_does_not_make_a_false_restart(monkeypatch):
     # uptime advanced 48 s between the two answers: stamped at `now`, the records would say 60 s
     # passed, 12 s more than the uptime (beyond the centre's 10 s + 1 % tolerance): a false restart.
     clock = FakeClock()
-    monkeypatch.setattr(snmp, "_time", clock)
+    monkeypatch.setattr(snmp_core, "_time", clock)
     boot_s = clock.now_s - 8_834_122.0
 
     class AnswersAfter(FakeTransport):

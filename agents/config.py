@@ -67,6 +67,7 @@ from agents.replay_collector import ReplayTarget
 from collectors.nuttcp import NuttcpConfig
 from collectors.owamp import OwampConfig
 from collectors.records import SITE_CODE_PATTERN
+from collectors.snmp_config import VERSIONS as SNMP_CONFIG_VERSIONS
 from collectors.snmp_config import SnmpDeviceConfig
 from collectors.traceroute import TracerouteConfig
 
@@ -103,8 +104,6 @@ DEFAULT_INTERVALS_S: Mapping[str, float] = {
 MAX_INTERVAL_S = 7 * 86400.0  # the wire schema's bound on schedule_interval_s
 SERVER_MAX_RECORDS = 20_000  # the centre's default per-batch limit (WANMON_INGEST_MAX_RECORDS)
 
-SNMP_VERSIONS = ("2c", "3")
-SNMP_MIN_KEY_CHARS = 8  # RFC 3414: USM passphrases shorter than 8 characters are refused by agents
 
 _SITE_CODE = re.compile(SITE_CODE_PATTERN)
 _PRINTABLE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@:+-]*\Z")  # goes into the User-Agent header
@@ -451,7 +450,7 @@ class _Validator:
     def snmp(self, table: dict[str, Any], where: str) -> SnmpDeviceConfig | None:
         """An ``[[snmp]]`` table: collectors.snmp_config.SnmpDeviceConfig, plus checks of what the table spells out."""
         table = {k: v.upper() if k.endswith("_protocol") and isinstance(v, str) else v for k, v in table.items()}
-        if "version" in table and table["version"] not in SNMP_VERSIONS:
+        if "version" in table and table["version"] not in SNMP_CONFIG_VERSIONS:
             # Checked first: `version = 2` (a number) is the classic mistake; say what is meant.
             self.error(f"{where}.version", 'must be "2c" or "3"')
             table = {k: v for k, v in table.items() if k != "version"}

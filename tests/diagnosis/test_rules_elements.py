@@ -282,3 +282,34 @@ def test_errors_on_another_port_of_a_router_of_the_path_name_no_path():
     rows = every(1, lambda m: rate_row(m, 5e8, 5e8, in_errors_per_s=0.5 if m >= 60 else 0.0, in_pkts_per_s=7e4))
     [f] = interface_errors(ctx(healthy_eu(hops=HOPS), interfaces=(iface("geant-gva", "xe-9/0/0", 10e9, rows),)))
     assert f.evidence["paths"] == []
+
+
+# ------------------------------------------------------------------ INTERFACE_ERRORS is relative and persistent
+def test_a_few_input_discards_a_minute_on_a_busy_100g_port_are_normal():
+    # 30 Gb/s of 9000-byte frames (~420 k packets/s) and 0.03 input discards/s in every poll: 7e-8 of the packets
+    rows = every(1, lambda m: rate_row(m, 30e9, 28e9, in_discards_per_s=0.03, in_pkts_per_s=4.2e5,
+                                       out_pkts_per_s=3.9e5))
+    assert interface_errors(ctx(healthy_eu(hops=HOPS), interfaces=(iface("geant-gva", "xe-0/0/0", 100e9, rows),))) == []
+
+
+def test_a_low_crc_rate_on_a_quiet_port_is_a_large_share_of_its_packets():
+    # 0.005 CRC errors/s (below any absolute floor) of 1000 packets/s: 5e-6 of the frames are corrupted
+    rows = every(1, lambda m: rate_row(m, 1.2e7, 1e6, in_errors_per_s=0.005, in_pkts_per_s=1000))
+    [f] = interface_errors(ctx(healthy_eu(hops=HOPS), interfaces=(iface("geant-gva", "xe-0/0/0", 10e9, rows),)))
+    assert f.evidence["crc_error_fraction"] == pytest.approx(5e-6)
+    assert f.evidence["intervals_with_errors"] == 361
+
+
+def test_output_discards_at_moderate_load_are_micro_burst_drops():
+    # case study 5: 45 % of 10 Gb/s, and 6 output discards/s of ~600 k packets/s (1e-5) in every poll
+    rows = every(1, lambda m: rate_row(m, 1e9, 4.5e9, out_discards_per_s=6.0, out_pkts_per_s=6e5, in_pkts_per_s=1e5))
+    [f] = interface_errors(ctx(healthy_eu(hops=HOPS), interfaces=(iface("geant-gva", "xe-0/0/0", 10e9, rows),)))
+    assert f.evidence["discard_fraction"] == pytest.approx(1e-5)
+    assert f.evidence["out_discards_per_s_median"] == pytest.approx(6.0)
+    assert "micro-burst" in f.explanation
+
+
+def test_errors_in_scattered_polls_are_not_persistent():
+    # errors in every other poll: never three consecutive polls with errors
+    rows = every(1, lambda m: rate_row(m, 5e8, 5e8, in_errors_per_s=0.5 if int(m) % 2 else 0.0, in_pkts_per_s=7e4))
+    assert interface_errors(ctx(healthy_eu(hops=HOPS), interfaces=(iface("geant-gva", "xe-0/0/0", 10e9, rows),))) == []

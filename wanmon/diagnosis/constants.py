@@ -166,9 +166,20 @@ LOAD_ONSET_TOLERANCE_S = 1800.0
 LOAD_LOOKBACK_S = 7200.0
 
 # --------------------------------------------------------------------------- interfaces
-#: Errors above 0.01/s (one per 100 s, i.e. more than one per 60 s poll on average) in at least
-#: three polls: a clean optical link shows none; a dirty connector keeps producing them.
+#: CRC / input and output errors above 1e-6 of the packets: a clean optical link counts (nearly) none, and at
+#: 1e-6 one TCP stream on a 150 ms path with jumbo frames is already capped near 1 Gb/s (Mathis).
+INTERFACE_ERROR_FRACTION = 1.0e-6
+#: Discards (input and output queue drops) are counted separately: a few input discards a minute on a busy
+#: 100G port (1e-8 of its packets: unknown protocols, policers) are normal; output discards are the micro-burst
+#: drops of a port in front of a faster one (case study 5 at 45 % load).  Above 1e-6 of the packets they cost
+#: long-path TCP as much as CRC errors do.
+INTERFACE_DISCARD_FRACTION = 1.0e-6
+#: When a poll has no packet counters, packets are estimated from the bit rate with 1500-byte frames.
+INTERFACE_ASSUMED_FRAME_BYTES = 1500
+#: Without packets nor bits (an idle or unknown port) an absolute floor: more than one event per 60 s poll.
 INTERFACE_ERRORS_MIN_PER_S = 0.01
+#: Persistent: in this many consecutive valid polls of the same interface (a clean poll ends a run); a dirty
+#: connector keeps producing errors, a one-off burst (a reseated cable, a line-card event) does not.
 INTERFACE_ERRORS_MIN_INTERVALS = 3
 #: Utilisation above 90 % of the speed is where queues and drops form.
 CONGESTION_UTILISATION = 0.9

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from wanmon.diagnosis import codes, text
@@ -48,44 +50,132 @@ def degraded_through(
     ]
 
 
-def _error_rate(r: InterfaceRate) -> float:
-    return sum(v or 0.0 for v in (r.in_errors_per_s, r.out_errors_per_s, r.in_discards_per_s))
+def _packets_per_s(pkts: float | None, bps: float | None) -> float | None:
+    if pkts:
+        return pkts
+    if bps:
+        return bps / 8.0 / k.INTERFACE_ASSUMED_FRAME_BYTES
+    return None
+
+
+def _fraction(events: Sequence[tuple[float | None, float | None]]) -> float:
+    """Largest of events/packets over the directions given as (events per s, packets per s)."""
+    worst = 0.0
+    for rate, pkts in events:
+        if not rate:
+            continue
+        if pkts:
+            worst = max(worst, rate / pkts)
+        elif rate > k.INTERFACE_ERRORS_MIN_PER_S:
+            worst = math.inf  # events and no traffic known: count them (absolute floor)
+    return worst
+
+
+@dataclass(frozen=True)
+class PollErrors:
+    """One valid poll: errors (CRC, in and out) and discards (in and out), per second and as packet fractions."""
+
+    row: InterfaceRate
+    errors_per_s: float
+    discards_per_s: float
+    error_fraction: float
+    discard_fraction: float
+
+    @property
+    def bad(self) -> bool:
+        return (
+            self.error_fraction >= k.INTERFACE_ERROR_FRACTION or self.discard_fraction >= k.INTERFACE_DISCARD_FRACTION
+        )
+
+
+def poll_errors(r: InterfaceRate, speed_bps: float | None) -> PollErrors:
+    """Errors and discards of one poll; discards of a direction running at CONGESTION_UTILISATION or more are
+    congestion drops (LINK_CONGESTION's evidence), not a fault of the interface, and are left out."""
+    in_pkts = _packets_per_s(r.in_pkts_per_s, r.in_bps)
+    out_pkts = _packets_per_s(r.out_pkts_per_s, r.out_bps)
+
+    def below_full(bps: float | None) -> bool:
+        return not speed_bps or bps is None or bps < k.CONGESTION_UTILISATION * speed_bps
+
+    in_disc = r.in_discards_per_s if below_full(r.in_bps) else None
+    out_disc = r.out_discards_per_s if below_full(r.out_bps) else None
+    return PollErrors(
+        row=r,
+        errors_per_s=(r.in_errors_per_s or 0.0) + (r.out_errors_per_s or 0.0),
+        discards_per_s=(in_disc or 0.0) + (out_disc or 0.0),
+        error_fraction=_fraction(((r.in_errors_per_s, in_pkts), (r.out_errors_per_s, out_pkts))),
+        discard_fraction=_fraction(((in_disc, in_pkts), (out_disc, out_pkts))),
+    )
+
+
+def persistent_error_runs(rows: Sequence[InterfaceRate], speed_bps: float | None = None) -> list[list[PollErrors]]:
+    """Runs of at least INTERFACE_ERRORS_MIN_INTERVALS consecutive bad polls (a clean poll or a gap ends a run)."""
+    cad = cadence_s([r.time for r in rows])
+    max_gap = timedelta(seconds=(k.EPISODE_MAX_GAP_FACTOR * cad) if cad else k.EPISODE_DEFAULT_MAX_GAP_S)
+    runs: list[list[PollErrors]] = []
+    cur: list[PollErrors] = []
+    for r in rows:
+        pe = poll_errors(r, speed_bps)
+        if pe.bad and (not cur or r.time - cur[-1].row.time <= max_gap):
+            cur.append(pe)
+            continue
+        if cur:
+            runs.append(cur)
+        cur = [pe] if pe.bad else []
+    if cur:
+        runs.append(cur)
+    return [run for run in runs if len(run) >= k.INTERFACE_ERRORS_MIN_INTERVALS]
+
+
+def _finite_median(values) -> float | None:
+    return median(v for v in values if v is not None and math.isfinite(v))
 
 
 def interface_errors(ctx: RuleContext) -> list[Finding]:
-    """INTERFACE_ERRORS: input/output errors (CRC) or input discards keep rising on an interface.
+    """INTERFACE_ERRORS: CRC errors or discards keep coming on an interface, as a share of its packets.
 
-    Evidence: the interface's valid rate rows (in/out errors and in-discards per
-    second), its packet rates when polled, and the paths crossing it.
+    Evidence: the interface's valid rate rows (in/out errors and in/out discards per
+    second, in/out packets per second; packets estimated from the bit rate with
+    INTERFACE_ASSUMED_FRAME_BYTES frames when not polled), and the paths crossing it.
 
-    Criterion: at least INTERFACE_ERRORS_MIN_INTERVALS polling intervals with
-    more than INTERFACE_ERRORS_MIN_PER_S errors+discards per second.  A single
-    interval is ignored (a counter artefact or a one-off event); intervals
-    dropped for a counter reset never count.  Critical when a path through the
-    interface is degraded at the same time.
+    Criterion: errors above INTERFACE_ERROR_FRACTION of the packets, or discards
+    above INTERFACE_DISCARD_FRACTION (in a direction below CONGESTION_UTILISATION:
+    drops of a full link are congestion), in at least INTERFACE_ERRORS_MIN_INTERVALS
+    consecutive valid polls of this interface.  A single poll, or scattered ones,
+    are ignored (a counter artefact or a one-off event); intervals dropped for a
+    counter reset never count.  Critical when a path known to cross the interface
+    is degraded at the same time.
 
-    Why: a clean optical link shows no CRC errors at all.  Errors that keep
-    coming mean the physical layer is bad -- a dirty or misaligned fibre end, a
-    bad patch panel, a failing optic -- and every lost frame is a loss that
-    TCP pays for with the Mathis formula.
+    Why: a clean optical link shows no CRC errors at all; errors that keep coming
+    mean a dirty or misaligned fibre end, a bad patch panel, a failing optic.
+    Output discards at moderate load are micro-burst drops.  Both are losses that
+    TCP pays for with the Mathis formula -- but a few input discards a minute on a
+    busy 100G port (1e-8 of its packets) are not, so the rule counts shares, not events.
     """
     out: list[Finding] = []
     for iface in ctx.bundle.all_interfaces():
         rows = valid_rows(ctx, iface)
-        bad = [r for r in rows if _error_rate(r) > k.INTERFACE_ERRORS_MIN_PER_S]
-        if len(bad) < k.INTERFACE_ERRORS_MIN_INTERVALS:
+        runs = persistent_error_runs(rows, iface.speed_bps)
+        if not runs:
             continue
+        polls = [pe for run in runs for pe in run]
+        bad = [pe.row for pe in polls]
         start, end = bad[0].time, bad[-1].time
-        rate = median(_error_rate(r) for r in bad) or 0.0
+        rate = median(pe.errors_per_s + pe.discards_per_s for pe in polls) or 0.0
         in_err = median((r.in_errors_per_s or 0.0) for r in bad) or 0.0
         disc = median((r.in_discards_per_s or 0.0) for r in bad) or 0.0
+        out_disc = median((r.out_discards_per_s or 0.0) for r in bad) or 0.0
+        err_frac = _finite_median(pe.error_fraction for pe in polls if pe.errors_per_s)
+        disc_frac = _finite_median(pe.discard_fraction for pe in polls if pe.discards_per_s)
         pkts = median(r.in_pkts_per_s for r in bad if r.in_pkts_per_s)
-        frac = rate / pkts if pkts else None
+        frac = max((f for f in (err_frac, disc_frac) if f), default=None)
         degraded = degraded_through(ctx, iface, start, end)
         through = paths_through(ctx, iface)
         loss_note = ""
         if frac:
-            loss_note = f" That is {text.loss(frac)} of the {pkts:,.0f} packets/s received."
+            loss_note = f" That is {text.loss(frac)} of the packets" + (
+                f" ({pkts:,.0f} packets/s received)." if pkts else " (packets estimated from the bit rate)."
+            )
             rtts = [(a, a.rtt_ms) for a, _ in through if a.rtt_ms]
             if rtts:
                 a, rtt = max(rtts, key=lambda x: x[1])
@@ -99,6 +189,29 @@ def interface_errors(ctx: RuleContext) -> list[Finding]:
             if degraded
             else ("Paths through it: " + ", ".join(a.key for a, _ in through) + "." if through else "")
         )
+        what = " and ".join(
+            w for w, f in (("CRC/errors", err_frac), ("discards", disc_frac)) if f is not None and f > 0
+        ) or "errors"
+        if err_frac:
+            cause = (
+                "A clean optical link counts none: the physical layer is suspect -- a dirty or misaligned "
+                "connector, a bad patch panel, a failing optic."
+            )
+            actions = (
+                f"Read the optical receive/transmit levels (DOM) of {iface.name} and its far end.",
+                "Clean and re-seat the fibre connectors and patch-panel couplers on this link; swap the optic if "
+                "errors persist.",
+            )
+        else:
+            cause = (
+                "Discards at this share are queue drops: output discards below full load are micro-bursts "
+                "overflowing a shallow buffer in front of a slower or busier port; input discards are drops in "
+                "the ingress pipeline (policers, oversubscribed line card)."
+            )
+            actions = (
+                f"Check the queue and buffer statistics of {iface.name} (per-queue drops, buffer profile).",
+                "Pace bulk flows (fq qdisc with pacing) or give the port a deeper buffer profile.",
+            )
         out.append(
             Finding(
                 code=codes.INTERFACE_ERRORS,
@@ -107,15 +220,16 @@ def interface_errors(ctx: RuleContext) -> list[Finding]:
                 start=start,
                 end=end,
                 summary=(
-                    f"{iface.name}: {rate:.2g} errors+discards/s in {len(bad)} of {len(rows)} polls "
-                    f"(in_errors {in_err:.2g}/s, in_discards {disc:.2g}/s)"
+                    f"{iface.name}: {what} in {len(bad)} consecutive polls"
+                    + (f", {text.loss(frac)} of the packets" if frac and math.isfinite(frac) else "")
+                    + f" (in_errors {in_err:.2g}/s, in_discards {disc:.2g}/s, out_discards {out_disc:.2g}/s)"
                 ),
                 explanation=(
-                    f"{iface.name} counted errors or input discards in {len(bad)} of {len(rows)} valid polling "
-                    f"intervals between {start:%H:%M} and {end:%H:%M} UTC, median {rate:.2g}/s (threshold "
-                    f"{k.INTERFACE_ERRORS_MIN_PER_S:g}/s in at least {k.INTERFACE_ERRORS_MIN_INTERVALS} intervals)."
-                    f"{loss_note} A clean optical link counts none: the physical layer is suspect -- a dirty or "
-                    f"misaligned connector, a bad patch panel, a failing optic. {path_note}"
+                    f"{iface.name} counted {what} in {len(bad)} of {len(rows)} valid polling intervals, in runs of "
+                    f"at least {k.INTERFACE_ERRORS_MIN_INTERVALS} consecutive polls, between {start:%H:%M} and "
+                    f"{end:%H:%M} UTC, median {rate:.2g} events/s (thresholds: errors "
+                    f"{k.INTERFACE_ERROR_FRACTION:.0e} and discards {k.INTERFACE_DISCARD_FRACTION:.0e} of the "
+                    f"packets; a few discards a minute on a busy port are normal).{loss_note} {cause} {path_note}"
                 ),
                 evidence={
                     "intervals_with_errors": len(bad),
@@ -123,24 +237,24 @@ def interface_errors(ctx: RuleContext) -> list[Finding]:
                     "errors_per_s_median": rate,
                     "in_errors_per_s_median": in_err,
                     "in_discards_per_s_median": disc,
+                    "out_discards_per_s_median": out_disc,
                     "error_fraction": frac,
+                    "crc_error_fraction": err_frac,
+                    "discard_fraction": disc_frac,
                     "rows": [
                         {
                             "time": r.time,
                             "in_errors_per_s": r.in_errors_per_s,
                             "out_errors_per_s": r.out_errors_per_s,
                             "in_discards_per_s": r.in_discards_per_s,
+                            "out_discards_per_s": r.out_discards_per_s,
                         }
                         for r in bad
                     ],
                     "degraded_paths": [a.key for a, _ in degraded],
                     "paths": [a.key for a, _ in through],
                 },
-                actions=(
-                    f"Read the optical receive/transmit levels (DOM) of {iface.name} and its far end.",
-                    "Clean and re-seat the fibre connectors and patch-panel couplers on this link; swap the optic if "
-                    "errors persist.",
-                ),
+                actions=actions,
             )
         )
     return out

@@ -76,3 +76,22 @@ def test_parked_page_lists_the_endpoints_and_maps_them(client, ps_topo):
     assert "1 run(s) ingested" in response.content.decode()
     assert PerfsonarRun.objects.get(run_id=body["id"]).state == RunState.INGESTED
     assert "No run is waiting" in client.get("/perfsonar/").content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_readonly_role_reads_the_annotations(ps_topo, monkeypatch):
+    import psycopg
+    from django.core.management import call_command
+
+    monkeypatch.setenv("WANMON_READONLY_PASSWORD", "ro-secret-2")
+    call_command("create_readonly_role", "--name", "wanmon_ro_annotations")
+    s = connection.settings_dict
+    dsn = f"host={s['HOST']} port={s['PORT']} dbname={s['NAME']} user=wanmon_ro_annotations password=ro-secret-2"
+    try:
+        with psycopg.connect(dsn, autocommit=True) as ro:
+            for view in ("finding", "incident", "maintenance"):
+                assert ro.execute(f"SELECT count(*) FROM wanmon_{view}_annotations").fetchone() == (0,)
+    finally:
+        with connection.cursor() as c:
+            c.execute("DROP OWNED BY wanmon_ro_annotations")
+            c.execute("DROP ROLE wanmon_ro_annotations")

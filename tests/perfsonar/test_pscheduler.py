@@ -243,3 +243,50 @@ def test_iso_durations():
     assert iso_duration_s("PT0.001301S") == pytest.approx(0.001301)
     assert iso_duration_s("PT19S") == 19 and iso_duration_s("P0D") == 0 and iso_duration_s("PT1H2M") == 3720
     assert iso_duration_s("1 hour") is None and iso_duration_s("PT") is None
+
+
+def _nodes(value, path=(), depth=0):
+    """Every (path, value) of a document down to a depth, leaving out pScheduler's long diagnostic texts."""
+    yield path, value
+    if depth >= 5:
+        return
+    items = value.items() if isinstance(value, dict) else enumerate(value[:3]) if isinstance(value, list) else ()
+    for key, sub in items:
+        if key in ("result-full", "result-merged", "task", "limit-diags", "diags"):
+            continue
+        yield from _nodes(sub, (*path, key), depth + 1)
+
+
+@pytest.mark.parametrize("name", ["pscheduler-archiver-http-throughput-1.json",
+                                  "pscheduler-archiver-http-latency-1.json",
+                                  "pscheduler-archiver-http-rtt-1.json",
+                                  "pscheduler-archiver-http-trace-1.json"])
+def test_any_field_of_the_wrong_type_is_a_named_error_or_a_record_never_a_crash(name):
+    from collectors.records import RecordError
+
+    original = load(name)
+    tried = 0
+    for path, _ in list(_nodes(original)):
+        if not path:
+            continue
+        for replacement in (None, "x", -1, 1e308, [], {"a": 1}, True, "PT-1S", "9" * 400):
+            body = copy.deepcopy(original)
+            target = body
+            for key in path[:-1]:
+                target = target[key]
+            target[path[-1]] = replacement
+            tried += 1
+            try:
+                run = parse_run(body)
+            except BodyProblem as exc:
+                assert exc.errors and all(e["path"] is not None and e["message"] for e in exc.errors)
+                continue
+            if not run.measured:
+                continue
+            sources = records_build(run, src="CERN", dst="FZK")
+            try:
+                decode_records([s.data for s in sources], now=NOW)
+            except RecordError as exc:
+                fields = {e["path"].split(".", 1)[-1].split(".")[0] for e in exc.errors}
+                assert fields <= set(sources[0].paths) | {"records[0]"}, (path, replacement, exc.errors)
+    assert tried > 200

@@ -10,4 +10,8 @@ VIEW_NAMES = (
     "wanmon_owamp_tests",
     "wanmon_traceroutes",
     "wanmon_host_tcp",
+    # Grafana annotations, created by perfsonar migration 0002 (docs/data-mining.md#grafana-annotations).
+    "wanmon_finding_annotations",
+    "wanmon_incident_annotations",
+    "wanmon_maintenance_annotations",
 )

@@ -146,6 +146,18 @@ class PsRun:
         return self._candidates(("dest", "dest-node"), 1)
 
 
+def _common_paths(prefix: str) -> dict[str, str]:
+    """Where the fields every record has come from in the body."""
+    return {
+        "time": f"{prefix}schedule.start",
+        "tool": f"{prefix}tool.name",
+        "tool_version": f"{prefix}tool.version",
+        "error": f"{prefix}result.error",
+        "stderr_excerpt": f"{prefix}result.diags",
+        "schedule_interval_s": f"{prefix}task.schedule.repeat",
+    }
+
+
 @dataclass(frozen=True)
 class RecordSource:
     """One record as plain data (validated later by collectors.records) and where each field came from."""
@@ -290,6 +302,15 @@ def _num(value: Any) -> float | None:
     return float(value)
 
 
+def _list(value: Any) -> list:
+    """``value`` when it is an array, else empty: a field of the wrong type never breaks the conversion."""
+    return value if isinstance(value, list) else []
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
 def _count(value: Any) -> int | None:
     number = _num(value)
     return int(number) if number is not None and number == int(number) else None
@@ -342,18 +363,19 @@ def records_build(
         "rtt": _rtt,
         "trace": _trace,
     }[run.test_type]
-    return [build(run, common)]
+    source = build(run, common)
+    return [RecordSource(source.data, {**_common_paths(run.prefix), **source.paths})]
 
 
 def _throughput(run: PsRun, common: dict[str, Any]) -> RecordSource:
     p = run.prefix
     spec, result = run.spec, run.result
-    outer = result.get("summary") if isinstance(result.get("summary"), Mapping) else {}
-    summary = outer.get("summary") if isinstance(outer.get("summary"), Mapping) else {}
-    streams = [s for s in outer.get("streams") or () if isinstance(s, Mapping)]
-    intervals = [i for i in result.get("intervals") or () if isinstance(i, Mapping)]
+    outer = _map(result.get("summary"))
+    summary = _map(outer.get("summary"))
+    streams = [s for s in _list(outer.get("streams")) if isinstance(s, Mapping)]
+    intervals = [i for i in _list(result.get("intervals")) if isinstance(i, Mapping)]
     interval_streams = [
-        s for i in intervals for s in (i.get("streams") or ()) if isinstance(s, Mapping) and not s.get("omitted")
+        s for i in intervals for s in _list(i.get("streams")) if isinstance(s, Mapping) and not s.get("omitted")
     ]
     udp = spec.get("udp") is True
     paths = {"throughput_bps": f"{p}result.summary.summary.throughput-bits", "duration_s": f"{p}result.summary.summary"}
@@ -508,7 +530,7 @@ def _rtt(run: PsRun, common: dict[str, Any]) -> RecordSource:
     lost = _count(result.get("lost"))
     if lost is None and sent is not None and received is not None:
         lost = sent - received
-    trip_s = (iso_duration_s(t.get("rtt")) for t in result.get("roundtrips") or () if isinstance(t, Mapping))
+    trip_s = (iso_duration_s(t.get("rtt")) for t in _list(result.get("roundtrips")) if isinstance(t, Mapping))
     trips = [_ms(s) for s in trip_s if s is not None]
     low, mean, high = (iso_duration_s(result.get(k)) for k in ("min", "mean", "max"))
     paths = {
@@ -551,8 +573,8 @@ def _rtt(run: PsRun, common: dict[str, Any]) -> RecordSource:
 def _trace(run: PsRun, common: dict[str, Any]) -> RecordSource:
     p = run.prefix
     result = run.result
-    all_paths = result.get("paths") if isinstance(result.get("paths"), list) else []
-    hops_in = all_paths[0] if all_paths and isinstance(all_paths[0], list) else []
+    all_paths = _list(result.get("paths"))
+    hops_in = _list(all_paths[0]) if all_paths else []
     hops: list[str | None] = []
     details: list[dict[str, Any]] = []
     mtus: list[int] = []
@@ -564,7 +586,7 @@ def _trace(run: PsRun, common: dict[str, Any]) -> RecordSource:
         mtu = _count(hop.get("mtu"))
         if mtu:
             mtus.append(mtu)
-        as_info = hop.get("as") if isinstance(hop.get("as"), Mapping) else {}
+        as_info = _map(hop.get("as"))
         rtt = iso_duration_s(hop.get("rtt"))
         detail = {
             "ip": ip,

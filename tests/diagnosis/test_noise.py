@@ -90,3 +90,32 @@ def test_a_single_failed_test_between_successes_is_not_an_outage():
         host_limited_path(rng, tcp_fn=lambda m: failed(m) if m in (240, 300) else noisy_tcp(m, rng)), hosts=hosts()
     )
     assert codes.PATH_DOWN not in {f.code for f in run(b)}  # failed, ok, failed is not a run
+
+
+# --------------------------------------------------------------------------- the reference without a baseline
+def _no_baseline(tcp_fn):
+    return path("CERN", "TRIUMF", 100e9, HOPS, every(30, tcp_fn))
+
+
+def degraded_tcp(p) -> list:
+    a = assess_path(p, bundle(p, hosts=hosts()), at(360))
+    return [o for o in a.observations if o.kind == "tcp" and o.state != "ok"]
+
+
+def test_plus_minus_25_percent_noise_without_a_baseline_flags_no_window():
+    # given 200 six-hour windows of 13 host-limited tests each, 30 Gb/s +-25 % (uniform), and no baseline
+    rng = random.Random(2026)
+    flagged = sum(bool(degraded_tcp(_no_baseline(lambda m: noisy_tcp(m, rng)))) for _ in range(200))
+    # then no window has a degraded test (the first-four-tests MAD flagged about one in five)
+    assert flagged == 0
+
+
+def test_a_path_that_improves_does_not_make_its_earlier_tests_degraded():
+    p = _no_baseline(lambda m: tcp(m, 5e9 if m < 180 else 25e9, rtt_ms=150.0, window_bytes=None))
+    assert degraded_tcp(p) == []
+
+
+def test_a_collapse_without_a_baseline_is_measured_against_the_level_before_it():
+    rng = random.Random(5)
+    p = _no_baseline(lambda m: tcp(m, 120e6, rtt_ms=150.0, window_bytes=None) if m >= 180 else noisy_tcp(m, rng))
+    assert [o.time for o in degraded_tcp(p)] == [at(m) for m in range(180, 361, 30)]

@@ -684,6 +684,12 @@ def assess_path(path: PathEvidence, bundle: EvidenceBundle, now: datetime) -> Pa
 
     loss = estimate_loss(owamp, udp, [f.test for f in figures], path.capacity_bps)
     ref, sigma, ref_source = _reference(path, figures)
+    if ref_source != BASELINE_REFERENCE:
+        _, healthy = _self_references(figures)
+        if len(healthy) >= k.MIN_REFERENCE_TESTS:
+            ref = statistics.median(healthy)
+            sigma = statistics.median(abs(r - ref) for r in healthy) * MAD_TO_SIGMA
+            ref_source = "median of the window's healthy tests (no baseline)"
 
     partial = PathAssessment(
         path=path,
@@ -716,45 +722,64 @@ def assess_path(path: PathEvidence, bundle: EvidenceBundle, now: datetime) -> Pa
 
 
 def _reference(path: PathEvidence, figures: Sequence[TestFigures]) -> tuple[float | None, float | None, str]:
-    """Throughput the path normally reaches: its baseline median, else its own recent best.
-
-    Without a baseline the reference is the larger of the upper quartile of the
-    window's tests and the median of the window's earliest third, so that a drop
-    late in the window and a dip early in it are both measured against the
-    path's healthy level.
-    """
+    """Throughput the path normally reaches: its baseline median (see ``_self_references`` without one)."""
     b = path.baseline
     if b and b.tcp_tests >= k.MIN_REFERENCE_TESTS and b.tcp_throughput_median_bps:
         sigma = b.tcp_throughput_mad_bps * MAD_TO_SIGMA if b.tcp_throughput_mad_bps is not None else None
         return b.tcp_throughput_median_bps, sigma, BASELINE_REFERENCE
-    rates = [f.test.throughput_bps for f in figures if f.test.throughput_bps]
-    if len(rates) <= k.MIN_REFERENCE_TESTS:
-        return None, None, "none (too few tests)"
-    early_n = max(k.MIN_REFERENCE_TESTS, int(len(rates) * k.SELF_REFERENCE_EARLY_FRACTION))
-    early = rates[:early_n]
-    early_median = statistics.median(early)
-    upper = quantile(rates, k.SELF_REFERENCE_QUANTILE) or 0.0
-    mad = statistics.median(abs(r - early_median) for r in early)
-    if early_median >= upper:
-        return early_median, mad * MAD_TO_SIGMA, "median of the window's earliest tests"
-    return upper, mad * MAD_TO_SIGMA, "upper quartile of the window's tests"
+    return None, None, "none (too few tests)"
 
 
-def _tcp_state(a: PathAssessment, f: TestFigures) -> tuple[str, str]:
+def _reference_state(thr: float, ref: float | None, sigma: float | None) -> tuple[str, str]:
+    """Judge one rate against a reference level: clearly below it in proportion, or far outside its spread."""
+    if not ref:
+        return OK, "as expected"
+    if thr < k.DEGRADED_FRACTION * ref:
+        return DEGRADED, f"{text.rate(thr)} is below {k.DEGRADED_FRACTION:.0%} of the reference {text.rate(ref)}"
+    if sigma is not None and thr < (1 - k.DEGRADED_STAT_MIN_DROP) * ref and thr < ref - k.DEGRADED_STAT_SIGMAS * sigma:
+        return DEGRADED, (
+            f"{text.rate(thr)} is {text.pct(1 - thr / ref)} below the reference {text.rate(ref)}, "
+            f"more than {k.DEGRADED_STAT_SIGMAS:g} standard deviations ({text.rate(sigma)})"
+        )
+    return OK, "as expected"
+
+
+def _self_references(figures: Sequence[TestFigures]) -> tuple[list[tuple[float | None, float | None]], list[float]]:
+    """Without a baseline, each test is judged against the tests *before* it that were healthy.
+
+    The reference of a test is the median of the earlier healthy tests (at least MIN_REFERENCE_TESTS of
+    them; the first tests are not judged), its spread the MAD of those (only from SELF_REFERENCE_MIN_STAT_TESTS
+    on: the MAD of three or four noisy tests can be near zero by chance).  Being causal, a path that improves
+    never makes its earlier tests look degraded; excluding degraded tests from the history, a collapse stays
+    measured against the level before it (only clear drops, below DEGRADED_FRACTION, leave the history).
+    Returns the (reference, sigma) of each test and the healthy rates.
+    """
+    healthy: list[float] = []
+    refs: list[tuple[float | None, float | None]] = []
+    for f in figures:
+        thr = f.test.throughput_bps or 0.0
+        ref = sigma = None
+        if len(healthy) >= k.MIN_REFERENCE_TESTS:
+            ref = statistics.median(healthy)
+            if len(healthy) >= k.SELF_REFERENCE_MIN_STAT_TESTS:
+                sigma = statistics.median(abs(r - ref) for r in healthy) * MAD_TO_SIGMA
+        refs.append((ref, sigma))
+        # only a clear drop leaves the history: excluding the tests the spread criterion flags would narrow the
+        # history to its upper half, shrink its spread and flag ever more ordinary tests
+        if not ref or thr >= k.DEGRADED_FRACTION * ref:
+            healthy.append(thr)
+    return refs, healthy
+
+
+def _tcp_state(
+    a: PathAssessment, f: TestFigures, ref: float | None = None, sigma: float | None = None
+) -> tuple[str, str]:
     thr = f.test.throughput_bps or 0.0
-    ref, sigma = a.reference_bps, a.reference_sigma_bps
-    if ref:
-        if thr < k.DEGRADED_FRACTION * ref:
-            return DEGRADED, f"{text.rate(thr)} is below {k.DEGRADED_FRACTION:.0%} of the reference {text.rate(ref)}"
-        if (
-            sigma is not None
-            and thr < (1 - k.DEGRADED_STAT_MIN_DROP) * ref
-            and thr < ref - k.DEGRADED_STAT_SIGMAS * sigma
-        ):
-            return DEGRADED, (
-                f"{text.rate(thr)} is {text.pct(1 - thr / ref)} below the reference {text.rate(ref)}, "
-                f"more than {k.DEGRADED_STAT_SIGMAS:g} standard deviations ({text.rate(sigma)})"
-            )
+    if a.reference_source == BASELINE_REFERENCE:
+        ref, sigma = a.reference_bps, a.reference_sigma_bps
+    state, why = _reference_state(thr, ref, sigma)
+    if state != OK:
+        return state, why
     if a.reference_source == BASELINE_REFERENCE:
         # The path's own history says what its hosts reach: a host-limited 100G path at 30 Gb/s is healthy,
         # and the absolute test below would call it degraded for every stray retransmit.
@@ -789,8 +814,9 @@ def _beats(a: PathAssessment, throughput_bps: float, loss_fraction: float | None
 
 def _observations(a: PathAssessment) -> list[Observation]:
     out: list[Observation] = []
-    for f in a.tcp:
-        state, why = _tcp_state(a, f)
+    refs = _self_references(a.tcp)[0] if a.reference_source != BASELINE_REFERENCE else [(None, None)] * len(a.tcp)
+    for f, (ref, sigma) in zip(a.tcp, refs, strict=True):
+        state, why = _tcp_state(a, f, ref, sigma)
         out.append(
             Observation(f.test.time, TCP, state, f.test.throughput_bps, f.expected_bps, why, f.test.measurement_id)
         )

@@ -71,10 +71,12 @@ DEGRADED_STAT_SIGMAS = 4.0
 #: Absolute criterion: below this fraction of min(capacity, window limit) *and* with significant loss.
 #: A loss is significant when its (CUBIC-scaled) Mathis ceiling is below this fraction as well.
 UNDERPERFORMANCE_FRACTION = 0.5
-#: Self reference when no baseline is given: the upper quartile of the window's own TCP tests ...
+#: Upper quartile of a path's TCP rates: what "TCP on this path reaches" means when comparing with a ceiling.
 SELF_REFERENCE_QUANTILE = 0.75
-#: ... or the median of the earliest third of the window.
-SELF_REFERENCE_EARLY_FRACTION = 1.0 / 3.0
+#: Without a baseline each test is judged against the earlier healthy tests of the window; their spread (MAD)
+#: is used only from twelve of them on: the MAD of a handful of tests with +-25 % noise is near zero often
+#: enough to flag a fifth of all 6-hour windows with the first four tests, and still 8 % with six.
+SELF_REFERENCE_MIN_STAT_TESTS = 12
 #: Tests needed for a self reference or a baseline median to be meaningful.
 MIN_REFERENCE_TESTS = 3
 #: One bad test is not an incident: an episode needs at least this many degraded observations.

@@ -215,3 +215,22 @@ def test_body_limit_is_413(client, ps_topo, settings):
     settings.WANMON_INGEST_MAX_BODY_BYTES = 1000
     response = put(client, load("pscheduler-archiver-http-throughput-1.json"), ps_topo["cern_token"])
     assert response.status_code == 413
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [("id", "run\u0000id"), ("tool", {"name": "iperf3", "version": "1.0\u0000"}), ("reference", {"x": "\u0000"}),
+     ("reference", {"x": "\ud800"})],
+)
+def test_values_postgresql_cannot_store_are_400_not_503(client, ps_topo, where, value):
+    body = load("pscheduler-archiver-http-trace-1.json")  # unknown endpoints: the whole body would be kept
+    body[where] = value
+    raw = json.dumps(body).encode()  # json escapes NUL and lone surrogates as \\u0000, \\ud800
+    response = put(client, raw, ps_topo["cern_token"])
+    assert response.status_code in (200, 400), response.content
+    if response.status_code == 400:
+        assert response.json()["errors"][0]["message"]
+    throughput = load("pscheduler-archiver-http-throughput-1.json")  # known endpoints: ingested
+    throughput[where] = value
+    response = put(client, json.dumps(throughput).encode(), ps_topo["cern_token"])
+    assert response.status_code in (200, 400), response.content

@@ -194,8 +194,8 @@ def parse_run(body: Any) -> PsRun:
     if "id" not in body and isinstance(body.get("result"), Mapping) and "test" in body["result"]:
         body, prefix = body["result"], "result."
     run_id = body.get("id")
-    if not isinstance(run_id, str) or not run_id.strip() or len(run_id) > 200:
-        _problem(errors, f"{prefix}id", "required: the run's id (a string of at most 200 characters)")
+    if not isinstance(run_id, str) or not run_id.strip() or len(run_id) > 200 or not _printable(run_id):
+        _problem(errors, f"{prefix}id", "required: the run's id (at most 200 printable characters)")
     test = body.get("test")
     test_type, spec = "", {}
     if not isinstance(test, Mapping):
@@ -254,6 +254,11 @@ def parse_run(body: Any) -> PsRun:
         repeat_s=iso_duration_s(task_schedule.get("repeat")),
         prefix=prefix,
     )
+
+
+def _printable(text: str) -> bool:
+    """No control characters or lone surrogates (PostgreSQL stores neither NUL nor unpaired surrogates)."""
+    return not any(ord(c) < 32 or 0xD800 <= ord(c) <= 0xDFFF or c == "\x7f" for c in text)
 
 
 def _kind(value: Any) -> str:

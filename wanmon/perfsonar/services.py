@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import DataError, IntegrityError, transaction
 from django.utils import timezone
 
 from collectors.records import RecordError, decode_records
@@ -123,12 +123,19 @@ def _endpoint_label(run: PsRun, names: tuple[str, ...]) -> str:
 
 
 def _save_new(row: PerfsonarRun) -> bool:
-    """Insert ``row``; False when another request stored the same run meanwhile (then it is a duplicate)."""
+    """Insert ``row``; False when another request stored the same run meanwhile (then it is a duplicate).
+
+    A value PostgreSQL cannot store (a NUL character, a lone surrogate in the kept body) is the body's fault:
+    ArchiveError 400, not a database outage.
+    """
     try:
         with transaction.atomic():
             row.save()
     except IntegrityError:
         return False
+    except DataError as exc:
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ArchiveError(400, [{"path": "", "message": f"the database cannot store this run: {message}"}]) from None
     return True
 
 
@@ -228,16 +235,14 @@ def _ingest(
         with transaction.atomic():
             if row is None:
                 row = _row(run, agent, RunState.INGESTED)
-                try:
-                    with transaction.atomic():
-                        row.save()
-                except IntegrityError:
+                if not _save_new(row):
                     return ArchiveResult(run.run_id, duplicate=True)
             result = batch_ingest(
                 batch_id=batch_id,
                 records=records,
                 agent=agent,
-                agent_version=k.AGENT_VERSION_PREFIX,
+                # batch_ingest records this as the agent's version: an agent's own stays (source tells them apart).
+                agent_version=agent.version or k.AGENT_VERSION_PREFIX,
                 sent_at=now,
                 source=k.BATCH_SOURCE,
             )

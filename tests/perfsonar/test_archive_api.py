@@ -133,6 +133,8 @@ def test_unknown_endpoints_are_parked_then_ingested_once_mapped(client, ps_topo)
 
     first = perfsonar_endpoint_map(endpoint="LIMA-perfsonar-vm.", site=ps_topo["cern"], host=ps_topo["hosts"]["cern"])
     assert first.ingested == [] and first.still_parked == 1
+    parked.refresh_from_db()
+    assert parked.unresolved == ["1.1.1.1"]  # what is left to map
     second = perfsonar_endpoint_map(endpoint="1.1.1.1", site=ps_topo["fzk"])
     assert second.ingested == [body["id"]]
     (row,) = rows("traceroute", "hops, src_id, dst_id, agent_id")

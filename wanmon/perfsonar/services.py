@@ -317,6 +317,10 @@ def perfsonar_endpoint_map(
         dst = next((ends[n] for n in run.dest_names if n in ends), None)
         if src is None or dst is None:
             result.still_parked += 1
+            unresolved = [*(run.source_names[:1] if src is None else ()), *(run.dest_names[:1] if dst is None else ())]
+            if unresolved != row.unresolved:  # the page lists only what is still to map
+                row.unresolved = unresolved
+                row.save(update_fields=["unresolved"])
             continue
         if row.agent is None or row.agent.revoked_at is not None:
             reason = "the agent that archived this run no longer exists or was revoked"

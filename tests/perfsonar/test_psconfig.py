@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from tests.conftest import shared_fixture
 from tests.perfsonar.conftest import load
+from wanmon.inventory.choices import HostRole
 from wanmon.inventory.models import Agent
 from wanmon.inventory.models import Path as InventoryPath
 from wanmon.inventory.services import agent_revoke
@@ -129,7 +130,8 @@ def test_psconfig_url_prints_the_same_url_again_and_a_revoked_archive_agent_is_r
     assert url_of("CERN") == first  # the read-only token is unchanged; a new archive agent is made
     template = fetch(client, first).json()
     assert template["archives"]["wanmon"]["data"]["_headers"]["Authorization"].startswith("Bearer ")
-    assert Agent.objects.filter(site=ps_topo["cern"], revoked_at__isnull=True, name__startswith="cern-").count() == 2
+    assert Agent.objects.get(site=ps_topo["cern"], revoked_at__isnull=True, name__startswith="cern-perfsonar").name == (
+        "cern-perfsonar-2")
 
 
 def test_unknown_token_is_404(client, ps_topo):
@@ -166,3 +168,22 @@ def test_template_build_without_paths_is_still_valid(validator):
     spec = TemplateInput(sites=[SiteHosts("CERN", 0, (("cern-ps01", "192.0.2.1"),))], pairs=frozenset())
     template = valid(validator, template_build(spec))
     assert template["groups"] == {} and template["tasks"] == {}
+
+
+def test_the_lhc_inventory_gives_the_cern_tier1_star(client, validator):
+    from wanmon.inventory.models import Host, Site
+
+    call_command("import_topology", "wanmon/inventory/data/lhc-topology.yaml", stdout=io.StringIO())
+    template = valid(validator, fetch(client, url_of(None)).json())
+    tier1 = set(Site.objects.filter(tier=1).values_list("code", flat=True))
+    star = pairs(template, "wanmon-star")
+    cern_hosts = set(Host.objects.filter(site__code="CERN", role=HostRole.TEST).values_list("name", flat=True))
+    spokes = {t for s, t in star if s in cern_hosts}
+    assert {Host.objects.get(name=h).site.code for h in spokes} == tier1  # every Tier-1, both ways
+    assert {(t, s) for s, t in star} == star
+    assert "wanmon-mesh" not in template["groups"]  # the inventory has no Tier-1 to Tier-1 path
+    for name, address in template["addresses"].items():
+        assert Host.objects.get(name=name).address == address["address"]
+    site_template = valid(validator, fetch(client, url_of("TRIUMF")).json())
+    assert {h for pair in pairs(site_template, "wanmon-star") for h in pair} == cern_hosts | set(
+        Host.objects.filter(site__code="TRIUMF", role=HostRole.TEST).values_list("name", flat=True))

@@ -379,8 +379,9 @@ def psconfig_archive_token(token: PsconfigToken) -> str | None:
 def psconfig_token_ensure(*, site: Site | None) -> PsconfigAccess:
     """The active read-only token of a site's template (None: the mesh's), created if needed.
 
-    A site's token also holds the agent whose token the template's http archive sends: an agent of the
-    site named ``<code>-perfsonar``, created when missing or revoked, its token derived from the secret
+    A site's token also holds the agent whose token the template's http archive sends: a new agent of the
+    site named ``<code>-perfsonar`` (``-2``, ``-3``... when taken), created when missing or revoked, its token
+    derived from the secret
     key (re-derived when the key changed) so that the template can be served again at any time. The mesh
     template carries no archive: one agent token cannot be right for every site.
     """
@@ -403,13 +404,12 @@ def psconfig_token_ensure(*, site: Site | None) -> PsconfigAccess:
     note = f"archived with the token of agent {{name}} of site {site.code}"
     agent = token.archive_agent
     if agent is None or agent.revoked_at is not None:
-        name = f"{site.code.lower()}{k.ARCHIVE_AGENT_SUFFIX}"
-        agent = Agent.objects.filter(name=name, revoked_at__isnull=True, site=site).first()
-        if agent is None:
-            if Agent.objects.filter(name=name).exists():
-                name = None  # taken by a revoked agent: the default numbering picks a free name
-            agent, _ = agent_create(site=site, name=name)
-            note += " (created now)"
+        # Always a new agent: taking over an existing one would replace a token someone may be using.
+        base = f"{site.code.lower()}{k.ARCHIVE_AGENT_SUFFIX}"
+        taken = set(Agent.objects.filter(name__startswith=base).values_list("name", flat=True))
+        name = next(n for n in (base, *(f"{base}-{i}" for i in range(2, len(taken) + 3))) if n not in taken)
+        agent, _ = agent_create(site=site, name=name)
+        note += " (created now)"
         token.archive_agent = agent
         token.archive_nonce = secrets.token_hex(16)
     archive_secret = _derived(k.ARCHIVE_TOKEN_SALT, token.archive_nonce)

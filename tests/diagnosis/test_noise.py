@@ -6,7 +6,9 @@ import random
 from datetime import timedelta
 
 from tests.diagnosis.builders import (
+    EU_HOPS,
     T0,
+    MiB,
     at,
     bundle,
     every,
@@ -16,6 +18,7 @@ from tests.diagnosis.builders import (
     path,
     run,
     tcp,
+    trace,
 )
 from wanmon.diagnosis import codes
 from wanmon.diagnosis.analysis import assess_path
@@ -119,3 +122,35 @@ def test_a_collapse_without_a_baseline_is_measured_against_the_level_before_it()
     rng = random.Random(5)
     p = _no_baseline(lambda m: tcp(m, 120e6, rtt_ms=150.0, window_bytes=None) if m >= 180 else noisy_tcp(m, rng))
     assert [o.time for o in degraded_tcp(p)] == [at(m) for m in range(180, 361, 30)]
+
+
+# --------------------------------------------------------------------------- an explanation must fit the drop
+def test_a_long_standing_window_limit_does_not_hide_a_later_drop():
+    # given a transatlantic path held at 255 Mb/s by a 4 MiB window for four hours, then falling to 60 Mb/s
+    p = path(
+        "CERN", "FNAL", 1e9, ("cern-border", "geant-gva", "esnet-chi", "fnal-border"),
+        every(30, lambda m: tcp(m, 60e6 if m >= 240 else 255e6, window_bytes=4 * MiB, rtt_ms=125.0)),
+        every(5, lambda m: owamp(m, 62.5)),
+        baseline_end_min=200,
+    )
+    findings = run(bundle(p))
+    # then WINDOW_LIMITED still says why 255 Mb/s, and the drop to 60 Mb/s is reported as unexplained
+    assert codes.WINDOW_LIMITED in {f.code for f in findings}
+    [u] = [f for f in findings if f.code == codes.UNEXPLAINED_DEGRADATION]
+    assert u.start == at(240)
+    assert u.evidence["throughput_median_bps"] == 60e6
+
+
+def test_an_ecmp_route_change_does_not_explain_a_throughput_drop():
+    alt = ("cern-border", "geant-gva", "geant-par", "geant-fra", "dfn-fra", "fzk-border")
+    p = path(
+        "CERN", "FZK", 1e9, EU_HOPS,
+        every(30, lambda m: tcp(m, 3e8 if m >= 180 else 9.2e8, window_bytes=2_450_000, rtt_ms=9.8)),
+        every(5, lambda m: owamp(m, 4.9)),
+        every(60, lambda m: trace(m, alt if m >= 180 else EU_HOPS)),
+        baseline_end_min=150,
+    )
+    findings = run(bundle(p))
+    assert codes.ROUTE_CHANGE in {f.code for f in findings}
+    [u] = [f for f in findings if f.code == codes.UNEXPLAINED_DEGRADATION]
+    assert u.start == at(180)

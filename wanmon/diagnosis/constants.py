@@ -277,6 +277,9 @@ MAINTENANCE_START_SLACK_S = 900.0
 MAINTENANCE_END_GRACE_S = 1800.0
 
 # --------------------------------------------------------------------------- UNEXPLAINED_DEGRADATION
+#: A finding predicting a rate explains a degradation only if the degraded throughput reaches at least half of
+#: it: a 255 Mb/s window limit does not explain 60 Mb/s (something else holds the flow four times lower).
+EXPLANATION_MIN_FRACTION = 0.5
 #: Median one-way delay worse than baseline by more than max(2 ms, 25 % of the baseline minimum).
 DELAY_DEGRADED_MIN_MS = 2.0
 DELAY_DEGRADED_FRACTION = 0.25

@@ -79,6 +79,49 @@ def explaining_findings(
     return out
 
 
+#: Findings that locate or describe but never explain a throughput or loss degradation by themselves: an ECMP
+#: route change, a delay level shift, a counter reset (an SNMP agent restart moves no packet).
+NOT_THROUGHPUT_EXPLANATIONS = frozenset({codes.ROUTE_CHANGE, codes.DELAY_LEVEL_SHIFT, codes.COUNTER_DISCONTINUITY})
+
+
+def predicted_bps(f: Finding) -> float | None:
+    """The rate a finding says the flow is held to (window limit, Mathis ceiling, TCP-only prediction), if any."""
+    if f.code == codes.WINDOW_LIMITED:
+        return f.evidence.get("window_limited_rate_bps")
+    if f.code == codes.LOSS_LIMITED:
+        return f.evidence.get("stack_ceiling_bps") or f.evidence.get("mathis_reno_bps")
+    return None
+
+
+def onset_bounds(a: PathAssessment, start: datetime) -> datetime | None:
+    """The last healthy observation before ``start``: the degradation began after it (None: it was there already)."""
+    before = [o.time for o in a.observations if o.time < start and o.state == "ok"]
+    return max(before) if before else None
+
+
+def explains_episode(f: Finding, a: PathAssessment, ep) -> bool:
+    """Whether finding ``f`` explains degradation episode ``ep`` of path ``a``.
+
+    It must start with it: its onset no earlier than the last healthy observation before the episode (less
+    CORRELATION_SLACK_S), so that a long-standing condition (a window limit of months) does not hide a new drop;
+    and when it predicts a rate (window limit, Mathis ceiling), the episode's throughput must not be below
+    EXPLANATION_MIN_FRACTION of it: a ceiling of 255 Mb/s does not explain 60 Mb/s.  Route changes, delay
+    level shifts and counter resets explain no throughput drop by themselves.
+    """
+    if f.code in NOT_THROUGHPUT_EXPLANATIONS:
+        return False
+    healthy_before = onset_bounds(a, ep.start)
+    if healthy_before is not None and f.start < healthy_before - timedelta(seconds=k.CORRELATION_SLACK_S):
+        return False
+    predicted = predicted_bps(f)
+    thr = median(
+        o.value for o in ep.observations if o.kind == "tcp" and o.state == "degraded" and o.value is not None
+    )
+    if predicted and thr is not None and thr < k.EXPLANATION_MIN_FRACTION * predicted:
+        return False
+    return True
+
+
 def _ruled_out(ctx: RuleContext, a: PathAssessment, start: datetime, end: datetime) -> dict[str, str]:
     """Why each rule does not explain this degradation, with numbers where there are some."""
     tests = a.tcp_between(start, end)
@@ -162,7 +205,8 @@ def unexplained_degradation(ctx: RuleContext) -> list[Finding]:
         for ep in a.episodes:
             if matches.explained(a.path.src, a.path.dst, ep):
                 continue
-            if explaining_findings(ctx, a, ep.start, ep.end, PATH_EXPLANATIONS + ELEMENT_EXPLANATIONS):
+            candidates = explaining_findings(ctx, a, ep.start, ep.end, PATH_EXPLANATIONS + ELEMENT_EXPLANATIONS)
+            if any(explains_episode(f, a, ep) for f in candidates):
                 continue
             pending.append(ep)
         if pending:

@@ -236,3 +236,15 @@ def test_values_postgresql_cannot_store_are_400_not_503(client, ps_topo, where, 
     throughput[where] = value
     response = put(client, json.dumps(throughput).encode(), ps_topo["cern_token"])
     assert response.status_code in (200, 400), response.content
+
+
+@pytest.mark.parametrize("content_type", ["application/x-www-form-urlencoded", "text/plain; charset=utf-8", ""])
+def test_the_archivers_json_is_read_whatever_its_content_type(client, ps_topo, content_type):
+    # The archive spec sets no Content-Type header: the HTTP client of pScheduler chooses one.
+    body = json.dumps(load("pscheduler-archiver-http-rtt-1.json")).encode()
+    response = client.put(URL, data=body, content_type=content_type,
+                          HTTP_AUTHORIZATION=f"Bearer {ps_topo['cern_token']}")
+    assert response.status_code == 200, response.content
+    assert response.json()["accepted"] == 1
+    assert client.put(URL, data=body, content_type="image/png",
+                      HTTP_AUTHORIZATION=f"Bearer {ps_topo['cern_token']}").status_code == 415

@@ -248,3 +248,24 @@ def test_the_archivers_json_is_read_whatever_its_content_type(client, ps_topo, c
     assert response.json()["accepted"] == 1
     assert client.put(URL, data=body, content_type="image/png",
                       HTTP_AUTHORIZATION=f"Bearer {ps_topo['cern_token']}").status_code == 415
+
+
+def test_the_agents_ingest_rate_limit_is_429_with_retry_after(client, ps_topo, settings):
+    settings.WANMON_INGEST_RATE_LIMIT = "2/min"
+    body = load("pscheduler-archiver-http-rtt-1.json")
+    answers = []
+    for _ in range(3):
+        answers.append(put(client, body, ps_topo["cern_token"]))
+    assert [a.status_code for a in answers] == [200, 200, 429]
+    assert int(answers[-1]["Retry-After"]) > 0
+
+
+def test_a_database_outage_is_503_with_retry_after(client, ps_topo, monkeypatch):
+    from django.db import OperationalError
+
+    def down(**kwargs):
+        raise OperationalError("connection to server at 127.0.0.1 failed")
+
+    monkeypatch.setattr("wanmon.perfsonar.views.perfsonar_run_archive", down)
+    response = put(client, load("pscheduler-archiver-http-rtt-1.json"), ps_topo["cern_token"])
+    assert response.status_code == 503 and response["Retry-After"] == "30"

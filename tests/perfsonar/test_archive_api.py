@@ -1,4 +1,5 @@
-"""PUT/POST /api/v1/perfsonar/archive (CONTRACTS §5): every captured run stored as the agent's records, answers."""
+"""PUT/POST /api/v1/perfsonar/archive (docs/contracts.md#perfsonar-archive): every captured run stored as the
+agent's records, and every answer."""
 
 from __future__ import annotations
 

@@ -47,7 +47,7 @@ class TemplateInput:
 
 
 def archive_spec(*, url: str, token: str) -> dict[str, Any]:
-    """The http archive of a pScheduler run to wanmon (CONTRACTS §5), with the recommended retry policy."""
+    """The http archive of a run to wanmon (docs/contracts.md#perfsonar-archive) with the recommended retry policy."""
     return {
         "archiver": "http",
         "data": {

@@ -60,7 +60,7 @@ class ArchiveError(Exception):
 
 @dataclass
 class ArchiveResult:
-    """The answer to an archiver (CONTRACTS §5), plus why a run was ignored when it was."""
+    """The answer to an archiver (docs/contracts.md#perfsonar-archive), plus why a run was ignored when it was."""
 
     run_id: str
     accepted: int = 0

@@ -59,7 +59,7 @@ def _errors(code: int, errors: list[dict]) -> Response:
 
 
 class ArchiveView(APIView):
-    """pScheduler's http archiver PUTs (or POSTs) one run here with an agent's bearer token (CONTRACTS §5)."""
+    """pScheduler's http archiver PUTs (or POSTs) a run here, agent token (docs/contracts.md#perfsonar-archive)."""
 
     authentication_classes = [AgentTokenAuthentication]
     permission_classes = [IsAuthenticated]
@@ -84,7 +84,7 @@ class ArchiveView(APIView):
         max_body = _limits()[0]
         meta = request._request.META
         if (meta.get("CONTENT_TYPE") or "").split(";")[0].strip().lower() in ARCHIVER_CONTENT_TYPES:
-            # The archive spec of CONTRACTS §5 sets no Content-Type: pScheduler's HTTP client then labels the
+            # The archive spec of docs/contracts.md sets no Content-Type: pScheduler's HTTP client then labels the
             # JSON as it likes (curl: form data). The body is a run whatever the label; it is read as JSON.
             meta["CONTENT_TYPE"] = "application/json"
         try:

@@ -173,3 +173,18 @@ def test_paths_only_flagged_for_their_clocks_are_affected_not_degraded():
                              subject_key="site=PIC")]
     (group,) = group_findings(findings)
     assert headline(group, findings).title == "CERN<->PIC: 2 paths affected (CERN->PIC, PIC->CERN)"
+
+
+def test_a_headline_from_an_unbounded_summary_fits_the_incident_columns():
+    # A counter reset listed at every poll gave a 1005-character summary; the incident could not be saved
+    # and the alerting run failed on every pass, so no alert at all went out.
+    label = "ciena-rls-6500-r2:vrf-osc0s16-vpn"
+    long = FindingFacts(id=1, code="COUNTER_DISCONTINUITY", severity="info", subject={"equipment": "x"},
+                        subject_key="equipment=x", summary=f"{label}: counters reset at " + "2026-11-24 22:57, " * 60)
+    (group,) = group_findings([long])
+
+    head = headline(group, [long])
+
+    assert len(head.title) <= 500 and len(head.subject_text) <= 200
+    assert head.title.endswith("…")
+    assert head.title.startswith(f"{head.subject_text}: ") and "counters reset at 2026-11-24 22:57, " in head.title

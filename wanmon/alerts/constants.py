@@ -38,7 +38,7 @@ HOST_CAUSES = {
 # Findings that say nothing about throughput: an incident made of these only has paths "affected", not "degraded".
 NOT_DEGRADING = frozenset(
     {codes.CLOCK_UNSYNC, codes.COUNTER_DISCONTINUITY, codes.ROUTE_CHANGE, codes.DELAY_LEVEL_SHIFT,
-     codes.MAINTENANCE_EXPLAINED}
+     codes.MAINTENANCE_EXPLAINED, codes.MEASUREMENT_GAP}
 )
 
 # How many paths listed in a subject line before "+N more".
@@ -53,3 +53,8 @@ SEND_BUSY_RETRY_S = 15
 
 # pg_advisory lock key: one alerts_process at a time across all workers ("wanmon-alerts" as an int).
 PROCESS_LOCK_KEY = 0x77616E6D6F6E_01
+
+# Lengths of an incident's subject and title (the Incident model's columns): a finding's summary has no
+# bound (a counter reset listed at every poll of a day), so a headline built from it is cut to fit.
+SUBJECT_MAX_CHARS = 200
+TITLE_MAX_CHARS = 500

@@ -27,7 +27,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from wanmon.alerts.choices import IncidentKind, MemberRole
-from wanmon.alerts.constants import HOST_CAUSES, NOT_DEGRADING, ROOT_CAUSE_CODES, SYMPTOM_CODES, TITLE_MAX_PATHS
+from wanmon.alerts.constants import (
+    HOST_CAUSES,
+    NOT_DEGRADING,
+    ROOT_CAUSE_CODES,
+    SUBJECT_MAX_CHARS,
+    SYMPTOM_CODES,
+    TITLE_MAX_CHARS,
+    TITLE_MAX_PATHS,
+)
 from wanmon.diagnosis import codes
 
 
@@ -282,6 +290,17 @@ class IncidentHeadline:
     elements: tuple[str, ...]  # root element first
 
 
+def clamp_text(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, at a word boundary when one is near, with an ellipsis."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit * 0.8:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:") + "…"
+
+
 def paths_text(paths: Sequence[str], limit: int = TITLE_MAX_PATHS) -> str:
     shown = ", ".join(paths[:limit])
     return shown + (f" +{len(paths) - limit} more" if len(paths) > limit else "")
@@ -324,11 +343,12 @@ def headline(group: Group, members: Sequence[FindingFacts]) -> IncidentHeadline:
                 tail = tail[len(prefix):]
                 break
         tail = tail or root.code
+    subject_text = clamp_text(subject_text, SUBJECT_MAX_CHARS)
     return IncidentHeadline(
         severity=severity,
         code=root.code,
         subject_text=subject_text,
-        title=f"{subject_text}: {tail}",
+        title=clamp_text(f"{subject_text}: {tail}", TITLE_MAX_CHARS),
         sites=tuple(sites),
         paths=tuple(paths),
         elements=tuple(elements),

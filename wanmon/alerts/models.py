@@ -19,6 +19,7 @@ from wanmon.alerts.choices import (
     NotificationStatus,
     SilenceMatcher,
 )
+from wanmon.alerts.constants import SUBJECT_MAX_CHARS, TITLE_MAX_CHARS
 from wanmon.diagnosis import codes as finding_codes
 from wanmon.diagnosis.choices import Severity
 from wanmon.diagnosis.models import Finding
@@ -40,8 +41,8 @@ class Incident(models.Model):
     status = models.CharField(max_length=20, choices=IncidentStatus.choices, default=IncidentStatus.OPEN)
     severity = models.CharField(max_length=10, choices=Severity.choices, help_text="highest of its active findings")
     code = models.CharField(max_length=40, help_text="code of the root (headline) finding")
-    subject_text = models.CharField(max_length=200, help_text="geant-fra, site FZK, CERN<->FZK, ...")
-    title = models.CharField(max_length=500)
+    subject_text = models.CharField(max_length=SUBJECT_MAX_CHARS, help_text="geant-fra, site FZK, CERN<->FZK, ...")
+    title = models.CharField(max_length=TITLE_MAX_CHARS)
     root_finding = models.ForeignKey(Finding, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     findings = models.ManyToManyField(Finding, through="IncidentMember", related_name="incidents")
     sites = models.JSONField(default=list, blank=True)

@@ -187,3 +187,13 @@ def test_the_lhc_inventory_gives_the_cern_tier1_star(client, validator):
     site_template = valid(validator, fetch(client, url_of("TRIUMF")).json())
     assert {h for pair in pairs(site_template, "wanmon-star") for h in pair} == cern_hosts | set(
         Host.objects.filter(site__code="TRIUMF", role=HostRole.TEST).values_list("name", flat=True))
+
+
+def test_a_host_name_two_sites_use_is_qualified_by_the_site(client, ps_topo, validator):
+    from wanmon.inventory.models import Host
+
+    Host.objects.filter(name__in=["fzk-ps01", "ral-ps01"]).update(name="ps01")
+    template = valid(validator, fetch(client, url_of(None)).json())
+    assert template["addresses"]["fzk-ps01"]["address"] == "192.168.1.101"
+    assert template["addresses"]["ral-ps01"]["address"] == "203.0.113.30"
+    assert ("fzk-ps01", "ral-ps01") in pairs(template, "wanmon-mesh")

@@ -124,8 +124,12 @@ def _paused_directions(now: datetime) -> dict[tuple[str, str], str]:
 def psconfig_template_input(*, site: Site | None, now: datetime) -> TemplateInput:
     """Sites with their perfSONAR (test) hosts, the directions with a path in force, and the paused ones."""
     hosts: dict[str, list[tuple[str, str]]] = {}
-    for h in Host.objects.filter(role=HostRole.TEST).select_related("site").order_by("site__code", "name"):
-        hosts.setdefault(h.site.code, []).append((h.name, h.address or h.name))
+    test_hosts = list(Host.objects.filter(role=HostRole.TEST).select_related("site").order_by("site__code", "name"))
+    names = [h.name for h in test_hosts]
+    for h in test_hosts:
+        # Host names are unique per site only: a name two sites use is qualified by the site's code.
+        key = h.name if names.count(h.name) == 1 else f"{h.site.code.lower()}-{h.name}"
+        hosts.setdefault(h.site.code, []).append((key, h.address or h.name))
     sites = tuple(
         SiteHosts(code=s.code, tier=s.tier, hosts=tuple(hosts.get(s.code, ()))) for s in Site.objects.order_by("code")
     )

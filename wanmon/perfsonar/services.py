@@ -101,8 +101,9 @@ def perfsonar_run_archive(*, body: bytes, agent: Agent, now: datetime | None = N
     as are tests between two hosts of one site: pScheduler retries anything that is not a 2xx.
     """
     now = now or timezone.now()
+    data = _decode(body)
     try:
-        run = parse_run(_decode(body))
+        run = parse_run(data)
     except BodyProblem as exc:
         raise ArchiveError(400, exc.errors) from None
     existing = PerfsonarRun.objects.filter(run_id=run.run_id).only("state").first()
@@ -114,11 +115,11 @@ def perfsonar_run_archive(*, body: bytes, agent: Agent, now: datetime | None = N
     src = next((ends[n] for n in run.source_names if n in ends), None)
     dst = next((ends[n] for n in run.dest_names if n in ends), None)
     if src is None or dst is None:
-        return _park(run, agent, body_data=msgspec.json.decode(body), src=src, dst=dst)
+        return _park(run, agent, body_data=data, src=src, dst=dst)
     return _ingest(run, agent, src=src, dst=dst, now=now)
 
 
-def _endpoint_label(run: PsRun, names: tuple[str, ...]) -> str:
+def _endpoint_label(names: tuple[str, ...]) -> str:
     return (names[0] if names else "")[:255]
 
 
@@ -156,8 +157,8 @@ def _row(run: PsRun, agent: Agent | None, state: str) -> PerfsonarRun:
         tool=(run.tool or "")[:100],
         tool_version=(run.tool_version or "")[:100],
         run_start=run.start,
-        source=_endpoint_label(run, run.source_names),
-        dest=_endpoint_label(run, run.dest_names),
+        source=_endpoint_label(run.source_names),
+        dest=_endpoint_label(run.dest_names),
     )
 
 

@@ -65,8 +65,12 @@ def _poll(routers, now: datetime):
     return asyncio.run(run())
 
 
-def test_six_real_routers_polled_through_snmpsim_are_stored_to_the_last_digit(client, centre, routers):
-    # given the agent's poll of six real routers
+@pytest.mark.parametrize("chunk_records", [1000, 40], ids=["one-chunk", "streamed"])
+def test_six_real_routers_polled_through_snmpsim_are_stored_to_the_last_digit(
+    client, centre, routers, settings, chunk_records
+):
+    # given the agent's poll of six real routers (decoded and stored in chunks of `chunk_records` samples)
+    settings.WANMON_INGEST_STREAM_CHUNK_RECORDS = chunk_records
     now = datetime.now(UTC).replace(microsecond=0)
     polls = _poll(routers, now)
     assert [(p.equipment, p.error) for p in polls] == [(name, None) for name in DEVICES]

@@ -328,6 +328,8 @@ def test_host_tcp_settings_at_the_edges(client, centre, records):
     )
 )
 @EXAMPLES
-def test_mixed_batches_at_the_edges(client, centre, records):
+def test_mixed_batches_at_the_edges(client, centre, settings, records):
+    # Streamed in chunks of two records (the first of one): errors must still name the batch's record.
+    settings.WANMON_INGEST_STREAM_CHUNK_RECORDS = 2
     centre.equipment("cern-border")
     stored_exactly_or_refused_by_record(client, centre, records)

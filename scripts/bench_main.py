@@ -8,6 +8,12 @@ same rows into the same hypertable, in the same run. The last line is machine-re
 query: 90 days of 1-minute rates for 100 interfaces, rolled up, then the latency of the query API
 for one interface's 90-day 1-hour series (median of several runs).
 
+diagnosis: the noise corpus (tests/scenarios/noise) replayed case by case -- false alarms (warning or critical
+findings) per 100 path-days on its healthy meshes and the share of injected faults found with the right code and
+subject; then the 12-site healthy mesh and the evaluation time of its 132 paths over a 24 h window, without and with
+7 days of history before it. The corpus's last line is machine-readable:
+    noise_false_alarms_per_100_path_days=<float> noise_detection_rate=<float> ...
+
 dashboard: ``manage.py seed_history`` (90 days of 1-minute rates for 100 interfaces on the routers of a
 site pair, rollups, months of tests), then the server time of every data request the path page makes:
 its ``?format=json`` refresh (fragments and figures; the figures are also what the page embeds on
@@ -353,22 +359,55 @@ def bench_query(days: int, runs: int) -> None:
     )
 
 
-def bench_diagnosis(hours: int) -> None:
-    """Replay the 12-site healthy mesh (~9 000 records), then evaluate its 132 paths over `hours` of evidence."""
-    from io import StringIO
+def bench_noise_corpus(names: list[str]) -> None:
+    """Replay the noise corpus (tests/scenarios/noise): false alarms on the healthy meshes, detections of the faults.
 
-    from django.core.management import call_command
+    Each case is replayed in a rolled-back transaction, so the database is left as it was. Last line:
+        noise_false_alarms_per_100_path_days=<float> noise_detection_rate=<float> ...
+    """
+    import tempfile
 
-    from wanmon.diagnosis.services import diagnosis_evaluate
+    from tests.scenarios.noise.corpus import CASES, case_named
+    from tests.scenarios.noise.verdict import replay_case
 
-    mesh = Path(__file__).resolve().parents[1] / "tests" / "scenarios" / "healthy-mesh-12.yaml"
-    t0 = time.perf_counter()
-    call_command("replay", str(mesh), "--keep", stdout=StringIO())
-    replay_s = time.perf_counter() - t0
-    end = datetime(2026, 5, 4, 12, 0, tzinfo=UTC)
-    start = end - timedelta(hours=hours)
+    cases = [case_named(n) for n in names] if names else list(CASES.values())
+    alarms = path_days = detected = expected = 0
+    total_s = 0.0
+    with tempfile.TemporaryDirectory(prefix="wanmon-noise-") as tmp:
+        for case in cases:
+            t0 = time.perf_counter()
+            verdict = replay_case(case, Path(tmp))
+            total_s += time.perf_counter() - t0
+            if case.healthy:
+                alarms += len(verdict.alarms)
+                path_days += case.path_days
+                counts: dict[str, int] = {}
+                for a in verdict.alarms:
+                    counts[a["code"]] = counts.get(a["code"], 0) + 1
+                detail = " ".join(f"{code}={n}" for code, n in sorted(counts.items())) or "-"
+                alarm_count = len(verdict.alarms)
+                print(f"healthy {case.name:<40} path_days={case.path_days:>4.0f} alarms={alarm_count:>3} {detail}")
+            else:
+                detected += len(verdict.detected)
+                expected += len(verdict.detected) + len(verdict.missed)
+                missed = " ".join(f"{m['code']}{m['subject']}".replace(" ", "") for m in verdict.missed)
+                injected = len(verdict.detected) + len(verdict.missed)
+                print(
+                    f"faulty  {case.name:<40} found={len(verdict.detected)}/{injected}"
+                    f"{' missed: ' + missed if missed else ''}"
+                )
+    rate = alarms / (path_days / 100) if path_days else float("nan")
+    detection = detected / expected if expected else float("nan")
+    print(
+        f"noise_false_alarms_per_100_path_days={rate:.2f} noise_detection_rate={detection:.3f} "
+        f"alarms={alarms} healthy_path_days={path_days:.0f} detected={detected} injected={expected} "
+        f"cases={len(cases)} corpus_replay_s={total_s:.1f}"
+    )
+
+
+def _fill_tests(start: datetime, end: datetime) -> tuple[int, int, int]:
+    """TCP every 30 min and owamp every 5 min on every directed path over [start, end]; returns row counts."""
     with connection.cursor() as c:
-        # Fill the evaluation window: TCP every 30 min and owamp every 5 min on every directed path.
         c.execute("DELETE FROM measurements_throughputtest")
         c.execute("DELETE FROM measurements_owamptest")
         c.execute(
@@ -392,7 +431,28 @@ def bench_diagnosis(hours: int) -> None:
             "SELECT (SELECT count(*) FROM measurements_throughputtest), (SELECT count(*) FROM "
             "measurements_owamptest), (SELECT count(*) FROM inventory_path WHERE valid_to IS NULL)"
         )
-        tests, sessions, paths = c.fetchone()
+        return c.fetchone()
+
+
+def bench_diagnosis(hours: int, history_days: int, corpus: list[str] | None) -> None:
+    """The noise corpus (unless skipped), then the 12-site healthy mesh (~9 000 records) and the evaluation of its
+    132 paths over `hours` of evidence: without history, then with `history_days` of baseline before the window."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from wanmon.diagnosis.services import diagnosis_evaluate
+
+    # The corpus first: its replays roll back, while the mesh below is kept for the evaluation timings.
+    if corpus is not None:
+        bench_noise_corpus(corpus)
+    mesh = Path(__file__).resolve().parents[1] / "tests" / "scenarios" / "healthy-mesh-12.yaml"
+    t0 = time.perf_counter()
+    call_command("replay", str(mesh), "--keep", stdout=StringIO())
+    replay_s = time.perf_counter() - t0
+    end = datetime(2026, 5, 4, 12, 0, tzinfo=UTC)
+    start = end - timedelta(hours=hours)
+    tests, sessions, paths = _fill_tests(start, end)
     runs = []
     for _ in range(3):
         t0 = time.perf_counter()
@@ -402,6 +462,19 @@ def bench_diagnosis(hours: int) -> None:
     print(
         f"paths={paths} throughput_tests={tests} owamp_sessions={sessions} hours={hours} "
         f"findings={len(findings)} evaluate_s_median={statistics.median(runs):.2f}"
+    )
+    # Production shape: the window judged against the days before it (services.DEFAULT_BASELINE).
+    baseline_start = start - timedelta(days=history_days)
+    tests, sessions, paths = _fill_tests(baseline_start, end)
+    runs = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        findings = diagnosis_evaluate(now=end, window_start=start, baseline_start=baseline_start, baseline_end=start)
+        runs.append(time.perf_counter() - t0)
+    print(
+        f"paths={paths} throughput_tests={tests} owamp_sessions={sessions} hours={hours} "
+        f"history_days={history_days} findings={len(findings)} evaluate_with_history_s_median="
+        f"{statistics.median(runs):.2f}"
     )
 
 
@@ -478,6 +551,9 @@ def main() -> None:
     query.add_argument("--runs", type=int, default=10)
     diagnosis = sub.add_parser("diagnosis")
     diagnosis.add_argument("--hours", type=int, default=24)
+    diagnosis.add_argument("--history-days", type=int, default=7, help="baseline before the evaluated window")
+    diagnosis.add_argument("--case", action="append", default=[], help="only this noise-corpus case (repeatable)")
+    diagnosis.add_argument("--skip-corpus", action="store_true", help="only the 132-path mesh timings")
     dashboard = sub.add_parser("dashboard")
     dashboard.add_argument("--days", type=int, default=90)
     dashboard.add_argument("--interfaces", type=int, default=100)
@@ -491,7 +567,7 @@ def main() -> None:
     elif args.what == "dashboard":
         bench_dashboard(args.days, args.interfaces, args.runs, args.skip_seed)
     else:
-        bench_diagnosis(args.hours)
+        bench_diagnosis(args.hours, args.history_days, None if args.skip_corpus else args.case)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,204 @@
+"""Faults injected into the healthy meshes: at least one subtle fault per finding code of DIAGNOSIS.md section 2.
+
+Each case is a healthy mesh (usually with fewer sites, to keep the replay cheap), the same noise, and one fault
+starting after the baseline (the first third of the 7 days). Its ``expect`` names the code and the subject
+the fault must produce.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .. import faults as f
+from ..mesh import MeshSpec
+from ..topology import build_topology
+from .healthy import (
+    ECMP_100G,
+    EU_10G,
+    EU_10G_RENO_1500,
+    EU_100G_FLAKY,
+    LHCONE_100G_ASGC,
+    LHCOPN_100G_BBR,
+    TRANSATLANTIC_10G_MIXED,
+)
+
+DAY = 24.0
+
+
+@dataclass(frozen=True)
+class FaultyCase:
+    """A healthy mesh with faults injected."""
+
+    name: str
+    description: str
+    base: MeshSpec
+    faults: tuple[f.Fault, ...]
+
+
+def _small(spec: MeshSpec, sites: tuple[str, ...], **changes) -> MeshSpec:
+    """The mesh on fewer sites; it keeps polling the interfaces its paths still cross."""
+    crossed = build_topology(sites, spec.capacity_mbps, spec.mtu).interfaces
+    polled = tuple(i for i in spec.polled if i in crossed)
+    return replace(spec, sites=sites, polled=polled, **changes)
+
+
+EU4 = ("CERN", "FZK", "IN2P3", "SARA")
+TA4 = ("CERN", "FZK", "FNAL", "TRIUMF")
+
+FAULTY: tuple[FaultyCase, ...] = (
+    FaultyCase(
+        "fault-loss-limited-1e-4-at-100ms",
+        "0.01 % random loss on CERN->FNAL (~98 ms) from day 4: a CUBIC stream falls from ~9.9 Gb/s to ~150 Mb/s; "
+        "owamp sessions of 600 packets cannot see it, UDP tests at 2 Gb/s lose ~30 datagrams.",
+        _small(TRANSATLANTIC_10G_MIXED, ("CERN", "FZK", "FNAL", "BNL"), udp_interval_h=12.0),
+        (f.PathLoss(start_h=4 * DAY, src="CERN", dst="FNAL", loss=1e-4, code="LOSS_LIMITED"),),
+    ),
+    FaultyCase(
+        "fault-reverse-path-loss-fzk",
+        "1 % loss on FZK->CERN only (a dirty fibre of one direction) from day 4.5; CERN->FZK keeps its rate.",
+        _small(EU_10G, EU4),
+        (f.PathLoss(start_h=4.5 * DAY, src="FZK", dst="CERN", loss=0.01, code="ASYMMETRIC_PATH"),),
+    ),
+    FaultyCase(
+        "fault-tcp-only-duplex-pic",
+        "A duplex mismatch on CERN->PIC from day 4: TCP at ~8 % of its rate, UDP at 2 Gb/s and owamp clean.",
+        _small(EU_10G_RENO_1500, ("CERN", "IN2P3", "PIC", "RAL")),
+        (f.TcpOnly(start_h=4 * DAY, src="CERN", dst="PIC", factor=0.08),),
+    ),
+    FaultyCase(
+        "fault-trunk-hashing-sara",
+        "SARA's uplink is a 2-member LAG; from day 4 its hashing keeps 80 % of the traffic on one member.",
+        _small(EU_10G, EU4),
+        (f.TrunkHashing(start_h=4 * DAY, site="SARA", share=0.8),),
+    ),
+    FaultyCase(
+        "fault-shared-line-card-nyc",
+        "A line card in esnet-nyc drops 0.02 % of the packets from day 4.5: every path through New York "
+        "(transatlantic and BNL<->FNAL) degrades, FNAL<->TRIUMF and the European paths do not.",
+        _small(TRANSATLANTIC_10G_MIXED, ("CERN", "FZK", "FNAL", "BNL", "TRIUMF")),
+        (f.EquipmentLoss(start_h=4.5 * DAY, equipment="esnet-nyc", loss=2e-4),),
+    ),
+    FaultyCase(
+        "fault-crc-patch-panel-fzk",
+        "A patch panel on FZK's uplink (receive side) goes bad from day 3.5: CRC errors rise slowly from none "
+        "to 2/s over three days.",
+        _small(EU_10G, EU4),
+        (f.CrcErrors(start_h=3.5 * DAY, interface="fzk-border:et-0/0/0", max_per_s=2.0, ramp_h=72),),
+    ),
+    FaultyCase(
+        "fault-microburst-discards-ams",
+        "The transatlantic egress port at Amsterdam drops micro-bursts (~15 out_discards/s) at ~45 % load from day 4.",
+        _small(LHCOPN_100G_BBR, ("CERN", "FZK", "FNAL", "BNL"), data_challenges=()),
+        (f.MicroBurstDiscards(start_h=4 * DAY, interface="geant-ams:et-7/0/0", util=0.45, discards_per_s=15.0),),
+    ),
+    FaultyCase(
+        "fault-link-congestion-cnaf",
+        "Unplanned traffic saturates CNAF's 10G uplink outbound for 12 hours on day 6 (99 %, tail drops, "
+        "8 ms standing queue).",
+        _small(EU_10G_RENO_1500, ("CERN", "CNAF", "IN2P3", "PIC")),
+        (f.Congestion(start_h=5 * DAY + 8, end_h=5 * DAY + 20, interface="cnaf-border:et-0/0/0"),),
+    ),
+    FaultyCase(
+        "fault-periodic-receiver-loss-cern",
+        "From day 3 a job on CERN's test host every 30 min drops 10-70 % of the packets of the following second "
+        "on every path into it; FZK->CERN has owamp sessions every 10 minutes.",
+        _small(EU_10G, EU4),
+        (f.PeriodicReceiverLoss(start_h=3 * DAY, src="FZK", dst="CERN", period_min=30.0),),
+    ),
+    FaultyCase(
+        "fault-protection-switch-in2p3",
+        "From day 3.5 an optical protection switch moves CERN<->IN2P3 onto a fibre 160 km longer and back every "
+        "10-20 hours (+0.8 ms one way); traceroute unchanged.",
+        _small(EU_100G_FLAKY, ("CERN", "FZK", "IN2P3", "PIC"), data_challenges=()),
+        (f.ProtectionSwitching(start_h=3.5 * DAY, src="CERN", dst="IN2P3", extra_km=160.0),),
+    ),
+    FaultyCase(
+        "fault-route-change-fzk",
+        "From day 4.6 CERN->FZK is routed through Paris (a few ms longer) in a mesh with ECMP alternation.",
+        _small(ECMP_100G, ("CERN", "FZK", "CNAF", "FNAL")),
+        (f.RouteChange(start_h=4.6 * DAY, src="CERN", dst="FZK", via="geant-par"),),
+    ),
+    FaultyCase(
+        "fault-mtu-1500-sara",
+        "From day 4.2 a new link with a 1500-byte MTU sits in the jumbo-frame path CERN<->SARA.",
+        _small(LHCOPN_100G_BBR, ("CERN", "FZK", "SARA", "FNAL"), data_challenges=()),
+        (f.MtuDrop(start_h=4.2 * DAY, src="CERN", dst="SARA"),),
+    ),
+    FaultyCase(
+        "fault-reordering-fnal",
+        "From day 3.8 per-packet load balancing reorders 0.6 % of FNAL->CERN's packets.",
+        _small(LHCONE_100G_ASGC, ("CERN", "FZK", "FNAL", "ASGC")),
+        (f.Reordering(start_h=3.8 * DAY, src="FNAL", dst="CERN", fraction=0.006),),
+    ),
+    FaultyCase(
+        "fault-clock-drift-in2p3",
+        "From day 5.4 IN2P3's test host lost its NTP servers: its clock drifts at 1 ppm (3.6 ms/hour) while the "
+        "reported error estimate stays small.",
+        _small(EU_10G, EU4),
+        (f.ClockDrift(start_h=5.4 * DAY, site="IN2P3", ppm=1.0),),
+    ),
+    FaultyCase(
+        "fault-counter-reset-cern",
+        "On day 4 a line card of cern-border resets: the uplink's counters restart from zero and "
+        "ifCounterDiscontinuityTime moves; no reboot.",
+        _small(LHCOPN_100G_BBR, ("CERN", "FZK", "SARA", "FNAL"), data_challenges=()),
+        (f.CounterReset(start_h=4 * DAY + 1.3, interface="cern-border:et-0/0/0"),),
+    ),
+    FaultyCase(
+        "fault-path-down-fzk-ndgf",
+        "A routing policy error withdraws the FZK<->NDGF prefixes for the last 5 hours: tests cannot connect, "
+        "owamp loses every packet.",
+        _small(EU_100G_FLAKY, ("CERN", "FZK", "NDGF", "PIC"), data_challenges=()),
+        (f.PrefixWithdrawn(start_h=7 * DAY - 5, src="FZK", dst="NDGF"),),
+    ),
+    FaultyCase(
+        "fault-host-reno-fnal",
+        "From day 4 FNAL's test host runs Reno after a kernel update (paths up to ~250 ms long).",
+        _small(LHCONE_100G_ASGC, ("CERN", "FNAL", "TRIUMF", "ASGC")),
+        (f.HostSettings(start_h=4 * DAY, site="FNAL", congestion_control="reno"),),
+    ),
+    FaultyCase(
+        "fault-window-triumf",
+        "From day 4 TRIUMF's test host was reinstalled with 64 MiB buffer maxima: on the ~150 ms paths to "
+        "Europe a stream is held to ~1.8 Gb/s of 10G.",
+        _small(TRANSATLANTIC_10G_MIXED, TA4),
+        (
+            f.HostSettings(
+                start_h=4 * DAY,
+                site="TRIUMF",
+                buffer_max_bytes=64 << 20,
+                window_limited_paths=(("CERN", "TRIUMF"), ("TRIUMF", "CERN")),
+            ),
+        ),
+    ),
+    FaultyCase(
+        "fault-maintenance-geant-fra",
+        "Announced GEANT work takes geant-fra out of service for 4 hours on day 5: FZK's paths go down.",
+        _small(EU_10G, EU4),
+        (f.Maintenance(start_h=5 * DAY + 2, end_h=5 * DAY + 6, equipment="geant-fra"),),
+    ),
+    FaultyCase(
+        "fault-drop-20pct-pic-fzk",
+        "From day 4 an inline device forwarding at 80 % of line rate sits in PIC->FZK: every test carries 20 % "
+        "less than before, for good; owamp clean.",
+        _small(EU_10G, ("CERN", "FZK", "IN2P3", "PIC")),
+        (f.RateFactor(start_h=4 * DAY, src="PIC", dst="FZK", factor=0.8),),
+    ),
+    FaultyCase(
+        "fault-collapse-6h-fzk-cern",
+        "On day 5 FZK->CERN collapses from its ~30 Gb/s to 120 Mb/s for 6 hours (failover onto a shaped backup), "
+        "then recovers; owamp clean.",
+        _small(LHCOPN_100G_BBR, ("CERN", "FZK", "SARA", "FNAL"), data_challenges=()),
+        (f.RateCap(start_h=5 * DAY + 1, end_h=5 * DAY + 7, src="FZK", dst="CERN", cap_bps=120e6),),
+    ),
+    FaultyCase(
+        "fault-measurement-gap",
+        "From day 5.8 no measurement of CNAF->SARA arrives (the test daemon died); from day 5 every throughput "
+        "test PIC->CERN is refused (server busy) while owamp shows the path clean.",
+        _small(EU_100G_FLAKY, ("CERN", "CNAF", "SARA", "PIC"), data_challenges=()),
+        (
+            f.TestsStop(start_h=5.8 * DAY, src="CNAF", dst="SARA"),
+            f.ServerBusy(start_h=5 * DAY, src="PIC", dst="CERN"),
+        ),
+    ),
+)

@@ -1,0 +1,520 @@
+"""Faults injected into a noisy mesh. Each changes the ground truth (paths, interfaces, hosts, clocks) from
+``start_h`` (hours after the scenario start) to ``end_h`` (None: until the scenario's ``now``), and says
+which finding (code and subject) a correct diagnosis must report.
+
+The replay's baseline is the first third of the 7 days, so every fault starts after day 3.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from . import physics
+from .noise import rng
+from .topology import POPS, border, host_name
+
+if TYPE_CHECKING:
+    from .mesh import HostState, IfaceState, Mesh, PathState
+    from .topology import PathModel
+
+
+@dataclass(frozen=True)
+class Fault:
+    """Base: a fault that changes nothing. Subclasses override the hooks they need."""
+
+    start_h: float
+    end_h: float | None = None
+
+    def active(self, t_h: float) -> bool:
+        return self.start_h <= t_h < (self.end_h if self.end_h is not None else math.inf)
+
+    def polled(self, mesh: Mesh) -> tuple[str, ...]:
+        """Interfaces the fault's evidence needs polled (the operators poll what they care about)."""
+        return ()
+
+    def trunks(self, mesh: Mesh) -> dict[str, tuple[str, ...]]:
+        return {}
+
+    def extra_equipment(self, mesh: Mesh) -> tuple[str, ...]:
+        return ()
+
+    def iface(self, mesh: Mesh, name: str, t_h: float, st: IfaceState) -> IfaceState:
+        return st
+
+    def host(self, mesh: Mesh, site: str, t_h: float, st: HostState) -> HostState:
+        return st
+
+    def path(self, mesh: Mesh, path: PathModel, t_h: float, st: PathState) -> PathState:
+        return st
+
+    def clock_offset_ms(self, mesh: Mesh, site: str, t_h: float) -> float:
+        return 0.0
+
+    def owamp_times(self, mesh: Mesh, path: PathModel) -> list[float] | None:
+        return None
+
+    def maintenance(self, mesh: Mesh) -> list[dict]:
+        return []
+
+    def expect(self, mesh: Mesh) -> list[dict]:
+        return []
+
+
+def _path_subject(src: str, dst: str) -> dict:
+    return {"src": src, "dst": dst}
+
+
+def _iface_subject(name: str) -> dict:
+    eq, _, ifname = name.partition(":")
+    return {"equipment": eq, "interface": ifname}
+
+
+@dataclass(frozen=True)
+class PathLoss(Fault):
+    """Random loss on one path direction (a dirty fibre on a link nobody polls)."""
+
+    src: str = ""
+    dst: str = ""
+    loss: float = 1e-4
+    code: str = "LOSS_LIMITED"
+
+    def path(self, mesh, path, t_h, st):
+        if path.key == (self.src, self.dst) and self.active(t_h):
+            return replace(st, loss_fwd=st.loss_fwd + self.loss)
+        return st
+
+    def expect(self, mesh):
+        return [{"code": self.code, "subject": _path_subject(self.src, self.dst)}]
+
+
+@dataclass(frozen=True)
+class RateCap(Fault):
+    """Every protocol on one path direction is held to ``cap_bps`` (a policer, a failover onto a thin link)."""
+
+    src: str = ""
+    dst: str = ""
+    cap_bps: float = 8e9
+    code: str = "UNEXPLAINED_DEGRADATION"
+
+    def path(self, mesh, path, t_h, st):
+        if path.key == (self.src, self.dst) and self.active(t_h):
+            return replace(st, cap_bps=min(st.cap_bps, self.cap_bps))
+        return st
+
+    def expect(self, mesh):
+        return [{"code": self.code, "subject": _path_subject(self.src, self.dst)}]
+
+
+@dataclass(frozen=True)
+class RateFactor(Fault):
+    """Every protocol on one path direction loses a fraction of its rate (an inline device slower than the line)."""
+
+    src: str = ""
+    dst: str = ""
+    factor: float = 0.8
+    code: str = "UNEXPLAINED_DEGRADATION"
+
+    def path(self, mesh, path, t_h, st):
+        if path.key == (self.src, self.dst) and self.active(t_h):
+            return replace(st, rate_factor=st.rate_factor * self.factor)
+        return st
+
+    def expect(self, mesh):
+        return [{"code": self.code, "subject": _path_subject(self.src, self.dst)}]
+
+
+@dataclass(frozen=True)
+class TcpOnly(Fault):
+    """TCP collapses on one direction while UDP and owamp stay clean (duplex mismatch, a middlebox)."""
+
+    src: str = ""
+    dst: str = ""
+    factor: float = 0.08
+
+    def path(self, mesh, path, t_h, st):
+        if path.key == (self.src, self.dst) and self.active(t_h):
+            return replace(st, tcp_factor=self.factor)
+        return st
+
+    def expect(self, mesh):
+        return [{"code": "TCP_ONLY_DEGRADATION", "subject": _path_subject(self.src, self.dst)}]
+
+
+@dataclass(frozen=True)
+class EquipmentLoss(Fault):
+    """A line card of a router drops a fraction of every packet it forwards: every path through it suffers."""
+
+    equipment: str = ""
+    loss: float = 2e-4
+
+    def path(self, mesh, path, t_h, st):
+        if self.equipment in st.pops and self.active(t_h):
+            return replace(st, loss_fwd=st.loss_fwd + self.loss)
+        return st
+
+    def expect(self, mesh):
+        return [{"code": "SHARED_EQUIPMENT_SUSPECT", "subject": {"equipment": self.equipment}, "rank": 1}]
+
+
+@dataclass(frozen=True)
+class CrcErrors(Fault):
+    """A patch panel going bad: CRC (input) errors rising slowly, from none to ``max_per_s`` over ``ramp_h``."""
+
+    interface: str = ""
+    max_per_s: float = 2.0
+    ramp_h: float = 72.0
+
+    def polled(self, mesh):
+        return (self.interface,)
+
+    def iface(self, mesh, name, t_h, st):
+        if name == self.interface and self.active(t_h):
+            rate = self.max_per_s * min(1.0, (t_h - self.start_h) / self.ramp_h)
+            return replace(st, in_errors_per_s=st.in_errors_per_s + rate)
+        return st
+
+    def expect(self, mesh):
+        return [{"code": "INTERFACE_ERRORS", "subject": _iface_subject(self.interface)}]
+
+
+@dataclass(frozen=True)
+class MicroBurstDiscards(Fault):
+    """An egress port with too shallow buffers drops micro-bursts at moderate load (``util`` ~ 45 %)."""
+
+    interface: str = ""
+    util: float = 0.45
+    discards_per_s: float = 15.0
+
+    def polled(self, mesh):
+        return (self.interface,)
+
+    def iface(self, mesh, name, t_h, st):
+        if name == self.interface and self.active(t_h):
+            util = self.util + 0.05 * math.sin(t_h * 0.9)
+            return replace(st, util_out=util, out_discards_per_s=self.discards_per_s * util / self.util)
+        return st
+
+    def expect(self, mesh):
+        return [{"code": "INTERFACE_ERRORS", "subject": _iface_subject(self.interface)}]
+
+
+@dataclass(frozen=True)
+class Congestion(Fault):
+    """Unplanned traffic saturates an egress link: ~99 % utilisation, tail drops, a standing queue."""
+
+    interface: str = ""
+    loss: float = 2e-3
+    queue_ms: float = 8.0
+
+    def polled(self, mesh):
+        return (self.interface,)
+
+    def iface(self, mesh, name, t_h, st):
+        if name == self.interface and self.active(t_h):
+            pkts = st.speed_bps * 0.99 / 8 / 3000
+            return replace(st, util_out=0.99, out_discards_per_s=st.out_discards_per_s + self.loss * pkts)
+        return st
+
+    def path(self, mesh, path, t_h, st):
+        if (self.interface, "out") in path.crossings and self.active(t_h):
+            return replace(st, queue_ms=st.queue_ms + self.queue_ms)
+        return st
+
+    def expect(self, mesh):
+        return [{"code": "LINK_CONGESTION", "subject": _iface_subject(self.interface)}]
+
+
+@dataclass(frozen=True)
+class PeriodicReceiverLoss(Fault):
+    """A periodic job on the receiving host (every ``period_min``) drops 10-70 % of the packets of the
+    following second on every path into it; the path ``src`` -> host is monitored by owamp every 10 minutes."""
+
+    src: str = ""
+    dst: str = ""
+    period_min: float = 30.0
+    phase_min: float = 7.3
+
+    def owamp_times(self, mesh, path):
+        if path.key != (self.src, self.dst):
+            return None
+        r = rng(mesh.spec.seed, "periodic-owamp")
+        # Sessions of 60 s every 10 min on a fixed grid (the powstream schedule), starting at minute 6.8.
+        return [(k * 10 + 6.8 + r.uniform(-0.05, 0.05)) / 60 for k in range(int(mesh.spec.days * 24 * 6))]
+
+    def path(self, mesh, path, t_h, st):
+        if path.dst != self.dst or not self.active(t_h):
+            return st
+        minute = (t_h * 60) % self.period_min
+        if self.phase_min - 1.0 <= minute <= self.phase_min:  # the 60-s session covers the job's second
+            frac = rng(mesh.spec.seed, "periodic", round(t_h * 600)).uniform(0.1, 0.7)
+            return replace(st, loss_fwd=st.loss_fwd + frac * 10 / 600)
+        return st
+
+    def expect(self, mesh):
+        return [{"code": "PERIODIC_LOSS", "subject": _path_subject(self.src, self.dst)}]
+
+
+@dataclass(frozen=True)
+class ProtectionSwitching(Fault):
+    """An optical protection switch moves both directions of a pair onto a longer fibre and back, every
+    10-20 hours; IP sees no route change."""
+
+    src: str = ""
+    dst: str = ""
+    extra_km: float = 160.0  # 0.8 ms one way
+
+    def _protected(self, mesh, t_h):
+        r = rng(mesh.spec.seed, "protection", self.src, self.dst)
+        t, on = self.start_h, True
+        while t <= t_h:
+            span = r.uniform(10, 20)
+            if t_h < t + span:
+                return on
+            t, on = t + span, not on
+        return False
+
+    def path(self, mesh, path, t_h, st):
+        if {path.src, path.dst} == {self.src, self.dst} and self.active(t_h) and self._protected(mesh, t_h):
+            extra = self.extra_km / physics.FIBRE_KM_PER_MS
+            return replace(st, owd_ms=st.owd_ms + extra, rtt_ms=st.rtt_ms + 2 * extra)
+        return st
+
+    def expect(self, mesh):
+        return [
+            {"code": "DELAY_LEVEL_SHIFT", "subject": _path_subject(self.src, self.dst)},
+            {"code": "DELAY_LEVEL_SHIFT", "subject": _path_subject(self.dst, self.src)},
+        ]
+
+
+@dataclass(frozen=True)
+class RouteChange(Fault):
+    """A routing change sends one direction through another PoP (longer by the detour)."""
+
+    src: str = ""
+    dst: str = ""
+    via: str = "geant-par"
+
+    def extra_equipment(self, mesh):
+        return (self.via,)
+
+    def path(self, mesh, path, t_h, st):
+        if path.key != (self.src, self.dst) or not self.active(t_h):
+            return st
+        pops = st.pops
+        a, b = POPS[pops[0]], POPS[pops[1]]
+        v = POPS[self.via]
+        detour = (
+            physics.great_circle_km(a.lat, a.lon, v.lat, v.lon)
+            + physics.great_circle_km(v.lat, v.lon, b.lat, b.lon)
+            - physics.great_circle_km(a.lat, a.lon, b.lat, b.lon)
+        ) * physics.ROUTE_FACTOR
+        extra = detour / physics.FIBRE_KM_PER_MS + physics.PER_HOP_MS
+        return replace(st, pops=(pops[0], self.via, *pops[1:]), owd_ms=st.owd_ms + extra, rtt_ms=st.rtt_ms + extra)
+
+    def expect(self, mesh):
+        return [{"code": "ROUTE_CHANGE", "subject": _path_subject(self.src, self.dst)}]
+
+
+@dataclass(frozen=True)
+class MtuDrop(Fault):
+    """A new link with a 1500-byte MTU in the middle of a jumbo-frame path (both directions)."""
+
+    src: str = ""
+    dst: str = ""
+    mtu: int = 1500
+
+    def path(self, mesh, path, t_h, st):
+        if {path.src, path.dst} == {self.src, self.dst} and self.active(t_h):
+            # Six times the packets for the same data: the host's per-packet cost shows.
+            return replace(st, pmtu=self.mtu, host_factor=st.host_factor * 0.6)
+        return st
+
+    def expect(self, mesh):
+        return [{"code": "MTU_MISMATCH", "subject": _path_subject(self.src, self.dst)}]
+
+
+@dataclass(frozen=True)
+class Reordering(Fault):
+    """Per-packet load balancing over two unequal members reorders a fraction of one direction's packets."""
+
+    src: str = ""
+    dst: str = ""
+    fraction: float = 0.006
+
+    def path(self, mesh, path, t_h, st):
+        if path.key == (self.src, self.dst) and self.active(t_h):
+            return replace(st, reorder=self.fraction)
+        return st
+
+    def expect(self, mesh):
+        return [{"code": "REORDERING", "subject": _path_subject(self.src, self.dst)}]
+
+
+@dataclass(frozen=True)
+class ClockDrift(Fault):
+    """A site's NTP daemon lost its servers: its clock drifts at ``ppm`` while the stale error estimate stays small."""
+
+    site: str = ""
+    ppm: float = 1.0
+
+    def clock_offset_ms(self, mesh, site, t_h):
+        if site == self.site and t_h >= self.start_h:
+            return (t_h - self.start_h) * 3600 * self.ppm * 1e-3
+        return 0.0
+
+    def expect(self, mesh):
+        return [{"code": "CLOCK_UNSYNC", "subject": {"site": self.site}}]
+
+
+@dataclass(frozen=True)
+class CounterReset(Fault):
+    """A line card resets: its counters restart from zero and ifCounterDiscontinuityTime moves (no reboot)."""
+
+    interface: str = ""
+
+    def polled(self, mesh):
+        return (self.interface,)
+
+    def iface(self, mesh, name, t_h, st):
+        if name == self.interface and t_h >= self.start_h:
+            return replace(st, discontinuity_at_h=self.start_h)
+        return st
+
+    def expect(self, mesh):
+        return [{"code": "COUNTER_DISCONTINUITY", "subject": _iface_subject(self.interface)}]
+
+
+@dataclass(frozen=True)
+class PrefixWithdrawn(Fault):
+    """A routing policy error withdraws one site pair's prefixes: both directions are unreachable."""
+
+    src: str = ""
+    dst: str = ""
+
+    def path(self, mesh, path, t_h, st):
+        if {path.src, path.dst} == {self.src, self.dst} and self.active(t_h):
+            return replace(st, down=True)
+        return st
+
+    def expect(self, mesh):
+        return [
+            {"code": "PATH_DOWN", "subject": _path_subject(self.src, self.dst)},
+            {"code": "PATH_DOWN", "subject": _path_subject(self.dst, self.src)},
+        ]
+
+
+@dataclass(frozen=True)
+class HostSettings(Fault):
+    """A test host reinstalled with other TCP settings (smaller buffers, another congestion control)."""
+
+    site: str = ""
+    buffer_max_bytes: int | None = None
+    congestion_control: str | None = None
+    window_limited_paths: tuple[tuple[str, str], ...] = ()
+
+    def host(self, mesh, site, t_h, st):
+        if site == self.site and self.active(t_h):
+            return replace(
+                st,
+                buffer_max_bytes=self.buffer_max_bytes or st.buffer_max_bytes,
+                congestion_control=self.congestion_control or st.congestion_control,
+            )
+        return st
+
+    def expect(self, mesh):
+        found = [{"code": "HOST_TCP_TUNING", "subject": {"site": self.site, "host": host_name(self.site)}}]
+        window = [{"code": "WINDOW_LIMITED", "subject": _path_subject(a, b)} for a, b in self.window_limited_paths]
+        return found + window
+
+
+@dataclass(frozen=True)
+class Maintenance(Fault):
+    """Announced carrier work: a PoP router is out of service during the window; its paths go down."""
+
+    equipment: str = ""
+    reference: str = "GEANT-CHG-2026-0614"
+
+    def path(self, mesh, path, t_h, st):
+        if self.equipment in st.pops and self.active(t_h):
+            return replace(st, down=True)
+        return st
+
+    def maintenance(self, mesh):
+        from .mesh import at, iso
+
+        return [
+            {
+                "reference": self.reference,
+                "carrier": POPS[self.equipment].carrier,
+                "impact": "outage",
+                "start": iso(at(self.start_h - 0.25)),
+                "end": iso(at((self.end_h or mesh.spec.days * 24) + 0.25)),
+                "affects": [self.equipment],
+                "description": "Router software upgrade",
+            }
+        ]
+
+    def expect(self, mesh):
+        return [{"code": "MAINTENANCE_EXPLAINED", "subject": {"equipment": self.equipment}}]
+
+
+@dataclass(frozen=True)
+class TrunkHashing(Fault):
+    """The site uplink is a LAG of two members; after a software change its hashing puts most flows on one."""
+
+    site: str = ""
+    share: float = 0.8  # of the traffic on the first member
+
+    def trunks(self, mesh):
+        return {f"{self.site.lower()}-ae0": (f"{border(self.site)}:et-0/0/0", f"{border(self.site)}:et-0/0/1")}
+
+    def polled(self, mesh):
+        return self.trunks(mesh)[f"{self.site.lower()}-ae0"]
+
+    def iface(self, mesh, name, t_h, st):
+        members = self.trunks(mesh)[f"{self.site.lower()}-ae0"]
+        if name not in members:
+            return st
+        # Healthy hashing splits the flows within a few per cent; the broken one keeps `share` on member 0.
+        share = self.share if self.active(t_h) else 0.5 + 0.03 * math.sin(t_h * 1.7)
+        mine = share if name == members[0] else 1 - share
+        return replace(st, util_in=min(0.98, st.util_in * 2 * mine), util_out=min(0.98, st.util_out * 2 * mine))
+
+    def expect(self, mesh):
+        return [{"code": "TRUNK_IMBALANCE", "subject": {"trunk": f"{self.site.lower()}-ae0"}}]
+
+
+@dataclass(frozen=True)
+class TestsStop(Fault):
+    """The remote test daemon died: no measurement of this path direction arrives any more."""
+
+    src: str = ""
+    dst: str = ""
+
+    def path(self, mesh, path, t_h, st):
+        if path.key == (self.src, self.dst) and self.active(t_h):
+            return replace(st, silent=True)
+        return st
+
+    def expect(self, mesh):
+        return [{"code": "MEASUREMENT_GAP", "subject": _path_subject(self.src, self.dst)}]
+
+
+@dataclass(frozen=True)
+class ServerBusy(Fault):
+    """The receiving test server refuses every test (its pScheduler limits are full) while owamp and SNMP show
+    the path carrying traffic."""
+
+    src: str = ""
+    dst: str = ""
+    reason: str = "nuttcp-t: Error: server busy (another test is running)"
+
+    def path(self, mesh, path, t_h, st):
+        if path.key == (self.src, self.dst) and self.active(t_h):
+            return replace(st, failure=self.reason)
+        return st
+
+    def expect(self, mesh):
+        return [{"code": "MEASUREMENT_GAP", "subject": _path_subject(self.src, self.dst)}]

@@ -2,6 +2,10 @@
 
 Each has the columns a Grafana annotation query reads: ``time``, ``timeend`` (timestamptz, UTC), ``text`` and
 ``tags`` (comma-separated), plus an id and a few columns to filter on. Documented in docs/data-mining.md.
+
+PostgreSQL refuses to change the type of a column a view reads: a later migration doing so to
+diagnosis_finding, alerts_incident or maintenance_maintenancewindow drops these views first and creates
+them again after (``VIEWS`` below holds their text).
 """
 
 from django.db import migrations

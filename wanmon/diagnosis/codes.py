@@ -33,6 +33,7 @@ PATH_DOWN = "PATH_DOWN"
 HOST_TCP_TUNING = "HOST_TCP_TUNING"
 MAINTENANCE_EXPLAINED = "MAINTENANCE_EXPLAINED"
 UNEXPLAINED_DEGRADATION = "UNEXPLAINED_DEGRADATION"
+MEASUREMENT_GAP = "MEASUREMENT_GAP"
 
 # Subject kinds (keys of Finding.subject).
 PATH = "path"  # {src, dst}
@@ -74,6 +75,7 @@ CODES: dict[str, CodeInfo] = {
         CodeInfo(HOST_TCP_TUNING, WARNING, (SITE,), "host TCP settings unfit for the site's long paths"),
         CodeInfo(MAINTENANCE_EXPLAINED, INFO, (EQUIPMENT, INTERFACE, TRUNK), "degradation during scheduled work"),
         CodeInfo(UNEXPLAINED_DEGRADATION, WARNING, (PATH,), "worse than baseline and no rule explains it"),
+        CodeInfo(MEASUREMENT_GAP, WARNING, (PATH, SITE), "the monitoring is blind here (tests missing or failing)"),
     )
 }
 

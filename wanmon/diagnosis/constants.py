@@ -200,6 +200,14 @@ PATH_DOWN_MIN_OBSERVATIONS = 2
 #: (they got packets through): owamp runs every 1-5 min, so a failed 30-min test always has sessions this near.
 PATH_DOWN_CROSS_CHECK_S = 600.0
 
+# --------------------------------------------------------------------------- MEASUREMENT_GAP
+#: A kind of measurement "stopped arriving" when none came for 3 of its intervals (one late or skipped run is
+#: normal) and at least an hour ...
+GAP_MISSING_INTERVALS = 3.0
+GAP_MIN_SILENCE_S = 3600.0
+#: ... after at least 6 regular results (a kind run only for a while in a scenario has no cadence to miss).
+GAP_MIN_HISTORY = 6
+
 # --------------------------------------------------------------------------- PERIODIC_LOSS
 #: At least four loss events (three intervals) to call a period.
 PERIODIC_MIN_EVENTS = 4

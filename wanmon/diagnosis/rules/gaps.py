@@ -1,0 +1,118 @@
+"""MEASUREMENT_GAP: the monitoring itself is blind on a path -- never a network fault."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from wanmon.diagnosis import codes, text
+from wanmon.diagnosis import constants as k
+from wanmon.diagnosis.analysis import DOWN, PathAssessment, cadence_s
+from wanmon.diagnosis.context import RuleContext, path_finding
+from wanmon.diagnosis.evidence import Finding
+from wanmon.diagnosis.rules.outage import consecutive_down_runs, other_kinds_near
+
+KIND_LABELS = {"tcp": "throughput tests", "udp": "UDP tests", "owamp": "owamp sessions"}
+
+
+def stopped_kinds(a: PathAssessment, now: datetime) -> list[dict]:
+    """Measurement kinds of a path that ran regularly and then stopped arriving before ``now``."""
+    out = []
+    for kind in sorted({o.kind for o in a.observations}):
+        times = sorted(o.time for o in a.observations if o.kind == kind)
+        cad = cadence_s(times)
+        if cad is None or len(times) < k.GAP_MIN_HISTORY:
+            continue
+        silent_s = (now - times[-1]).total_seconds()
+        if silent_s > max(k.GAP_MISSING_INTERVALS * cad, k.GAP_MIN_SILENCE_S):
+            out.append({"kind": kind, "last": times[-1], "interval_s": cad, "silent_s": silent_s})
+    return out
+
+
+def failing_for_other_reasons(a: PathAssessment) -> list[dict]:
+    """Runs of consecutive failed measurements of one kind while another kind carried packets meanwhile."""
+    out = []
+    for run in consecutive_down_runs(a.observations):
+        if len(run) < k.PATH_DOWN_MIN_OBSERVATIONS:
+            continue
+        through, failing = other_kinds_near(a, run)
+        if through and not failing:
+            out.append(
+                {
+                    "kind": run[0].kind,
+                    "start": run[0].time,
+                    "end": run[-1].time,
+                    "failures": len(run),
+                    "reasons": sorted({o.reason for o in run}),
+                    "ids": [o.measurement_id for o in run],
+                    "carried_by": sorted({o.kind for o in through}),
+                    "carried_observations": len(through),
+                }
+            )
+    return out
+
+
+def measurement_gap(ctx: RuleContext) -> list[Finding]:
+    """MEASUREMENT_GAP: tests of a path stopped arriving, or keep failing while the path carries traffic.
+
+    Evidence: the times of each measurement kind of the path (its cadence and the
+    last one), and the failed measurements (errors, nothing transferred) with the
+    other kinds' results around them.
+
+    Criterion: a kind with at least GAP_MIN_HISTORY regular results and none for
+    more than max(GAP_MISSING_INTERVALS intervals, GAP_MIN_SILENCE_S) before now;
+    or PATH_DOWN_MIN_OBSERVATIONS consecutive failures of one kind while another
+    kind got packets through within PATH_DOWN_CROSS_CHECK_S and nothing else
+    failed (the case PATH_DOWN leaves out).  Never critical: the network is not
+    blamed.
+
+    Why: a refused or busy test server, an expired credential or a stopped agent
+    makes the monitoring blind; calling that an outage sends people to the wrong
+    place, and staying silent hides that a path is no longer watched.
+    """
+    out: list[Finding] = []
+    for a in ctx.assessments():
+        stopped = stopped_kinds(a, ctx.now)
+        failing = failing_for_other_reasons(a)
+        if not stopped and not failing:
+            continue
+        parts = []
+        for s in stopped:
+            parts.append(
+                f"{KIND_LABELS.get(s['kind'], s['kind'])} stopped arriving after {s['last']:%Y-%m-%d %H:%M} UTC "
+                f"(normally every {text.duration(s['interval_s'])}; none for {text.duration(s['silent_s'])})"
+            )
+        for f in failing:
+            parts.append(
+                f"{f['failures']} {KIND_LABELS.get(f['kind'], f['kind'])} in a row failed from {f['start']:%H:%M} to "
+                f"{f['end']:%H:%M} UTC ({'; '.join(f['reasons'])}) while "
+                f"{' and '.join(KIND_LABELS.get(x, x) for x in f['carried_by'])} got packets through"
+            )
+        still = sorted({o.kind for o in a.observations if o.state != DOWN} - {s["kind"] for s in stopped})
+        starts = [s["last"] for s in stopped] + [f["start"] for f in failing]
+        ends = [ctx.now for _ in stopped] + [f["end"] for f in failing]
+        out.append(
+            path_finding(
+                a,
+                codes.MEASUREMENT_GAP,
+                start=min(starts),
+                end=max(ends),
+                summary=f"{a.key}: monitoring blind -- " + "; ".join(parts)[:160],
+                explanation=(
+                    f"The monitoring of {a.key} has a gap: {'; '.join(parts)}. "
+                    + (
+                        f"Other measurements of the path ({', '.join(KIND_LABELS.get(x, x) for x in still)}) show it "
+                        "carrying traffic, so this is the test set-up (server busy or refusing, credentials, "
+                        "scheduler, agent), not the network. "
+                        if still
+                        else "Nothing else measures this path meanwhile: its state is unknown, not down. "
+                    )
+                    + "No network finding is drawn from the missing or failed tests."
+                ),
+                evidence={"stopped": stopped, "failing": failing, "still_measured_by": still},
+                actions=(
+                    f"Check the test hosts and the agent of {a.path.src} and {a.path.dst}: is the measurement "
+                    "scheduled, does the server accept it (limits, authentication), is the agent uploading?",
+                ),
+            )
+        )
+    return out

@@ -75,12 +75,12 @@ def test_post_is_accepted_like_put(client, ps_topo):
     assert row[5] == 27.47 and row[6] is None
 
 
-def test_rtt_run_is_an_owamp_row_of_round_trip_numbers(client, ps_topo):
+def test_rtt_run_is_an_owamp_row_of_half_round_trips(client, ps_topo):
     body = load("pscheduler-archiver-http-rtt-1.json")
     assert put(client, body, ps_topo["cern_token"]).status_code == 200
     (row,) = rows("owamptest", "packets_sent, packets_lost, delay_min_ms, delay_max_ms, extra")
     assert row[:2] == (10, 0)
-    assert row[2] == pytest.approx(0.725) and row[3] == pytest.approx(1.301)
+    assert row[2] == pytest.approx(0.725 / 2) and row[3] == pytest.approx(1.301 / 2)  # one-way estimates
     assert as_json(row[4])["tool"] == "twping"
     assert json.loads(as_json(row[4])["raw_excerpt"])["pscheduler"]["round_trip"] is True
 

@@ -111,10 +111,12 @@ def test_rtt_becomes_an_owamp_record_of_round_trip_times():
     assert isinstance(record, OwampRecord)
     assert record.tool == "twping"
     assert (record.packets_sent, record.packets_lost) == (10, 0)
-    assert record.delay_min_ms == pytest.approx(0.725)
-    assert record.delay_max_ms == pytest.approx(1.301)
-    assert record.delay_median_ms == pytest.approx(statistics.median(trips_ms))
+    # one-way estimates: half the round trips (forward + reverse = the round trip, as owamp would give)
+    assert record.delay_min_ms == pytest.approx(0.725 / 2)
+    assert record.delay_max_ms == pytest.approx(1.301 / 2)
+    assert record.delay_median_ms == pytest.approx(statistics.median(trips_ms) / 2)
     assert excerpt["round_trip"] is True
+    assert (excerpt["rtt_min_ms"], excerpt["rtt_max_ms"]) == (pytest.approx(0.725), pytest.approx(1.301))
     assert excerpt["rtt_mean_ms"] == pytest.approx(0.976)
 
 
@@ -123,8 +125,8 @@ def test_rtt_result_alone():
     envelope["result"] = result = load("pscheduler-rtt-result-1.json")
     _, record, _ = convert(envelope)
     assert record.packets_sent == result["sent"] == 20
-    assert record.delay_min_ms == pytest.approx(0.648)
-    assert record.delay_max_ms == pytest.approx(1.267)
+    assert record.delay_min_ms == pytest.approx(0.648 / 2)
+    assert record.delay_max_ms == pytest.approx(1.267 / 2)
 
 
 def test_rtt_with_every_packet_lost_has_no_delays():

@@ -15,9 +15,10 @@ What each test type becomes (docs/perfsonar.md):
   mean absolute IPDV of consecutive packets, collectors/twamp.py) cannot be had from a histogram, which has
   lost the packets' order: it stays unknown;
 - ``rtt`` (ping, twping, tcpping) -> one ``owamp`` record whose tool is the rtt tool (``ping``...) and whose
-  delays are round-trip times (min, median of the round trips or else the mean, max), marked
-  ``"round_trip": true`` in the excerpt: the loss it measures is the path's loss (both directions), which the
-  loss rules use; the delays must not be added to one-way delays;
+  delays are half the round-trip times (min, median of the round trips or else the mean, max): a symmetric
+  one-way estimate, so that forward plus reverse gives the round trip as owamp would and no rule reads a
+  doubled delay (or an unsynchronised clock) into it. The round trips themselves are in the excerpt, marked
+  ``"round_trip": true``; the loss it measures is the path's loss (both directions), which the loss rules use;
 - ``trace`` (traceroute, tracepath, paris-traceroute) -> one ``traceroute`` record: hops by address, or by
   name when the hop gave no address, non-answering hops null; ``pmtu_bytes`` is the smallest MTU reported.
 
@@ -518,8 +519,9 @@ def _latency(run: PsRun, common: dict[str, Any]) -> RecordSource:
         data["delay_min_ms"], data["delay_median_ms"], data["delay_max_ms"] = delays
     if sent is None and not run.error:
         data["error"] = "the run reported no packet counts (result.packets-sent)"
-    data["raw_excerpt"] = _excerpt(run, protocol=run.spec.get("protocol") if isinstance(run.spec.get("protocol"), str)
-                                   else None)
+    data["raw_excerpt"] = _excerpt(
+        run, protocol=run.spec.get("protocol") if isinstance(run.spec.get("protocol"), str) else None
+    )
     return RecordSource({k: v for k, v in data.items() if v is not None}, paths)
 
 
@@ -559,15 +561,24 @@ def _rtt(run: PsRun, common: dict[str, Any]) -> RecordSource:
     }
     if sent is None and not run.error:
         data["error"] = "the run reported no packet counts (result.sent)"
+    rtt_min_ms = rtt_median_ms = rtt_max_ms = None
     if not (sent is not None and lost is not None and lost >= sent):
-        median = statistics.median(trips) if trips else _ms(mean)
-        data["delay_min_ms"] = _ms(low) if low is not None else (min(trips) if trips else None)
-        data["delay_median_ms"] = median
-        data["delay_max_ms"] = _ms(high) if high is not None else (max(trips) if trips else None)
+        rtt_median_ms = statistics.median(trips) if trips else _ms(mean)
+        rtt_min_ms = _ms(low) if low is not None else (min(trips) if trips else None)
+        rtt_max_ms = _ms(high) if high is not None else (max(trips) if trips else None)
+        for name, rtt_ms in (
+            ("delay_min_ms", rtt_min_ms),
+            ("delay_median_ms", rtt_median_ms),
+            ("delay_max_ms", rtt_max_ms),
+        ):
+            data[name] = rtt_ms / 2 if rtt_ms is not None else None
     stddev = iso_duration_s(result.get("stddev"))
     data["raw_excerpt"] = _excerpt(
         run,
         round_trip=True,
+        rtt_min_ms=rtt_min_ms,
+        rtt_median_ms=rtt_median_ms,
+        rtt_max_ms=rtt_max_ms,
         rtt_mean_ms=_ms(mean),
         rtt_stddev_ms=_ms(stddev),
         loss_fraction=_num(result.get("loss")),

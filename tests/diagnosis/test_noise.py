@@ -154,3 +154,19 @@ def test_an_ecmp_route_change_does_not_explain_a_throughput_drop():
     assert codes.ROUTE_CHANGE in {f.code for f in findings}
     [u] = [f for f in findings if f.code == codes.UNEXPLAINED_DEGRADATION]
     assert u.start == at(180)
+
+
+def test_a_busy_host_and_a_single_failed_test_are_not_a_degradation_episode():
+    # given one slow result (a busy host at 45 %) and, an hour later, one refused test, between good ones
+    def tcp_fn(m):
+        if m == 120:
+            return tcp(m, 0.45 * 9.2e8, window_bytes=2_450_000, rtt_ms=9.8)
+        if m == 180:
+            return failed(m, "nuttcp-t: Error: server busy")
+        return tcp(m, 9.2e8, window_bytes=2_450_000, rtt_ms=9.8)
+
+    p = path("CERN", "FZK", 1e9, EU_HOPS, every(30, tcp_fn), every(5, lambda m: owamp(m, 4.9)), baseline_end_min=100)
+    b = bundle(p)
+    # then the failure alone (owamp carried packets meanwhile) does not join the slow result into an episode
+    assert assess_path(p, b, at(360)).episodes == ()
+    assert alarms(run(b)) == []

@@ -348,6 +348,52 @@ def merge_runs(runs: Sequence[Sequence[Observation]], slack_s: float = k.EPISODE
     return episodes
 
 
+def consecutive_down_runs(observations: Sequence[Observation]) -> list[list[Observation]]:
+    """Runs of consecutive DOWN observations of one kind: any other observation of that kind ends a run
+    (failed, ok, failed is two single failures, not a run of two)."""
+    runs: list[list[Observation]] = []
+    for kind in sorted({o.kind for o in observations}):
+        cur: list[Observation] = []
+        for o in sorted((o for o in observations if o.kind == kind), key=lambda o: o.time):
+            if o.state == DOWN:
+                cur.append(o)
+            elif cur:
+                runs.append(cur)
+                cur = []
+        if cur:
+            runs.append(cur)
+    return runs
+
+
+def _near(run: Sequence[Observation], o: Observation) -> bool:
+    slack = timedelta(seconds=k.PATH_DOWN_CROSS_CHECK_S)
+    return run[0].time - slack <= o.time <= run[-1].time + slack
+
+
+def other_kinds_near(
+    a: PathAssessment | Sequence[Observation], run: Sequence[Observation]
+) -> tuple[list[Observation], list[Observation]]:
+    """Observations of the other measurement kinds around a run of failures: (those that got through, those that
+    did not)."""
+    observations = a.observations if isinstance(a, PathAssessment) else a
+    others = [o for o in observations if o.kind != run[0].kind and _near(run, o)]
+    return [o for o in others if o.state != DOWN], [o for o in others if o.state == DOWN]
+
+
+def unconfirmed_downs(observations: Sequence[Observation]) -> set[int]:
+    """Indexes of failed observations that are noise: a failure alone of its kind (no consecutive one) that no
+    other measurement kind confirms (a test failing once between successes is a busy server)."""
+    out: set[int] = set()
+    index = {id(o): i for i, o in enumerate(observations)}
+    for run in consecutive_down_runs(observations):
+        if len(run) >= k.PATH_DOWN_MIN_OBSERVATIONS:
+            continue
+        _, failing = other_kinds_near(observations, run)
+        if not failing:
+            out |= {index[id(o)] for o in run}
+    return out
+
+
 # --------------------------------------------------------------------------- assessment
 @dataclass(frozen=True)
 class TestFigures:
@@ -716,7 +762,9 @@ def assess_path(path: PathEvidence, bundle: EvidenceBundle, now: datetime) -> Pa
         episodes=(),
     )
     observations = tuple(sorted(_observations(partial), key=lambda o: o.time))
-    runs = build_runs(observations, frozenset({DEGRADED, DOWN}), k.MIN_EPISODE_OBSERVATIONS)
+    noise = unconfirmed_downs(observations)
+    significant = [o for i, o in enumerate(observations) if i not in noise]
+    runs = build_runs(significant, frozenset({DEGRADED, DOWN}), k.MIN_EPISODE_OBSERVATIONS)
     episodes = tuple(merge_runs(runs))
     return replace(partial, observations=observations, episodes=episodes)
 

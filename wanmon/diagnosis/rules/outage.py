@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from wanmon.diagnosis import codes
 from wanmon.diagnosis import constants as k
-from wanmon.diagnosis.analysis import DOWN, Observation, PathAssessment, interface_on_path, trunks_on_path
+from wanmon.diagnosis.analysis import (
+    DOWN,
+    Observation,
+    consecutive_down_runs,
+    interface_on_path,
+    other_kinds_near,
+    trunks_on_path,
+)
 from wanmon.diagnosis.context import RuleContext, path_finding
 from wanmon.diagnosis.evidence import EvidenceBundle, Finding, InterfaceEvidence, PathEvidence
 
@@ -60,35 +66,6 @@ def interfaces_down_on_path(bundle: EvidenceBundle, path: PathEvidence) -> list[
         if start <= end:
             out.append((trunk.name, start, end, min(len(s) for s in member_spans)))
     return out
-
-
-def consecutive_down_runs(observations: Sequence[Observation]) -> list[list[Observation]]:
-    """Runs of consecutive DOWN observations of one kind: any other observation of that kind ends a run
-    (failed, ok, failed is two single failures, not a run of two)."""
-    runs: list[list[Observation]] = []
-    for kind in sorted({o.kind for o in observations}):
-        cur: list[Observation] = []
-        for o in sorted((o for o in observations if o.kind == kind), key=lambda o: o.time):
-            if o.state == DOWN:
-                cur.append(o)
-            elif cur:
-                runs.append(cur)
-                cur = []
-        if cur:
-            runs.append(cur)
-    return runs
-
-
-def _near(run: Sequence[Observation], o: Observation) -> bool:
-    slack = timedelta(seconds=k.PATH_DOWN_CROSS_CHECK_S)
-    return run[0].time - slack <= o.time <= run[-1].time + slack
-
-
-def other_kinds_near(a: PathAssessment, run: Sequence[Observation]) -> tuple[list[Observation], list[Observation]]:
-    """Observations of the other measurement kinds around a run of failures: (those that got through, those that
-    did not)."""
-    others = [o for o in a.observations if o.kind != run[0].kind and _near(run, o)]
-    return [o for o in others if o.state != DOWN], [o for o in others if o.state == DOWN]
 
 
 def path_down(ctx: RuleContext) -> list[Finding]:

@@ -93,25 +93,34 @@ def predicted_bps(f: Finding) -> float | None:
     return None
 
 
-def onset_bounds(a: PathAssessment, start: datetime) -> datetime | None:
-    """The last healthy observation before ``start``: the degradation began after it (None: it was there already)."""
-    before = [o.time for o in a.observations if o.time < start and o.state == "ok"]
+def onset_bounds(a: PathAssessment, ep) -> datetime | None:
+    """The last healthy observation, of a kind the episode is degraded in, before the episode: the degradation
+    began after it (None: it was there already).  Another kind proves nothing (owamp cannot see 1e-5 loss)."""
+    kinds = set(ep.kinds)
+    before = [o.time for o in a.observations if o.time < ep.start and o.state == "ok" and o.kind in kinds]
     return max(before) if before else None
 
 
 def explains_episode(f: Finding, a: PathAssessment, ep) -> bool:
     """Whether finding ``f`` explains degradation episode ``ep`` of path ``a``.
 
-    It must start with it: its onset no earlier than the last healthy observation before the episode (less
-    CORRELATION_SLACK_S), so that a long-standing condition (a window limit of months) does not hide a new drop;
+    A path finding must start with it: its onset no earlier than the last healthy observation (of the episode's
+    kinds) before the episode (less CORRELATION_SLACK_S), so that a long-standing condition (a window limit of
+    months) does not hide a new drop; an element finding must be active during it (errors, load);
     and when it predicts a rate (window limit, Mathis ceiling), the episode's throughput must not be below
     EXPLANATION_MIN_FRACTION of it: a ceiling of 255 Mb/s does not explain 60 Mb/s.  Route changes, delay
     level shifts and counter resets explain no throughput drop by themselves.
     """
     if f.code in NOT_THROUGHPUT_EXPLANATIONS:
         return False
-    healthy_before = onset_bounds(a, ep.start)
-    if healthy_before is not None and f.start < healthy_before - timedelta(seconds=k.CORRELATION_SLACK_S):
+    healthy_before = onset_bounds(a, ep)
+    if (
+        f.code not in ELEMENT_EXPLANATIONS
+        and healthy_before is not None
+        and f.start < healthy_before - timedelta(seconds=k.CORRELATION_SLACK_S)
+    ):
+        # a standing condition of the path: an element finding instead is active during the episode (its
+        # errors or load may grow until they hurt), which the time overlap already required
         return False
     predicted = predicted_bps(f)
     thr = median(

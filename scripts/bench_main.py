@@ -386,14 +386,17 @@ def bench_noise_corpus(names: list[str]) -> None:
                     counts[a["code"]] = counts.get(a["code"], 0) + 1
                 detail = " ".join(f"{code}={n}" for code, n in sorted(counts.items())) or "-"
                 alarm_count = len(verdict.alarms)
-                print(f"healthy {case.name:<40} path_days={case.path_days:>4.0f} alarms={alarm_count:>3} {detail}")
+                print(
+                    f"healthy {case.name:<40} replay_s={verdict.seconds:>5.1f} path_days={case.path_days:>4.0f} "
+                    f"alarms={alarm_count:>3} {detail}"
+                )
             else:
                 detected += len(verdict.detected)
                 expected += len(verdict.detected) + len(verdict.missed)
                 missed = " ".join(f"{m['code']}{m['subject']}".replace(" ", "") for m in verdict.missed)
                 injected = len(verdict.detected) + len(verdict.missed)
                 print(
-                    f"faulty  {case.name:<40} found={len(verdict.detected)}/{injected}"
+                    f"faulty  {case.name:<40} replay_s={verdict.seconds:>5.1f} found={len(verdict.detected)}/{injected}"
                     f"{' missed: ' + missed if missed else ''}"
                 )
     rate = alarms / (path_days / 100) if path_days else float("nan")

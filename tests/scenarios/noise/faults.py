@@ -97,6 +97,8 @@ class RateCap(Fault):
     dst: str = ""
     cap_bps: float = 8e9
     code: str = "UNEXPLAINED_DEGRADATION"
+    #: A collapse of one direction while the other keeps its rate is also, correctly, an ASYMMETRIC_PATH.
+    also_accepted: tuple[str, ...] = ()
 
     def path(self, mesh, path, t_h, st):
         if path.key == (self.src, self.dst) and self.active(t_h):
@@ -104,7 +106,8 @@ class RateCap(Fault):
         return st
 
     def expect(self, mesh):
-        return [{"code": self.code, "subject": _path_subject(self.src, self.dst)}]
+        found = {"code": self.code, "subject": _path_subject(self.src, self.dst)}
+        return [{**found, "also_accepted": list(self.also_accepted)} if self.also_accepted else found]
 
 
 @dataclass(frozen=True)

@@ -270,7 +270,8 @@ class Mesh:
         spec, noise = self.spec, self.spec.noise
         r = rng(spec.seed, "tcp", path.src, path.dst)
         out: list[dict] = []
-        previous_failed = previous_busy = False
+        # Noise events are isolated (a failure or a busy host between normal results), as DIAGNOSIS.md section 4 has it.
+        previous_noise = False
         for t_h in self._schedule(spec.tcp_interval_h, "tcp", path, 0.1):
             st = self.path_state(path, t_h)
             if st.silent:
@@ -280,7 +281,7 @@ class Mesh:
             window = min(src_host.buffer_max_bytes, dst_host.buffer_max_bytes)
             mss = physics.mss_bytes(st.pmtu)
             rec.update(streams=1, window_bytes=window, mss_bytes=mss)
-            noise_fail = not previous_failed and r.random() < noise.tcp_fail_prob
+            noise_fail = r.random() < noise.tcp_fail_prob and not previous_noise
             if st.down:
                 rec["error"] = "nuttcp-t: Error: connect: No route to host (timed out after 10 s)"
                 out.append(rec)
@@ -288,14 +289,13 @@ class Mesh:
             if st.failure or noise_fail:
                 rec["error"] = st.failure or r.choice(noise.fail_reasons)
                 out.append(rec)
-                previous_failed = True
+                previous_noise = noise_fail
                 continue
-            previous_failed = False
             cc = src_host.congestion_control
             host_bps = self.host_level_bps[path.key] * st.host_factor
             host_run = host_bps * r.uniform(1 - noise.host_run_spread, 1.0)
-            busy = not previous_busy and r.random() < noise.busy_host_prob
-            previous_busy = busy
+            busy = r.random() < noise.busy_host_prob and not previous_noise
+            previous_noise = busy
             if busy:
                 host_run *= r.uniform(*noise.busy_host_factor)
             # ACKs lost on the reverse path hardly matter unless the reverse path is very lossy.

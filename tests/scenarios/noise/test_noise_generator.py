@@ -222,3 +222,26 @@ def test_written_yaml_is_the_document(tmp_path):
     assert written == json.loads(json.dumps(doc))
     assert scenario_yaml(doc).count("\n- {type: ") == len(doc["measurements"])
     assert cli_main(["--case", "no-such-case"]) == 2
+
+
+def test_verdict_counts_alarms_above_info_and_accepts_only_named_codes():
+    from .verdict import judge
+
+    def finding(code, severity, **subject):
+        return {"code": code, "severity": severity, "subject": subject, "summary": "", "rank": None}
+
+    healthy = judge(
+        "h",
+        True,
+        1.0,
+        [finding("ROUTE_CHANGE", "info", src="A", dst="B"), finding("PATH_DOWN", "critical", src="A", dst="B")],
+        {"findings": [], "absent": [], "max_severity": "info"},
+    )
+    assert [a["code"] for a in healthy.alarms] == ["PATH_DOWN"] and not healthy.passed
+    expected = {"code": "UNEXPLAINED_DEGRADATION", "subject": {"src": "B", "dst": "A"}}
+    asym = [finding("ASYMMETRIC_PATH", "critical", src="B", dst="A")]
+    assert judge("f", False, 1.0, asym, {"findings": [expected]}).missed == [expected]
+    accepted = {**expected, "also_accepted": ["ASYMMETRIC_PATH"]}
+    assert judge("f", False, 1.0, asym, {"findings": [accepted]}).passed
+    other_path = [finding("ASYMMETRIC_PATH", "critical", src="A", dst="B")]
+    assert judge("f", False, 1.0, other_path, {"findings": [accepted]}).missed == [accepted]

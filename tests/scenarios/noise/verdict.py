@@ -45,7 +45,8 @@ class Verdict:
 
 
 def _matches(finding: dict, expected: dict) -> bool:
-    if finding["code"] != expected["code"]:
+    """FORMAT.md's matching, plus ``also_accepted``: other codes that describe the same fault correctly."""
+    if finding["code"] != expected["code"] and finding["code"] not in expected.get("also_accepted", ()):
         return False
     if any(finding["subject"].get(k) != v for k, v in (expected.get("subject") or {}).items()):
         return False

@@ -58,11 +58,15 @@ def floats_for_ints(draw, record: dict) -> dict:
     return {**record, field: float(record[field])}
 
 
-times = st.builds(
+_recent = st.builds(
     lambda back_s, micro, offset: (NOW - timedelta(seconds=back_s, microseconds=micro)).astimezone(offset).isoformat(),
     st.integers(60, 6 * 3600),
     st.integers(0, 999_999),
     st.sampled_from([UTC, timezone(timedelta(hours=5, minutes=30)), timezone(-timedelta(hours=8))]),
+)
+# The first instant the schema accepts, and a clock running 4 minutes ahead (5 are tolerated).
+times = st.one_of(
+    _recent, _recent, _recent, st.sampled_from(["2000-01-01T00:00:00Z", (NOW + timedelta(minutes=4)).isoformat()])
 )
 
 # Names: no control characters or surrogates (the schema refuses them); non-ASCII, astral planes, 128 long.

@@ -135,7 +135,7 @@ def test_every_stored_field_has_a_column_that_holds_every_value_the_schema_allow
     for name, wire_type in wire_fields(RECORD_TYPES[kind]):
         column = table.column_of(name)
         if column is None or column.source not in (Source.FIELD, Source.COUNTER):
-            continue  # references become ids (their names: test_unstored_fields), the rest goes to `extra`
+            continue  # references become inventory ids; fields without a column go to `extra`
         stored += 1
         why = holds(wire_type, real[column.name])
         if why:

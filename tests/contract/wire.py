@@ -61,7 +61,7 @@ RENAMED: Mapping[str, Mapping[str, str]] = {
     "snmp": {"snmp_engine_boots": "engine_boots", "counter_discontinuity_ticks": "discontinuity_ticks"},
 }
 # Wire fields the ingest does not store today, neither in a column nor in `extra`: measurements_snmpsample has
-# no `extra` column. test_unstored_fields.py shows them lost; here they are only compared when present.
+# no `extra` column, so they are acknowledged and dropped. Here they are only compared when they are present.
 UNSTORED: Mapping[str, frozenset[str]] = {
     "snmp": frozenset({"host", "admin_status", "tool_version", "error", "exit_code", "stderr_excerpt", "raw_excerpt"}),
 }

@@ -3,7 +3,8 @@
 Every collector that drives an external program talks to it through the
 small :class:`CommandRunner` protocol and turns the captured text into numbers
 with a pure ``parse`` function. That split lets the parsers be tested against
-real captured output (``tests/collectors/fixtures/toolout``) and the collectors
+real captured output (public third-party captures the tests read beside the repository, see
+``shared_fixture`` in ``tests/conftest.py``) and the collectors
 against :class:`FakeCommandRunner`, without the tools or a network.
 
 Contract of a runner: ``run`` never raises for anything the command does

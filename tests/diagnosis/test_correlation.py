@@ -123,3 +123,40 @@ def test_load_moved_between_bundle_members_is_not_a_rise():
     # new traffic on the bundle does show
     busier = iface("cph", "xe-1/2/1", 10e9, [rate_row(m, 5e8, 1.1e9 if m < 180 else 1.6e9) for m in range(361)])
     assert bundle_load_rise((survivor, busier), at(180), NOW) == pytest.approx(1.6e9)
+
+
+def test_paths_watched_by_owamp_alone_do_not_clear_an_element_whose_fault_only_tcp_sees():
+    from tests.diagnosis.builders import bundle, every, owamp, path, tcp
+    from wanmon.diagnosis.context import RuleContext
+    from wanmon.diagnosis.correlation import shared_equipment_suspects
+
+    tail = ("geant-fra", "dfn-fra", "fzk-border")
+
+    def degraded(src, first):
+        tests = every(30, lambda m: tcp(m, 3e8 if m >= 180 else 9.2e8, window_bytes=2_450_000, rtt_ms=9.8))
+        return path(src, "FZK", 1e9, (first, *tail), tests, every(5, lambda m: owamp(m, 4.9)), baseline_end_min=150)
+
+    def owamp_only(src, first):
+        return path(src, "FZK", 1e9, (first, *tail), (), every(5, lambda m: owamp(m, 4.9)))
+
+    # given CERN->FZK and CNAF->FZK losing 70 % of their TCP rate (a 1e-5 loss no owamp session can see), and
+    # IN2P3->FZK and PIC->FZK crossing the same elements but measured only by owamp, clean
+    paths = (degraded("CERN", "geant-gva"), degraded("CNAF", "garr-mil"),
+             owamp_only("IN2P3", "renater-lyo"), owamp_only("PIC", "rediris-mad"))
+    found = shared_equipment_suspects(RuleContext(bundle(*paths), NOW))
+    # then the shared elements stay suspects: the owamp-only paths could not have seen the loss
+    suspects = {f.subject.get("equipment") for f in found}
+    assert {"geant-fra", "dfn-fra"} <= suspects
+    assert all(not f.evidence.get("healthy_same_direction") for f in found)
+
+
+def test_a_port_whose_own_counters_show_errors_outranks_an_ecmp_sibling_seen_in_traceroutes():
+    # given three paths into FZK degraded, all arriving by fzk-border:et-0/0/0 (CRC errors there) and, by
+    # traceroute, through the ECMP sibling geant-fra2; two healthy paths leave FZK by the same port
+    port = "fzk-border:et-0/0/0"
+    bad = [degraded(src, "FZK", (f"{src.lower()}-border", "geant-fra2", port)) for src in ("CERN", "SARA", "IN2P3")]
+    ok = [healthy("FZK", dst, (port, "geant-fra", f"{dst.lower()}-border")) for dst in ("CERN", "SARA")]
+    ranked = rank_shared_elements(bad, ok, corroboration={port: ["INTERFACE_ERRORS on " + port]})
+    # then the port with errors is the first suspect (3 - 2 x 0.25 reverse + 1.0 corroboration = 3.5 > 3)
+    assert [s.element for s in ranked[:2]] == [port, "geant-fra2"]
+    assert ranked[0].score == pytest.approx(3.5)

@@ -158,6 +158,10 @@ HEALTHY_WEIGHT_SAME_DIRECTION = 1.0
 HEALTHY_WEIGHT_OTHER_PORTS = 0.5
 #: only in the opposite direction: little (one fibre of a pair can be dirty, the other clean).
 HEALTHY_WEIGHT_REVERSE = 0.25
+#: An element whose own counters show a fault (INTERFACE_ERRORS, LINK_CONGESTION) counts as one more degraded
+#: path: direct evidence outweighs a shared position (an ECMP sibling seen only in traceroutes, a border port
+#: that healthy paths cross only the other way).
+CORROBORATION_BONUS = 1.0
 #: Another path's load "rose" by at least 100 Mb/s (case 5: "a few 100 Mbit/s") ...
 LOAD_RISE_MIN_BPS = 1.0e8
 #: ... and by at least 2 % of the link speed.

@@ -102,7 +102,20 @@ def edges_at(hops: Sequence[str], element: str) -> set[Edge]:
     return out
 
 
-def healthy_weight(healthy_hops: Sequence[str], element: str, degraded_edges: set[Edge]) -> tuple[float, str]:
+def port_direction(hops: Sequence[str], element: str) -> str | None:
+    """'in' when the path arrives by the port (it is named on the last hop), 'out' when a hop leaves by it."""
+    i = _position(hops, element)
+    if i is None:
+        return None
+    return "in" if i == len(hops) - 1 else "out"
+
+
+def healthy_weight(
+    healthy_hops: Sequence[str],
+    element: str,
+    degraded_edges: set[Edge],
+    degraded_port_directions: set[str | None] | None = None,
+) -> tuple[float, str]:
     """How much a healthy path crossing ``element`` exonerates it, and why.
 
     Same direction (shares an adjacent directed hop with a degraded path):
@@ -111,6 +124,11 @@ def healthy_weight(healthy_hops: Sequence[str], element: str, degraded_edges: se
     HEALTHY_WEIGHT_OTHER_PORTS.
     """
     mine = edges_at(healthy_hops, element)
+    if degraded_port_directions and ":" in element:
+        # a port carries a path out (a hop leaves by it) or in (the last hop arrives by it): the two are different
+        # fibres, and CRC errors on the receive side say nothing of the transmit side
+        if port_direction(healthy_hops, element) not in degraded_port_directions:
+            return k.HEALTHY_WEIGHT_REVERSE, "reverse"
     if mine & degraded_edges:
         return k.HEALTHY_WEIGHT_SAME_DIRECTION, "same"
     if {(b, a) for a, b in mine} & degraded_edges:
@@ -129,7 +147,7 @@ def rank_shared_elements(
     (The two directions of one site pair share every element, so they alone do not discriminate.)
 
     score = (degraded paths through it) - (sum of the healthy paths' weights,
-    see ``healthy_weight``) + 0.5 if a finding on the element itself (errors,
+    see ``healthy_weight``) + CORROBORATION_BONUS if a finding on the element itself (errors,
     congestion) corroborates it.  Only elements with a positive score are kept.
     Ties go to the element covering more of the degraded paths, then to
     elements that are not a path end point (a site border every path of that
@@ -160,15 +178,16 @@ def rank_shared_elements(
         d_edges: set[Edge] = set()
         for d in ds:
             d_edges |= edges_at(d.hops, e)
+        directions = {port_direction(d.hops, e) for d in ds}
         groups: dict[str, list[str]] = {"same": [], "reverse": [], "other": []}
         penalty = 0.0
         for h in healthy:
             if h.key in by_key or e not in _elements(h.hops):
                 continue
-            w, kind = healthy_weight(h.hops, e, d_edges)
+            w, kind = healthy_weight(h.hops, e, d_edges, directions)
             penalty += w
             groups[kind].append(h.key)
-        bonus = 0.5 if corroboration.get(e) or corroboration.get(base_equipment(e)) else 0.0
+        bonus = k.CORROBORATION_BONUS if corroboration.get(e) or corroboration.get(base_equipment(e)) else 0.0
         score = len(ds) - penalty + bonus
         if score <= 0:
             continue
@@ -304,8 +323,16 @@ def _clusters(items: list[tuple[PathAssessment, Episode]]) -> list[list[tuple[Pa
     return clusters
 
 
-def _healthy(ctx: RuleContext, start: datetime, end: datetime, exclude: set[str]) -> list[PathAssessment]:
-    """Paths measured during [start, end] with no degradation overlapping it."""
+def _healthy(
+    ctx: RuleContext, start: datetime, end: datetime, exclude: set[str], kinds: Iterable[str] | None = None
+) -> list[PathAssessment]:
+    """Paths measured during [start, end] with no degradation overlapping it.
+
+    With ``kinds`` (the measurement kinds the degradation was seen by), a path counts as healthy only if one of
+    those kinds measured it: a path watched by owamp alone (600 packets a session: blind below ~5e-3) does not
+    clear an element whose 1e-5 loss only TCP can see.
+    """
+    wanted = set(kinds) if kinds is not None else None
     out = []
     slack = timedelta(seconds=k.CORRELATION_SLACK_S)
     for a in ctx.assessments():
@@ -313,7 +340,9 @@ def _healthy(ctx: RuleContext, start: datetime, end: datetime, exclude: set[str]
             continue
         if any(ep.overlaps(start, end, k.CORRELATION_SLACK_S) for ep in a.episodes):
             continue
-        if any(start - slack <= o.time <= end + slack for o in a.observations):
+        if any(
+            start - slack <= o.time <= end + slack and (wanted is None or o.kind in wanted) for o in a.observations
+        ):
             out.append(a)
     return out
 
@@ -385,7 +414,8 @@ def shared_equipment_suspects(ctx: RuleContext) -> list[Finding]:
             DegradedPath(a.path.src, a.path.dst, ep.start, ep.end, _effective_hops(a, ep.start, ep.end))
             for a, ep in cluster
         ]
-        healthy = [PathRoute(h.path.src, h.path.dst, h.path.hops) for h in _healthy(ctx, start, end, keys)]
+        kinds = {kind for _, ep in cluster for kind in ep.kinds}
+        healthy = [PathRoute(h.path.src, h.path.dst, h.path.hops) for h in _healthy(ctx, start, end, keys, kinds)]
         ranked = rank_shared_elements(degraded, healthy, carriers, corroboration)
         for a, ep in cluster:
             in_cluster.add((a.key, ep.start))

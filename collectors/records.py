@@ -132,7 +132,7 @@ def _name(pattern: str, *, min_length: int = 0, max_length: int, description: st
 
 
 SiteCode = _name(SITE_CODE_PATTERN, min_length=1, max_length=32, description="site code")
-EquipmentName = _name(_EQUIPMENT_PATTERN, min_length=1, max_length=128)
+EquipmentName = _name(_EQUIPMENT_PATTERN, min_length=1, max_length=100)  # the inventory's equipment names
 InterfaceName = _name(_IF_NAME_PATTERN, min_length=1, max_length=128)
 HostName = _name(_TOKEN_PATTERN, min_length=1, max_length=255, description="DNS name or address")
 Label = _name(_LABEL_PATTERN, min_length=1, max_length=64)

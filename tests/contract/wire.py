@@ -60,11 +60,9 @@ REFERENCES: Mapping[str, str] = {
 RENAMED: Mapping[str, Mapping[str, str]] = {
     "snmp": {"snmp_engine_boots": "engine_boots", "counter_discontinuity_ticks": "discontinuity_ticks"},
 }
-# Wire fields the ingest does not store today, neither in a column nor in `extra`: measurements_snmpsample has
-# no `extra` column, so they are acknowledged and dropped. Here they are only compared when they are present.
-UNSTORED: Mapping[str, frozenset[str]] = {
-    "snmp": frozenset({"host", "admin_status", "tool_version", "error", "exit_code", "stderr_excerpt", "raw_excerpt"}),
-}
+# Wire fields the ingest stores neither in a column nor in `extra` (none: every field is kept; a field listed
+# here would only be compared when present).
+UNSTORED: Mapping[str, frozenset[str]] = {}
 
 
 def shared_fixture(*parts: str) -> Path:

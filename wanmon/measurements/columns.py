@@ -118,8 +118,9 @@ SNMP = Table(
         *_fields("if_index", "sys_uptime_ticks"),
         Column("engine_boots", field="snmp_engine_boots"),
         Column("discontinuity_ticks", field="counter_discontinuity_ticks"),
-        *_fields("oper_status", "speed_mbps"),
+        *_fields("oper_status", "speed_mbps", "admin_status", "host", "error"),
         *(Column(name, Source.COUNTER, name) for name in SNMP_COUNTERS),
+        Column("extra", Source.EXTRA),
         Column("batch_id", Source.BATCH),
     ),
 )
@@ -167,8 +168,8 @@ SNMP_HEAD_FIELDS: tuple[str, ...] = tuple(c.field or c.name for c in SNMP.column
 
 
 def stored_fields(table: Table) -> frozenset[str]:
-    """Wire fields of ``table``'s records that have a column (the rest goes to ``extra``), plus the tag."""
-    return frozenset({"type", *(c.field or c.name for c in table.columns if c.source in (Source.FIELD, Source.SITE))})
+    """Top-level wire fields of ``table``'s records that have a column (the rest goes to ``extra``), plus the tag."""
+    return frozenset({"type", *(c.wire_field.split(".")[0] for c in table.columns if c.wire_field)})
 
 
 def column_names(tables: Sequence[Table] = tuple(TABLES.values())) -> dict[str, tuple[str, ...]]:

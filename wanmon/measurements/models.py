@@ -71,6 +71,9 @@ class SnmpSample(_Hypertable):
     discontinuity_ticks = models.BigIntegerField(null=True)
     oper_status = models.TextField(null=True)
     speed_mbps = models.FloatField(null=True)  # ifSpeed / 1e6: an E1 is 2.048
+    admin_status = models.TextField(null=True)
+    host = models.TextField(null=True)
+    error = models.TextField(null=True)
     hc_in_octets = models.DecimalField(max_digits=20, decimal_places=0, null=True)
     hc_out_octets = models.DecimalField(max_digits=20, decimal_places=0, null=True)
     hc_in_ucast_pkts = models.DecimalField(max_digits=20, decimal_places=0, null=True)
@@ -81,6 +84,7 @@ class SnmpSample(_Hypertable):
     out_errors = models.DecimalField(max_digits=20, decimal_places=0, null=True)
     in_discards = models.DecimalField(max_digits=20, decimal_places=0, null=True)
     out_discards = models.DecimalField(max_digits=20, decimal_places=0, null=True)
+    extra = models.JSONField(null=True)
     batch_id = models.UUIDField(null=True)
 
     class Meta:

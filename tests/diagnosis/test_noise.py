@@ -28,10 +28,10 @@ GiB_CAP = (1 << 31) - 1  # Linux's cap on a socket buffer
 HOPS = ("cern-border:et-1/0/0", "cern-lhcopn", "triumf-border")
 
 
-def noisy_tcp(minute: float, rng: random.Random, level_bps: float = 30e9, **kw):
+def noisy_tcp(minute: float, rng: random.Random, level_bps: float = 30e9, rtt_ms: float = 150.0, **kw):
     """A host-limited single stream: +-25 % run to run, a few hundred self-induced retransmits (autotuned window)."""
     kw.setdefault("retransmits", rng.randint(100, 600))
-    return tcp(minute, level_bps * rng.uniform(0.75, 1.25), rtt_ms=150.0, window_bytes=None, **kw)
+    return tcp(minute, level_bps * rng.uniform(0.75, 1.25), rtt_ms=rtt_ms, window_bytes=None, **kw)
 
 
 def noisy_owamp(minute: float, rng: random.Random, lost=None):
@@ -170,3 +170,18 @@ def test_a_busy_host_and_a_single_failed_test_are_not_a_degradation_episode():
     # then the failure alone (owamp carried packets meanwhile) does not join the slow result into an episode
     assert assess_path(p, b, at(360)).episodes == ()
     assert alarms(run(b)) == []
+
+
+# --------------------------------------------------------------------------- host tuning at Linux's cap
+def test_a_host_at_linuxs_buffer_cap_is_not_asked_for_more():
+    # given a 100G path of 300 ms (BDP 3.75 GB, beyond any setting) and hosts whose buffers are at 2^31-1
+    rng = random.Random(1)
+    b = bundle(host_limited_path(rng, tcp_fn=lambda m: noisy_tcp(m, rng, rtt_ms=300.0)), hosts=hosts())
+    assert codes.HOST_TCP_TUNING not in {f.code for f in run(b)}
+
+
+def test_advice_for_a_host_below_the_cap_never_goes_beyond_it():
+    b = bundle(host_limited_path(random.Random(1)), hosts=(host("CERN", "cern-dtn", buf=256 * MiB, mtu=9000),))
+    [f] = [f for f in run(b) if f.code == codes.HOST_TCP_TUNING]
+    assert "net.core.rmem_max = 2147483647" in f.evidence["sysctl"]
+    assert "2 parallel streams" in f.explanation

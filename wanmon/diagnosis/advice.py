@@ -19,7 +19,8 @@ def sysctl_lines(buffer_bytes: float, host: HostTcpEvidence | None = None) -> li
     The min/default values of tcp_rmem/tcp_wmem are kept from the host when it
     reported them (they matter for the many short connections), only the maxima change.
     """
-    n = round_up_bytes(buffer_bytes)
+    # never above what Linux accepts (a larger value is silently clamped, or refused by older kernels)
+    n = min(round_up_bytes(buffer_bytes), k.LINUX_MAX_SOCKET_BUFFER_BYTES)
     rmem = host.tcp_rmem if host and host.tcp_rmem else (*k.DEFAULT_TCP_RMEM, 0)
     wmem = host.tcp_wmem if host and host.tcp_wmem else (*k.DEFAULT_TCP_WMEM, 0)
     return [

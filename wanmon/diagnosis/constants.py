@@ -271,6 +271,9 @@ MTU_MISMATCH_RATIO = 0.9
 HOST_BUFFER_MIN_BDP_FACTOR = 1.0
 #: Recommended maxima are rounded up to whole MiB.
 HOST_BUFFER_ROUND_BYTES = 1 << 20
+#: Linux caps a socket buffer (and so net.core.*mem_max, tcp_*mem) at INT_MAX = 2^31-1 bytes: on 100G x 300 ms
+#: no setting reaches the BDP, and the advice is parallel streams, not a sysctl.
+LINUX_MAX_SOCKET_BUFFER_BYTES = (1 << 31) - 1
 #: Defaults written into the tcp_rmem / tcp_wmem advice when the host did not report its own.
 DEFAULT_TCP_RMEM = (4096, 87380)
 DEFAULT_TCP_WMEM = (4096, 65536)

@@ -45,8 +45,9 @@ def host_tcp_tuning(ctx: RuleContext) -> list[Finding]:
     RTT of every path from or to its site.
 
     Criterion: a buffer maximum below HOST_BUFFER_MIN_BDP_FACTOR x the BDP of the
-    site's longest path (largest C * RTT), or a congestion control listed in
-    PROBLEM_CONGESTION_CONTROLS.
+    site's longest path (largest C * RTT) and below Linux's cap
+    (LINUX_MAX_SOCKET_BUFFER_BYTES: a host at the cap cannot do more), or a
+    congestion control listed in PROBLEM_CONGESTION_CONTROLS.
 
     Why: with buffers below one BDP a stream cannot fill the path whatever the
     network does (window limit W*8/RTT); 2 x BDP lets it survive a loss.  Reno's
@@ -72,7 +73,10 @@ def host_tcp_tuning(ctx: RuleContext) -> list[Finding]:
         if a is not None:
             bdp = physics.bdp_bytes(a.path.capacity_bps, a.rtt_ms)
             need = physics.recommended_window_bytes(a.path.capacity_bps, a.rtt_ms)
-            small = [(name, v) for name, v in _buffer_settings(h) if v < k.HOST_BUFFER_MIN_BDP_FACTOR * bdp]
+            # a setting already at Linux's cap cannot be raised: there the advice is parallel streams (see
+            # WINDOW_LIMITED), and the host is not mistuned
+            floor = min(k.HOST_BUFFER_MIN_BDP_FACTOR * bdp, k.LINUX_MAX_SOCKET_BUFFER_BYTES)
+            small = [(name, v) for name, v in _buffer_settings(h) if v < floor]
             if small:
                 small_buffers = True
                 smallest = min(v for _, v in small)
@@ -129,8 +133,15 @@ def host_tcp_tuning(ctx: RuleContext) -> list[Finding]:
                     + (
                         f" Set the maxima to 2 x BDP = {text.size(need)} so one stream can fill {a.key} and survive a "
                         f"loss."
-                        if need and small_buffers and a is not None
-                        else ""
+                        if need and small_buffers and a is not None and need <= k.LINUX_MAX_SOCKET_BUFFER_BYTES
+                        else (
+                            f" Set the maxima to Linux's cap of {text.size(k.LINUX_MAX_SOCKET_BUFFER_BYTES)}; 2 x BDP "
+                            f"({text.size(need)}) is beyond any setting, so use at least "
+                            f"{advice.streams_needed(need, k.LINUX_MAX_SOCKET_BUFFER_BYTES)} parallel streams on "
+                            f"{a.key}."
+                            if need and small_buffers and a is not None
+                            else ""
+                        )
                     )
                     + confirm
                 ),

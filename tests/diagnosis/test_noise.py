@@ -185,3 +185,21 @@ def test_advice_for_a_host_below_the_cap_never_goes_beyond_it():
     [f] = [f for f in run(b) if f.code == codes.HOST_TCP_TUNING]
     assert "net.core.rmem_max = 2147483647" in f.evidence["sysctl"]
     assert "2 parallel streams" in f.explanation
+
+
+def _two_bad(factor):
+    def tcp_fn(m):
+        thr = 9.2e8 * (factor if m in (180, 210) else 1.0)
+        return tcp(m, thr, window_bytes=2_450_000, rtt_ms=9.8)
+
+    return path("CERN", "FZK", 1e9, EU_HOPS, every(30, tcp_fn), every(5, lambda m: owamp(m, 4.9)), baseline_end_min=100)
+
+
+def test_two_busy_host_results_in_a_row_are_not_a_degradation_but_a_two_test_collapse_is():
+    # two results at 45 % of the usual rate (a busy host), nothing else bad: not persistent enough
+    p = _two_bad(0.45)
+    assert assess_path(p, bundle(p), at(360)).episodes == ()
+    # two results at 1 % (no busy host does that): a degradation from the first of them
+    p = _two_bad(0.01)
+    [ep] = assess_path(p, bundle(p), at(360)).episodes
+    assert (ep.start, ep.end) == (at(180), at(210))

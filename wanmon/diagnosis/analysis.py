@@ -274,6 +274,7 @@ class Observation:
     expected: float | None  # tcp: expected rate; probes: None
     reason: str
     measurement_id: int | str | None = None
+    reference: float | None = None  # tcp: the reference level the test was judged against
 
 
 @dataclass(frozen=True)
@@ -765,6 +766,7 @@ def assess_path(path: PathEvidence, bundle: EvidenceBundle, now: datetime) -> Pa
     noise = unconfirmed_downs(observations)
     significant = [o for i, o in enumerate(observations) if i not in noise]
     runs = build_runs(significant, frozenset({DEGRADED, DOWN}), k.MIN_EPISODE_OBSERVATIONS)
+    runs = [r for r in runs if _persistent(r, runs)]
     episodes = tuple(merge_runs(runs))
     return replace(partial, observations=observations, episodes=episodes)
 
@@ -854,6 +856,31 @@ def _tcp_state(
     return OK, "as expected"
 
 
+def _severe(o: Observation) -> bool:
+    """A failure, or a TCP result below SEVERE_DROP_FRACTION of its reference: beyond what a busy host does."""
+    if o.state == DOWN:
+        return True
+    return o.kind != TCP or (
+        o.reference is not None and o.value is not None and o.value < k.SEVERE_DROP_FRACTION * o.reference
+    )
+
+
+def _persistent(run: Sequence[Observation], runs: Sequence[Sequence[Observation]]) -> bool:
+    """A run of bad TCP results is a degradation when it is severe, long, or confirmed by another kind.
+
+    A busy test host gives isolated results at 30-60 % of the usual rate, now and then two in a row: a run of
+    moderate drops needs MIN_MODERATE_EPISODE_OBSERVATIONS results, or a bad run of another measurement kind
+    overlapping it (owamp loss, UDP loss).  Probe runs (owamp, UDP) are judged by their own loss criteria.
+    """
+    if any(_severe(o) for o in run) or len(run) >= k.MIN_MODERATE_EPISODE_OBSERVATIONS:
+        return True
+    slack = timedelta(seconds=k.EPISODE_MERGE_SLACK_S)
+    return any(
+        r[0].kind != run[0].kind and r[0].time <= run[-1].time + slack and run[0].time <= r[-1].time + slack
+        for r in runs
+    )
+
+
 def _beats(a: PathAssessment, throughput_bps: float, loss_fraction: float | None) -> bool:
     """True when one test ran faster than the stack's Mathis ceiling for ``loss_fraction``."""
     ceiling = a.mathis_ceiling_bps(loss_fraction)
@@ -865,8 +892,11 @@ def _observations(a: PathAssessment) -> list[Observation]:
     refs = _self_references(a.tcp)[0] if a.reference_source != BASELINE_REFERENCE else [(None, None)] * len(a.tcp)
     for f, (ref, sigma) in zip(a.tcp, refs, strict=True):
         state, why = _tcp_state(a, f, ref, sigma)
+        used = a.reference_bps if a.reference_source == BASELINE_REFERENCE else ref
         out.append(
-            Observation(f.test.time, TCP, state, f.test.throughput_bps, f.expected_bps, why, f.test.measurement_id)
+            Observation(
+                f.test.time, TCP, state, f.test.throughput_bps, f.expected_bps, why, f.test.measurement_id, used
+            )
         )
     for t in a.tcp_failed:
         out.append(Observation(t.time, TCP, DOWN, 0.0, None, t.error or "no data transferred", t.measurement_id))

@@ -79,8 +79,12 @@ SELF_REFERENCE_QUANTILE = 0.75
 SELF_REFERENCE_MIN_STAT_TESTS = 12
 #: Tests needed for a self reference or a baseline median to be meaningful.
 MIN_REFERENCE_TESTS = 3
-#: One bad test is not an incident: an episode needs at least this many degraded observations.
+#: One bad test is not an incident: an episode needs at least this many degraded observations ...
 MIN_EPISODE_OBSERVATIONS = 2
+#: ... and when every TCP result of it stays above SEVERE_DROP_FRACTION of the reference (a busy test host
+#: gives 30-60 %, sometimes twice in a row), this many, unless another measurement kind is bad at the same time.
+MIN_MODERATE_EPISODE_OBSERVATIONS = 3
+SEVERE_DROP_FRACTION = 0.25
 #: This many consecutive healthy observations of the same kind end an episode.
 EPISODE_BREAK_HEALTHY = 2
 #: A gap longer than this many measurement intervals (of that kind) ends an episode.

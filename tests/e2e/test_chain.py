@@ -265,12 +265,15 @@ def chain(django_db_setup, django_db_blocker, tmp_path_factory):
 
 
 def _drive(chain: Chain, data_dir: Path) -> None:
-    """Rewrite the data files after each poll of all six devices: poll k reads version k."""
-    devices = len(CAPTURE_NAMES)
+    """Rewrite the data files once every device has been polled again: each poll of a device reads a new version.
+
+    (A device polled twice before the slowest one finished reads a version twice: an interval without traffic,
+    which the rate checks allow for; they tell each value's version from the value.)
+    """
     for version in range(1, POLLS + 1):
         wait_until(
-            f"poll {version} of the {devices} devices",
-            lambda v=version: _poll_done(chain, v * devices),
+            f"poll {version} of every device",
+            lambda v=version: min(_polls_per_device(chain).values()) >= v,
             timeout_s=POLL_S + WAIT_S / 2,
             every_s=0.1,
             diagnose=chain.logs,
@@ -281,11 +284,14 @@ def _drive(chain: Chain, data_dir: Path) -> None:
             write_version(chain.captures.values(), data_dir, version, chain.injection)
 
 
-def _poll_done(chain: Chain, runs: int) -> bool:
+def _polls_per_device(chain: Chain) -> dict[str, int]:
     _note_rates(chain)
     refused = _upload_failures(chain.agent)
     assert refused == [], f"the centre refused the agent's uploads: {refused[:3]}\n{chain.logs()}"
-    return len(_collector_runs(chain.agent)) >= runs
+    polls = dict.fromkeys(CAPTURE_NAMES, 0)
+    for run in _collector_runs(chain.agent):
+        polls[run["collector"].split(":", 1)[1]] += 1
+    return polls
 
 
 def _note_rates(chain: Chain) -> None:
@@ -406,14 +412,14 @@ def test_each_rate_is_the_injected_delta_over_the_poll_interval(chain):
         capture = chain.captures[equipment]
         for name, iid in interfaces.items():
             rows = samples[iid]
-            assert len(rows) == POLLS, f"{equipment}:{name}: {len(rows)} samples for {POLLS} polls"
+            assert len(rows) >= POLLS, f"{equipment}:{name}: {len(rows)} samples for {POLLS} polls"
             if_index = rows[0][1]
             for prev, cur in zip(rows, rows[1:], strict=False):
                 interval_s = (cur[0] - prev[0]).total_seconds()
                 stored_rate = rates.get((iid, cur[0]))
                 assert stored_rate is not None, f"{equipment}:{name}: no rate for the interval ending {cur[0]}"
                 assert stored_rate[0] == pytest.approx(interval_s, abs=1e-6)
-                assert abs(interval_s - POLL_S) < POLL_S / 2, f"{equipment}:{name}: polled {interval_s} s apart"
+                assert POLL_S / 2 < interval_s < 3 * POLL_S, f"{equipment}:{name}: polled {interval_s} s apart"
                 prev_values = dict(zip(counter_columns, prev[3:], strict=True))
                 cur_values = dict(zip(counter_columns, cur[3:], strict=True))
                 speed_mbps = inventory_speed.get(iid) or cur[2] or prev[2]
@@ -449,7 +455,7 @@ def test_each_rate_is_the_injected_delta_over_the_poll_interval(chain):
     port = stored[FAULT_EQUIPMENT][FAULT_PORT]
     ((errors, polls),) = _rows("SELECT sum(in_errors), sum(samples) FROM measurements_interfacerate_1h "
                                "WHERE interface_id = %s", [port])  # fmt: skip
-    assert polls == POLLS - 1
+    assert polls == len(samples[port]) - 1
     assert errors == pytest.approx(ERRORS_PER_POLL * (POLLS - 1), rel=1e-9)
 
 
@@ -460,7 +466,7 @@ def test_the_spool_is_empty_at_the_end(chain):
     assert report["rejected_batches"] == 0 and report["rejected_records"] == 0, report
     uploaded = sum(log.get("records", 0) for log in chain.agent.messages("batch uploaded"))
     collected = sum(run["records"] for run in _collector_runs(chain.agent))
-    assert uploaded == collected == POLLS * sum(len(v) for v in chain.selection.values())
+    assert uploaded == collected >= POLLS * sum(len(v) for v in chain.selection.values())
 
 
 # --- the injected fault: diagnosis, one e-mail, the path page ------------------------------------------------
@@ -507,6 +513,8 @@ def test_the_fault_gives_its_findings_and_exactly_one_email(chain):
     assert [d["element"] for d in down.evidence["interfaces_down"]] == [f"{FAULT_EQUIPMENT}:{FAULT_PORT}"]
 
     mails = result["mails"]
+    print(f"\n{errors.severity} {errors.code}: {errors.summary}\n{down.severity} {down.code}: {down.summary}")
+    print("e-mails: " + "; ".join(f"{m.subject} -> {m.rcpt_tos}" for m in mails))
     assert len(mails) == 1, [m.subject for m in mails]
     (mail,) = mails
     assert mail.rcpt_tos == [NOC]

@@ -203,3 +203,30 @@ def test_two_busy_host_results_in_a_row_are_not_a_degradation_but_a_two_test_col
     p = _two_bad(0.01)
     [ep] = assess_path(p, bundle(p), at(360)).episodes
     assert (ep.start, ep.end) == (at(180), at(210))
+
+
+def _stable_10g(rate_fn, days=3):
+    """A stable 10G path (+-2 %) over several days; the first day is its baseline."""
+    rng = random.Random(4)
+
+    def tcp_fn(m):
+        return tcp(m, rate_fn(m) * rng.uniform(0.98, 1.02), window_bytes=64 * MiB, rtt_ms=20.0)
+
+    p = path("CERN", "PIC", 10e9, ("cern-border", "geant-gva", "rediris-mad", "pic-border"),
+             every(30, tcp_fn, end=days * 1440), every(60, lambda m: owamp(m, 10.0), end=days * 1440),
+             baseline_end_min=1440)
+    return p, assess_path(p, bundle(p), at(days * 1440))
+
+
+def test_a_daily_afternoon_dip_of_a_shared_link_is_not_a_degradation():
+    # 20 % less from 12:00 to 18:00 UTC every day (T0 is 06:00): the spread criterion sees each dip
+    _, a = _stable_10g(lambda m: 8e9 if 360 <= m % 1440 < 720 else 9.5e9)
+    assert any(o.state == "degraded" for o in a.observations)
+    assert a.episodes == ()
+
+
+def test_a_lasting_twenty_percent_drop_is_a_degradation():
+    # an inline device at 80 % of line rate from day 2 on, day and night
+    _, a = _stable_10g(lambda m: 7.6e9 if m >= 2 * 1440 else 9.5e9)
+    [ep] = a.episodes
+    assert ep.start == at(2 * 1440)

@@ -868,17 +868,29 @@ def _severe(o: Observation) -> bool:
 def _persistent(run: Sequence[Observation], runs: Sequence[Sequence[Observation]]) -> bool:
     """A run of bad TCP results is a degradation when it is severe, long, or confirmed by another kind.
 
-    A busy test host gives isolated results at 30-60 % of the usual rate, now and then two in a row: a run of
-    moderate drops needs MIN_MODERATE_EPISODE_OBSERVATIONS results, or a bad run of another measurement kind
-    overlapping it (owamp loss, UDP loss).  Probe runs (owamp, UDP) are judged by their own loss criteria.
+    A bad run of another measurement kind overlapping it (owamp loss, UDP loss) confirms any run.  Otherwise: a
+    collapse (below SEVERE_DROP_FRACTION) counts at once; a busy test host gives isolated results at 30-60 % of
+    the usual rate, now and then two in a row, so a run of such drops needs MIN_MODERATE_EPISODE_OBSERVATIONS
+    results; a slight drop (every result above SLIGHT_DROP_FRACTION of the reference) must last
+    SLIGHT_DROP_MIN_SPAN_S, longer than a daytime dip.  Probe runs (owamp, UDP) are judged by their own loss criteria.
     """
-    if any(_severe(o) for o in run) or len(run) >= k.MIN_MODERATE_EPISODE_OBSERVATIONS:
-        return True
     slack = timedelta(seconds=k.EPISODE_MERGE_SLACK_S)
-    return any(
+    if any(
         r[0].kind != run[0].kind and r[0].time <= run[-1].time + slack and run[0].time <= r[-1].time + slack
         for r in runs
+    ):
+        return True  # confirmed by another kind of measurement
+    if any(_severe(o) for o in run):
+        return True
+    slight = all(
+        o.kind == TCP and o.reference and o.value is not None and o.value >= k.SLIGHT_DROP_FRACTION * o.reference
+        for o in run
     )
+    if slight:
+        # only the spread criterion saw it (15-25 % less): the daytime dip of a shared link looks the same for
+        # a few hours every day; a fault of that size is a lasting level change
+        return seconds(run[-1].time - run[0].time) >= k.SLIGHT_DROP_MIN_SPAN_S
+    return len(run) >= k.MIN_MODERATE_EPISODE_OBSERVATIONS
 
 
 def _beats(a: PathAssessment, throughput_bps: float, loss_fraction: float | None) -> bool:

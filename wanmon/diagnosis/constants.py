@@ -85,6 +85,10 @@ MIN_EPISODE_OBSERVATIONS = 2
 #: gives 30-60 %, sometimes twice in a row), this many, unless another measurement kind is bad at the same time.
 MIN_MODERATE_EPISODE_OBSERVATIONS = 3
 SEVERE_DROP_FRACTION = 0.25
+#: A slight drop (every result still above 75 % of the reference: only the spread criterion sees it) must last
+#: half a day: shared links lose 15-25 % of a test's rate for a few hours every afternoon (diurnal load).
+SLIGHT_DROP_FRACTION = 0.75
+SLIGHT_DROP_MIN_SPAN_S = 12 * 3600.0
 #: This many consecutive healthy observations of the same kind end an episode.
 EPISODE_BREAK_HEALTHY = 2
 #: A gap longer than this many measurement intervals (of that kind) ends an episode.

@@ -278,6 +278,12 @@ def private_redis_url(db_index: int = 13) -> str:
     return urlunsplit(parts._replace(path=f"/{db_index}"))
 
 
+def _gunicorn_has_control_socket() -> bool:
+    from gunicorn.config import KNOWN_SETTINGS
+
+    return any(setting.name == "control_socket_disable" for setting in KNOWN_SETTINGS)
+
+
 class Centre:
     """gunicorn serving wanmon over HTTPS on a free 127.0.0.1 port."""
 
@@ -290,6 +296,8 @@ class Centre:
             sys.executable, "-m", "gunicorn", "wanmon.wsgi:application",
             "--bind", f"127.0.0.1:{self.port}", "--certfile", str(certificate), "--keyfile", str(key),
             "--workers", "2", "--threads", "2", "--timeout", "120", "--log-level", "info",
+            # recent gunicorn opens ~/.gunicorn/gunicorn.ctl: one path shared by every gunicorn of this user
+            *(["--no-control-socket"] if _gunicorn_has_control_socket() else []),
             "--error-logfile", str(self.log_path), "--access-logfile", str(log_dir / "access.log"),
         ]  # fmt: skip
         self.process = subprocess.Popen(  # noqa: S603 - fixed argv
@@ -334,6 +342,10 @@ class Worker:
         self.broker_url = self.env["REDIS_URL"]
         self.hostname = f"chain-{os.getpid()}-{time.monotonic_ns()}@{socket.gethostname()}"
         self.log_path = log_dir / "worker.log"
+        from wanmon.celery import app
+
+        with app.connection_for_write(self.broker_url) as connection:
+            app.control.purge(connection=connection)  # what an interrupted earlier run may have left queued
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(  # noqa: S603 - fixed argv
                 [sys.executable, "-m", "celery", "-A", "wanmon", "worker", "--pool", "solo", "--hostname",

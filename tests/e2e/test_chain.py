@@ -200,6 +200,7 @@ def _rate_coverage() -> tuple[int, int]:
 
 @pytest.fixture(scope="module")
 def chain(django_db_setup, django_db_blocker, tmp_path_factory):
+    """The chain started, driven through POLLS polls with the fault, drained; stopped and the database emptied after."""
     files = captures_or_skip()
     work = tmp_path_factory.mktemp("chain")
     os.chmod(work, 0o755)
@@ -319,7 +320,7 @@ def _wait_for_everything(chain: Chain) -> None:
             """SELECT (SELECT count(*) FROM measurements_snmpsample), (SELECT count(*) FROM measurements_interfacerate),
                       (SELECT count(*) FROM measurements_counterdiscontinuity)"""
         )
-        waiting = sum(1 for _ in (chain.work / "spool").glob("*/*.json"))
+        waiting = sum(1 for folder in ("pending", "batches") for _ in (chain.work / "spool" / folder).glob("*.json"))
         return counts["samples"] >= kept * POLLS and counts["rates"] + counts["dropped"] >= kept * (POLLS - 1) and (
             waiting == 0
         )

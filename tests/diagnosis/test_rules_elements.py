@@ -313,3 +313,12 @@ def test_errors_in_scattered_polls_are_not_persistent():
     # errors in every other poll: never three consecutive polls with errors
     rows = every(1, lambda m: rate_row(m, 5e8, 5e8, in_errors_per_s=0.5 if int(m) % 2 else 0.0, in_pkts_per_s=7e4))
     assert interface_errors(ctx(healthy_eu(hops=HOPS), interfaces=(iface("geant-gva", "xe-0/0/0", 10e9, rows),))) == []
+
+
+def test_a_counter_artefact_inside_a_congested_period_does_not_split_it():
+    # 95 %, 95 %, an impossible 106 %, 95 %, 95 %: four congested polls, not two runs of two
+    util = {200: 0.95, 201: 0.95, 202: 1.06, 203: 0.95, 204: 0.95}
+    rows = every(1, lambda m: rate_row(m, 1e9, util.get(int(m), 0.4) * 10e9, out_discards_per_s=50.0 if m in util
+                                        else 0.0))
+    [f] = link_congestion(ctx(healthy_eu(hops=HOPS), interfaces=(iface("geant-gva", "xe-0/0/0", 10e9, rows),)))
+    assert f.evidence["intervals"] == 4 and f.evidence["implausible_intervals"] == 1

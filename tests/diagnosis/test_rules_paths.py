@@ -369,3 +369,11 @@ def test_a_test_without_any_throughput_counts_as_failed():
     ]
     [f] = path_down(ctx(path("CERN", "FZK", 1e9, EU_HOPS, tests)))
     assert f.start == at(345)
+
+
+def test_a_traceroute_whose_last_hops_did_not_answer_is_not_a_route_change():
+    p = path(
+        "CERN", "FZK", 1e9, EU_HOPS, (), every(5, lambda m: owamp(m, 4.9)),
+        every(60, lambda m: trace(m, EU_HOPS[:-1] if m == 180 else EU_HOPS)),
+    )
+    assert route_change(ctx(p)) == []

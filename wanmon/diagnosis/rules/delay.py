@@ -25,12 +25,17 @@ def normalise_hops(hops: Sequence[str | None]) -> tuple[str, ...]:
 
 
 def same_route(a: Sequence[str | None], b: Sequence[str | None]) -> bool:
-    """Same hop list at equipment level; a silent hop ('*') matches whatever answers at that position."""
+    """Same hop list at equipment level; a silent hop ('*') matches whatever answers at that position, and a
+    traceroute whose last hops did not answer matches the full one."""
     if len(a) == len(b):
         return all(
             _silent(x) or _silent(y) or base_equipment(x) == base_equipment(y) for x, y in zip(a, b, strict=True)
         )
-    return normalise_hops(a) == normalise_hops(b)
+    na, nb = normalise_hops(a), normalise_hops(b)
+    # a traceroute cut short (the last hops did not answer, and the tool stopped listing them) is a prefix of
+    # the full one: the same route, not a change
+    shorter, longer = sorted((na, nb), key=len)
+    return longer[: len(shorter)] == shorter
 
 
 @dataclass(frozen=True)

@@ -280,10 +280,8 @@ def congested_runs(rows: Sequence[InterfaceRate], speed_bps: float) -> tuple[lis
     for r in rows:
         u, _ = _utilisation(r, speed_bps)
         if u is not None and u > k.IMPLAUSIBLE_UTILISATION:
+            # a counter artefact is a missing reading, not a quiet one: it neither counts nor ends the run
             implausible += 1
-            if cur:
-                runs.append(cur)
-            cur = []
             continue
         if u is not None and u >= k.CONGESTION_UTILISATION:
             if cur and r.time - cur[-1].time > max_gap:

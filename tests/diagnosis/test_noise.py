@@ -230,3 +230,21 @@ def test_a_lasting_twenty_percent_drop_is_a_degradation():
     _, a = _stable_10g(lambda m: 7.6e9 if m >= 2 * 1440 else 9.5e9)
     [ep] = a.episodes
     assert ep.start == at(2 * 1440)
+
+
+def test_a_fast_dtn_one_way_and_a_slow_test_host_back_are_not_an_asymmetric_path():
+    # given CERN->TRIUMF at 35 Gb/s (a DTN) and TRIUMF->CERN at 8 Gb/s (a small test host), each its own baseline
+    def one_way(src, dst, level):
+        rng = random.Random(level)
+        tests = every(30, lambda m: noisy_tcp(m, rng, level_bps=level))
+        return path(src, dst, 100e9, HOPS, tests, every(5, lambda m: owamp(m, 75.0)), baseline_end_min=150)
+
+    findings = run(bundle(one_way("CERN", "TRIUMF", 35e9), one_way("TRIUMF", "CERN", 8e9)))
+    assert codes.ASYMMETRIC_PATH not in {f.code for f in findings}
+    # while a direction falling to a tenth of its own level still is one
+    rng = random.Random(9)
+    slow = path("TRIUMF", "CERN", 100e9, HOPS,
+                every(30, lambda m: noisy_tcp(m, rng, level_bps=8e9 if m < 180 else 0.5e9)),
+                every(5, lambda m: owamp(m, 75.0)), baseline_end_min=150)
+    [f] = [f for f in run(bundle(one_way("CERN", "TRIUMF", 35e9), slow)) if f.code == codes.ASYMMETRIC_PATH]
+    assert f.subject == {"src": "TRIUMF", "dst": "CERN"}

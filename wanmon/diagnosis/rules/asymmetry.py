@@ -6,7 +6,7 @@ from datetime import datetime
 
 from wanmon.diagnosis import codes, text
 from wanmon.diagnosis import constants as k
-from wanmon.diagnosis.analysis import PathAssessment, median
+from wanmon.diagnosis.analysis import BASELINE_REFERENCE, PathAssessment, median, trunks_on_path
 from wanmon.diagnosis.context import RuleContext, path_finding
 from wanmon.diagnosis.evidence import Finding
 from wanmon.diagnosis.rules.loss_patterns import periodic_pattern
@@ -23,16 +23,18 @@ def asymmetric_path(ctx: RuleContext) -> list[Finding]:
     reverse direction is not in the bundle, the path's ``reverse`` summary.
 
     Criterion: either
-      * throughput: the direction's TCP efficiency (throughput / min(capacity,
-        W*8/RTT), so that different windows or capacities do not count) is below
-        ASYMMETRY_MAX_RATIO of the reverse direction's; or
+      * throughput: the direction's share of its own baseline is below
+        ASYMMETRY_MAX_RATIO of the reverse direction's share of its baseline
+        (hosts differ: each direction's level is its own); without baselines, its
+        TCP efficiency (throughput / min(capacity, W*8/RTT), so that different
+        windows or capacities do not count) against the reverse's; or
       * loss: the direction's probe loss is significant for the path (its Mathis
         ceiling is below half the expected rate), not contradicted by the
         direction's own TCP tests (they do not run above that ceiling), and at least
         ASYMMETRY_LOSS_FACTOR x the reverse's loss or detection limit.
     Critical below ASYMMETRY_CRITICAL_RATIO.  A loss-only asymmetry whose losses
     are periodic is left to PERIODIC_LOSS (a receiving host or a periodic event),
-    and a direction whose TCP results split by host address to TRUNK_IMBALANCE.
+    and a direction crossing a trunk whose TCP results split by host address to TRUNK_IMBALANCE.
 
     Why: something lies on one direction's route only (a dirty fibre of a pair,
     a bad patch panel, an asymmetric route).  A bad return path also hurts the
@@ -41,8 +43,8 @@ def asymmetric_path(ctx: RuleContext) -> list[Finding]:
     """
     out: list[Finding] = []
     for a in ctx.assessments():
-        if host_bimodality(ctx, a) is not None:
-            continue  # results split by host address: TRUNK_IMBALANCE / TCP_ONLY_DEGRADATION say it precisely
+        if trunks_on_path(ctx.bundle, a.path) and host_bimodality(ctx, a) is not None:
+            continue  # results split by host address behind a trunk: TRUNK_IMBALANCE / TCP_ONLY_DEGRADATION say it
         r = ctx.assessment_of(a.path.dst, a.path.src)
         periods = []
         if a.first_time and a.last_time:
@@ -56,6 +58,19 @@ def asymmetric_path(ctx: RuleContext) -> list[Finding]:
         if best:
             out.append(_finding(a, r, best))
     return out
+
+
+def _own_levels(
+    a: PathAssessment, r: PathAssessment | None, my_thr: float | None, rev_thr: float | None
+) -> float | None:
+    """(my rate / my baseline) / (reverse rate / its baseline), when both directions have a baseline."""
+    if r is None or not my_thr or not rev_thr:
+        return None
+    if a.reference_source != BASELINE_REFERENCE or r.reference_source != BASELINE_REFERENCE:
+        return None
+    if not a.reference_bps or not r.reference_bps:
+        return None
+    return (my_thr / a.reference_bps) / (rev_thr / r.reference_bps)
 
 
 def _compare(a: PathAssessment, r: PathAssessment | None, start: datetime, end: datetime) -> dict | None:
@@ -85,7 +100,13 @@ def _compare(a: PathAssessment, r: PathAssessment | None, start: datetime, end: 
 
     ratio = None
     reason = None
-    if len(mine) >= 1 and my_eff is not None and rev_eff:
+    own = _own_levels(a, r, my_thr, rev_thr)
+    if own is not None:
+        # both directions have a learned level: each is judged against its own (a 35 Gb/s DTN one way and an
+        # 8 Gb/s test host back are both healthy); the ratio is that of their shares of their own levels
+        ratio = own
+        reason = "throughput"
+    elif len(mine) >= 1 and my_eff is not None and rev_eff:
         ratio = my_eff / rev_eff
         reason = "throughput"
     elif len(mine) >= 1 and my_thr is not None and rev_thr:

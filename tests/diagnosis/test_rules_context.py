@@ -128,8 +128,9 @@ def _collapse_during_work(hops, affects):
         # work on the port the path leaves by, or on the whole device
         (("cern-border", "geant-gva:et-1/0/0", "geant-fra", "fzk-border"), ("geant-gva:et-1/0/0",), True),
         (("cern-border", "geant-gva:et-1/0/0", "geant-fra", "fzk-border"), ("geant-gva",), True),
-        # a hop naming no port: any port of the device may be the path's
-        (("cern-border", "geant-gva", "geant-fra", "fzk-border"), ("geant-gva:et-1/0/0",), True),
+        # a hop naming no port: the port is unknown, and work on some port of the device explains nothing
+        # (it would hide a real fault for the length of the work; the maintenance app decides the same)
+        (("cern-border", "geant-gva", "geant-fra", "fzk-border"), ("geant-gva:et-1/0/0",), False),
         # another port of a device the path leaves by a known port: not the path's, the fault is elsewhere
         (("cern-border", "geant-gva:et-1/0/0", "geant-fra", "fzk-border"), ("geant-gva:xe-9/0/0",), False),
     ],
@@ -258,3 +259,21 @@ def test_one_direction_collapsing_without_loss_is_asymmetric_and_still_unexplain
     assert one(findings, codes.ASYMMETRIC_PATH, src="CERN", dst="FZK").evidence["loss_asymmetric"] is False
     u = one(findings, codes.UNEXPLAINED_DEGRADATION, src="CERN", dst="FZK")
     assert "only this direction is worse" in u.evidence["ruled_out"][codes.ASYMMETRIC_PATH]
+
+
+def test_a_window_naming_only_a_carrier_explains_nothing():
+    # given GEANT announcing work without naming an element, and GEANT's geant-gva on the degraded path
+    from wanmon.diagnosis.evidence import EquipmentInfo
+
+    fwd = path(
+        "CERN", "FZK", 1e9, ("cern-border", "geant-gva", "geant-fra", "fzk-border"),
+        every(30, lambda m: tcp(m, 3e8 if 120 <= m <= 240 else 9.2e8, window_bytes=2_450_000, rtt_ms=9.8,
+                                retransmits=None)),
+        every(5, lambda m: owamp(m, 4.9)),
+        baseline_end_min=100,
+    )
+    work = MaintenanceWindow("GEANT-ANY", at(110), at(250), "outage", (), carrier="GEANT")
+    findings = run(bundle(fwd, maintenance=(work,), equipment=(EquipmentInfo("geant-gva", carrier="GEANT"),)))
+    # then the degradation stays unexplained
+    assert codes.MAINTENANCE_EXPLAINED not in {f.code for f in findings}
+    assert codes.UNEXPLAINED_DEGRADATION in {f.code for f in findings}

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 from wanmon.diagnosis import codes, text
 from wanmon.diagnosis import constants as k
-from wanmon.diagnosis.analysis import Episode, base_equipment, path_elements
+from wanmon.diagnosis.analysis import Episode, base_equipment, interface_on_path, path_elements
 from wanmon.diagnosis.context import RuleContext
 from wanmon.diagnosis.evidence import (
     EvidenceBundle,
@@ -22,31 +22,31 @@ from wanmon.diagnosis.evidence import (
 
 
 def affected_elements(window: MaintenanceWindow, bundle: EvidenceBundle) -> tuple[str, ...]:
-    """Element names a window affects; a window naming only a carrier affects all of that carrier's equipment."""
-    if window.affects:
-        return tuple(window.affects)
-    if window.carrier:
-        return tuple(e.name for e in bundle.equipment if e.carrier == window.carrier)
-    return ()
+    """Element names a window affects.  A window naming only a carrier affects nothing known: a carrier runs
+    many boxes and lines, and taking all of them as under work would explain any fault on any path through
+    the carrier for the length of the window."""
+    return tuple(window.affects)
 
 
 def elements_on_path(window: MaintenanceWindow, path: PathEvidence, bundle: EvidenceBundle) -> list[str]:
     """Affected elements the path crosses.
 
     Equipment is on the path when it is a hop, holds an interface hop or a member of a trunk on the path
-    (work on a device affects all its ports). An interface ('equipment:port') is on the path when it is a
-    hop or a member of a trunk on the path, or when a hop names its equipment without a port: the port is
-    unknown, and work on one of the device's ports during a degradation of a path through it is the
-    likely cause. Work on another, named port of a device the path leaves by a known port is not on the
-    path: explaining the degradation by it would hide a real fault. 'site:CODE' matches the paths from
+    (work on a device affects all its ports). An interface ('equipment:port') is on the path by the rules
+    of ``wanmon.inventory.membership`` with the port known: a hop leaves by it, it is a member of a trunk on
+    the path, or the far end the path arrives by. Work on another port of a device the path crosses -- by a
+    known port, or without the inventory knowing which -- is not on the path: explaining the degradation by
+    it would hide a real fault (the maintenance app decides the same). 'site:CODE' matches the paths from
     and to that site; 'path:SRC->DST' names one direction itself.
     """
     names = path_elements(path, bundle) | {f"site:{path.src}", f"site:{path.dst}", f"path:{path.src}->{path.dst}"}
-    portless = {hop for hop in path.hops if split_element(hop)[1] is None}
     out = []
     for e in affected_elements(window, bundle):
-        equipment, port = split_element(e)
-        if e in names or (port is not None and equipment in portless):
+        port = split_element(e)[1]
+        if port is None:
+            if e in names:
+                out.append(e)
+        elif e in names or interface_on_path(e, path, bundle) == "exact":
             out.append(e)
     return out
 
@@ -202,9 +202,10 @@ def maintenance_explained(ctx: RuleContext) -> list[Finding]:
     'equipment:interface' or trunk; an interface matches its equipment) lies
     within the window (MAINTENANCE_START_SLACK_S before its start,
     MAINTENANCE_END_GRACE_S after its end) and the impact is one that affects
-    traffic (EXPLAINING_IMPACTS).  At-risk, reduced-redundancy and no-impact
-    work does not explain anything; a degradation that outlasts the window is
-    not explained either.  Symptom findings covered are listed and get
+    traffic (outage, degraded and at-risk work -- at-risk work may interrupt
+    service -- and unknown impacts, as the maintenance app decides).
+    Reduced-redundancy and no-impact work does not explain anything; a
+    degradation that outlasts the window is not explained either.  Symptom findings covered are listed and get
     ``explained_by`` (see ``apply_explanations``).
 
     Why: scheduled interventions are known; they should be shown but not alarm

@@ -110,3 +110,23 @@ def test_unreadable_or_non_yaml_file(tmp_path):
     f.write_text("scenario: [unclosed\n")
     code, _, err = replay(f)
     assert code == 2 and "not valid YAML: line" in err
+
+
+@pytest.mark.django_db
+def test_the_speed_the_device_reports_wins_over_the_inventorys_after_a_port_upgrade():
+    from datetime import UTC, datetime
+
+    from wanmon.diagnosis.selectors import _interfaces
+    from wanmon.inventory.models import Equipment, Interface
+    from wanmon.measurements.models import SnmpSample
+
+    # given a port the inventory still lists at 10G, whose agent reports ifHighSpeed 100000 since the upgrade
+    eq = Equipment.objects.create(name="geant-gva")
+    port = Interface.objects.create(equipment=eq, name="et-1/0/0", speed_mbps=10_000)
+    t0 = datetime(2026, 3, 1, 6, tzinfo=UTC)
+    for minute, speed in ((0, 10_000), (5, 100_000), (10, 100_000)):
+        SnmpSample.objects.create(time=t0.replace(minute=minute), equipment_id=eq.id, interface_id=port.id,
+                                  speed_mbps=speed)
+    # then the diagnosis sees 100 Gb/s, and the inventory's figure only when the device reports none
+    assert _interfaces({port.id}, t0, t0.replace(minute=30))[port.id].speed_bps == 100e9
+    assert _interfaces({port.id}, t0.replace(hour=7), t0.replace(hour=8))[port.id].speed_bps == 10e9

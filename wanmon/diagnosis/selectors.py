@@ -164,12 +164,22 @@ def _interfaces(interface_ids: set[int], start: datetime, end: datetime) -> dict
         [list(interface_ids), start, end],
     ):
         status[r["interface_id"]].append(InterfaceStatus(r["time"], r["oper_status"]))
+    # the speed the device reports (ifHighSpeed) wins over the inventory's: after a port upgrade the inventory
+    # may still say 10G while the port runs at 100G, and utilisation against the old speed is a false congestion
+    reported: dict[int, float] = {}
+    for r in _rows(
+        """SELECT DISTINCT ON (interface_id) interface_id, speed_mbps FROM measurements_snmpsample
+           WHERE interface_id = ANY(%s) AND time >= %s AND time <= %s AND speed_mbps > 0
+           ORDER BY interface_id, time DESC""",
+        [list(interface_ids), start, end],
+    ):
+        reported[r["interface_id"]] = r["speed_mbps"] * 1e6
     out = {}
     for iface in Interface.objects.filter(id__in=interface_ids).select_related("equipment"):
         out[iface.id] = InterfaceEvidence(
             equipment=iface.equipment.name,
             interface=iface.name,
-            speed_bps=iface.speed_bps,
+            speed_bps=reported.get(iface.id) or iface.speed_bps,
             rates=tuple(rates[iface.id]),
             discontinuities=tuple(gaps[iface.id]),
             status=tuple(status[iface.id]),

@@ -248,3 +248,17 @@ def test_a_fast_dtn_one_way_and_a_slow_test_host_back_are_not_an_asymmetric_path
                 every(5, lambda m: owamp(m, 75.0)), baseline_end_min=150)
     [f] = [f for f in run(bundle(one_way("CERN", "TRIUMF", 35e9), slow)) if f.code == codes.ASYMMETRIC_PATH]
     assert f.subject == {"src": "TRIUMF", "dst": "CERN"}
+
+
+def test_reno_on_short_paths_is_a_choice_and_on_long_ones_a_problem():
+    # Reno on 10G across Europe (20 ms: ~3 min to recover from one loss) is not worth a warning
+    eu = path("CERN", "PIC", 10e9, ("cern-border", "pic-border"),
+              every(30, lambda m: tcp(m, 9.3e9, window_bytes=64 * MiB, rtt_ms=20.0)))
+    findings = run(bundle(eu, hosts=(host("CERN", "cern-ps", buf=64 * MiB, cc="reno", mtu=1500),)))
+    assert codes.HOST_TCP_TUNING not in {f.code for f in findings}
+    # on 10G to Chicago (120 ms: 1.7 h) it is
+    us = path("CERN", "FNAL", 10e9, ("cern-border", "fnal-border"),
+              every(30, lambda m: tcp(m, 9.3e9, window_bytes=400 * MiB, rtt_ms=120.0)))
+    findings = run(bundle(us, hosts=(host("CERN", "cern-ps", buf=400 * MiB, cc="reno", mtu=1500),)))
+    [f] = [f for f in findings if f.code == codes.HOST_TCP_TUNING]
+    assert "congestion control 'reno'" in f.summary

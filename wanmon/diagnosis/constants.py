@@ -282,6 +282,9 @@ HOST_BUFFER_ROUND_BYTES = 1 << 20
 #: Linux caps a socket buffer (and so net.core.*mem_max, tcp_*mem) at INT_MAX = 2^31-1 bytes: on 100G x 300 ms
 #: no setting reaches the BDP, and the advice is parallel streams, not a sysctl.
 LINUX_MAX_SOCKET_BUFFER_BYTES = (1 << 31) - 1
+#: A Reno-like congestion control is a problem when one loss costs more than 10 min of reduced rate on the
+#: site's longest path (C*RTT^2/(2*MSS*8)): 10G at 120 ms needs ~1.7 h, 10G across Europe at 20 ms ~3 min.
+HOST_CC_MAX_RESPONSIVENESS_S = 600.0
 #: Defaults written into the tcp_rmem / tcp_wmem advice when the host did not report its own.
 DEFAULT_TCP_RMEM = (4096, 87380)
 DEFAULT_TCP_WMEM = (4096, 65536)

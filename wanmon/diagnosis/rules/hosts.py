@@ -47,7 +47,8 @@ def host_tcp_tuning(ctx: RuleContext) -> list[Finding]:
     Criterion: a buffer maximum below HOST_BUFFER_MIN_BDP_FACTOR x the BDP of the
     site's longest path (largest C * RTT) and below Linux's cap
     (LINUX_MAX_SOCKET_BUFFER_BYTES: a host at the cap cannot do more), or a
-    congestion control listed in PROBLEM_CONGESTION_CONTROLS.
+    congestion control listed in PROBLEM_CONGESTION_CONTROLS whose Reno-like
+    recovery on that path takes longer than HOST_CC_MAX_RESPONSIVENESS_S.
 
     Why: with buffers below one BDP a stream cannot fill the path whatever the
     network does (window limit W*8/RTT); 2 x BDP lets it survive a loss.  Reno's
@@ -100,12 +101,15 @@ def host_tcp_tuning(ctx: RuleContext) -> list[Finding]:
         cc = (h.congestion_control or "").lower()
         if cc in k.PROBLEM_CONGESTION_CONTROLS:
             why = k.PROBLEM_CONGESTION_CONTROLS[cc]
+            rho = None
             if a is not None:
                 mss = physics.mss_from_mtu(h.mtu, timestamps=True) if h.mtu else a.mss_bytes
                 rho = physics.reno_responsiveness_s(a.path.capacity_bps, a.rtt_ms, mss)
                 why += f"; on {a.key} Reno needs {text.duration(rho)} to regain full rate after one loss"
-            problems.append(f"congestion control '{cc}': {why}")
-            lines.append(f"net.ipv4.tcp_congestion_control = {k.RECOMMENDED_CONGESTION_CONTROL}")
+            # on short paths Reno recovers in minutes: a choice, not a problem worth a warning
+            if rho is None or rho > k.HOST_CC_MAX_RESPONSIVENESS_S:
+                problems.append(f"congestion control '{cc}': {why}")
+                lines.append(f"net.ipv4.tcp_congestion_control = {k.RECOMMENDED_CONGESTION_CONTROL}")
         if not problems:
             continue
         seen = [f for f in confirmed if h.site in (f.subject.get("src"), f.subject.get("dst"))]

@@ -218,9 +218,23 @@ async def run_daemon(
     )
     if not collectors:
         logger.warning("no collector configured: only the spool is uploaded")
+    # Set when records are spooled (the sink runs on the event loop) and on stop: the upload loop then
+    # sends them upload_after_collect_s later rather than at its next interval.
+    wake = asyncio.Event() if config.agent.upload_after_collect_s > 0 else None
+
+    def sink(collector: Any, records: list[Any]) -> None:
+        spool.append(records, source=collector.name)
+        if wake is not None:
+            wake.set()
+
+    async def relay_stop() -> None:
+        await stop.wait()
+        if wake is not None:
+            wake.set()
+
     scheduler = Scheduler(
         collectors,
-        sink=lambda c, records: spool.append(records, source=c.name),
+        sink=sink,
         start_jitter_s=config.agent.start_jitter_s,
         clock=clock,
         poll_log=_poll_log(spool),
@@ -235,7 +249,10 @@ async def run_daemon(
                 interval_s=config.agent.upload_interval_s,
                 clock=clock,
                 split_after_server_errors=config.central.split_after_server_errors,
+                wake=wake,
+                settle_s=config.agent.upload_after_collect_s,
             ),
+            relay_stop(),
         )
     logger.info("agent stopped", extra={"spool_status": spool.status().to_dict()})
     return EXIT_OK

@@ -421,20 +421,35 @@ async def upload_forever(
     backoff: Backoff | None = None,
     clock: Clock = SYSTEM_CLOCK,
     split_after_server_errors: int = SPLIT_AFTER_SERVER_ERRORS,
+    wake: asyncio.Event | None = None,
+    settle_s: float = 5.0,
 ) -> None:
     """The daemon's upload loop: drain now, then every ``interval_s``; after a failure wait as the
     backoff or the server's Retry-After says (waits on ``clock``). Returns when ``stop`` is set
-    (after the batch in flight)."""
+    (after the batch in flight).
+
+    ``wake``, set by whoever spools new records (and when ``stop`` is set), starts the next pass
+    ``settle_s`` after it instead of at the interval, unless a retry is pending: then the backoff
+    or Retry-After is honoured, whatever arrives meanwhile.
+    """
     if split_after_server_errors < 1:
         raise ValueError("split_after_server_errors must be >= 1")
     backoff = backoff or Backoff()
     while not stop.is_set():
+        retrying = True
         try:
             report = await drain(
                 spool, uploader, backoff=backoff, stop=stop, split_after_server_errors=split_after_server_errors
             )
-            delay_s = report.retry_in_s if report.retry_in_s is not None else interval_s
+            retrying = report.retry_in_s is not None
+            delay_s = report.retry_in_s if retrying else interval_s
         except Exception:  # e.g. a spool file system error: keep the agent alive, try again later
             delay_s = backoff.next_delay_s()
             logger.exception("upload pass failed", extra={"retry_in_s": delay_s})
-        await clock.wait(stop, delay_s)
+        if wake is None or retrying:
+            await clock.wait(stop, delay_s)
+            continue
+        await clock.wait(wake, delay_s)  # idle until the interval, or new records
+        if wake.is_set() and not stop.is_set():
+            wake.clear()
+            await clock.wait(stop, settle_s)

@@ -203,6 +203,69 @@ def test_the_daemon_loop_waits_for_retry_after_before_sending_again(tmp_path, ce
     assert spool.status().records_waiting == 0
 
 
+def test_new_records_are_uploaded_a_settle_time_after_they_are_spooled_not_at_the_next_interval(
+    tmp_path, central: FakeCentral
+):
+    # With a 60 s upload interval, a poll's records used to wait up to a minute: rates of a new device took
+    # two polls plus an upload tick (over two minutes with the defaults).
+    spool = spool_with(tmp_path, 1)
+
+    async def go():
+        stop, wake = asyncio.Event(), asyncio.Event()
+        async with uploader(central.url) as client:
+            task = asyncio.create_task(
+                upload_forever(spool, client, stop, interval_s=60, wake=wake, settle_s=0.3, backoff=Backoff())
+            )
+            for _ in range(100):  # the first pass sends what is there at start
+                await asyncio.sleep(0.02)
+                if len(central.requests) == 1:
+                    break
+            spool.append([host_tcp(100)])
+            spooled_at = time.monotonic()
+            wake.set()
+            for _ in range(200):
+                await asyncio.sleep(0.02)
+                if len(central.requests) == 2:
+                    break
+            stop.set()
+            wake.set()  # as the daemon relays its stop
+            await asyncio.wait_for(task, 5)
+            return spooled_at
+
+    spooled_at = asyncio.run(go())
+
+    first, second = central.requests
+    assert 0.3 <= second.at_monotonic - spooled_at < 2.0
+    assert hosts(second.json["records"]) == ["h100"]
+    assert spool.status().records_waiting == 0
+
+
+def test_a_pending_retry_is_not_cut_short_by_new_records(tmp_path, central: FakeCentral):
+    spool = spool_with(tmp_path, 1)
+    central.reply(Reply(429, {"detail": "slow down"}, {"Retry-After": "1"}))
+
+    async def go():
+        stop, wake = asyncio.Event(), asyncio.Event()
+        async with uploader(central.url) as client:
+            task = asyncio.create_task(
+                upload_forever(spool, client, stop, interval_s=60, wake=wake, settle_s=0.0, backoff=Backoff())
+            )
+            await asyncio.sleep(0.2)
+            wake.set()  # new records while the centre asked to wait
+            for _ in range(100):
+                await asyncio.sleep(0.05)
+                if len(central.requests) == 2:
+                    break
+            stop.set()
+            wake.set()
+            await asyncio.wait_for(task, 5)
+
+    asyncio.run(go())
+
+    first, second = central.requests
+    assert second.at_monotonic - first.at_monotonic >= 1.0
+
+
 def test_parse_retry_after_reads_seconds_and_http_dates():
     now = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
     assert parse_retry_after("120") == 120

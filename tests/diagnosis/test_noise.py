@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from datetime import timedelta
 
@@ -262,3 +263,18 @@ def test_reno_on_short_paths_is_a_choice_and_on_long_ones_a_problem():
     findings = run(bundle(us, hosts=(host("CERN", "cern-ps", buf=400 * MiB, cc="reno", mtu=1500),)))
     [f] = [f for f in findings if f.code == codes.HOST_TCP_TUNING]
     assert "congestion control 'reno'" in f.summary
+
+
+def test_a_lasting_drop_hidden_in_diurnal_swings_is_found_in_the_daily_median():
+    # given a 10G path swinging +-10 % with the hour of day, whose baseline includes those swings, losing 20 %
+    # of its rate from day 2 on: single tests stay within 4 sigma of the baseline
+    def rate(m):
+        diurnal = 1.0 - 0.1 * math.sin(2 * math.pi * (m % 1440) / 1440)
+        return 8.5e9 * diurnal * (0.8 if m >= 2 * 1440 else 1.0)
+
+    p, a = _stable_10g(rate)
+    assert a.reference_sigma_bps > 0.5e9
+    [ep] = a.episodes
+    # then the drop is found within a day of its onset, from the median of the day's tests
+    assert at(2 * 1440) < ep.start < at(3 * 1440)
+    assert "median of the last" in next(o.reason for o in ep.observations)

@@ -856,6 +856,37 @@ def _tcp_state(
     return OK, "as expected"
 
 
+def _level_shift(a: PathAssessment) -> dict[int, str]:
+    """TCP tests (by index) that end a day whose median lies clearly below the baseline.
+
+    One test varies with the hour (diurnal load) and the host; the median of a day of tests does not, and its
+    standard error is about 1.25 sigma / sqrt(n).  A lasting 20 % loss of rate that no single test shows beyond
+    4 sigma is plain in it.  Only with a baseline (the path's own level); a test above the baseline is never
+    marked.
+    """
+    ref, sigma = a.reference_bps, a.reference_sigma_bps
+    if a.reference_source != BASELINE_REFERENCE or not ref or not sigma:
+        return {}
+    out: dict[int, str] = {}
+    window = timedelta(seconds=k.LEVEL_SHIFT_WINDOW_S)
+    for i, f in enumerate(a.tcp):
+        thr = f.test.throughput_bps or 0.0
+        if thr >= ref:
+            continue
+        day = [g.test.throughput_bps or 0.0 for g in a.tcp[: i + 1] if f.test.time - g.test.time < window]
+        if len(day) < k.LEVEL_SHIFT_MIN_TESTS:
+            continue
+        med = statistics.median(day)
+        se = k.MEDIAN_STANDARD_ERROR_FACTOR * sigma / len(day) ** 0.5
+        if med < (1 - k.DEGRADED_STAT_MIN_DROP) * ref and med < ref - k.DEGRADED_STAT_SIGMAS * se:
+            out[i] = (
+                f"the median of the last {len(day)} tests ({text.duration(k.LEVEL_SHIFT_WINDOW_S)}), "
+                f"{text.rate(med)}, is {text.pct(1 - med / ref)} below the baseline {text.rate(ref)} "
+                f"(more than {k.DEGRADED_STAT_SIGMAS:g} standard errors of {text.rate(se)})"
+            )
+    return out
+
+
 def _severe(o: Observation) -> bool:
     """A failure, or a TCP result below SEVERE_DROP_FRACTION of its reference: beyond what a busy host does."""
     if o.state == DOWN:
@@ -902,8 +933,11 @@ def _beats(a: PathAssessment, throughput_bps: float, loss_fraction: float | None
 def _observations(a: PathAssessment) -> list[Observation]:
     out: list[Observation] = []
     refs = _self_references(a.tcp)[0] if a.reference_source != BASELINE_REFERENCE else [(None, None)] * len(a.tcp)
-    for f, (ref, sigma) in zip(a.tcp, refs, strict=True):
+    shifted = _level_shift(a)
+    for i, (f, (ref, sigma)) in enumerate(zip(a.tcp, refs, strict=True)):
         state, why = _tcp_state(a, f, ref, sigma)
+        if state == OK and i in shifted:
+            state, why = DEGRADED, shifted[i]
         used = a.reference_bps if a.reference_source == BASELINE_REFERENCE else ref
         out.append(
             Observation(

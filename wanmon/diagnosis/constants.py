@@ -85,6 +85,12 @@ MIN_EPISODE_OBSERVATIONS = 2
 #: gives 30-60 %, sometimes twice in a row), this many, unless another measurement kind is bad at the same time.
 MIN_MODERATE_EPISODE_OBSERVATIONS = 3
 SEVERE_DROP_FRACTION = 0.25
+#: A lasting level change is also judged on the median of a day of tests (diurnal load averages out): below
+#: the baseline by DEGRADED_STAT_MIN_DROP and by DEGRADED_STAT_SIGMAS standard errors of that median
+#: (1.2533 sigma / sqrt(n) for n tests), with at least 6 tests in the day.
+LEVEL_SHIFT_WINDOW_S = 86400.0
+LEVEL_SHIFT_MIN_TESTS = 6
+MEDIAN_STANDARD_ERROR_FACTOR = 1.2533
 #: A slight drop (every result still above 75 % of the reference: only the spread criterion sees it) must last
 #: half a day: shared links lose 15-25 % of a test's rate for a few hours every afternoon (diurnal load).
 SLIGHT_DROP_FRACTION = 0.75

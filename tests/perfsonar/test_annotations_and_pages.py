@@ -42,22 +42,22 @@ def test_findings_and_incidents_as_annotations(ps_topo):
 
     seen = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
     finding = Finding.objects.create(
-        code="PACKET_LOSS", severity="major", subject={"src": "CERN", "dst": "FZK"}, subject_key="CERN->FZK",
+        code="LOSS_LIMITED", severity="critical", subject={"src": "CERN", "dst": "FZK"}, subject_key="CERN->FZK",
         start=seen, end=seen + timedelta(hours=1), summary="0.3 % loss CERN->FZK", first_seen_at=seen,
         last_seen_at=seen + timedelta(hours=2),
     )
     (row,) = annotations("wanmon_finding_annotations")
     assert (row["time"], row["timeend"]) == (seen, seen + timedelta(hours=2))
-    assert row["text"] == "PACKET_LOSS (major, open): 0.3 % loss CERN->FZK"
-    assert row["tags"].split(",") == ["finding", "PACKET_LOSS", "major", "open", "src:CERN", "dst:FZK"]
+    assert row["text"] == "LOSS_LIMITED (critical, open): 0.3 % loss CERN->FZK"
+    assert row["tags"].split(",") == ["finding", "LOSS_LIMITED", "critical", "open", "src:CERN", "dst:FZK"]
     assert row["finding_id"] == finding.pk
-    Incident.objects.create(key="k", kind="path", severity="major", code="PACKET_LOSS", subject_text="CERN->FZK",
+    Incident.objects.create(key="k", kind="path", severity="critical", code="LOSS_LIMITED", subject_text="CERN->FZK",
                             title="Packet loss CERN->FZK", sites=["CERN", "FZK"], opened_at=seen,
                             changed_at=seen + timedelta(minutes=30), cleared_at=seen + timedelta(hours=3))
     (row,) = annotations("wanmon_incident_annotations")
     assert (row["time"], row["timeend"]) == (seen, seen + timedelta(hours=3))
-    assert row["text"] == "Packet loss CERN->FZK [major, open]"
-    assert row["tags"].split(",") == ["incident", "PACKET_LOSS", "major", "open", "path", "site:CERN", "site:FZK"]
+    assert row["text"] == "Packet loss CERN->FZK [critical, open]"
+    assert row["tags"].split(",") == ["incident", "LOSS_LIMITED", "critical", "open", "path", "site:CERN", "site:FZK"]
 
 
 def test_parked_page_lists_the_endpoints_and_maps_them(client, ps_topo):

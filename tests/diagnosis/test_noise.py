@@ -278,3 +278,20 @@ def test_a_lasting_drop_hidden_in_diurnal_swings_is_found_in_the_daily_median():
     # then the drop is found within a day of its onset, from the median of the day's tests
     assert at(2 * 1440) < ep.start < at(3 * 1440)
     assert "median of the last" in next(o.reason for o in ep.observations)
+
+
+def test_a_cpu_limited_host_at_42_percent_of_the_autotuning_limit_is_not_window_limited():
+    # autotuning maximum 64 MiB at 120 ms: W*8/RTT = 4.47 Gb/s on a 10G path; a CPU-bound host gives 1.9 Gb/s
+    # +-14 % (42 % of the limit, inside the loose autotuned match)
+    rng = random.Random(8)
+
+    def tcp_fn(m):
+        return tcp(m, 1.88e9 * rng.uniform(0.86, 1.14), window_bytes=None, rtt_ms=120.0, retransmits=0)
+
+    cpu = path("CERN", "FNAL", 10e9, ("cern-border", "fnal-border"), every(30, tcp_fn))
+    hosts_64 = (host("CERN", "cern-ps", buf=64 * MiB, mtu=9000), host("FNAL", "fnal-ps", buf=64 * MiB, mtu=9000))
+    assert codes.WINDOW_LIMITED not in {f.code for f in run(bundle(cpu, hosts=hosts_64))}
+    # while a steady stream at 60 % of it (the autotuning share of the buffer) is window limited
+    steady = path("CERN", "FNAL", 10e9, ("cern-border", "fnal-border"),
+                  every(30, lambda m: tcp(m, 2.68e9 * rng.uniform(0.98, 1.02), window_bytes=None, rtt_ms=120.0)))
+    assert codes.WINDOW_LIMITED in {f.code for f in run(bundle(steady, hosts=hosts_64))}

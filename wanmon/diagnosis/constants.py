@@ -112,6 +112,10 @@ WINDOW_MATCH_MAX_RATIO = 1.15
 #: With autotuning (no explicit window) Linux advertises only part of tcp_rmem's maximum as window
 #: (tcp_adv_win_scale: 1/2 or 3/4 of the buffer), so the stream sits at 0.5-0.75 x max*8/RTT.
 WINDOW_MATCH_MIN_RATIO_AUTOTUNED = 0.35
+#: Autotuned matches must be steady: MAD below 5 % of the median.  A window-limited stream repeats itself (same
+#: window, same RTT: a few per cent); a host-limited one spread uniformly over 28 % of its level has a MAD of
+#: ~8 % of its median, more with busy hosts.
+WINDOW_AUTOTUNED_MAX_SPREAD = 0.05
 #: The window is the binding limit only when W*8/RTT is clearly below the capacity.
 WINDOW_BINDING_MAX_FRACTION = 0.8
 #: Tests needed (and the share of the TCP tests) for a WINDOW_LIMITED finding.

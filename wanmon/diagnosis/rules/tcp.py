@@ -26,7 +26,8 @@ def window_limited(ctx: RuleContext) -> list[Finding]:
     Criterion: in at least WINDOW_MIN_TESTS tests, and in WINDOW_MIN_SHARE of all
     TCP tests, the throughput lies within [WINDOW_MATCH_MIN_RATIO,
     WINDOW_MATCH_MAX_RATIO] of streams * W * 8 / RTT (from WINDOW_MATCH_MIN_RATIO_AUTOTUNED
-    when W is the hosts' autotuning maximum) while that limit is below
+    when W is the hosts' autotuning maximum, and then the matching tests must be
+    steady: spread below WINDOW_AUTOTUNED_MAX_SPREAD) while that limit is below
     WINDOW_BINDING_MAX_FRACTION of the flow capacity.
 
     Why: one stream can never exceed W * 8 / RTT.  A stream that runs at that
@@ -40,8 +41,24 @@ def window_limited(ctx: RuleContext) -> list[Finding]:
         matches = [f for f in a.tcp if _at_window_limit(f)]
         if len(matches) < k.WINDOW_MIN_TESTS or len(matches) < k.WINDOW_MIN_SHARE * len(a.tcp):
             continue
+        if not _window_steady(matches):
+            continue
         out.append(_window_finding(ctx, a, matches))
     return out
+
+
+def _window_steady(matches: Sequence[TestFigures]) -> bool:
+    """With autotuning the match is loose (0.35-1.15 of max*8/RTT), and a CPU- or disk-limited host falls into it
+    by chance; a stream held by its window is steady (same window, same RTT), a host-limited one varies 20-30 %
+    run to run.  Autotuned matches must spread less than WINDOW_AUTOTUNED_MAX_SPREAD (MAD / median)."""
+    if not all(f.autotuned for f in matches):
+        return True
+    rates = [f.test.throughput_bps for f in matches if f.test.throughput_bps]
+    mid = median(rates)
+    if not mid:
+        return False
+    mad = median(abs(r - mid) for r in rates) or 0.0
+    return mad / mid <= k.WINDOW_AUTOTUNED_MAX_SPREAD
 
 
 def _at_window_limit(f: TestFigures) -> bool:

@@ -322,3 +322,10 @@ def test_a_counter_artefact_inside_a_congested_period_does_not_split_it():
                                         else 0.0))
     [f] = link_congestion(ctx(healthy_eu(hops=HOPS), interfaces=(iface("geant-gva", "xe-0/0/0", 10e9, rows),)))
     assert f.evidence["intervals"] == 4 and f.evidence["implausible_intervals"] == 1
+
+
+def test_one_elephant_flow_on_a_bundle_is_shown_but_not_a_warning():
+    # one member carries a single large flow, the other little, and no path across the bundle suffers
+    [f] = trunk_imbalance(drained_member(carries_nothing_while_up=True))
+    assert f.severity == codes.INFO
+    assert "one large flow" in f.explanation

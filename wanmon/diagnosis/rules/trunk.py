@@ -244,6 +244,8 @@ def trunk_imbalance(ctx: RuleContext) -> list[Finding]:
     shows as members with very different loads, or as TCP to odd addresses
     being slow and unstable while even ones are normal (RAL, LHC Service
     Challenge 2); UDP often looks fine because it does not react to loss.
+    Uneven member loads with no host split and no path across the bundle
+    degraded meanwhile are info only: one elephant flow looks the same.
     """
     out: list[Finding] = []
     for trunk in ctx.bundle.trunks:
@@ -283,10 +285,22 @@ def trunk_imbalance(ctx: RuleContext) -> list[Finding]:
             (["members unevenly loaded"] if members else [])
             + [f"{s['slow_parity']} hosts slow on {s['path']} ({text.pct(s['ratio'])})" for s in splits]
         )
+        # uneven member loads alone, with no path across the bundle hurt meanwhile, are what one elephant flow
+        # does (a flow is hashed onto one member and cannot use two): worth showing, not a fault
+        hurt = splits or any(
+            any(ep.overlaps(start, end, k.CORRELATION_SLACK_S) for ep in ctx.assessment(p).episodes)
+            for p in ctx.bundle.paths
+            if trunk_association(ctx.bundle, p, trunk)
+        )
+        if not hurt:
+            parts.append(
+                "no path across the bundle is degraded meanwhile, so this may be one large flow, which a bundle "
+                "carries on a single member by design"
+            )
         out.append(
             Finding(
                 code=codes.TRUNK_IMBALANCE,
-                severity=codes.WARNING,
+                severity=codes.WARNING if hurt else codes.INFO,
                 subject={"trunk": trunk.name},
                 start=start,
                 end=end,

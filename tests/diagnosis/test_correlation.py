@@ -160,3 +160,19 @@ def test_a_port_whose_own_counters_show_errors_outranks_an_ecmp_sibling_seen_in_
     # then the port with errors is the first suspect (3 - 2 x 0.25 reverse + 1.0 corroboration = 3.5 > 3)
     assert [s.element for s in ranked[:2]] == [port, "geant-fra2"]
     assert ranked[0].score == pytest.approx(3.5)
+
+
+def test_traffic_rising_the_other_way_through_a_port_does_not_compete_with_the_path():
+    from tests.diagnosis.builders import MiB, bundle, every, owamp, path, tcp
+    from wanmon.diagnosis.context import RuleContext
+    from wanmon.diagnosis.correlation import shared_equipment_suspects
+
+    # given CERN->FNAL leaving usl-gva by so-1/0/0 (out) and degrading at minute 180, when the port's *inbound*
+    # traffic rises from 0.2 to 6 Gb/s while its outbound stays at 1 Gb/s
+    hops = ("cern-border", "usl-gva:so-1/0/0", "usl-chi", "fnal-border")
+    tests = every(30, lambda m: tcp(m, 5.0e9 if m < 180 else 3.2e9, window_bytes=64 * MiB, rtt_ms=120, streams=8))
+    p = path("CERN", "FNAL", 10e9, hops, tests, every(5, lambda m: owamp(m, 60.0)), baseline_end_min=120)
+    port = iface("usl-gva", "so-1/0/0", 10e9, every(1, lambda m: rate_row(m, 2e8 if m < 180 else 6e9, 1e9)))
+    found = shared_equipment_suspects(RuleContext(bundle(p, interfaces=(port,)), NOW))
+    # then the port is not suspected: the other direction's traffic uses the other fibre and queue
+    assert [f for f in found if f.subject.get("interface") == "so-1/0/0"] == []

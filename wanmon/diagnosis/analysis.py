@@ -1016,3 +1016,12 @@ def interface_on_path(iface_name: str, path: PathEvidence, bundle: EvidenceBundl
     if m is None:
         return None
     return "exact" if m.port_known else "equipment"
+
+
+def interface_direction(iface_name: str, path: PathEvidence, bundle: EvidenceBundle) -> str | None:
+    """'out' when the path leaves by the interface (its out counters carry the path), 'in' when it arrives by
+    it, None when that is not known (a bundle or a hop without a port)."""
+    m = element_on_path(
+        Element.from_label(iface_name), hops_from_labels(path.hops), bundles_of(bundle), unknown_ports=ALL_PORTS
+    )
+    return m.direction if m is not None and m.direction in ("in", "out") else None

@@ -22,7 +22,14 @@ from datetime import datetime, timedelta
 
 from wanmon.diagnosis import codes, text
 from wanmon.diagnosis import constants as k
-from wanmon.diagnosis.analysis import Episode, PathAssessment, base_equipment, interface_on_path, median
+from wanmon.diagnosis.analysis import (
+    Episode,
+    PathAssessment,
+    base_equipment,
+    interface_direction,
+    interface_on_path,
+    median,
+)
 from wanmon.diagnosis.context import RuleContext
 from wanmon.diagnosis.evidence import Finding, InterfaceEvidence, element_subject, path_key
 
@@ -211,10 +218,21 @@ def rank_shared_elements(
 
 
 # --------------------------------------------------------------------------- load correlation (single path)
-def _mean_load_bps(iface: InterfaceEvidence, start: datetime, end: datetime) -> float | None:
+def _load(r, direction: str | None) -> float:
+    """The load of one poll in the direction the path uses (out or in), or the larger one when unknown."""
+    if direction == "out" and r.out_bps is not None:
+        return r.out_bps
+    if direction == "in" and r.in_bps is not None:
+        return r.in_bps
+    return max(r.in_bps or 0.0, r.out_bps or 0.0)
+
+
+def _mean_load_bps(
+    iface: InterfaceEvidence, start: datetime, end: datetime, direction: str | None = None
+) -> float | None:
     bad = {d.time for d in iface.discontinuities}
     vals = [
-        max(r.in_bps or 0.0, r.out_bps or 0.0)
+        _load(r, direction)
         for r in iface.rates
         if start <= r.time <= end and r.time not in bad and (r.in_bps is not None or r.out_bps is not None)
     ]
@@ -223,10 +241,18 @@ def _mean_load_bps(iface: InterfaceEvidence, start: datetime, end: datetime) -> 
     return statistics.fmean(vals) if vals else None
 
 
-def interface_load_rise(iface: InterfaceEvidence, onset: datetime, end: datetime) -> dict | None:
-    """Load on the interface after ``onset`` vs the LOAD_LOOKBACK_S before it, when it rose enough."""
-    before = _mean_load_bps(iface, onset - timedelta(seconds=k.LOAD_LOOKBACK_S), onset - timedelta(seconds=1))
-    after = _mean_load_bps(iface, onset, end)
+def interface_load_rise(
+    iface: InterfaceEvidence, onset: datetime, end: datetime, direction: str | None = None
+) -> dict | None:
+    """Load on the interface after ``onset`` vs the LOAD_LOOKBACK_S before it, when it rose enough.
+
+    ``direction`` ('out' or 'in'): the side the path uses; traffic the other way shares the port but not the
+    fibre or the queue, and does not compete (None: the larger of the two).
+    """
+    before = _mean_load_bps(
+        iface, onset - timedelta(seconds=k.LOAD_LOOKBACK_S), onset - timedelta(seconds=1), direction
+    )
+    after = _mean_load_bps(iface, onset, end, direction)
     if before is None or after is None:
         return None
     rise = after - before
@@ -504,7 +530,7 @@ def _load_findings(ctx: RuleContext, a: PathAssessment, ep: Episode, trunk_names
         how = interface_on_path(iface.name, a.path, ctx.bundle)
         if not how:
             continue
-        rise = interface_load_rise(iface, onset, ep.end)
+        rise = interface_load_rise(iface, onset, ep.end, interface_direction(iface.name, a.path, ctx.bundle))
         if rise:
             # a member of a bundle: traffic moved over from a sibling is not extra traffic
             for t in ctx.bundle.trunks:

@@ -176,3 +176,16 @@ def test_traffic_rising_the_other_way_through_a_port_does_not_compete_with_the_p
     found = shared_equipment_suspects(RuleContext(bundle(p, interfaces=(port,)), NOW))
     # then the port is not suspected: the other direction's traffic uses the other fibre and queue
     assert [f for f in found if f.subject.get("interface") == "so-1/0/0"] == []
+
+
+def test_tests_every_four_hours_are_not_traffic_that_started_at_an_onset():
+    from tests.diagnosis.builders import bundle, every, path, tcp
+    from wanmon.diagnosis.analysis import assess_path
+    from wanmon.diagnosis.correlation import path_load_rise
+
+    # given another path tested every 4 h at a steady 5 Gb/s: the 2-hour look-back before an onset at 12:10
+    # holds none of its tests, and the next one falls 10 min after the onset
+    q = path("CERN", "SARA", 10e9, ("cern-border", "sara-border"), every(240, lambda m: tcp(m + 10, 5e9), end=1440))
+    a = assess_path(q, bundle(q), at(1440))
+    # then nothing "started": its latest earlier results are its level, and they did not change
+    assert path_load_rise(a, at(720), at(900), at(0)) is None

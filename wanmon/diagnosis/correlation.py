@@ -297,6 +297,11 @@ def path_load_rise(q: PathAssessment, onset: datetime, end: datetime, observed_s
     before = [t.throughput_bps for t in tests if onset - timedelta(seconds=k.LOAD_LOOKBACK_S) <= t.time < onset - tol]
     if not after:
         return None
+    earlier = sorted((t for t in tests if t.time < onset - tol), key=lambda t: t.time)
+    if not before and earlier:
+        # tests sparser than the look-back (every few hours): the path ran before, its latest results are the
+        # level to compare with -- an empty look-back is no quiet period, and no traffic "started"
+        before = [t.throughput_bps for t in earlier[-k.MIN_REFERENCE_TESTS :]]
     if not before:
         if observed_since >= onset - tol:
             return None  # no evidence of the quiet period before

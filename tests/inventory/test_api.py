@@ -191,9 +191,14 @@ def test_shared_elements_and_path_elements_endpoints(lhc, viewer):
     )
     assert client.get(f"{API}/paths/shared-elements/").status_code == 400
 
+    # CERN->FNAL leaves uslhcnet-gva by a member port of the Geneva-Chicago bundle: a LAG hashes each flow
+    # onto either member, so both member circuits carry the path's traffic (wanmon/inventory/membership.py).
     fnal = path_current("CERN", "FNAL")
     response = client.get(f"{API}/paths/{fnal.pk}/elements/")
-    assert response.json() == {"trunks": ["uslhcnet-gva-chi"], "circuits": ["USLHCNET USLHCNET-GVA-CHI-1"]}
+    assert response.json() == {
+        "trunks": ["uslhcnet-gva-chi"],
+        "circuits": ["USLHCNET USLHCNET-GVA-CHI-1", "USLHCNET USLHCNET-GVA-CHI-2"],
+    }
 
 
 def test_agent_api_shows_the_token_once(lhc, operator, viewer):

@@ -6,6 +6,8 @@ import math
 import random
 from datetime import timedelta
 
+import pytest
+
 from tests.diagnosis.builders import (
     EU_HOPS,
     T0,
@@ -295,3 +297,33 @@ def test_a_cpu_limited_host_at_42_percent_of_the_autotuning_limit_is_not_window_
     steady = path("CERN", "FNAL", 10e9, ("cern-border", "fnal-border"),
                   every(30, lambda m: tcp(m, 2.68e9 * rng.uniform(0.98, 1.02), window_bytes=None, rtt_ms=120.0)))
     assert codes.WINDOW_LIMITED in {f.code for f in run(bundle(steady, hosts=hosts_64))}
+
+
+def test_a_window_at_linuxs_cap_on_a_300_ms_100g_path_is_info_with_parallel_streams():
+    # buffers at 2^31-1 on 100G x 300 ms: a steady stream at ~half of W*8/RTT (27 Gb/s of 57 Gb/s)
+    rng = random.Random(2)
+    p = path("CERN", "ASGC", 100e9, ("cern-border", "asgc-border"),
+             every(30, lambda m: tcp(m, 27e9 * rng.uniform(0.98, 1.02), window_bytes=None, rtt_ms=300.0)))
+    [f] = [f for f in run(bundle(p, hosts=hosts_at_cap("ASGC"))) if f.code == codes.WINDOW_LIMITED]
+    assert f.severity == codes.INFO and f.evidence["at_linux_cap"]
+    assert "parallel streams" in f.actions[0]
+
+
+def hosts_at_cap(dst):
+    return (host("CERN", "cern-dtn", buf=GiB_CAP, mtu=9000), host(dst, f"{dst.lower()}-dtn", buf=GiB_CAP, mtu=9000))
+
+
+def test_a_window_cut_mid_window_is_found_from_steady_tests_at_half_the_buffer_limit():
+    # a host's buffers cut to 64 MiB at minute 180 (reported windows: the socket buffer): from then on steady
+    # results at half of 64 MiB x 8 / 135 ms = 3.98 Gb/s, before that 8 Gb/s with 512 MiB
+    rng = random.Random(6)
+
+    def tcp_fn(m):
+        if m < 180:
+            return tcp(m, 8e9 * rng.uniform(0.97, 1.03), window_bytes=512 * MiB, rtt_ms=135.0)
+        return tcp(m, 1.98e9 * rng.uniform(0.99, 1.01), window_bytes=64 * MiB, rtt_ms=135.0)
+
+    p = path("CERN", "TRIUMF", 10e9, ("cern-border", "triumf-border"), every(30, tcp_fn))
+    [f] = [f for f in run(bundle(p)) if f.code == codes.WINDOW_LIMITED]
+    assert f.start == at(180)
+    assert f.evidence["ratio_to_window_limit"] == pytest.approx(0.5, abs=0.02)

@@ -25,9 +25,12 @@ def window_limited(ctx: RuleContext) -> list[Finding]:
 
     Criterion: in at least WINDOW_MIN_TESTS tests, and in WINDOW_MIN_SHARE of all
     TCP tests, the throughput lies within [WINDOW_MATCH_MIN_RATIO,
-    WINDOW_MATCH_MAX_RATIO] of streams * W * 8 / RTT (from WINDOW_MATCH_MIN_RATIO_AUTOTUNED
-    when W is the hosts' autotuning maximum, and then the matching tests must be
-    steady: spread below WINDOW_AUTOTUNED_MAX_SPREAD) while that limit is below
+    WINDOW_MATCH_MAX_RATIO] of streams * W * 8 / RTT, or from
+    WINDOW_MATCH_MIN_RATIO_AUTOTUNED when the tests are steady (spread below
+    WINDOW_AUTOTUNED_MAX_SPREAD: a reported window is a buffer, autotuning maximum
+    or socket buffer, of which the kernel advertises 1/2 to 3/4, and a host-limited
+    stream falling in that range by chance varies far more), the share counted
+    from the first matching test, while that limit is below
     WINDOW_BINDING_MAX_FRACTION of the flow capacity.
 
     Why: one stream can never exceed W * 8 / RTT.  A stream that runs at that
@@ -39,7 +42,10 @@ def window_limited(ctx: RuleContext) -> list[Finding]:
     out: list[Finding] = []
     for a in ctx.assessments():
         matches = [f for f in a.tcp if _at_window_limit(f)]
-        if len(matches) < k.WINDOW_MIN_TESTS or len(matches) < k.WINDOW_MIN_SHARE * len(a.tcp):
+        # the share counts from the first matching test: a window cut mid-window (a host reconfigured) holds
+        # every test since, not half of the window's
+        since = [f for f in a.tcp if matches and f.test.time >= matches[0].test.time]
+        if len(matches) < k.WINDOW_MIN_TESTS or len(matches) < k.WINDOW_MIN_SHARE * len(since):
             continue
         if not _window_steady(matches):
             continue
@@ -51,7 +57,7 @@ def _window_steady(matches: Sequence[TestFigures]) -> bool:
     """With autotuning the match is loose (0.35-1.15 of max*8/RTT), and a CPU- or disk-limited host falls into it
     by chance; a stream held by its window is steady (same window, same RTT), a host-limited one varies 20-30 %
     run to run.  Autotuned matches must spread less than WINDOW_AUTOTUNED_MAX_SPREAD (MAD / median)."""
-    if not all(f.autotuned for f in matches):
+    if not any(_loose(f) for f in matches):
         return True
     rates = [f.test.throughput_bps for f in matches if f.test.throughput_bps]
     mid = median(rates)
@@ -68,8 +74,14 @@ def _at_window_limit(f: TestFigures) -> bool:
         return False
     if r_w >= k.WINDOW_BINDING_MAX_FRACTION * f.flow_capacity_bps:
         return False
-    low = k.WINDOW_MATCH_MIN_RATIO_AUTOTUNED if f.autotuned else k.WINDOW_MATCH_MIN_RATIO
-    return low <= thr / r_w <= k.WINDOW_MATCH_MAX_RATIO
+    return k.WINDOW_MATCH_MIN_RATIO_AUTOTUNED <= thr / r_w <= k.WINDOW_MATCH_MAX_RATIO
+
+
+def _loose(f: TestFigures) -> bool:
+    """Below WINDOW_MATCH_MIN_RATIO of W*8/RTT: the reported window is a buffer (the autotuning maximum, or a
+    socket buffer) of which the kernel advertises only a share (tcp_adv_win_scale: 1/2 to 3/4)."""
+    r_w, thr = f.window_limited_rate_bps, f.test.throughput_bps
+    return f.autotuned or not r_w or not thr or thr / r_w < k.WINDOW_MATCH_MIN_RATIO
 
 
 def _window_finding(ctx: RuleContext, a: PathAssessment, matches: Sequence[TestFigures]) -> Finding:
@@ -105,12 +117,21 @@ def _window_finding(ctx: RuleContext, a: PathAssessment, matches: Sequence[TestF
         f"Filling this path takes BDP = C*RTT/8 = {text.size(bdp)}; with 2 x BDP = {text.size(need)} a single "
         f"stream keeps the pipe full even after halving its window on a loss."
     )
+    # at Linux's cap no setting gives more window: the advice is parallel streams, and nothing is mistuned
+    at_cap = window >= k.LINUX_MAX_SOCKET_BUFFER_BYTES - k.HOST_BUFFER_ROUND_BYTES
     actions = [
         f"Use a TCP window of at least {text.size(need)} ({advice.round_up_bytes(need)} bytes) for {a.key}, "
         f"e.g. nuttcp -w{advice.round_up_bytes(need) >> 20}m or globus-url-copy -tcp-bs {advice.round_up_bytes(need)}.",
         f"Allow it on the hosts at {path.src} and {path.dst}: " + "; ".join(lines) + ".",
     ]
-    if n_streams and n_streams > 1:
+    if at_cap:
+        explanation += (
+            f" The window is already at Linux's cap of {text.size(k.LINUX_MAX_SOCKET_BUFFER_BYTES)} per socket: no "
+            f"setting reaches 2 x BDP here, so this is the limit of one stream, not a mistuned host."
+        )
+        actions = [f"Use {n_streams or 2} or more parallel streams for transfers on {a.key} (one stream cannot "
+                   f"carry more than {text.rate(r_w / streams)} here)."]
+    elif n_streams and n_streams > 1:
         actions.append(
             f"Until then, {n_streams} parallel streams of the current window reach ~{text.rate(target)} "
             f"({text.rate(r_w / streams)} each)."
@@ -137,8 +158,9 @@ def _window_finding(ctx: RuleContext, a: PathAssessment, matches: Sequence[TestF
         end=matches[-1].test.time,
         summary=summary,
         explanation=explanation,
-        evidence=evidence,
+        evidence={**evidence, "at_linux_cap": at_cap},
         actions=actions,
+        severity=codes.INFO if at_cap else None,
     )
 
 

@@ -377,3 +377,20 @@ def test_a_traceroute_whose_last_hops_did_not_answer_is_not_a_route_change():
         every(60, lambda m: trace(m, EU_HOPS[:-1] if m == 180 else EU_HOPS)),
     )
     assert route_change(ctx(p)) == []
+
+
+def test_delay_levels_are_told_apart_by_their_robust_spread_not_their_extreme_minima():
+    # a week of hourly minima 0.7 ms apart on two routes, each within +-0.03 ms but for two outliers at +-0.1 ms:
+    # three times the full range of a level (0.2 ms) exceeds the 0.5 ms between them, its 10-90 % range does not
+    import random as _random
+
+    from wanmon.diagnosis.rules.delay import delay_levels
+
+    rng = _random.Random(3)
+
+    def level(base, n):
+        return [base - 0.1, base + 0.1] + [base + rng.uniform(-0.03, 0.03) for _ in range(n - 2)]
+
+    levels = delay_levels(level(5.365, 128) + level(6.065, 40))
+    assert len(levels) == 2
+    assert levels[1].median_ms - levels[0].median_ms == pytest.approx(0.7, abs=0.02)

@@ -70,15 +70,30 @@ def delay_levels(values: Sequence[float]) -> list[Level]:
     clusters = [c for c in clusters if len(c) >= k.DELAY_LEVEL_MIN_SAMPLES] or [vals]
     levels = [Level(c[0], c[-1], median(c) or c[0], len(c)) for c in clusters]
     merged = [levels[0]]
-    for lv in levels[1:]:
+    spreads = [_robust_spread(c) for c in clusters]
+    merged_spread = [spreads[0]]
+    for lv, spread in zip(levels[1:], spreads[1:], strict=True):
         prev = merged[-1]
         gap = lv.low_ms - prev.high_ms
-        if gap < k.DELAY_LEVEL_SPREAD_FACTOR * max(prev.spread_ms, lv.spread_ms):
+        if gap < k.DELAY_LEVEL_SPREAD_FACTOR * max(merged_spread[-1], spread):
             vals_m = [v for v in vals if prev.low_ms <= v <= lv.high_ms]
             merged[-1] = Level(prev.low_ms, lv.high_ms, median(vals_m) or prev.median_ms, prev.samples + lv.samples)
+            merged_spread[-1] = _robust_spread(vals_m)
         else:
             merged.append(lv)
+            merged_spread.append(spread)
     return merged
+
+
+def _robust_spread(values: Sequence[float]) -> float:
+    """Spread inside a level: the 10-90 % range.  The full range of a week of sessions holds its two most extreme
+    minima, and grows with the number of sessions until it swallows the step between two levels."""
+    vals = sorted(values)
+    if len(vals) < 2:
+        return 0.0
+    lo = vals[int(0.1 * (len(vals) - 1))]
+    hi = vals[int(round(0.9 * (len(vals) - 1)))]
+    return hi - lo
 
 
 def _level_of(levels: Sequence[Level], v: float) -> int | None:

@@ -244,8 +244,9 @@ def trunk_imbalance(ctx: RuleContext) -> list[Finding]:
     shows as members with very different loads, or as TCP to odd addresses
     being slow and unstable while even ones are normal (RAL, LHC Service
     Challenge 2); UDP often looks fine because it does not react to loss.
-    Uneven member loads with no host split and no path across the bundle
-    degraded meanwhile are info only: one elephant flow looks the same.
+    Uneven member loads with no host split, no error or congestion finding on a
+    member, and no path across the bundle degraded or losing significantly
+    meanwhile are info only: one elephant flow looks the same.
     """
     out: list[Finding] = []
     for trunk in ctx.bundle.trunks:
@@ -287,10 +288,17 @@ def trunk_imbalance(ctx: RuleContext) -> list[Finding]:
         )
         # uneven member loads alone, with no path across the bundle hurt meanwhile, are what one elephant flow
         # does (a flow is hashed onto one member and cannot use two): worth showing, not a fault
-        hurt = splits or any(
-            any(ep.overlaps(start, end, k.CORRELATION_SLACK_S) for ep in ctx.assessment(p).episodes)
-            for p in ctx.bundle.paths
-            if trunk_association(ctx.bundle, p, trunk)
+        across = [ctx.assessment(p) for p in ctx.bundle.paths if trunk_association(ctx.bundle, p, trunk)]
+        member_names = {m.name for m in trunk.members}
+        faulty_member = any(
+            f.code in (codes.INTERFACE_ERRORS, codes.LINK_CONGESTION)
+            and f"{f.subject.get('equipment')}:{f.subject.get('interface')}" in member_names
+            for f in ctx.findings
+        )
+        hurt = splits or faulty_member or any(
+            any(ep.overlaps(start, end, k.CORRELATION_SLACK_S) for ep in a.episodes)
+            or (a.loss.fraction and a.loss_is_significant(a.loss.fraction))
+            for a in across
         )
         if not hurt:
             parts.append(

@@ -189,3 +189,12 @@ def test_tests_every_four_hours_are_not_traffic_that_started_at_an_onset():
     a = assess_path(q, bundle(q), at(1440))
     # then nothing "started": its latest earlier results are its level, and they did not change
     assert path_load_rise(a, at(720), at(900), at(0)) is None
+
+
+def test_a_healthy_path_sharing_only_the_way_in_does_not_clear_the_element():
+    # FZK->CERN enters geant-fra from dfn-fra and leaves towards geant-gva; a healthy path enters the same way
+    # but leaves towards geant-mil: the fault may be on the port towards Geneva
+    d_edges = edges_at(FZK_CERN, "geant-fra")
+    assert healthy_weight(("x-border", "dfn-fra", "geant-fra", "geant-mil"), "geant-fra", d_edges) == (0.5, "other")
+    # leaving the same way clears it fully
+    assert healthy_weight(("x-border", "garr-mil", "geant-fra", "geant-gva"), "geant-fra", d_edges) == (1.0, "same")

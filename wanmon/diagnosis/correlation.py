@@ -125,8 +125,9 @@ def healthy_weight(
 ) -> tuple[float, str]:
     """How much a healthy path crossing ``element`` exonerates it, and why.
 
-    Same direction (shares an adjacent directed hop with a degraded path):
-    HEALTHY_WEIGHT_SAME_DIRECTION; only the reverse of such hops:
+    Same direction (leaves the element by the same directed hop as a degraded path; at a path's end, arrives by
+    the same one): HEALTHY_WEIGHT_SAME_DIRECTION; sharing only the way in counts as another port; only the
+    reverse of such hops:
     HEALTHY_WEIGHT_REVERSE (one fibre of a pair can be bad); other ports:
     HEALTHY_WEIGHT_OTHER_PORTS.
     """
@@ -136,7 +137,15 @@ def healthy_weight(
         # fibres, and CRC errors on the receive side say nothing of the transmit side
         if port_direction(healthy_hops, element) not in degraded_port_directions:
             return k.HEALTHY_WEIGHT_REVERSE, "reverse"
-    if mine & degraded_edges:
+    here = base_equipment(element)
+    egress = {e for e in mine if e[0] == here}
+    degraded_egress = {e for e in degraded_edges if e[0] == here}
+    if egress and degraded_egress:
+        # both leave the element: only leaving it the same way (the same output port and link) clears it; a
+        # healthy path sharing only the way in may leave by another port, and the fault can sit on the way out
+        if egress & degraded_egress:
+            return k.HEALTHY_WEIGHT_SAME_DIRECTION, "same"
+    elif mine & degraded_edges:
         return k.HEALTHY_WEIGHT_SAME_DIRECTION, "same"
     if {(b, a) for a, b in mine} & degraded_edges:
         return k.HEALTHY_WEIGHT_REVERSE, "reverse"

@@ -59,7 +59,8 @@ def test_overview_grid_as_of_the_scenario_time(ral_data, operator_client):
     assert {f.code for f in findings} == {"LOSS_LIMITED", "TRUNK_IMBALANCE", "INTERFACE_ERRORS", "ROUTE_CHANGE"}
     order = {"critical": 0, "warning": 1, "info": 2}
     assert [order[f.severity] for f in findings] == sorted(order[f.severity] for f in findings)  # worst first
-    assert findings[-1].code == "ROUTE_CHANGE"
+    assert findings[-1].severity == "info"  # the route change and the uneven but harmless trunk come last
+    assert "ROUTE_CHANGE" in {f.code for f in findings if f.severity == "info"}
 
 
 def test_overview_during_maintenance_turns_the_paths_blue(ral_data, operator_client):

@@ -131,15 +131,9 @@ LEGACY = {
 
 @pytest.fixture(scope="module")
 def sim():
-    simulator = SnmpSimulator()
-    try:
-        simulator.start()
-    except RuntimeError as exc:
-        pytest.fail(str(exc))
-    try:
+    # start() raises with the responder's log when it does not come up; leaving the block stops it for sure
+    with SnmpSimulator() as simulator:
         yield simulator
-    finally:
-        simulator.stop()
 
 
 def snmp_config(directory: Path, sim: SnmpSimulator) -> Path:
@@ -233,15 +227,9 @@ CAPTURED_DEVICES = {
 def captures_sim():
     if not CAPTURES.is_dir():
         pytest.skip("real router captures absent (../shared/fixtures/snmprec)")
-    simulator = SnmpSimulator(data_files=[CAPTURES / f"{name}.snmprec" for name in CAPTURED_DEVICES])
-    try:
-        simulator.start()
-    except RuntimeError as exc:
-        pytest.fail(str(exc))
-    try:
+    # start() raises with the responder's log when it does not come up; leaving the block stops it for sure
+    with SnmpSimulator(data_files=[CAPTURES / f"{name}.snmprec" for name in CAPTURED_DEVICES]) as simulator:
         yield simulator
-    finally:
-        simulator.stop()
 
 
 def test_once_dry_run_on_six_real_routers_prints_every_selected_interface_with_exact_counters(captures_sim, tmp_path):

@@ -116,15 +116,9 @@ def sim(tmp_path_factory):
             arista, variants / "arista-shared-name.snmprec", replace={f"{IF_NAME}.2": f"{IF_NAME}.2|4|Ethernet1"}
         ),
     ]
-    simulator = SnmpSimulator(data_files=files)
-    try:
-        simulator.start()
-    except RuntimeError as exc:
-        pytest.fail(str(exc))
-    try:
+    # start() raises with the responder's log when it does not come up; leaving the block stops it for sure
+    with SnmpSimulator(data_files=files) as simulator:
         yield simulator
-    finally:
-        simulator.stop()
 
 
 def device(sim: SnmpSimulator, community: str, **options) -> SnmpDeviceConfig:

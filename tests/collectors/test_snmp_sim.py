@@ -116,16 +116,10 @@ ROUTER_ENGINE_BOOTS = 7
 
 @pytest.fixture(scope="module")
 def sim():
-    simulator = SnmpSimulator()
-    try:
-        simulator.start()
-    except RuntimeError as exc:
-        pytest.fail(str(exc))
-    try:
+    # start() raises with the responder's log when it does not come up; leaving the block stops it for sure
+    with SnmpSimulator() as simulator:
         yield simulator
-    finally:
-        simulator.stop()
-        assert simulator.process is None
+    assert simulator.process is None
 
 
 def v2c(sim, community="router", **options) -> SnmpDeviceConfig:

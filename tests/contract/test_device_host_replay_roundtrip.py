@@ -41,15 +41,9 @@ def routers():
     from tests.collectors.snmpsim.simulator import SnmpSimulator
 
     files = [shared_fixture("snmprec", f"{name}.snmprec") for name in DEVICES]
-    simulator = SnmpSimulator(files)
-    try:
-        simulator.start()
-    except RuntimeError as exc:
-        pytest.fail(str(exc))
-    try:
+    # start() raises with the responder's log when it does not come up; leaving the block stops it for sure
+    with SnmpSimulator(files) as simulator:
         yield simulator
-    finally:
-        simulator.stop()
 
 
 def _poll(routers, now: datetime):

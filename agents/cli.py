@@ -1,4 +1,4 @@
-"""``wanmon-agent``: the site agent's command line (CONTRACTS.md §4).
+"""``wanmon-agent``: the site agent's command line (docs/agent.md).
 
 ::
 

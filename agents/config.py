@@ -1,4 +1,4 @@
-"""The site agent's configuration: one TOML file (CONTRACTS.md §4), validated into frozen dataclasses.
+"""The site agent's configuration: one TOML file (docs/agent.md), validated into frozen dataclasses.
 
 ```toml
 [central]

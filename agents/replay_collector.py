@@ -1,4 +1,4 @@
-"""``[[replay]]``: replay a scenario file's timeline (scenarios/FORMAT.md) as this agent's measurements.
+"""``[[replay]]``: replay a scenario file's timeline (docs/scenario-format.md) as this agent's measurements.
 
 A simulated site agent: instead of running tools, the collector takes the ``measurements`` of a
 scenario file, moves them to the present and hands them to the scheduler like any collector, so
@@ -32,7 +32,7 @@ iterations (each counter continues at its average rate over the file), so the ce
 counter reset; with ``speed`` other than 1 the counter increments are divided by ``speed`` so that
 rates stay what the file says.
 
-Filtering. The agent sends only what it may send (CONTRACTS.md section 3): path tests
+Filtering. The agent sends only what it may send (docs/contracts.md#ingest-api): path tests
 (``throughput``, ``owamp``, ``traceroute``) whose ``src`` is its site -- so that with one agent per
 site each test is sent once --, ``host_tcp`` records of its site, and ``snmp`` records of the
 ``equipment`` listed (which the centre must have assigned to the agent). Path tests without
@@ -270,7 +270,7 @@ def timeline_bounds(doc: Any, *, name: str = "scenario") -> tuple[list[float], f
     spacing of the measurement times (at least one second). Raises ReplayError naming ``name``.
     """
     if not isinstance(doc, dict) or not isinstance(doc.get("measurements"), list):
-        raise ReplayError(f"{name}: not a scenario: no measurements list (scenarios/FORMAT.md)")
+        raise ReplayError(f"{name}: not a scenario: no measurements list (docs/scenario-format.md)")
     times: list[float] = []
     for i, item in enumerate(doc["measurements"]):
         moment = parse_time(item.get("time")) if isinstance(item, dict) else None

@@ -1,4 +1,4 @@
-"""Upload spooled batches to ``POST /api/v1/ingest`` (CONTRACTS.md §3), oldest first.
+"""Upload spooled batches to ``POST /api/v1/ingest`` (docs/contracts.md#ingest-api), oldest first.
 
 What each answer means for the spool:
 

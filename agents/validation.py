@@ -1,6 +1,6 @@
 """Turn what a collector returned into wire-schema records, checked as the centre will check them.
 
-The centre accepts or refuses a batch as a whole (CONTRACTS.md §3). A record it would refuse
+The centre accepts or refuses a batch as a whole (docs/contracts.md#ingest-api). A record it would refuse
 must therefore never reach the spool: one bad record would poison every batch it lands in.
 Each item is converted to a :data:`collectors.records.Record` and checked with
 :func:`collectors.records.record_errors`; invalid ones are returned separately, with the

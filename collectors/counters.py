@@ -3,14 +3,14 @@
 Pure functions on plain values, shared by the site agent and the central service (the scenario
 replay turns counters into rates with exactly this code). No I/O, no Django, no msgspec.
 
-The physics (DIAGNOSIS.md section 1):
+The physics (docs/diagnosis.md#the-physics):
 
 - A Counter32 octet counter wraps after 2^32 octets: every 2^32 * 8 / C seconds, i.e. 34.4 s at
   1 Gb/s, 3.4 s at 10 Gb/s and 0.34 s at 100 Gb/s. Polled every 60 s it can wrap many times
   between two polls, and ``delta mod 2^32`` is then simply wrong.
 - A Counter64 octet counter wraps after 2^64 * 8 / C seconds: 468 years at 10 Gb/s, 46.8 years at
   100 Gb/s. A wrap is still possible because counters do not always start at 0 (case study 9 of
-  DIAGNOSIS.md crosses 2^64 on a 10 Gb/s interface), so a decrease is taken as a wrap when the
+  docs/diagnosis.md#case-studies crosses 2^64 on a 10 Gb/s interface), so a decrease is taken as a wrap when the
   implied rate is plausible for the interface speed.
 - A counter that goes backwards together with sysUpTime, snmpEngineBoots or
   ifCounterDiscontinuityTime is a reset, not a wrap. Its interval is dropped, never turned into a

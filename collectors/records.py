@@ -1,14 +1,14 @@
 """The wire schema of measurement records, shared by the site agent and the central ingest.
 
 One versioned definition (``SCHEMA_VERSION``) serves three readers: the agent builds and spools
-these records, ``POST /api/v1/ingest`` validates agent batches against them (CONTRACTS.md section
-3), and ``manage.py replay`` validates scenario ``measurements`` (scenarios/FORMAT.md) with them.
+these records, ``POST /api/v1/ingest`` validates agent batches against them (docs/contracts.md#ingest-api),
+and ``manage.py replay`` validates scenario ``measurements`` (docs/scenario-format.md) with them.
 
 Validation has two layers:
 
 1. structure, in the types: msgspec Structs with ``msgspec.Meta`` bounds (ranges, lengths), a
    tagged union on ``type``. Unknown record and batch fields are ignored (agents may
-   send extras, CONTRACTS.md section 3); unknown counter names are refused. msgspec stops at the first
+   send extras, docs/contracts.md#ingest-api); unknown counter names are refused. msgspec stops at the first
    structural error of a document, so batches are decoded record by record: each bad record
    reports its first structural error;
 2. meaning, in ``_semantic_errors``: relations between fields (packets_lost <= packets_sent,
@@ -90,7 +90,7 @@ MAX_DELAY_MS: Final = 3.6e6  # one hour
 # Lone UTF-16 surrogates (\ud800-\udfff) cannot be stored as UTF-8 text in PostgreSQL.
 _CONTROL = r"\x00-\x1f\x7f\ud800-\udfff"
 SITE_CODE_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z"
-# No ':' in equipment names: FORMAT.md writes interfaces as "equipment:interface".
+# No ':' in equipment names: docs/scenario-format.md writes interfaces as "equipment:interface".
 _EQUIPMENT_PATTERN = rf"^[^\s:{_CONTROL}]+\Z"
 _TOKEN_PATTERN = rf"^[^\s{_CONTROL}]+\Z"  # host names, addresses, traceroute hops
 _IF_NAME_PATTERN = rf"^[^\s{_CONTROL}](?:[^{_CONTROL}]*[^\s{_CONTROL}])?\Z"  # inner spaces allowed (ifDescr)
@@ -202,7 +202,7 @@ class _Record(msgspec.Struct, tag_field="type", omit_defaults=True, kw_only=True
     """Fields every record has: when, and how the collection went (a failed test is a record too).
 
     Unknown fields are ignored, not refused: agents may send extras the centre does not know yet
-    (CONTRACTS.md section 3), and an older centre must keep accepting a newer agent's records.
+    (docs/contracts.md#ingest-api), and an older centre must keep accepting a newer agent's records.
     """
 
     time: UtcDatetime

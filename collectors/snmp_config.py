@@ -5,7 +5,7 @@ table (type and range checks from the field hints and metadata, cross-field rule
 ``collectors.snmp`` polls with it. It lives in its own module, free of pysnmp and of the poller,
 so that the configuration can be validated on an install where the SNMP collector is unusable.
 
-Interface selection (CONTRACTS.md section 4, docs/agent.md):
+Interface selection (docs/agent.md):
 
 * ``interfaces``: exact interface names; only these (and the ones ``if_index_names`` names)
   are reported. It cannot be combined with the filters below;
@@ -137,7 +137,7 @@ class SnmpConfigError(ValueError):
 
 @dataclass(frozen=True)
 class SnmpDeviceConfig:
-    """One ``[[snmp]]`` block of the agent configuration (CONTRACTS.md section 4).
+    """One ``[[snmp]]`` block of the agent configuration (docs/agent.md).
 
     ``equipment`` is the inventory's equipment name, ``host`` the address polled. v2c needs
     ``community``; v3 needs ``user`` and, for authNoPriv/authPriv, ``auth_key`` (and

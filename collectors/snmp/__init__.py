@@ -1,6 +1,6 @@
 """SNMP interface collector: IF-MIB counters of routers and switches as ``snmp`` records.
 
-Two halves, as every collector here (STYLE.md, "the collector boundary"):
+Two halves, as every collector here (docs/architecture.md#choices):
 
 * a transport behind the small :class:`SnmpTransport` protocol (``get`` scalars, ``bulk_walk``
   one column), implemented with pysnmp 7's asyncio API by :class:`SnmpPoller`

@@ -1,4 +1,4 @@
-"""The agent's TOML configuration (CONTRACTS.md §4): the contract example loads, every mistake is named."""
+"""The agent's TOML configuration (docs/agent.md): the contract example loads, every mistake is named."""
 
 from __future__ import annotations
 

@@ -68,7 +68,7 @@ from collectors.snmp import (
 from collectors.snmp import core as snmp_core
 
 NOW = datetime(2026, 3, 1, 11, 1, tzinfo=UTC)
-ABOVE_2_63 = 18446744073000000000  # FORMAT.md's example: above 2^63, below 2^64
+ABOVE_2_63 = 18446744073000000000  # docs/scenario-format.md's example: above 2^63, below 2^64
 COUNTER64_MAX = 2**64 - 1
 COUNTER32_MAX = 2**32 - 1
 

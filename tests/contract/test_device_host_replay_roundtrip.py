@@ -113,7 +113,7 @@ def _iso(moment: datetime) -> str:
 
 
 def _scenario() -> dict:
-    """One hour of CERN's measurements, values at the edges of the schema (FORMAT.md)."""
+    """One hour of CERN's measurements, values at the edges of the schema (docs/scenario-format.md)."""
     m: list[dict] = []
     for i in range(4):
         t = T0 + timedelta(minutes=15 * i)

@@ -1,4 +1,4 @@
-"""A small pure loader: scenario YAML (scenarios/FORMAT.md) -> EvidenceBundle, for tests only.
+"""A small pure loader: scenario YAML (docs/scenario-format.md) -> EvidenceBundle, for tests only.
 
 The real replay goes through the database; this loader mimics what the
 selectors do so the rules can be tested on scenario files directly:

@@ -1,4 +1,4 @@
-"""DIAGNOSIS.md section 3, case studies 1-9, as synthetic evidence."""
+"""docs/diagnosis.md#case-studies, case studies 1-9, as synthetic evidence."""
 
 from __future__ import annotations
 

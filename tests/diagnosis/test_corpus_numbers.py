@@ -125,7 +125,7 @@ def test_case6_loss_limited_quotes_the_mathis_rate_of_5_in_78110():
         rtt = ev["derived"]["rtt_ms"]
         assert rtt == pytest.approx(72.0, abs=0.3)
         assert ev["mathis_conservative_bps"] == pytest.approx(0.7 * 8948 * 8 / (rtt / 1000 * math.sqrt(p)), rel=1e-9)
-        assert ev["mathis_conservative_bps"] == pytest.approx(87e6, rel=0.01)  # DIAGNOSIS.md: ~87 Mb/s
+        assert ev["mathis_conservative_bps"] == pytest.approx(87e6, rel=0.01)  # docs/diagnosis.md: ~87 Mb/s
         assert ev["mathis_reno_bps"] == pytest.approx(ev["mathis_conservative_bps"] * math.sqrt(1.5) / 0.7, rel=1e-9)
         assert 0.8 * 87e6 < ev["throughput_median_bps"] < 1.2 * 87e6
         assert ev["expected_bps"] == pytest.approx(622e6)  # capacity: the 16 MiB window allows 1.86 Gb/s
@@ -144,14 +144,14 @@ def test_case4_window_limits_and_advice():
     assert w["window_bytes"] == 4 * MiB and w["requested_window_bytes"] == 128 * MiB
     assert w["window_caps"] == ["net.core.rmem_max of fnal-dt01"]
     assert w["window_limited_rate_bps"] == pytest.approx(4 * MiB * 8 / (w["rtt_ms"] / 1000), rel=1e-9)
-    assert w["window_limited_rate_bps"] == pytest.approx(268.4e6, rel=0.01)  # DIAGNOSIS.md: ~270 Mb/s
+    assert w["window_limited_rate_bps"] == pytest.approx(268.4e6, rel=0.01)  # docs/diagnosis.md: ~270 Mb/s
     assert w["recommended_window_bytes"] == pytest.approx(2 * 10e9 * w["rtt_ms"] / 1000 / 8, rel=1e-9)
     back = one(doc, "WINDOW_LIMITED", src="FNAL", dst="CERN")["evidence"]
     assert back["window_caps"] == ["net.core.wmem_max of fnal-dt01"]
     asgc = one(doc, "WINDOW_LIMITED", src="CERN", dst="ASGC")["evidence"]
     assert asgc["requested_window_bytes"] is None  # autotuning, capped by ASGC's tcp_rmem maximum
     assert asgc["window_bytes"] == 16 * MiB
-    assert asgc["recommended_window_bytes"] == pytest.approx(79.5e6, rel=0.01)  # DIAGNOSIS.md: East Asia ~80 MB
+    assert asgc["recommended_window_bytes"] == pytest.approx(79.5e6, rel=0.01)  # docs/diagnosis.md: East Asia ~80 MB
     fnal = one(doc, "HOST_TCP_TUNING", site="FNAL")["evidence"]
     assert fnal["bdp_bytes"] == pytest.approx(10e9 * 0.125 / 8, rel=0.01)
     assert fnal["too_small"]["net.core.rmem_max"] == 4 * MiB

@@ -1,4 +1,5 @@
-"""Ordinary noise of real perfSONAR data (DIAGNOSIS.md section 4) raises nothing; faults in it are still found."""
+"""Ordinary noise of real perfSONAR data (docs/diagnosis.md#what-the-rules-tolerate) raises nothing; faults in
+it are still found."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The physics table of DIAGNOSIS.md section 1, number by number."""
+"""The physics table of docs/diagnosis.md#the-physics, number by number."""
 
 from __future__ import annotations
 

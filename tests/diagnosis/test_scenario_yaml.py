@@ -1,4 +1,4 @@
-"""Case studies written as scenario documents (scenarios/FORMAT.md), replayed through the test loader."""
+"""Case studies written as scenario documents (docs/scenario-format.md), replayed through the test loader."""
 
 from __future__ import annotations
 

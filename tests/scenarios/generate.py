@@ -3,10 +3,10 @@
     .venv/bin/python tests/scenarios/generate.py            # (re)write every generated scenario
     .venv/bin/python tests/scenarios/generate.py case6      # only the files whose name contains 'case6'
 
-Each ``scenario_*`` function below builds one file of scenarios/FORMAT.md: a topology of real LHC
+Each ``scenario_*`` function below builds one file of docs/scenario-format.md: a topology of real LHC
 sites and carriers, a timeline of nuttcp tests (every 30 min), owamp sessions (600 packets at
 10/s every 5 min), SNMP polls (every 60 s) and traceroutes, and the ``expect`` block an expert
-would demand.  Every number comes from the physics of DIAGNOSIS.md section 1, computed here:
+would demand.  Every number comes from the physics of docs/diagnosis.md#the-physics, computed here:
 
 * window limit R_w = W * 8 / RTT and BDP = C * RTT / 8;
 * the rate a stream reaches under a loss p: the Mathis ceiling (C = sqrt(3/2) for Reno, about

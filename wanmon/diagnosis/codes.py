@@ -1,4 +1,4 @@
-"""The closed vocabulary of finding codes (DIAGNOSIS.md section 2) and their defaults.
+"""The closed vocabulary of finding codes (docs/diagnosis.md#finding-codes) and their defaults.
 
 The engine, the API, the replay, e-mails and the dashboard all use exactly these
 codes; nothing else may create a Finding with another code.

@@ -1,7 +1,7 @@
 """Every threshold of the diagnosis engine, with the reason it has its value.
 
 Rules import these names; no rule hides a number of its own.  Values come from
-the physics of DIAGNOSIS.md section 1 and from the measurement set-up (owamp
+the physics of docs/diagnosis.md#the-physics and from the measurement set-up (owamp
 sessions of 600 packets at 10/s, nuttcp tests of 10 s every 30 min, SNMP polls
 every 60 s), not from any particular scenario.
 """

@@ -313,7 +313,7 @@ class EvidenceBundle:
 # --------------------------------------------------------------------------- findings
 @dataclass(frozen=True)
 class DerivedFigures:
-    """The physics of a path every degraded-path finding carries (DIAGNOSIS.md section 2)."""
+    """The physics of a path every degraded-path finding carries (docs/diagnosis.md#the-physics)."""
 
     rtt_ms: float | None
     capacity_bps: float
@@ -336,7 +336,7 @@ class DerivedFigures:
 
 @dataclass(frozen=True)
 class Finding:
-    """One diagnosis result, field for field the replay JSON of scenarios/FORMAT.md.
+    """One diagnosis result, field for field the replay JSON of docs/scenario-format.md.
 
     ``derived`` (path physics) is rendered into ``evidence["derived"]``; ``explained_by``
     (e.g. a maintenance reference) into ``evidence["explained_by"]``.

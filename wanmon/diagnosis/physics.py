@@ -1,4 +1,4 @@
-"""TCP-on-long-paths physics used by every diagnosis rule (DIAGNOSIS.md section 1).
+"""TCP-on-long-paths physics used by every diagnosis rule (docs/diagnosis.md#the-physics).
 
 Pure functions, units in the names: ``_bps`` bit/s, ``_bytes``, ``_ms``, ``_s``.
 
@@ -129,7 +129,7 @@ def retransmit_loss_fraction(
 ) -> float | None:
     """Loss fraction a TCP test implies: retransmits / segments sent.
 
-    Segments delivered = throughput * duration / 8 / MSS (the estimate of DIAGNOSIS.md);
+    Segments delivered = throughput * duration / 8 / MSS (the estimate of docs/diagnosis.md#the-physics);
     the denominator adds the retransmitted segments themselves so the fraction stays
     within [0, 1] on very lossy paths (for small loss both forms agree).  ``None``
     (unknown) when the retransmit count or any other input is missing: unknown is never 0.

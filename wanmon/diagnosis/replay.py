@@ -1,4 +1,4 @@
-"""Scenario replay (scenarios/FORMAT.md): load a scenario through the real code paths and diagnose it.
+"""Scenario replay (docs/scenario-format.md): load a scenario through the real code paths and diagnose it.
 
 The topology goes through the inventory import, the maintenance windows through the maintenance
 models, the measurements through the same validation, ingest (COPY), counter-rate and rollup code
@@ -51,7 +51,7 @@ class ScenarioInvalid(Exception):
 
 @dataclass
 class ReplayResult:
-    """What a replay found, as FORMAT.md's JSON, plus the --check verdict."""
+    """What a replay found, as the JSON of docs/scenario-format.md#replay, plus the --check verdict."""
 
     scenario: str
     now: datetime

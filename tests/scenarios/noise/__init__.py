@@ -4,7 +4,7 @@ physics.py is the oracle (RTT, BDP, window and Mathis limits, host limits), topo
 noise.py holds the noise models, mesh.py simulates the measurements, faults.py the faults, cases/ the corpus.
 
 The scenarios are generated from fixed seeds when needed (each is 2-5 MB of YAML); to inspect them:
-``python -m tests.scenarios.noise --write DIR``. Their ``expect`` follows FORMAT.md with two additions: a
+``python -m tests.scenarios.noise --write DIR``. Their ``expect`` follows docs/scenario-format.md with two additions: a
 healthy mesh says ``max_severity: info`` (nothing above info may be found), and an expected finding may
 list ``also_accepted`` codes that describe the same fault correctly (a one-direction collapse is also an
 ASYMMETRIC_PATH). verdict.py checks both; ``manage.py replay --check`` ignores them. The replays go

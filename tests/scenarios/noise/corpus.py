@@ -64,7 +64,7 @@ _Dumper.add_representer(dict, _represent_dict)
 
 
 def scenario_yaml(doc: dict) -> str:
-    """FORMAT.md YAML: top-level blocks in block style, each record in flow style on its own line."""
+    """docs/scenario-format.md YAML: top-level blocks in block style, each record in flow style on its own line."""
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     parts = []
     for key, value in doc.items():

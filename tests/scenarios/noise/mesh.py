@@ -1,4 +1,4 @@
-"""The mesh simulator: a MeshSpec (+ faults) -> a scenario document (scenarios/FORMAT.md).
+"""The mesh simulator: a MeshSpec (+ faults) -> a scenario document (docs/scenario-format.md).
 
 The ground truth at any moment is a state per path direction, per interface and per host, computed
 from the topology, the diurnal load, the noise models and the faults. Every measurement samples
@@ -270,7 +270,8 @@ class Mesh:
         spec, noise = self.spec, self.spec.noise
         r = rng(spec.seed, "tcp", path.src, path.dst)
         out: list[dict] = []
-        # Noise events are isolated (a failure or a busy host between normal results), as DIAGNOSIS.md section 4 has it.
+        # Noise events are isolated (a failure or a busy host between normal results), as
+        # docs/diagnosis.md#what-the-rules-tolerate has it.
         previous_noise = False
         for t_h in self._schedule(spec.tcp_interval_h, "tcp", path, 0.1):
             st = self.path_state(path, t_h)
@@ -557,14 +558,16 @@ class Mesh:
         return records
 
     def document(self, *, name: str | None = None, description: str | None = None) -> dict:
-        """The scenario (FORMAT.md). ``expect`` lists the injected faults' findings; a healthy mesh allows info only."""
+        """The scenario (docs/scenario-format.md). ``expect`` lists the injected faults' findings; a healthy mesh
+        allows info only."""
         extra = tuple(e for fault in self.faults for e in fault.extra_equipment(self))
         topology = self.topology.as_document(self.trunks, extra)
         maintenance = [w for fault in self.faults for w in fault.maintenance(self)]
         expected = [e for fault in self.faults for e in fault.expect(self)]
         expect: dict = {"findings": expected, "absent": []}
         if not self.faults:
-            # Not part of FORMAT.md's contract: the noise corpus's own check (no warning or critical at all).
+            # Not part of docs/scenario-format.md's contract: the noise corpus's own check (no warning or critical
+            # at all).
             expect["max_severity"] = "info"
         doc = {
             "scenario": name or self.spec.name,

@@ -1,4 +1,4 @@
-"""Noise models of real perfSONAR/SNMP data (DIAGNOSIS.md section 4) and the seeded random helpers.
+"""Noise models of real perfSONAR/SNMP data (docs/diagnosis.md#what-the-rules-tolerate) and the seeded random helpers.
 
 Each stream of random numbers is its own ``random.Random`` seeded from the case seed and a label,
 so that adding a measurement type or a fault does not shift the numbers of every other stream.

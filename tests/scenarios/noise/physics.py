@@ -1,4 +1,4 @@
-"""The physics oracle of the noise corpus (DIAGNOSIS.md section 1), written independently of the engine.
+"""The physics oracle of the noise corpus (docs/diagnosis.md#the-physics), written independently of the engine.
 
 Every throughput, delay and loss figure the generator writes comes from these functions, so that a
 scenario is physically possible whatever the diagnosis engine believes: a single TCP stream never
@@ -23,7 +23,7 @@ LINUX_MAX_SOCKET_BUFFER_BYTES = 2**31 - 1
 AUTOTUNED_WINDOW_FRACTION = 0.5
 #: Mathis constant of classic Reno, sqrt(3/2).
 MATHIS_C_RENO = math.sqrt(1.5)
-#: CUBIC tolerated about twice Reno's rate at 0.11 % loss in the emulated 100 ms test of DIAGNOSIS.md
+#: CUBIC tolerated about twice Reno's rate at 0.11 % loss in the emulated 100 ms test of docs/diagnosis.md#the-physics
 #: (8.5 vs 4.1-4.7 Mb/s); at low loss its cubic growth does better still (RFC 8312 section 5.1).
 CUBIC_RENO_FACTOR = 2.0
 CUBIC_C = 0.4

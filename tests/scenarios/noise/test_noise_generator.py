@@ -21,7 +21,7 @@ from .corpus import CASES, case_named, scenario_yaml
 from .faults import RateCap
 from .mesh import Mesh
 
-# DIAGNOSIS.md section 2: the closed vocabulary of finding codes.
+# docs/diagnosis.md#finding-codes: the closed vocabulary of finding codes.
 CATALOGUE = {
     "WINDOW_LIMITED", "LOSS_LIMITED", "ASYMMETRIC_PATH", "TCP_ONLY_DEGRADATION", "TRUNK_IMBALANCE",
     "SHARED_EQUIPMENT_SUSPECT", "INTERFACE_ERRORS", "LINK_CONGESTION", "PERIODIC_LOSS", "DELAY_LEVEL_SHIFT",
@@ -117,7 +117,7 @@ def test_every_record_is_valid_and_physically_possible(name):
 
 
 def test_healthy_meshes_carry_the_noise_of_real_data():
-    """The noise DIAGNOSIS.md section 4 lists is really in the healthy corpus, in realistic amounts."""
+    """The noise docs/diagnosis.md#what-the-rules-tolerate lists is in the healthy corpus, in realistic amounts."""
     docs = {c.name: c.document() for c in HEALTHY if c.name in ("noise-lhcopn-100g-bbr", "noise-eu-10g-cubic-jumbo")}
     bbr, eu = docs["noise-lhcopn-100g-bbr"], docs["noise-eu-10g-cubic-jumbo"]
     # 100G single streams host-limited at 20-40 Gb/s, varying 20-30 % run to run, hundreds of retransmits.
@@ -171,7 +171,7 @@ def test_data_challenge_fills_the_link_it_targets():
 
 
 def test_physics_oracle_reproduces_the_documented_examples():
-    # DIAGNOSIS.md section 1.
+    # docs/diagnosis.md#the-physics.
     assert physics.bdp_bytes(1e9, 330) == pytest.approx(41.25e6)
     assert physics.window_limit_bps(4 * 2**20, 125, autotuned=False) == pytest.approx(268e6, rel=0.01)
     assert physics.mathis_bps(8948, 72, 6.4e-5, "reno") == pytest.approx(152e6, rel=0.01)

@@ -173,7 +173,7 @@ def build_path(src: str, dst: str, capacity_mbps: int) -> PathModel:
 
 @dataclass
 class Topology:
-    """The inventory of one mesh (FORMAT.md ``topology``) and its path models."""
+    """The inventory of one mesh (docs/scenario-format.md#topology) and its path models."""
 
     sites: tuple[str, ...]
     capacity_mbps: int
@@ -195,7 +195,8 @@ class Topology:
     def as_document(
         self, trunks: dict[str, tuple[str, ...]] | None = None, extra_equipment: tuple[str, ...] = ()
     ) -> dict:
-        """The FORMAT.md ``topology`` block; a trunk stays on its paths through its first member (a hop)."""
+        """The ``topology`` block (docs/scenario-format.md#topology); a trunk stays on its paths through its first
+        member (a hop)."""
         trunks = trunks or {}
         pops = sorted(
             {pop for p in self.paths.values() for pop in p.pops} | set(self.ecmp_twins.values()) | set(extra_equipment)

@@ -3,7 +3,7 @@
 The replay gets the scenario without its ``expect`` block: a code the engine does not know yet (e.g.
 MEASUREMENT_GAP) must count as a missed detection here, not make the whole file invalid.
 
-The file is written as JSON, which is YAML (FORMAT.md), and read with a JSON parser first: the same
+The file is written as JSON, which is YAML (docs/scenario-format.md), and read with a JSON parser first: the same
 document reaches the same validation and ingest, without libyaml's ~0.7 s per MB (a 7-day mesh is ~5 MB).
 """
 
@@ -45,7 +45,8 @@ class Verdict:
 
 
 def _matches(finding: dict, expected: dict) -> bool:
-    """FORMAT.md's matching, plus ``also_accepted``: other codes that describe the same fault correctly."""
+    """The matching of docs/scenario-format.md#expectations, plus ``also_accepted``: other codes that describe the
+    same fault correctly."""
     if finding["code"] != expected["code"] and finding["code"] not in expected.get("also_accepted", ()):
         return False
     if any(finding["subject"].get(k) != v for k, v in (expected.get("subject") or {}).items()):

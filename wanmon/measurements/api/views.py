@@ -1,4 +1,4 @@
-"""The agent ingest endpoint: POST /api/v1/ingest (CONTRACTS.md §3)."""
+"""The agent ingest endpoint: POST /api/v1/ingest (docs/contracts.md#ingest-api)."""
 
 from __future__ import annotations
 

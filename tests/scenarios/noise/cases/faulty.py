@@ -1,4 +1,4 @@
-"""Faults injected into the healthy meshes: at least one subtle fault per finding code of DIAGNOSIS.md section 2.
+"""Faults injected into the healthy meshes: at least one subtle fault per finding code of docs/diagnosis.md section 2.
 
 Each case is a healthy mesh (usually with fewer sites, to keep the replay cheap), the same noise, and one fault
 starting after the baseline (the first third of the 7 days). Its ``expect`` names the code and the subject

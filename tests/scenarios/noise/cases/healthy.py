@@ -1,5 +1,5 @@
-"""Eight healthy 7-day meshes. Each carries the noise of DIAGNOSIS.md section 4 in its own mix; none has a fault,
-so a correct diagnosis reports nothing above info on any of them."""
+"""Eight healthy 7-day meshes. Each carries the noise of docs/diagnosis.md#what-the-rules-tolerate in its own
+mix; none has a fault, so a correct diagnosis reports nothing above info on any of them."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""manage.py replay FILE [--json] [--check] [--keep] [--notify]  (scenarios/FORMAT.md)."""
+"""manage.py replay FILE [--json] [--check] [--keep] [--notify]  (docs/scenario-format.md)."""
 
 import json
 
@@ -12,7 +12,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("file")
-        parser.add_argument("--json", action="store_true", help="print one JSON object (FORMAT.md)")
+        parser.add_argument("--json", action="store_true", help="print one JSON object (docs/scenario-format.md)")
         parser.add_argument("--check", action="store_true", help="compare with the file's expect block; exit 1")
         parser.add_argument("--keep", action="store_true", help="commit the data and findings (default: roll back)")
         parser.add_argument("--notify", action="store_true", help="with --keep: run the alerting pipeline too")

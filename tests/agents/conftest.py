@@ -24,8 +24,9 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import shared_fixture
+
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT / "tests" / "collectors" / "fixtures" / "toolout"
 TOKEN = "agent-token-Zx9fK2pQ-never-logged"
 
 
@@ -261,12 +262,18 @@ def dead_url() -> str:
     return f"http://127.0.0.1:{port}"
 
 
+def toolout(name: str) -> Path:
+    """A captured real tool output (../shared/fixtures/toolout), or skip the calling test."""
+    return shared_fixture("fixtures", "toolout", name)
+
+
 def fake_nuttcp(directory: Path, *, output_file: str = "nuttcp-tcp-fparse-1.txt", version: str = "8.2.2") -> Path:
-    """An executable standing in for nuttcp: prints captured real -fparse output (and -V)."""
+    """An executable standing in for nuttcp: prints captured real -fparse output (and -V).
+
+    The capture is third-party data kept beside the repository: without it the calling test is skipped."""
+    output = toolout(output_file)
     script = directory / "nuttcp"
-    script.write_text(
-        f'#!/bin/sh\nif [ "$1" = "-V" ]; then echo "nuttcp-{version}"; exit 0; fi\ncat \'{FIXTURES / output_file}\'\n'
-    )
+    script.write_text(f'#!/bin/sh\nif [ "$1" = "-V" ]; then echo "nuttcp-{version}"; exit 0; fi\ncat \'{output}\'\n')
     script.chmod(0o755)
     return script
 

@@ -17,7 +17,7 @@ from collectors import snmp as snmp_module
 from collectors import twamp as twamp_module
 from collectors.records import Counters, OwampRecord, SnmpRecord, ThroughputRecord
 from collectors.runner import CommandResult, FakeCommandRunner, completed
-from tests.agents.conftest import FIXTURES
+from tests.agents.conftest import toolout
 
 HEAD = """
 [central]
@@ -45,7 +45,7 @@ def run_once(collectors):
 
 def test_a_refused_nuttcp_connection_is_a_valid_error_record_for_path_down():
     config = parse_config(HEAD + '[[nuttcp]]\ndst = "FZK"\nhost = "fzk-dt01"\ninterval_s = 600\n')
-    refused = (FIXTURES / "nuttcp-error-connrefused-stderr-1.txt").read_text()
+    refused = toolout("nuttcp-error-connrefused-stderr-1.txt").read_text()
     runner = FakeCommandRunner({"nuttcp": [completed("nuttcp-8.2.2\n"), CommandResult(1, "", refused, 0.1)]})
 
     records, (result,) = run_once(build_collectors(config, runner=runner))
@@ -265,7 +265,7 @@ def test_the_scheduler_never_runs_two_active_tests_towards_one_host_at_once():
         + f'[[nuttcp]]\ndst = "CNAF"\nhost = "{b}"\nduration_s = 1\n'
     )
     activity = Activity()
-    nuttcp_output = (FIXTURES / "nuttcp-tcp-fparse-1.txt").read_text()
+    nuttcp_output = toolout("nuttcp-tcp-fparse-1.txt").read_text()
 
     class Runner:
         def run(self, argv, timeout_s):

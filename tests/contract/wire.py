@@ -29,16 +29,15 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import pytest
 from django.db import connection
 
+import tests.conftest
 from agents.spool import SpooledBatch
 from agents.uploader import GZIP_LEVEL, build_body
 from agents.validation import check_records
 from wanmon.inventory.models import Equipment, Interface, Site
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED_FIXTURES = ROOT.parent / "shared" / "fixtures"
 AGENT_VERSION = "2.0.0"
 
 TABLES: Mapping[str, str] = {
@@ -67,10 +66,7 @@ UNSTORED: Mapping[str, frozenset[str]] = {}
 
 def shared_fixture(*parts: str) -> Path:
     """A file or directory of ../shared/fixtures, or skip the test saying which is absent."""
-    path = SHARED_FIXTURES.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"real tool output / device captures not available ({path} absent)")
-    return path
+    return tests.conftest.shared_fixture("fixtures", *parts)
 
 
 # --- the agent's side --------------------------------------------------------------------------------

@@ -473,9 +473,9 @@ def test_duplicate_sent_sequence_numbers_are_a_caller_error():
         twamp.compute_stats([SentPacket(0, 1), SentPacket(0, 2)], [])
 
 
-def test_agrees_with_the_owamp_parser_on_real_twping_raw_output():
-    # twping -R: SSEQ STIME SS SERR SRTIME SRS SRERR STTL | RSEQ RSTIME RSS RSERR RTIME RS RERR RTTL
-    text = shared_fixture(*TOOLOUT, "twping-R-1.txt").read_text()
+def twping_raw_packets(text: str) -> tuple[list[SentPacket], list[ReflectedPacket]]:
+    """The packets of twping -R output (SSEQ STIME SS SERR SRTIME SRS SRERR STTL | RSEQ RSTIME RSS RSERR RTIME RS
+    RERR RTTL), as the TWAMP-light sender would have them."""
     sent, received = [], []
     for line in text.splitlines():
         f = line.split()
@@ -486,6 +486,12 @@ def test_agrees_with_the_owamp_parser_on_real_twping_raw_output():
         sent.append(SentPacket(int(f[0]), t1))
         packet = ReflectorPacket(int(f[8]), t3, reflector_err, t2, int(f[0]), t1, sender_err, int(f[7]))
         received.append(ReflectedPacket(packet, t4, int(f[15])))
+    return sent, received
+
+
+def test_agrees_with_the_owamp_parser_on_real_twping_raw_output():
+    text = shared_fixture(*TOOLOUT, "twping-R-1.txt").read_text()
+    sent, received = twping_raw_packets(text)
     ours = twamp.compute_stats(sent, received)
     theirs = owamp.parse_twamp_raw(text)
     assert (ours.packets_sent, ours.packets_lost) == (theirs.packets_sent, theirs.packets_lost) == (20, 0)

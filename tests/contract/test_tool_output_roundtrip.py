@@ -19,7 +19,7 @@ import pytest
 from collectors import nuttcp as nuttcp_collector
 from collectors import owamp, traceroute, twamp
 from collectors.runner import FakeCommandRunner, SubprocessRunner, completed
-from collectors.twamp import ErrorEstimate, ReflectedPacket, ReflectorPacket, SentPacket
+from tests.collectors.test_twamp import twping_raw_packets
 from tests.contract.wire import agent_records, assert_stored, deliver, shared_fixture
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
@@ -153,25 +153,10 @@ def test_every_owping_output_is_stored_as_sent(client, centre):
 # --- twping and TWAMP-light ------------------------------------------------------------------------------
 
 
-def _twping_raw_packets(text: str) -> tuple[list[SentPacket], list[ReflectedPacket]]:
-    """twping -R lines (SSEQ STIME SS SERR SRTIME SRS SRERR STTL | RSEQ RSTIME RSS RSERR RTIME RS RERR RTTL)."""
-    sent, received = [], []
-    for line in text.splitlines():
-        f = line.split()
-        if len(f) != 16:
-            continue
-        t1, t2, t3, t4 = int(f[1]), int(f[4]), int(f[9]), int(f[12])
-        sender_err, reflector_err = ErrorEstimate.from_seconds(float(f[3])), ErrorEstimate.from_seconds(float(f[11]))
-        sent.append(SentPacket(int(f[0]), t1))
-        packet = ReflectorPacket(int(f[8]), t3, reflector_err, t2, int(f[0]), t1, sender_err, int(f[7]))
-        received.append(ReflectedPacket(packet, t4, int(f[15])))
-    return sent, received
-
-
 def test_twping_and_a_live_twamp_light_session_are_stored_as_sent(client, centre):
     now = _now()
     # twping -R: the collector's statistics and records from the real packets
-    stats = twamp.compute_stats(*_twping_raw_packets(_text("twping-R-1.txt")))
+    stats = twamp.compute_stats(*twping_raw_packets(_text("twping-R-1.txt")))
     records = centre_ready(
         twamp.stats_to_records(stats, "CERN", "FZK", now, src_host="127.0.0.1", dst_host="fzk-owamp.example.org"), now
     )

@@ -23,10 +23,12 @@ from wanmon.maintenance.parsed import (
     ParsedObject,
     ParsedWindow,
     ParseResult,
+    http_url,
     impact_normalise,
     status_normalise,
     utc,
 )
+from wanmon.maintenance.recurrence import rrule_check
 
 PARSER_NAME = "bcop-icalendar"
 PRODID = "-//wanmon//maintenance calendar//EN"
@@ -92,19 +94,18 @@ def _maintenance_ids(component) -> tuple[str, tuple[str, ...]]:
     return (names[0], tuple(names[1:])) if names else ("", ())
 
 
-def _objects(component, default_impact: str) -> tuple[ParsedObject, ...]:
+def _objects(component, where: str, problems: list[str]) -> tuple[ParsedObject, ...]:
     out = []
     for obj in _all(component, X_OBJECT_ID):
         name = str(obj).strip()
         if not name:
             continue
         own = obj.params.get(X_OBJECT_IMPACT)
+        altrep = str(obj.params.get("ALTREP", "")).strip()
+        if altrep and not http_url(altrep):
+            problems.append(f"{where}: ALTREP of {name} is not an http(s) URL, dropped")
         out.append(
-            ParsedObject(
-                object_id=name,
-                impact=impact_normalise(own) if own else None,
-                altrep=str(obj.params.get("ALTREP", "")).strip(),
-            )
+            ParsedObject(object_id=name, impact=impact_normalise(own) if own else None, altrep=http_url(altrep))
         )
     return tuple(out)
 
@@ -148,7 +149,13 @@ def _event_window(event, index: int) -> tuple[ParsedWindow | None, list[str]]:
         problems.append(f"{where}: SEQUENCE {sequence_text!r} is not a number")
     stamp_prop = event.get("DTSTAMP")
     rrule = event.get("RRULE")
-    objects = _objects(event, impact)
+    rrule_text = rrule.to_ical().decode() if rrule is not None else ""
+    if rrule_text:
+        try:
+            rrule_check(rrule_text)
+        except ValueError as exc:
+            return None, [f"{where} ({reference}): RRULE refused: {exc}"]
+    objects = _objects(event, where, problems)
     if bcop and not objects:
         problems.append(f"{where}: no {X_OBJECT_ID}")
     window = ParsedWindow(
@@ -168,7 +175,7 @@ def _event_window(event, index: int) -> tuple[ParsedWindow | None, list[str]]:
         organizer=_organizer(event),
         summary=_text(event, "SUMMARY"),
         description=_text(event, "DESCRIPTION"),
-        rrule=rrule.to_ical().decode() if rrule is not None else "",
+        rrule=rrule_text,
         parser=PARSER_NAME,
         problems=tuple(problems),
         bcop=bcop,
@@ -253,7 +260,7 @@ def _event(w: ExportWindow) -> Event:
         event.add("description", w.description)
     if w.location:
         event.add("location", w.location)
-    if w.url:
+    if http_url(w.url):
         event.add("url", w.url)
     event.add("categories", list(w.categories))
     # Shown as free time: a maintenance window must not block the reader's own agenda.
@@ -273,7 +280,7 @@ def _event(w: ExportWindow) -> Event:
         event.add(X_MAINTENANCE_ID, alias, parameters={X_PRECEDENCE: "NON-PRIMARY"})
     for obj in w.objects:
         params = {}
-        if obj.altrep:
+        if http_url(obj.altrep):
             params["ALTREP"] = obj.altrep
         if obj.impact and obj.impact != w.impact:
             params[X_OBJECT_IMPACT] = _bcop_value(obj.impact)

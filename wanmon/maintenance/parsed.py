@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, tzinfo
+from urllib.parse import urlsplit
 
 # BCOP X-MAINTNOTE-IMPACT values (and the spellings carriers and parsers use) -> wanmon Impact values.
 _IMPACTS = {
@@ -59,6 +60,24 @@ def utc(moment: datetime | date, *, default_tz: tzinfo = UTC) -> datetime:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=default_tz)
     return moment.astimezone(UTC)
+
+
+def http_url(value: object) -> str:
+    """``value`` when it is an absolute http(s) URL with a host, else "".
+
+    Carriers' links (ALTREP) end up in pages and in calendars other people open: a ``javascript:`` or
+    ``data:`` link there runs script in a reader's session, so only http and https are ever kept.
+    """
+    text = str(value or "").strip()
+    if not text or len(text) > 1000 or any(ord(c) < 0x21 or c in '"<>\\`' for c in text):
+        return ""
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return ""
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        return ""
+    return text
 
 
 def compact(identifier: str) -> str:

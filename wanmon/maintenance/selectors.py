@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
-from dateutil.rrule import rrulestr
 from django.conf import settings
 from django.db.models import Prefetch, Q, QuerySet
 from django.utils import timezone
@@ -24,7 +23,8 @@ from wanmon.maintenance import topology as topo
 from wanmon.maintenance.choices import Behaviour, Status
 from wanmon.maintenance.ical import ExportObject, ExportWindow
 from wanmon.maintenance.models import FeedToken, MaintenanceAffect, MaintenanceSource, MaintenanceWindow
-from wanmon.maintenance.parsed import impact_normalise, impact_worst
+from wanmon.maintenance.parsed import http_url, impact_normalise, impact_worst
+from wanmon.maintenance.recurrence import rrule_check, rrule_last_end, rrule_moments
 
 __all__ = [
     "ElementMatch",
@@ -49,10 +49,6 @@ __all__ = [
     "topology_load",
     "window_occurrences",
 ]
-
-# A rule without an end must not be expanded forever.
-MAX_OCCURRENCES = 1000
-
 
 # --------------------------------------------------------------------------- windows and occurrences
 
@@ -119,48 +115,35 @@ class Occurrence:
         return (self.window.pk, self.start)
 
 
-def _rule(window: MaintenanceWindow):
-    return rrulestr(window.rrule, dtstart=window.start.astimezone(UTC))
-
-
 def window_occurrences(
     window: MaintenanceWindow, start: datetime | None = None, end: datetime | None = None
 ) -> list[Occurrence]:
-    """Occurrences of ``window`` overlapping [start, end) (all of a single window; at most MAX_OCCURRENCES)."""
+    """Occurrences of ``window`` overlapping [start, end) (at most ``recurrence.MAX_OCCURRENCES``).
+
+    A rule that is unreadable or repeats more often than daily (stored before such rules were refused)
+    gives its first occurrence only.
+    """
     duration = window.end - window.start
     if not window.rrule:
         if (start is None or window.end > start) and (end is None or window.start < end):
             return [Occurrence(window, window.start, window.end)]
         return []
-    try:
-        rule = _rule(window)
-    except (ValueError, TypeError):  # an unreadable rule: the first occurrence is still known
-        return [Occurrence(window, window.start, window.end)]
     lo = (start - duration) if start is not None else window.start
     hi = end if end is not None else lo + timedelta(days=3660)
-    out = []
-    for moment in rule.xafter(lo, inc=True, count=MAX_OCCURRENCES):
-        if moment >= hi:
-            break
-        if start is not None and moment + duration <= start:
-            continue
-        out.append(Occurrence(window, moment, moment + duration))
-    return out
+    moments = rrule_moments(window.rrule, dtstart=window.start, lo=lo, hi=hi)
+    if moments is None:
+        first = Occurrence(window, window.start, window.end)
+        return [first] if (start is None or first.end > start) and (end is None or first.start < end) else []
+    return [
+        Occurrence(window, moment, moment + duration)
+        for moment in moments
+        if start is None or moment + duration > start
+    ]
 
 
 def maintenance_recurrence_end(*, start: datetime, end: datetime, rrule: str) -> datetime | None:
-    """End of the last occurrence of a rule with COUNT or UNTIL; None for a rule without end (or no rule)."""
-    if not rrule:
-        return end
-    rule = rrulestr(rrule, dtstart=start.astimezone(UTC))
-    if not (getattr(rule, "_count", None) or getattr(rule, "_until", None)):
-        return None
-    last = None
-    for i, moment in enumerate(rule):
-        last = moment
-        if i >= MAX_OCCURRENCES:
-            break
-    return (last + (end - start)) if last is not None else end
+    """End of the last occurrence of a rule with COUNT or UNTIL; None for a rule without end (``end`` without rule)."""
+    return rrule_last_end(start=start, end=end, rrule_text=rrule)
 
 
 def maintenance_occurrence_list(
@@ -489,13 +472,21 @@ def _window_url(window: MaintenanceWindow) -> str:
     return f"{settings.WANMON_BASE_URL}/maintenance/{window.pk}/"
 
 
+def _rule_ok(text: str) -> bool:
+    try:
+        rrule_check(text)
+    except ValueError:
+        return False
+    return True
+
+
 def maintenance_export_window(window: MaintenanceWindow, footprint: WindowFootprint) -> ExportWindow:
     carrier = window.carrier.code if window.carrier_id else ""
     objects = tuple(
         ExportObject(
             object_id=a.object_id or a.label,
             impact=impact_normalise(a.impact) if a.impact else None,
-            altrep=a.altrep,
+            altrep=http_url(a.altrep),
         )
         for a in window.affects.all()
     ) + tuple(ExportObject(o.get("object_id", ""), o.get("impact")) for o in window.unmatched_objects or [])
@@ -537,7 +528,7 @@ def maintenance_export_window(window: MaintenanceWindow, footprint: WindowFootpr
         description="\n".join(line for line in lines if line),
         location=", ".join(footprint.site_codes),
         url=_window_url(window),
-        rrule=window.rrule,
+        rrule=window.rrule if _rule_ok(window.rrule) else "",
     )
 
 

@@ -28,8 +28,8 @@ from wanmon.maintenance.models import (
     MaintenanceNotification,
     MaintenanceWindow,
 )
-from wanmon.maintenance.parsed import ParsedObject, compact
-from wanmon.maintenance.selectors import maintenance_recurrence_end
+from wanmon.maintenance.parsed import ParsedObject, compact, http_url
+from wanmon.maintenance.recurrence import rrule_last_end
 
 AFFECT_FIELDS = ("interface", "equipment", "trunk", "circuit", "path", "site")
 
@@ -130,7 +130,7 @@ def objects_resolve(
                 "label": label,
                 "impact": obj.impact or "",
                 "object_id": obj.object_id,
-                "altrep": obj.altrep[:1000],
+                "altrep": http_url(obj.altrep),
             }
         )
     return matched, unmatched
@@ -168,7 +168,7 @@ def affects_replace(window: MaintenanceWindow, affects: list[dict]) -> bool:
                 window=window,
                 impact=a["impact"],
                 object_id=a["object_id"][:200],
-                altrep=a["altrep"],
+                altrep=http_url(a["altrep"]),
                 **{f"{a['field']}_id": a["id"]},
             )
             for a in affects
@@ -223,9 +223,9 @@ def window_validate(window: MaintenanceWindow) -> None:
         errors.setdefault("source_tz", []).append(f"unknown time zone {window.source_tz!r}")
     if window.rrule:
         try:
-            window.recurrence_end = maintenance_recurrence_end(start=window.start, end=window.end, rrule=window.rrule)
+            window.recurrence_end = rrule_last_end(start=window.start, end=window.end, rrule_text=window.rrule)
         except (ValueError, TypeError) as exc:
-            errors.setdefault("rrule", []).append(f"not an RFC 5545 RRULE: {exc}")
+            errors.setdefault("rrule", []).append(f"{window.reference}: RRULE refused: {exc}")
     else:
         window.recurrence_end = None
     for name, choices in (("status", Status), ("impact", Impact), ("behaviour", Behaviour)):

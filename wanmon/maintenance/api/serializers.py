@@ -9,6 +9,7 @@ from wanmon.inventory.models import Carrier, Site
 from wanmon.maintenance.choices import Behaviour, Impact, Status
 from wanmon.maintenance.models import FeedToken, MaintenanceEvent, MaintenanceNotification, MaintenanceSource
 from wanmon.maintenance.models import MaintenanceWindow as Window
+from wanmon.maintenance.parsed import http_url
 from wanmon.maintenance.services import AffectSpec
 
 
@@ -17,7 +18,10 @@ class AffectSerializer(serializers.Serializer):
     impact = serializers.CharField(help_text="own impact (empty: the window's)")
     effective_impact = serializers.CharField()
     object_id = serializers.CharField(help_text="the carrier's identifier it was matched from")
-    altrep = serializers.CharField()
+    altrep = serializers.SerializerMethodField(help_text="where the carrier describes the object (http/https only)")
+
+    def get_altrep(self, affect) -> str:
+        return http_url(affect.altrep)
 
 
 class EventSerializer(serializers.ModelSerializer):

@@ -227,7 +227,36 @@ def load_config(path: str | os.PathLike[str]) -> AgentConfig:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError([f"{source}: not UTF-8 text (byte {exc.start})"]) from None
-    return parse_config(text, source=source)
+    config = parse_config(text, source=source)
+    for warning in config_file_warnings(config, os.stat(source).st_mode):
+        logger.warning(warning, extra={"config": source})
+    return config
+
+
+def config_file_warnings(config: AgentConfig, mode: int) -> list[str]:
+    """Problems of the file's permissions given what it holds (``mode`` from stat).
+
+    SNMP communities and v3 keys are passwords of the routers: a configuration holding them that every user of
+    the host may read is reported (a warning, not a refusal: the agent still measures; docs/agent.md tells how to
+    fix it, ``install -m 640 -g wanmon-agent``). The token lives in its own file, checked by :func:`read_token`.
+    """
+    secrets = sorted(
+        {
+            name
+            for target in config.snmp
+            for name in ("community", "auth_key", "priv_key")
+            if getattr(target, name, None) is not None
+        }
+    )
+    if not secrets or not mode & (stat.S_IROTH | stat.S_IWOTH):
+        return []
+    what = "readable" if mode & stat.S_IROTH else "writable"
+    if mode & stat.S_IROTH and mode & stat.S_IWOTH:
+        what = "readable and writable"
+    return [
+        f"{config.source}: holds SNMP secrets ({', '.join(secrets)}) and is {what} by every user of this host; "
+        f"chmod o-rwx it (e.g. chmod 640, group wanmon-agent)"
+    ]
 
 
 def parse_config(text: str, *, source: str = "agent.toml") -> AgentConfig:

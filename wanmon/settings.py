@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -106,7 +107,18 @@ DATABASES = {
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", DEFAULT_REDIS_URL)
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+# Socket timeouts on every Redis client (cache, broker, results): a Redis that is blackholed (no RST, no answer)
+# must cost an ingest thread seconds, not hang it; ingest works without Redis (the rate limit is skipped, and the
+# catch-up computes the rates of what could not be queued).
+REDIS_CONNECT_TIMEOUT_S = float(os.environ.get("WANMON_REDIS_CONNECT_TIMEOUT_S", "2"))
+REDIS_SOCKET_TIMEOUT_S = float(os.environ.get("WANMON_REDIS_SOCKET_TIMEOUT_S", "5"))
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "OPTIONS": {"socket_connect_timeout": REDIS_CONNECT_TIMEOUT_S, "socket_timeout": REDIS_SOCKET_TIMEOUT_S},
+    }
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -205,6 +217,19 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_RESULT_EXPIRES = 3600
+# A task not acknowledged within the visibility timeout is delivered again (acks_late): every task must end
+# (hard time limit) well before it, or a long task would run twice at once. Both explicit, the limit below.
+CELERY_VISIBILITY_TIMEOUT_S = env_int("WANMON_CELERY_VISIBILITY_TIMEOUT_S", 3600)
+CELERY_TASK_TIME_LIMIT = env_int("WANMON_CELERY_TASK_TIME_LIMIT_S", 1800)
+CELERY_TASK_SOFT_TIME_LIMIT = CELERY_TASK_TIME_LIMIT - 60
+_REDIS_TRANSPORT_OPTIONS = {
+    "socket_connect_timeout": REDIS_CONNECT_TIMEOUT_S,
+    "socket_timeout": REDIS_SOCKET_TIMEOUT_S,
+}
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT_S, **_REDIS_TRANSPORT_OPTIONS}
+CELERY_BROKER_CONNECTION_TIMEOUT = REDIS_CONNECT_TIMEOUT_S
+CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = REDIS_CONNECT_TIMEOUT_S
+CELERY_REDIS_SOCKET_TIMEOUT = REDIS_SOCKET_TIMEOUT_S
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "core-heartbeat": {"task": "wanmon.core.tasks.heartbeat_task", "schedule": 60.0},
     "diagnosis-run": {"task": "wanmon.diagnosis.tasks.diagnosis_run_task", "schedule": 60.0},
@@ -213,7 +238,17 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
         "schedule": float(ALERTS_PROCESS_INTERVAL_S),
         "options": {"expires": float(ALERTS_PROCESS_INTERVAL_S)},
     },
-    "measurements-retention": {"task": "wanmon.measurements.tasks.retention_apply_task", "schedule": 24 * 3600.0},
+    # A crontab, not a 24 h interval: an interval counts from beat's start and never fires when beat restarts daily.
+    "measurements-retention": {
+        "task": "wanmon.measurements.tasks.retention_apply_task",
+        "schedule": crontab(minute=17, hour=env_int("WANMON_RETENTION_HOUR_UTC", 3)),
+    },
+    # Work lost in the broker (a Redis restart, Redis down at ingest, retries exhausted) is redone from watermarks.
+    "measurements-catch-up": {
+        "task": "wanmon.measurements.tasks.measurements_catch_up_task",
+        "schedule": float(env_int("WANMON_CATCHUP_INTERVAL_S", 60)),
+        "options": {"expires": float(env_int("WANMON_CATCHUP_INTERVAL_S", 60))},
+    },
     "maintenance-notices": {"task": "wanmon.maintenance.tasks.maintenance_notices_task", "schedule": 60.0},
     "maintenance-sources-poll": {"task": "wanmon.maintenance.tasks.maintenance_sources_poll_task", "schedule": 3600.0},
 }
@@ -224,6 +259,8 @@ WANMON_INGEST_MAX_RECORDS = env_int("WANMON_INGEST_MAX_RECORDS", 20_000)
 WANMON_INGEST_RATE_LIMIT = os.environ.get("WANMON_INGEST_RATE_LIMIT", "600/min")
 WANMON_INGEST_STREAM_CHUNK_RECORDS = env_int("WANMON_INGEST_STREAM_CHUNK_RECORDS", 1_000)
 WANMON_INGEST_MAX_SAMPLE_LAG_S = env_int("WANMON_INGEST_MAX_SAMPLE_LAG_S", 2 * 86400)
+# The catch-up looks for samples newer than their interface's watermark this far back.
+WANMON_CATCHUP_LOOKBACK_S = env_int("WANMON_CATCHUP_LOOKBACK_S", 3 * 86400)
 # Days to keep per hypertable, e.g. {"measurements_snmpsample": 14}; see wanmon/measurements/constants.py.
 WANMON_RETENTION_DAYS: dict[str, int | None] = {}
 

@@ -237,3 +237,22 @@ class InterfaceRate1d(_Rollup):
 
     class Meta:
         db_table = "measurements_interfacerate_1d"
+
+
+class InterfaceWatermark(models.Model):
+    """How far the rates and rollups of one interface are computed: every SNMP sample at or before
+    ``processed_until`` has its rate and its rollups. Written only by ``services.measurements_process``, in the
+    transaction that writes the rates, so it never runs ahead of them; the catch-up (``measurements_catch_up``)
+    recomputes interfaces whose samples are newer, which is how work lost in the broker is redone."""
+
+    interface = models.OneToOneField(
+        "inventory.Interface", on_delete=models.CASCADE, primary_key=True, related_name="measurements_watermark"
+    )
+    processed_until = models.DateTimeField(null=True)
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "measurements_interfacewatermark"
+
+    def __str__(self) -> str:
+        return f"{self.interface_id} up to {self.processed_until:%Y-%m-%dT%H:%M:%SZ}" if self.processed_until else ""

@@ -44,11 +44,13 @@ RATE_COLUMNS = (
 
 @dataclass
 class RatesRefreshResult:
-    """Rows written by one recompute; ``since`` is, per interface, the first rate time it rewrote."""
+    """Rows written by one recompute; ``since`` is, per interface, the first rate time it rewrote, ``until`` the
+    newest sample it read (every sample up to it now has its rate: the interface's new watermark)."""
 
     rates: int = 0
     discontinuities: int = 0
     since: dict[int, datetime] = field(default_factory=dict)
+    until: dict[int, datetime] = field(default_factory=dict)
 
 
 def _sample(row: dict, speed_mbps_default: int | None) -> Sample:
@@ -91,6 +93,8 @@ def interface_rates_refresh(*, interface_ids: list[int], since: datetime) -> Rat
             )
             names = [d[0] for d in cursor.description]
             rows = [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
+            if rows:
+                result.until[iid] = rows[-1]["time"]
             if len(rows) < 2:
                 continue  # no interval to compute, so nothing to replace
             rewritten = [r["time"] for r in rows[1:]]

@@ -1,35 +1,144 @@
-"""Follow-up work on stored measurements: rates and rollups (the slow half of ingest, run by Celery)."""
+"""Follow-up work on stored measurements: rates and rollups (the slow half of ingest, run by Celery).
+
+Each interface has a watermark (``InterfaceWatermark.processed_until``): every sample up to it has its rate and
+rollups. ``measurements_process`` recomputes from the earlier of the samples it was told about and the watermark,
+and advances the watermark in the same transaction, so the watermark is never ahead of the rates and a task lost
+in the broker leaves the interface behind, not a silent gap: ``measurements_catch_up`` (beat, every minute) finds
+interfaces whose samples are newer than their watermark and recomputes them.
+"""
 
 from __future__ import annotations
 
-from datetime import datetime
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
-from django.db import transaction
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
 
 from wanmon.measurements.rates import RatesRefreshResult, interface_rates_refresh
 from wanmon.measurements.rollups import interface_rollups_refresh
 
+# An interface with no watermark yet is computed from its first sample (the first task of a new interface may
+# be the one that was lost).
+_BEGINNING = datetime(1970, 1, 1, tzinfo=UTC)
 
-def measurements_process(*, interface_since: dict[int, datetime]) -> RatesRefreshResult:
-    """Recompute rates and rollups for interfaces with new samples, each from its earliest new sample.
 
-    Rollups are recomputed from the first rate the recompute rewrote, not from ``since``: buckets before
-    it may hold rollups whose rates are gone (rates are kept longer than raw samples, rollups longer than
-    rates), and recomputing those would shrink or delete them.
+def _watermarks_lock(interface_ids: list[int], *, skip_locked: bool) -> dict[int, datetime | None]:
+    """Create missing watermark rows and lock them (in id order: two tasks never deadlock). Returns the locked
+    interfaces and their watermark; with ``skip_locked``, interfaces another transaction is computing are left out.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO measurements_interfacewatermark (interface_id, processed_until, updated_at) "
+            "SELECT i.id, NULL, now() FROM inventory_interface i WHERE i.id = ANY(%s) ORDER BY i.id "
+            "ON CONFLICT (interface_id) DO NOTHING",
+            [interface_ids],
+        )
+        cursor.execute(
+            "SELECT interface_id, processed_until FROM measurements_interfacewatermark WHERE interface_id = ANY(%s) "
+            f"ORDER BY interface_id FOR UPDATE{' SKIP LOCKED' if skip_locked else ''}",
+            [interface_ids],
+        )
+        return dict(cursor.fetchall())
+
+
+def _watermarks_advance(until: dict[int, datetime]) -> None:
+    if not until:
+        return
+    ids, times = zip(*sorted(until.items()), strict=True)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE measurements_interfacewatermark w SET processed_until = greatest(w.processed_until, u.until), "
+            "updated_at = now() FROM unnest(%s::bigint[], %s::timestamptz[]) AS u(interface_id, until) "
+            "WHERE w.interface_id = u.interface_id",
+            [list(ids), list(times)],
+        )
+
+
+def measurements_process(*, interface_since: dict[int, datetime], skip_locked: bool = False) -> RatesRefreshResult:
+    """Recompute rates and rollups for interfaces with new samples, each from its earliest new sample or its
+    watermark, whichever is earlier, and advance the watermarks.
+
+    Starting at the watermark when it is earlier redoes the samples of a lost earlier task, so the watermark means
+    "everything up to here" (at most one extra rate is recomputed in the usual case, where the watermark is the
+    previous batch's last sample). Rollups are recomputed from the first rate the recompute rewrote, not from
+    ``since``: buckets before it may hold rollups whose rates are gone (rates are kept longer than raw samples,
+    rollups longer than rates), and recomputing those would shrink or delete them.
     """
     total = RatesRefreshResult()
-    by_since: dict[datetime, list[int]] = {}
-    for iid, since in interface_since.items():
-        by_since.setdefault(since, []).append(iid)
+    if not interface_since:
+        return total
     with transaction.atomic():
+        watermarks = _watermarks_lock(sorted(interface_since), skip_locked=skip_locked)
+        by_since: dict[datetime, list[int]] = {}
+        for iid, processed_until in watermarks.items():
+            since = interface_since[iid]
+            since = min(since, processed_until) if processed_until is not None else _BEGINNING
+            by_since.setdefault(since, []).append(iid)
         for since, ids in sorted(by_since.items()):
             done = interface_rates_refresh(interface_ids=sorted(ids), since=since)
             total.rates += done.rates
             total.discontinuities += done.discontinuities
             total.since.update(done.since)
+            total.until.update(done.until)
         by_rewritten: dict[datetime, list[int]] = {}
         for iid, rewritten in total.since.items():
             by_rewritten.setdefault(rewritten, []).append(iid)
         for rewritten, ids in sorted(by_rewritten.items()):
             interface_rollups_refresh(interface_ids=sorted(ids), since=rewritten)
+        _watermarks_advance(total.until)
     return total
+
+
+@dataclass
+class CatchUpResult:
+    """What one catch-up pass found behind and recomputed."""
+
+    interfaces: int = 0
+    rates: int = 0
+    discontinuities: int = 0
+    behind_s: dict[int, float] = field(default_factory=dict)  # per interface: newest sample - watermark
+
+
+# One statement, cheap when nothing is behind: per interface a probe of the (interface_id, time) index for one
+# sample newer than its watermark, bounded by the look-back (old chunks are excluded before the probes run).
+_BEHIND_SQL = """
+SELECT i.id, w.processed_until
+FROM inventory_interface i
+LEFT JOIN measurements_interfacewatermark w ON w.interface_id = i.id
+WHERE EXISTS (
+    SELECT 1 FROM measurements_snmpsample s
+    WHERE s.interface_id = i.id AND s.time > %(horizon)s AND s.time > coalesce(w.processed_until, '-infinity')
+)
+ORDER BY i.id
+LIMIT %(limit)s
+"""
+
+
+def interfaces_behind(*, now: datetime | None = None, limit: int = 100_000) -> dict[int, datetime | None]:
+    """Interfaces with samples newer than their watermark (within the look-back), and their watermark."""
+    now = now or timezone.now()
+    horizon = now - timedelta(seconds=settings.WANMON_CATCHUP_LOOKBACK_S)
+    with connection.cursor() as cursor:
+        cursor.execute(_BEHIND_SQL, {"horizon": horizon, "limit": limit})
+        return dict(cursor.fetchall())
+
+
+def measurements_catch_up(*, now: datetime | None = None, group_size: int = 200) -> CatchUpResult:
+    """Recompute every interface whose samples are newer than its watermark (work lost on its way through the
+    broker), ``group_size`` interfaces per transaction. Interfaces another task is computing are skipped: they
+    are caught up by that task, or at the next pass."""
+    result = CatchUpResult()
+    behind = interfaces_behind(now=now)
+    ids = sorted(behind)
+    for start in range(0, len(ids), group_size):
+        group = ids[start : start + group_size]
+        done = measurements_process(interface_since={iid: behind[iid] or _BEGINNING for iid in group}, skip_locked=True)
+        result.interfaces += len(done.until)
+        result.rates += done.rates
+        result.discontinuities += done.discontinuities
+        for iid, until in done.until.items():
+            start_at = behind[iid]
+            result.behind_s[iid] = (until - start_at).total_seconds() if start_at else 0.0
+    return result

@@ -52,15 +52,10 @@ def _error(code: int, path: str, message: str) -> Response:
 
 
 def _enqueue_processing(result: IngestResult) -> None:
-    from wanmon.measurements.tasks import measurements_process_task
+    # Never raises: the data is committed, and what cannot be queued is computed by the catch-up.
+    from wanmon.measurements.tasks import measurements_process_enqueue
 
-    if result.interface_since:
-        try:
-            since = {str(k): v.isoformat() for k, v in result.interface_since.items()}
-            # argsrepr: Celery would otherwise repr the whole mapping into the message headers on every upload.
-            measurements_process_task.apply_async((since,), argsrepr=f"({len(since)} interfaces)")
-        except Exception:  # the data is committed; a lost trigger is recovered by the periodic sweep
-            logger.exception("could not enqueue measurement processing for batch %s", result.batch_id)
+    measurements_process_enqueue(result.interface_since, batch_id=result.batch_id)
 
 
 def _accepted(result: IngestResult, stream: BatchStream, *, started: float, read_at: float) -> Response:

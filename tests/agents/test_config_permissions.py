@@ -1,0 +1,75 @@
+"""A configuration holding SNMP communities or v3 keys that every user of the host may read is reported."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from agents.config import load_config
+
+HEAD = """
+[central]
+url = "https://wanmon.example.org"
+token_file = "/etc/wanmon-agent/token"
+
+[agent]
+site = "RAL"
+spool_dir = "/var/lib/wanmon-agent"
+"""
+V2C = HEAD + """
+[[snmp]]
+equipment = "ral-border"
+host = "192.0.2.1"
+version = "2c"
+community = "s3cret-community"
+"""
+V3 = HEAD + """
+[[snmp]]
+equipment = "ral-border"
+host = "192.0.2.1"
+version = "3"
+user = "wanmon"
+auth_protocol = "SHA"
+auth_key = "auth-key-12345678"
+priv_protocol = "AES"
+priv_key = "priv-key-12345678"
+"""
+NO_SECRETS = HEAD + """
+[[nuttcp]]
+dst = "FZK"
+host = "fzk-dt01.example.org"
+"""
+
+
+def _load(tmp_path: Path, text: str, mode: int, caplog) -> list[str]:
+    path = tmp_path / "agent.toml"
+    path.write_text(text)
+    path.chmod(mode)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="agents.config"):
+        load_config(path)
+    return [r.getMessage() for r in caplog.records if r.name == "agents.config"]
+
+
+@pytest.mark.parametrize(("text", "secrets"), [(V2C, "community"), (V3, "auth_key, priv_key")])
+def test_world_readable_secrets_are_reported_naming_them_never_showing_them(tmp_path, caplog, text, secrets):
+    (message,) = _load(tmp_path, text, 0o644, caplog)
+    assert f"holds SNMP secrets ({secrets})" in message
+    assert "readable by every user" in message and "chmod" in message
+    assert "s3cret" not in message and "key-1234" not in message
+
+
+def test_world_writable_is_reported_too(tmp_path, caplog):
+    (message,) = _load(tmp_path, V2C, 0o662, caplog)
+    assert "writable by every user" in message
+
+
+@pytest.mark.parametrize("mode", [0o640, 0o600, 0o400])
+def test_a_file_closed_to_others_is_quiet(tmp_path, caplog, mode):
+    assert _load(tmp_path, V2C, mode, caplog) == []
+
+
+def test_a_world_readable_file_without_secrets_is_quiet(tmp_path, caplog):
+    assert _load(tmp_path, NO_SECRETS, 0o644, caplog) == []

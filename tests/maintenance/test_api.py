@@ -132,7 +132,8 @@ def test_maildir_import_endpoint_only_under_allowed_roots(topology, api_operator
     assert r.json()["totals"]["created"] == 2
 
 
-def test_url_import_endpoint(topology, api_operator, tmp_path):
+def test_url_import_endpoint(topology, api_operator, tmp_path, settings):
+    settings.WANMON_FETCH_ALLOW_NETS = ["127.0.0.1/32"]  # loopback is refused unless allowed
     (tmp_path / "feed.ics").write_bytes((BCOP / "1-initial.ics").read_bytes())
 
     class Handler(SimpleHTTPRequestHandler):

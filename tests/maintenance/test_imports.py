@@ -242,7 +242,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def http_server():
+def http_server(settings):
+    settings.WANMON_FETCH_ALLOW_NETS = ["127.0.0.1/32"]  # loopback is refused unless allowed
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

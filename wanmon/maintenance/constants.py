@@ -3,9 +3,10 @@
 #: Changes to these fields make a new revision of a window: sites already told about it hear of the change.
 MATERIAL_FIELDS = frozenset({"start", "end", "status", "impact", "rrule", "behaviour"})
 
-#: A calendar URL must answer within this time and be at most this large.
+#: A calendar URL must answer completely within this time, be at most this large, and redirect at most this often.
 URL_TIMEOUT_S = 20.0
 URL_MAX_BYTES = 5 * 1024 * 1024
+URL_MAX_REDIRECTS = 3
 
 #: Feed tokens: 32 random bytes (URL-safe base64), the first characters shown to recognise one.
 FEED_TOKEN_BYTES = 32

@@ -20,14 +20,11 @@ from __future__ import annotations
 
 import hashlib
 import mailbox
-import urllib.error
-import urllib.request
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path as FilePath
 from typing import Any
-from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.core.exceptions import ValidationError
@@ -36,7 +33,8 @@ from django.utils import timezone
 
 from wanmon.inventory.models import Carrier
 from wanmon.maintenance.choices import EventKind, NotificationStatus, Source, Status
-from wanmon.maintenance.constants import MATERIAL_FIELDS, URL_MAX_BYTES, URL_TIMEOUT_S
+from wanmon.maintenance.constants import MATERIAL_FIELDS
+from wanmon.maintenance.fetch import FetchRefused, url_fetch
 from wanmon.maintenance.models import MaintenanceNotification, MaintenanceSource, MaintenanceWindow
 from wanmon.maintenance.notifications import NotificationInvalid, notification_parse
 from wanmon.maintenance.parsed import ParsedWindow, ParseResult, impact_normalise
@@ -416,22 +414,11 @@ def maintenance_import_maildir(
 
 
 def _fetch(url: str) -> tuple[bytes, str]:
-    parts = urlsplit(url)
-    if parts.scheme not in {"http", "https"} or not parts.hostname:
-        raise ValidationError({"url": ["only http:// and https:// URLs can be imported"]})
-    headers = {"User-Agent": "wanmon-maintenance/1.0", "Accept": "text/calendar, message/rfc822;q=0.5, */*;q=0.1"}
-    request = urllib.request.Request(url, headers=headers)
     try:
-        with urllib.request.urlopen(request, timeout=URL_TIMEOUT_S) as response:  # noqa: S310 - scheme checked above
-            body = response.read(URL_MAX_BYTES + 1)
-            ctype = response.headers.get_content_type()
-    except urllib.error.HTTPError as exc:
-        raise ValidationError({"url": [f"{url}: HTTP {exc.code} {exc.reason}"]}) from None
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise ValidationError({"url": [f"{url}: {getattr(exc, 'reason', exc)}"]}) from None
-    if len(body) > URL_MAX_BYTES:
-        raise ValidationError({"url": [f"{url}: larger than {URL_MAX_BYTES} bytes"]})
-    return body, ctype
+        fetched = url_fetch(url, accept="text/calendar, message/rfc822;q=0.5, */*;q=0.1")
+    except FetchRefused as exc:
+        raise ValidationError({"url": [str(exc)]}) from None
+    return fetched.body, fetched.content_type
 
 
 def maintenance_import_url(

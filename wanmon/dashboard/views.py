@@ -31,6 +31,7 @@ from wanmon.dashboard.ranges import TimeRange, iso_utc, parse_time, resolve_rang
 from wanmon.dashboard.services import preference_set_time_zone
 from wanmon.diagnosis.choices import Code, FindingStatus, Severity
 from wanmon.diagnosis.services import finding_acknowledge as finding_acknowledge_service
+from wanmon.inventory import selectors as inventory
 from wanmon.measurements.selectors import QueryError, measurement_query
 
 
@@ -141,7 +142,7 @@ def network_map(request):
 
 
 def _path_page(request, src: str, dst: str, both: bool):
-    if not s.path_site_pair_exists(src, dst):
+    if not inventory.path_pair_exists(src, dst):
         raise Http404(f"no path between {src} and {dst}")
     tr = _range(request)
     pairs = [(src, dst), (dst, src)] if both else [(src, dst)]
@@ -210,7 +211,8 @@ def pair_detail(request, src: str, dst: str):
 
 @login_required
 def equipment_list(request):
-    return render(request, "dashboard/equipment_list.html", {"rows": s.equipment_list(), "trunks": s.trunk_list()})
+    return render(request, "dashboard/equipment_list.html",
+                  {"rows": s.equipment_list(), "trunks": inventory.trunk_list()})
 
 
 def _cells_for(crossings, tr: TimeRange):
@@ -225,13 +227,13 @@ def _crossing_rows(crossings, cells, query: str) -> list[dict]:
 @login_required
 def equipment_detail(request, name: str):
     """Which paths cross this box (per direction), its interfaces' counters, its trunks side by side."""
-    equipment = s.equipment_get(name)
+    equipment = inventory.equipment_get(name)
     if equipment is None:
         raise Http404(f"no equipment {name}")
     tr = _range(request)
     query = tr.query()
     interfaces = list(equipment.interfaces.order_by("name"))
-    trunks = s.trunk_list_for_equipment(equipment)
+    trunks = inventory.trunk_list(equipment=equipment)
     members = {m.pk: m for t in trunks for m in p.sorted_members(t)}
     ids = [i.pk for i in interfaces] + [pk for pk in members if pk not in {i.pk for i in interfaces}]
     table, series = s.interface_series(interface_ids=ids, start=tr.start, end=tr.end, bucket_s=tr.bucket_s)
@@ -276,7 +278,7 @@ def equipment_detail(request, name: str):
 @login_required
 def interface_detail(request, name: str, interface: str):
     """One port: paths leaving by it (per direction), counters, errors, its trunk's members side by side."""
-    iface = s.interface_get(name, interface)
+    iface = inventory.interface_get(equipment=name, name=interface)
     if iface is None:
         raise Http404(f"no interface {name}:{interface}")
     tr = _range(request)
@@ -330,7 +332,7 @@ def interface_detail(request, name: str, interface: str):
 @login_required
 def trunk_detail(request, name: str):
     """A bundle's members side by side, and the paths that hash onto it."""
-    trunk = s.trunk_get(name)
+    trunk = inventory.trunk_get(name)
     if trunk is None:
         raise Http404(f"no trunk {name}")
     tr = _range(request)
@@ -343,7 +345,7 @@ def trunk_detail(request, name: str):
     maintenance = s.maintenance_for_element(labels={name}, equipment=None, start=tr.start,
                                             end=tr.end + k.MAINTENANCE_HORIZON)
     marks = p.maintenance_marks(m for m in maintenance if m.start < tr.end) + p.finding_marks(findings)
-    paths = s.trunk_paths(trunk, at=tr.end if tr.anchored else timezone.now())
+    paths = inventory.path_list_through_trunk(trunk=trunk, at=tr.end if tr.anchored else timezone.now())
     tz = _tz()
     source = f"source: {table}, {p.bucket_text(tr.bucket_s)} buckets"
     figures = {

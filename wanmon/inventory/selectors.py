@@ -54,11 +54,14 @@ __all__ = [
     "path_list_through_trunk",
     "path_list_valid_at",
     "path_list_versions",
+    "path_pair_exists",
     "path_membership_hops",
     "path_membership_inputs",
     "path_touched_by_labels",
     "site_get",
     "site_list_affected_by_element",
+    "trunk_get",
+    "trunk_list",
     "trunk_list_on_path",
 ]
 
@@ -79,14 +82,31 @@ def site_get(site: Site | str) -> Site | None:
 
 
 def equipment_get(equipment: Equipment | str) -> Equipment | None:
-    """Equipment given as itself or by name."""
-    return equipment if isinstance(equipment, Equipment) else Equipment.objects.filter(name=equipment).first()
+    """Equipment given as itself or by name (with its site and carrier)."""
+    if isinstance(equipment, Equipment):
+        return equipment
+    return Equipment.objects.select_related("site", "carrier").filter(name=equipment).first()
 
 
 def interface_get(*, equipment: Equipment | str, name: str) -> Interface | None:
-    """The interface ``name`` of ``equipment`` (itself or its name)."""
+    """The interface ``name`` of ``equipment`` (itself or its name), with the equipment's site and carrier."""
     eq_filter = {"equipment": equipment} if isinstance(equipment, Equipment) else {"equipment__name": equipment}
-    return Interface.objects.select_related("equipment").filter(name=name, **eq_filter).first()
+    return (
+        Interface.objects.select_related("equipment__site", "equipment__carrier").filter(name=name, **eq_filter).first()
+    )
+
+
+def trunk_get(name: str) -> Trunk | None:
+    """The trunk ``name`` with its members and their equipment."""
+    return Trunk.objects.prefetch_related("members__equipment").filter(name=name).first()
+
+
+def trunk_list(*, equipment: Equipment | None = None) -> list[Trunk]:
+    """Trunks by name (only those with a member on ``equipment``, if given), members prefetched."""
+    trunks = Trunk.objects.prefetch_related("members__equipment").order_by("name")
+    if equipment is not None:
+        trunks = trunks.filter(members__equipment=equipment).distinct()
+    return list(trunks)
 
 
 def element_get_by_label(label: str) -> Equipment | Interface | Trunk | None:
@@ -97,7 +117,7 @@ def element_get_by_label(label: str) -> Equipment | Interface | Trunk | None:
     equipment_name, interface_name = label_split(label)
     if interface_name is not None:
         return interface_get(equipment=equipment_name, name=interface_name)
-    return equipment_get(equipment_name) or Trunk.objects.filter(name=label).first()
+    return equipment_get(equipment_name) or trunk_get(label)
 
 
 # --- paths -------------------------------------------------------------------------------------------------
@@ -129,16 +149,24 @@ def path_current(src: Site | str, dst: Site | str, *, at: datetime | None = None
     return path_list_valid_at(at=at).filter(**src_filter, **dst_filter).first()
 
 
-def path_list_versions(*, src: Site | str, dst: Site | str) -> QuerySet[Path]:
-    """The whole history of the path ``src``->``dst``, oldest version first."""
+def path_list_versions(
+    *, src: Site | str, dst: Site | str, start: datetime | None = None, end: datetime | None = None
+) -> QuerySet[Path]:
+    """The history of the path ``src``->``dst``, oldest version first: all of it, or the versions in force at
+    some time of [start, end)."""
     src_filter = {"src": src} if isinstance(src, Site) else {"src__code": src}
     dst_filter = {"dst": dst} if isinstance(dst, Site) else {"dst__code": dst}
-    return (
-        Path.objects.filter(**src_filter, **dst_filter)
-        .select_related("src", "dst")
-        .prefetch_related(path_hops_prefetch())
-        .order_by("valid_from")
-    )
+    versions = Path.objects.filter(**src_filter, **dst_filter)
+    if end is not None:
+        versions = versions.filter(valid_from__lt=end)
+    if start is not None:
+        versions = versions.filter(Q(valid_to__isnull=True) | Q(valid_to__gt=start))
+    return versions.select_related("src", "dst").prefetch_related(path_hops_prefetch()).order_by("valid_from")
+
+
+def path_pair_exists(a: str, b: str) -> bool:
+    """Whether a path (any version) joins the sites ``a`` and ``b``, in either direction."""
+    return Path.objects.filter(Q(src__code=a, dst__code=b) | Q(src__code=b, dst__code=a)).exists()
 
 
 def path_hops(path: Path) -> list[PathHop]:

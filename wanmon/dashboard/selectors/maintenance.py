@@ -1,0 +1,65 @@
+"""Maintenance windows as the dashboard shows them: occurrences in a time range, with the labels they affect,
+and those touching given paths or elements."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from wanmon.inventory.models import Path
+from wanmon.inventory.selectors import MembershipInputs, path_membership_inputs, path_touched_by_labels
+from wanmon.maintenance.selectors import maintenance_occurrence_list
+
+
+@dataclass(frozen=True)
+class MaintenanceItem:
+    """A maintenance window and the inventory labels it affects."""
+
+    pk: int
+    reference: str
+    carrier: str | None
+    summary: str
+    start: datetime
+    end: datetime
+    impact: str
+    status: str
+    affects: tuple[str, ...]
+
+    def running_at(self, at: datetime) -> bool:
+        return self.start <= at < self.end
+
+
+def maintenance_list(*, start: datetime, end: datetime) -> list[MaintenanceItem]:
+    """Occurrences of the windows (not cancelled) overlapping [start, end), oldest first (a recurring window
+    appears once per occurrence, as the maintenance app expands it)."""
+    return [
+        MaintenanceItem(
+            pk=o.window.pk, reference=o.window.reference,
+            carrier=o.window.carrier.code if o.window.carrier_id else None, summary=o.window.summary,
+            start=o.start, end=o.end, impact=o.window.impact, status=o.window.status,
+            affects=tuple(a.label for a in o.window.affects.all()),
+        )
+        for o in maintenance_occurrence_list(start=start, end=end, include_cancelled=False)
+    ]
+
+
+def maintenance_touches_path(item: MaintenanceItem, path: Path, inputs: MembershipInputs) -> bool:
+    """Whether a window affects a path, by the inventory's membership rules (``wanmon.inventory.membership``)."""
+    return bool(path_touched_by_labels(path, item.affects, inputs))
+
+
+def maintenance_for_paths(paths: Sequence[Path], *, start: datetime, end: datetime) -> list[MaintenanceItem]:
+    """Windows overlapping [start, end) that touch any of the path versions."""
+    windows = maintenance_list(start=start, end=end)
+    if not windows:
+        return []
+    inputs = path_membership_inputs()
+    return [m for m in windows if any(maintenance_touches_path(m, path, inputs) for path in paths)]
+
+
+def maintenance_for_element(*, labels: set[str], equipment: str | None, start: datetime, end: datetime):
+    """Windows overlapping [start, end) naming one of ``labels`` (or, with ``equipment``, any of its ports)."""
+    return [m for m in maintenance_list(start=start, end=end)
+            if any(a in labels or (equipment and a.startswith(f"{equipment}:")) for a in m.affects)]
+

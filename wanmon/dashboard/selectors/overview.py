@@ -1,0 +1,221 @@
+"""The overview grid and the map: the health of every path direction at an instant, active findings,
+maintenance, silent agents and incidents."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.apps import apps
+from django.db.models import Q
+from django.utils import timezone
+
+from wanmon.core.sql import sql_rows
+from wanmon.dashboard import constants as k
+from wanmon.dashboard.health import Health, PathObservation, path_health
+from wanmon.dashboard.selectors.findings import finding_list_active_at, path_findings_by_direction
+from wanmon.dashboard.selectors.maintenance import MaintenanceItem, maintenance_list, maintenance_touches_path
+from wanmon.diagnosis.models import Finding
+from wanmon.inventory.models import Agent, Equipment, Interface, Path, Site
+from wanmon.inventory.selectors import path_list_valid_at, path_membership_inputs
+
+
+def latest_measurement_time() -> datetime | None:
+    """Time of the newest test or interface rate stored (each max() reads one chunk's index)."""
+    row = sql_rows(
+        """SELECT greatest((SELECT max(time) FROM measurements_throughputtest),
+                           (SELECT max(time) FROM measurements_owamptest),
+                           (SELECT max(time) FROM measurements_interfacerate)) AS latest""",
+        [],
+    )
+    return row[0]["latest"]
+
+
+@dataclass(frozen=True)
+class GridCell:
+    src: str
+    dst: str
+    observation: PathObservation
+    health: Health
+    finding_count: int
+
+
+@dataclass
+class OverviewData:
+    at: datetime
+    sources: list[str]
+    destinations: list[str]
+    cells: dict[tuple[str, str], GridCell]
+    findings: list[Finding]
+    maintenance_running: list[MaintenanceItem]
+    maintenance_upcoming: list[MaintenanceItem]
+    silent_agents: list[Agent]
+    agent_count: int
+    incidents: list
+    latest_data: datetime | None
+    status_counts: dict[str, int] = field(default_factory=dict)
+
+
+def _latest_tcp(at: datetime) -> dict[tuple[int, int], dict]:
+    rows = sql_rows(
+        """SELECT DISTINCT ON (src_id, dst_id) src_id, dst_id, time, throughput_bps, error
+           FROM measurements_throughputtest
+           WHERE protocol = 'tcp' AND time > %s AND time <= %s
+           ORDER BY src_id, dst_id, time DESC, id DESC""",
+        [at - k.LATEST_LOOKBACK, at],
+    )
+    return {(r["src_id"], r["dst_id"]): r for r in rows}
+
+
+def _recent_loss(at: datetime) -> dict[tuple[int, int], tuple[int, int]]:
+    """(lost, sent) of one-way probes and UDP tests per direction over the loss window before ``at``."""
+    rows = sql_rows(
+        """SELECT src_id, dst_id, sum(packets_lost) AS lost, sum(packets_sent) AS sent FROM (
+               SELECT src_id, dst_id, packets_lost, packets_sent FROM measurements_owamptest
+               WHERE time > %(since)s AND time <= %(at)s AND packets_sent > 0 AND error IS NULL
+               UNION ALL
+               SELECT src_id, dst_id, packets_lost, packets_sent FROM measurements_throughputtest
+               WHERE protocol = 'udp' AND time > %(since)s AND time <= %(at)s AND packets_sent > 0
+                 AND error IS NULL) t
+           GROUP BY src_id, dst_id""",
+        {"since": at - k.LOSS_WINDOW, "at": at},
+    )
+    return {(r["src_id"], r["dst_id"]): (int(r["lost"] or 0), int(r["sent"] or 0)) for r in rows}
+
+
+def path_observations(*, at: datetime, paths: Sequence[Path] | None = None) -> dict[tuple[str, str], GridCell]:
+    """Health of every path direction in force at ``at`` (or of the given versions)."""
+    paths = list(paths) if paths is not None else list(path_list_valid_at(at=at))
+    latest = _latest_tcp(at)
+    loss = _recent_loss(at)
+    by_direction = path_findings_by_direction(finding_list_active_at(at))
+    running = [m for m in maintenance_list(start=at, end=at + timedelta(microseconds=1))]
+    inputs = path_membership_inputs() if running else None
+    cells: dict[tuple[str, str], GridCell] = {}
+    for path in paths:
+        key = (path.src_id, path.dst_id)
+        test = latest.get(key)
+        lost, sent = loss.get(key, (0, 0))
+        findings = [f for f in by_direction.get((path.src.code, path.dst.code), []) if f.code != "ROUTE_CHANGE"]
+        maintenance: tuple[str, ...] = ()
+        if running:
+            maintenance = tuple(m.reference for m in running if maintenance_touches_path(m, path, inputs))
+        observation = PathObservation(
+            src=path.src.code,
+            dst=path.dst.code,
+            at=at,
+            capacity_bps=path.capacity_bps,
+            latest_time=test["time"] if test else None,
+            latest_bps=test["throughput_bps"] if test else None,
+            latest_error=test["error"] if test else None,
+            loss_fraction=lost / sent if sent else None,
+            loss_packets=sent or None,
+            finding_severities=tuple(f.severity for f in findings),
+            maintenance=maintenance,
+        )
+        cells[(path.src.code, path.dst.code)] = GridCell(
+            src=path.src.code, dst=path.dst.code, observation=observation, health=path_health(observation),
+            finding_count=len(findings),
+        )
+    return cells
+
+
+def _site_order(codes: Iterable[str]) -> list[str]:
+    tiers = dict(Site.objects.filter(code__in=list(codes)).values_list("code", "tier"))
+    return sorted(tiers, key=lambda c: (tiers[c] if tiers[c] is not None else 9, c))
+
+
+def incident_list_open(*, limit: int = 10) -> list:
+    """Active incidents of the alerting app, newest first (empty when that app is not installed)."""
+    if not apps.is_installed("wanmon.alerts"):
+        return []
+    try:
+        from wanmon.alerts.selectors import incident_list
+    except ImportError:  # the alerting app without its selectors: the overview still works
+        return []
+    return list(incident_list(status="active")[:limit])
+
+
+def agent_list_silent(*, now: datetime) -> tuple[list[Agent], int]:
+    """Active agents that have not uploaded for AGENT_SILENT_AFTER (or never), and the active total."""
+    active = Agent.objects.filter(revoked_at__isnull=True).select_related("site")
+    silent = active.filter(Q(last_seen_at__isnull=True) | Q(last_seen_at__lt=now - k.AGENT_SILENT_AFTER))
+    return list(silent.order_by("site__code", "name")), active.count()
+
+
+def overview(*, at: datetime, now: datetime | None = None, site: str | None = None) -> OverviewData:
+    """Everything the overview shows as of ``at``; ``site`` keeps only the paths touching that site."""
+    now = now or timezone.now()
+    paths = list(path_list_valid_at(at=at))
+    if site:
+        paths = [p for p in paths if site in (p.src.code, p.dst.code)]
+    cells = path_observations(at=at, paths=paths)
+    findings = list(finding_list_active_at(at)[:50])
+    if site:
+        findings = [f for f in findings if _finding_touches_site(f, site, cells)]
+    windows = maintenance_list(start=at, end=at + k.MAINTENANCE_HORIZON)
+    silent, total = agent_list_silent(now=now)
+    counts: dict[str, int] = defaultdict(int)
+    for cell in cells.values():
+        counts[cell.health.status] += 1
+    return OverviewData(
+        at=at,
+        sources=_site_order({c[0] for c in cells}),
+        destinations=_site_order({c[1] for c in cells}),
+        cells=cells,
+        findings=findings,
+        maintenance_running=[w for w in windows if w.running_at(at)],
+        maintenance_upcoming=[w for w in windows if w.start > at],
+        silent_agents=silent,
+        agent_count=total,
+        incidents=incident_list_open(),
+        latest_data=latest_measurement_time(),
+        status_counts=dict(counts),
+    )
+
+
+def _finding_touches_site(finding: Finding, site: str, cells) -> bool:
+    subject = finding.subject or {}
+    if site in (subject.get("src"), subject.get("dst"), subject.get("site")):
+        return True
+    return bool(subject.get("equipment") or subject.get("trunk"))
+
+
+
+@dataclass
+class MapInputs:
+    sites: list[Site]
+    paths: list[Path]
+    cells: dict[tuple[str, str], GridCell]
+    suspects: set[str]
+    equipment_owner: dict[str, str]
+    equipment_site: dict[str, str | None]
+
+
+#: Element findings that make an element red on the map.
+SUSPECT_CODES = ("SHARED_EQUIPMENT_SUSPECT", "INTERFACE_ERRORS", "LINK_CONGESTION", "TRUNK_IMBALANCE")
+
+
+def map_inputs(*, at: datetime) -> MapInputs:
+    paths = list(path_list_valid_at(at=at))
+    cells = path_observations(at=at, paths=paths)
+    suspects = set()
+    for finding in finding_list_active_at(at).filter(code__in=SUSPECT_CODES):
+        subject = finding.subject or {}
+        if finding.code == "SHARED_EQUIPMENT_SUSPECT" and finding.rank not in (None, 1):
+            continue
+        if subject.get("equipment"):
+            suspects.add(subject["equipment"])
+        if subject.get("trunk"):
+            suspects.update(
+                Interface.objects.filter(trunks__name=subject["trunk"]).values_list("equipment__name", flat=True)
+            )
+    equipment = list(Equipment.objects.select_related("site", "carrier"))
+    owners = {e.name: e.owner_code for e in equipment}
+    site_of = {e.name: (e.site.code if e.site_id else None) for e in equipment}
+    sites = list(Site.objects.filter(lat__isnull=False, lon__isnull=False).order_by("code"))
+    return MapInputs(sites=sites, paths=paths, cells=cells, suspects=suspects, equipment_owner=owners,
+                     equipment_site=site_of)
+

@@ -328,3 +328,39 @@ def test_a_window_cut_mid_window_is_found_from_steady_tests_at_half_the_buffer_l
     [f] = [f for f in run(bundle(p)) if f.code == codes.WINDOW_LIMITED]
     assert f.start == at(180)
     assert f.evidence["ratio_to_window_limit"] == pytest.approx(0.5, abs=0.02)
+
+
+def test_a_short_steady_baseline_does_not_make_ordinary_slower_results_a_degradation():
+    # given a baseline of 14 tests that happened to be steady (28-30 Gb/s, sigma ~0.6 Gb/s), and a week in which
+    # the same hosts vary around the same level as host-limited streams do (24.5-33 Gb/s, uniform run to run)
+    rng = random.Random(11)
+    earlier = [tcp(m, rng.uniform(28e9, 30e9), rtt_ms=20.0, window_bytes=None) for m in range(-14 * 240, 0, 240)]
+    baseline = summarise_path(earlier, (), (), T0 - timedelta(days=3), T0)
+    p = path(
+        "CERN",
+        "CNAF",
+        100e9,
+        HOPS,
+        every(240, lambda m: tcp(m, rng.uniform(24.5e9, 33e9), rtt_ms=20.0, window_bytes=None), end=7 * 1440),
+        baseline=baseline,
+    )
+    a = assess_path(p, bundle(p), at(7 * 1440))
+    # then the spread of single tests is the window's wider one, and no result 15-16 % below is an episode
+    assert a.test_sigma_bps > 2 * a.reference_sigma_bps
+    assert a.episodes == ()
+
+
+def test_another_path_within_its_usual_spread_is_not_extra_traffic():
+    from wanmon.diagnosis.correlation import path_load_rise
+
+    # given another path at 7-9 Gb/s run to run (baseline median ~8.1 Gb/s), tested every 4 h; its three tests
+    # before an onset happen to be 7.3-7.4 Gb/s and those after it are at its usual level
+    rng = random.Random(5)
+    earlier = [tcp(m, rng.uniform(7.2e9, 9.2e9)) for m in range(-30 * 240, 0, 240)]
+    baseline = summarise_path(earlier, (), (), T0 - timedelta(days=5), T0)
+    levels = {0: 7.35e9, 240: 7.3e9, 480: 7.4e9}
+    tests = [tcp(m, levels.get(m, rng.uniform(7.4e9, 9.2e9))) for m in range(0, 3 * 1440, 240)]
+    q = path("CERN", "PIC", 10e9, ("cern-border", "geant-mad", "pic-border"), tests, baseline=baseline)
+    a = assess_path(q, bundle(q), at(3 * 1440))
+    # then its results after the onset did not "rise": they are inside its own spread
+    assert path_load_rise(a, at(600), at(3 * 1440), at(-1)) is None

@@ -446,6 +446,8 @@ class PathAssessment:
     reference_source: str
     observations: tuple[Observation, ...]
     episodes: tuple[Episode, ...]
+    #: spread of single tests against a baseline: the baseline's, or the window's own when that is wider
+    test_sigma_bps: float | None = None
 
     @property
     def key(self) -> str:
@@ -737,6 +739,7 @@ def assess_path(path: PathEvidence, bundle: EvidenceBundle, now: datetime) -> Pa
             ref = statistics.median(healthy)
             sigma = statistics.median(abs(r - ref) for r in healthy) * MAD_TO_SIGMA
             ref_source = "median of the window's healthy tests (no baseline)"
+    test_sigma = _test_sigma(figures, ref, sigma) if ref_source == BASELINE_REFERENCE else sigma
 
     partial = PathAssessment(
         path=path,
@@ -761,6 +764,7 @@ def assess_path(path: PathEvidence, bundle: EvidenceBundle, now: datetime) -> Pa
         reference_source=ref_source,
         observations=(),
         episodes=(),
+        test_sigma_bps=test_sigma,
     )
     observations = tuple(sorted(_observations(partial), key=lambda o: o.time))
     noise = unconfirmed_downs(observations)
@@ -778,6 +782,26 @@ def _reference(path: PathEvidence, figures: Sequence[TestFigures]) -> tuple[floa
         sigma = b.tcp_throughput_mad_bps * MAD_TO_SIGMA if b.tcp_throughput_mad_bps is not None else None
         return b.tcp_throughput_median_bps, sigma, BASELINE_REFERENCE
     return None, None, "none (too few tests)"
+
+
+def _test_sigma(figures: Sequence[TestFigures], ref: float | None, sigma: float | None) -> float | None:
+    """Spread of single tests judged against a baseline: the baseline's, or the window's own when that is wider.
+
+    The MAD of a short baseline (a dozen tests) is below the path's true run-to-run spread often enough (the
+    first days of a host-limited path happened to be steady) to make every ordinary slower result "4 sigma
+    below".  With SELF_REFERENCE_MIN_STAT_TESTS tests in the window their spread (clear drops left out) is
+    the better estimate when it is wider.  Lasting drops do not depend on it: they are judged on a day's
+    median against the baseline's own spread (``_level_shift``).
+    """
+    if not ref:
+        return sigma
+    rates = [f.test.throughput_bps for f in figures if f.test.throughput_bps]
+    rates = [r for r in rates if r >= k.DEGRADED_FRACTION * ref]
+    if len(rates) < k.SELF_REFERENCE_MIN_STAT_TESTS:
+        return sigma
+    mid = statistics.median(rates)
+    own = statistics.median(abs(r - mid) for r in rates) * MAD_TO_SIGMA
+    return max(sigma or 0.0, own)
 
 
 def _reference_state(thr: float, ref: float | None, sigma: float | None) -> tuple[str, str]:
@@ -826,7 +850,7 @@ def _tcp_state(
 ) -> tuple[str, str]:
     thr = f.test.throughput_bps or 0.0
     if a.reference_source == BASELINE_REFERENCE:
-        ref, sigma = a.reference_bps, a.reference_sigma_bps
+        ref, sigma = a.reference_bps, a.test_sigma_bps
     state, why = _reference_state(thr, ref, sigma)
     if state != OK:
         return state, why

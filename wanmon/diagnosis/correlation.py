@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 from wanmon.diagnosis import codes, text
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.analysis import (
+    BASELINE_REFERENCE,
     Episode,
     PathAssessment,
     base_equipment,
@@ -325,6 +326,12 @@ def path_load_rise(q: PathAssessment, onset: datetime, end: datetime, observed_s
     noise = 0.0
     if len(before) >= k.MIN_REFERENCE_TESTS:
         noise = k.DEGRADED_STAT_SIGMAS * 1.4826 * statistics.median(abs(b - before_bps) for b in before)
+    if before and q.reference_source == BASELINE_REFERENCE and q.reference_bps:
+        # the path's own history knows its level and spread better than the few tests before the onset
+        # (three results every four hours can sit low or close together by chance): new traffic runs above
+        # its usual level by more than its usual run-to-run spread
+        before_bps = max(before_bps, q.reference_bps)
+        noise = max(noise, k.DEGRADED_STAT_SIGMAS * (q.test_sigma_bps or 0.0))
     if after_bps - before_bps < max(k.LOAD_RISE_MIN_BPS, k.LOAD_RISE_MIN_FRACTION * q.path.capacity_bps, noise):
         return None
     return {

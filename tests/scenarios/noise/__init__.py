@@ -10,5 +10,5 @@ list ``also_accepted`` codes that describe the same fault correctly (a one-direc
 ASYMMETRIC_PATH). verdict.py checks both; ``manage.py replay --check`` ignores them. The replays go
 without the expect block, so a code the engine does not know yet counts as a miss instead of making the
 file invalid. ``scripts/bench diagnosis`` prints the false-alarm and detection rates; test_noise_corpus.py
-holds the engine to them with WANMON_NOISE_CORPUS=1.
+holds the engine to them on every ``scripts/test`` run.
 """

@@ -55,6 +55,7 @@ def test_javascript_altrep_is_dropped_on_import_and_never_rendered(topology, ope
     report = maintenance_notification_import(
         raw=ics("javascript:fetch('/api/v1/inventory/agent-tokens',{method:'POST'})", "https://jisc.example/c/2"),
         source=Source.ICAL_FILE, origin="upload:colt.ics", carrier=Carrier.objects.get(code="COLT"), user=operator,
+        vouched_by="imported by op",
     )
     # then the javascript link is not stored, and the problem is reported
     assert any("ALTREP of C-1234567 is not an http(s) URL" in p for p in report.problems)

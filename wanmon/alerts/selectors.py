@@ -27,6 +27,7 @@ from wanmon.inventory.selectors import (
     path_list_valid_at,
 )
 from wanmon.maintenance.choices import EXPLAINING_IMPACTS
+from wanmon.maintenance.choices import Review as MaintenanceReview
 from wanmon.maintenance.choices import Status as MaintenanceStatus
 from wanmon.maintenance.models import MaintenanceWindow
 
@@ -139,12 +140,12 @@ class WindowInfo:
 def maintenance_list_touching(
     *, equipment: Collection[str], sites: Collection[str] = (), start: datetime, end: datetime
 ) -> list[WindowInfo]:
-    """Windows (not cancelled) overlapping [start, end] that affect one of the equipment (or its interfaces,
-    or a trunk of that name) or one of the sites."""
+    """Windows (not cancelled, not held for review) overlapping [start, end] that affect one of the equipment (or its
+    interfaces, or a trunk of that name) or one of the sites."""
     if not equipment and not sites:
         return []
     windows = (
-        MaintenanceWindow.objects.filter(start__lt=end, end__gt=start)
+        MaintenanceWindow.objects.filter(start__lt=end, end__gt=start, review=MaintenanceReview.ACCEPTED)
         .exclude(status__in=_DEAD_WINDOW_STATUSES)
         .filter(
             Q(affects__equipment__name__in=list(equipment))

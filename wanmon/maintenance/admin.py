@@ -4,7 +4,9 @@ Raw notifications and the sent-log are read-only here: they are evidence.
 """
 
 from django.contrib import admin
+from django.core.exceptions import PermissionDenied
 
+from wanmon.core.permissions import user_is_operator
 from wanmon.maintenance.models import (
     FeedToken,
     MaintenanceAffect,
@@ -14,6 +16,7 @@ from wanmon.maintenance.models import (
     MaintenanceSource,
     MaintenanceWindow,
 )
+from wanmon.maintenance.services import maintenance_window_review
 
 
 class AffectInline(admin.TabularInline):
@@ -31,12 +34,30 @@ class EventInline(admin.TabularInline):
 
 @admin.register(MaintenanceWindow)
 class MaintenanceWindowAdmin(admin.ModelAdmin):
-    list_display = ["reference", "carrier", "start", "end", "status", "impact", "behaviour", "source", "sequence"]
-    list_filter = ["status", "impact", "behaviour", "source", "carrier"]
+    list_display = ["reference", "carrier", "start", "end", "status", "impact", "behaviour", "review", "source",
+                    "sequence"]
+    list_filter = ["review", "status", "impact", "behaviour", "source", "carrier"]
     search_fields = ["reference", "uid", "summary", "aliases"]
     date_hierarchy = "start"
-    raw_id_fields = ["notification", "author"]
+    raw_id_fields = ["notification", "author", "reviewed_by"]
+    readonly_fields = ["review", "review_note", "reviewed_by", "reviewed_at"]
     inlines = [AffectInline, EventInline]
+    actions = ["accept_windows", "reject_windows"]
+
+    def _review(self, request, queryset, *, accept: bool) -> None:
+        if not user_is_operator(request.user):
+            raise PermissionDenied("reviewing maintenance windows needs the operator role")
+        for window in queryset:
+            maintenance_window_review(window=window, accept=accept, user=request.user, note="admin action")
+        self.message_user(request, f"{queryset.count()} window(s) {'accepted' if accept else 'rejected'}.")
+
+    @admin.action(description="Accept the selected windows (they explain and mute from now on)")
+    def accept_windows(self, request, queryset):
+        self._review(request, queryset, accept=True)
+
+    @admin.action(description="Reject the selected windows (they explain and mute nothing)")
+    def reject_windows(self, request, queryset):
+        self._review(request, queryset, accept=False)
 
 
 @admin.register(MaintenanceNotification)

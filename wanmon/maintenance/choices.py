@@ -53,6 +53,19 @@ class Source(models.TextChoices):
     MAILDIR = "maildir", "Mailbox directory"
 
 
+class Review(models.TextChoices):
+    """Whether a window may act (explain, mute, skip tests, notify): only an accepted one does.
+
+    Windows from a source wanmon cannot trust (a sender on no carrier's list, DKIM/SPF not passing, a
+    calendar of unknown origin) are held until an operator approves them: a forged notice must not
+    silence a real outage.
+    """
+
+    ACCEPTED = "accepted", "Accepted"
+    HELD = "held", "Held for review"
+    REJECTED = "rejected", "Rejected"
+
+
 class NotificationStatus(models.TextChoices):
     """Outcome of parsing one raw carrier notification."""
 
@@ -70,6 +83,8 @@ class EventKind(models.TextChoices):
     IGNORED = "ignored", "Older notification ignored"
     COMMENT = "comment", "Comment"
     NOTICE = "notice", "Notice sent"
+    HELD = "held", "Held for review"
+    REVIEWED = "reviewed", "Reviewed"
 
 
 class NoticeKind(models.TextChoices):

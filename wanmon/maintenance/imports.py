@@ -27,12 +27,13 @@ from pathlib import Path as FilePath
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
 from wanmon.inventory.models import Carrier
-from wanmon.maintenance.choices import EventKind, NotificationStatus, Source, Status
+from wanmon.maintenance.choices import EventKind, NotificationStatus, Review, Source, Status
 from wanmon.maintenance.constants import MATERIAL_FIELDS
 from wanmon.maintenance.fetch import FetchRefused, url_fetch
 from wanmon.maintenance.models import MaintenanceNotification, MaintenanceSource, MaintenanceWindow
@@ -48,6 +49,7 @@ from wanmon.maintenance.services import (
     window_event,
     window_validate,
 )
+from wanmon.maintenance.trust import Trust, email_trust
 
 __all__ = [
     "ImportReport",
@@ -58,6 +60,7 @@ __all__ = [
     "maintenance_import_url",
     "maintenance_notification_import",
     "maintenance_sources_poll",
+    "vouched_by_user",
 ]
 
 
@@ -79,6 +82,7 @@ class WindowReport:
     reason: str = ""
     matched: list[str] = field(default_factory=list)
     unmatched: list[str] = field(default_factory=list)
+    review: str = ""
 
 
 @dataclass
@@ -93,6 +97,8 @@ class NotificationReport:
     carrier: str | None = None
     windows: list[WindowReport] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    trusted: bool = False
+    trust: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -105,12 +111,13 @@ class ImportReport:
     notifications: list[NotificationReport] = field(default_factory=list)
 
     def totals(self) -> dict[str, int]:
-        counts = {"notifications": len(self.notifications), "duplicates": 0, "failed": 0}
+        counts = {"notifications": len(self.notifications), "duplicates": 0, "failed": 0, "held": 0}
         for n in self.notifications:
             counts["duplicates"] += n.duplicate
             counts["failed"] += n.status == NotificationStatus.FAILED
             for w in n.windows:
                 counts[w.action] = counts.get(w.action, 0) + 1
+                counts["held"] += w.review == Review.HELD
                 counts["unmatched_objects"] = counts.get("unmatched_objects", 0) + len(w.unmatched)
         return counts
 
@@ -223,6 +230,7 @@ def _window_apply(
     source: str,
     user,
     now: datetime,
+    trust: Trust,
 ) -> WindowReport:
     report = WindowReport(
         reference=parsed.reference,
@@ -268,13 +276,23 @@ def _window_apply(
     except ValidationError as exc:
         report.action, report.reason = "failed", "; ".join(exc.messages)
         return report
+    # What an untrusted notice creates or changes acts on nothing until an operator accepts it;
+    # a trusted one (the carrier's own channel, or an operator) decides again.
+    held = not trust.trusted and window.review != Review.HELD
+    review = Review.ACCEPTED if trust.trusted else Review.HELD
+    if creating or changes or affects is not None:
+        window.review, window.review_note = review, trust.reason[:500]
+        window.reviewed_by, window.reviewed_at = None, None
     window.save()
     affects_changed = affects_replace(window, affects) if affects is not None else False
     if affects_changed and not creating:
         changes["affects"] = [None, report.matched]
+    report.review = window.review
     if creating:
         window_event(window, EventKind.CREATED, now=now, user=user, notification=notification,
-               note=f"from {notification.source} via {parsed.parser}")
+               note=f"from {notification.source} via {parsed.parser}; {trust.reason}")
+        if window.review == Review.HELD:
+            window_event(window, EventKind.HELD, now=now, notification=notification, note=trust.reason)
         report.window_id = window.pk
         return report
     material = affects_changed or any(name in MATERIAL_FIELDS for name in changes)
@@ -285,7 +303,30 @@ def _window_apply(
     if changes:
         kind = EventKind.CANCELLED if window.status == Status.CANCELLED and "status" in changes else EventKind.UPDATED
         window_event(window, kind, now=now, user=user, notification=notification, changes=changes)
+        if held and window.review == Review.HELD:
+            window_event(window, EventKind.HELD, now=now, notification=notification, note=trust.reason)
     return report
+
+
+def _trust(
+    result: ParseResult, *, vouched_by: str, polled_source: MaintenanceSource | None, carrier: Carrier | None
+) -> Trust:
+    if vouched_by:
+        return Trust(True, vouched_by)
+    if polled_source is not None:
+        return Trust(True, f"calendar URL of {polled_source.carrier.code}'s maintenance source")
+    if result.content_type != "message/rfc822":
+        return Trust(False, "a calendar from no carrier's source URL")
+    listed = maintenance_source_for_sender(result.sender) if result.sender else None
+    if listed is not None and carrier is not None and listed.carrier_id != carrier.pk:
+        listed = None  # the sender is another carrier's
+    return email_trust(
+        sender=result.sender,
+        carrier_code=listed.carrier.code if listed else None,
+        authentication_results=result.authentication_results,
+        authserv_ids=getattr(settings, "WANMON_MAINTENANCE_AUTHSERV_IDS", ()) or (),
+        require_authentication=bool(getattr(settings, "WANMON_MAINTENANCE_REQUIRE_EMAIL_AUTH", False)),
+    )
 
 
 def _notification_status(report: NotificationReport) -> str:
@@ -306,8 +347,15 @@ def maintenance_notification_import(
     parser: str | None = None,
     user=None,
     now: datetime | None = None,
+    vouched_by: str = "",
+    polled_source: MaintenanceSource | None = None,
 ) -> NotificationReport:
-    """Keep one raw notification and apply the windows it announces (see the module docstring)."""
+    """Keep one raw notification and apply the windows it announces (see the module docstring).
+
+    Trust (``trust.py``): ``vouched_by`` (who imported it by hand, see :func:`vouched_by_user`), the
+    ``polled_source`` whose calendar URL it came from, or an e-mail from a listed and authenticated
+    sender; windows of any other notification are held for review.
+    """
     now = now or timezone.now()
     user = user if user is not None and getattr(user, "is_authenticated", False) else None
     digest = hashlib.sha256(raw).hexdigest()
@@ -323,6 +371,8 @@ def maintenance_notification_import(
             carrier=stored.get("carrier"),
             windows=[WindowReport(**w) for w in stored.get("windows", [])],
             problems=list(stored.get("problems", [])),
+            trusted=bool(stored.get("trusted")),
+            trust=stored.get("trust", ""),
         )
     report = NotificationReport(origin=origin)
     try:
@@ -337,7 +387,8 @@ def maintenance_notification_import(
         # The sender is a known carrier whose e-mails need its own parser: read the message again with it.
         result = notification_parse(raw, provider=src.parser)
     index = ObjectIndex()
-    chosen = _carrier_for(result, carrier, src, index)
+    chosen = _carrier_for(result, carrier, polled_source or src, index)
+    trust = _trust(result, vouched_by=vouched_by, polled_source=polled_source, carrier=carrier)
     notification = existing or MaintenanceNotification(sha256=digest)
     notification.source = source
     notification.origin = origin[:1000]
@@ -352,13 +403,15 @@ def maintenance_notification_import(
     report.notification_id = notification.pk
     report.parser = result.parser
     report.carrier = chosen.code if chosen else None
+    report.trusted, report.trust = trust.trusted, trust.reason
     report.problems = list(result.problems)
     if chosen is None and result.windows:
         report.problems.append("carrier unknown: windows are kept without carrier (configure a maintenance source)")
     for parsed in result.windows:
         report.windows.append(
             _window_apply(
-                parsed, carrier=chosen, notification=notification, index=index, source=source, user=user, now=now
+                parsed, carrier=chosen, notification=notification, index=index, source=source, user=user, now=now,
+                trust=trust,
             )
         )
     report.status = _notification_status(report)
@@ -368,17 +421,26 @@ def maintenance_notification_import(
     return report
 
 
+def vouched_by_user(user) -> str:
+    """The trust note of a notification an operator imported by hand (upload, URL); "" for anyone else."""
+    from wanmon.core.permissions import user_is_operator
+
+    if user is not None and getattr(user, "is_authenticated", False) and user_is_operator(user):
+        return f"imported by {user.get_username()}"
+    return ""
+
+
 def maintenance_import_file(
     *, path: str | FilePath, carrier: Carrier | None = None, parser: str | None = None, user=None,
-    now: datetime | None = None,
+    now: datetime | None = None, vouched_by: str = "imported from a file on the server",
 ) -> ImportReport:
-    """Import one file: an iCalendar object (.ics) or an e-mail message (.eml)."""
+    """Import one file given by hand: an iCalendar object (.ics) or an e-mail message (.eml); vouched for."""
     path = FilePath(path)
     raw = path.read_bytes()
     source = Source.ICAL_FILE if path.suffix.lower() in {".ics", ".ical", ".ifb"} else Source.EMAIL
     return ImportReport(
         [maintenance_notification_import(raw=raw, source=source, origin=str(path), carrier=carrier, parser=parser,
-                                         user=user, now=now)]
+                                         user=user, now=now, vouched_by=vouched_by)]
     )
 
 
@@ -398,7 +460,8 @@ def maintenance_import_maildir(
 ) -> ImportReport:
     """Import every message of a Maildir (new/ and cur/, left untouched) or every file of a plain directory.
 
-    Running it again imports only what is new (a message is applied once, by its content hash).
+    Running it again imports only what is new (a message is applied once, by its content hash). Nobody
+    has read these messages: each is trusted by its sender and authentication, or held for review.
     """
     directory = FilePath(directory)
     if not directory.is_dir():
@@ -422,14 +485,15 @@ def _fetch(url: str) -> tuple[bytes, str]:
 
 
 def maintenance_import_url(
-    *, url: str, carrier: Carrier | None = None, parser: str | None = None, user=None, now: datetime | None = None
+    *, url: str, carrier: Carrier | None = None, parser: str | None = None, user=None, now: datetime | None = None,
+    vouched_by: str = "", polled_source: MaintenanceSource | None = None,
 ) -> ImportReport:
-    """Fetch an iCalendar feed (or a message) over HTTP(S) and import it."""
+    """Fetch an iCalendar feed (or a message) over HTTP(S) and import it (``fetch.py`` says which URLs)."""
     body, ctype = _fetch(url)
     source = Source.EMAIL if ctype == "message/rfc822" else Source.ICAL_URL
     return ImportReport(
         [maintenance_notification_import(raw=body, source=source, origin=url, carrier=carrier, parser=parser,
-                                         user=user, now=now)]
+                                         user=user, now=now, vouched_by=vouched_by, polled_source=polled_source)]
     )
 
 
@@ -439,7 +503,8 @@ def maintenance_sources_poll(*, now: datetime | None = None) -> ImportReport:
     report = ImportReport()
     for src in MaintenanceSource.objects.select_related("carrier").filter(enabled=True).exclude(url=""):
         try:
-            polled = maintenance_import_url(url=src.url, carrier=src.carrier, parser=src.parser or None, now=now)
+            polled = maintenance_import_url(url=src.url, carrier=src.carrier, parser=src.parser or None, now=now,
+                                            polled_source=src)
             report.notifications.extend(polled.notifications)
             src.last_error = ""
         except ValidationError as exc:

@@ -13,6 +13,7 @@ from wanmon.maintenance.choices import (
     Impact,
     NoticeKind,
     NotificationStatus,
+    Review,
     Source,
     Status,
 )
@@ -110,6 +111,17 @@ class MaintenanceWindow(models.Model):
         default=list, blank=True, help_text="announced objects not found in the inventory: [{object_id, impact}]"
     )
     revision = models.PositiveIntegerField(default=0, help_text="counts material changes (times, status, impact...)")
+    # --- 0003: trust of the source; only accepted windows explain, mute, skip tests or notify
+    review = models.CharField(max_length=10, choices=Review.choices, default=Review.ACCEPTED)
+    review_note = models.CharField(max_length=500, blank=True, help_text="why the source was trusted or held")
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="maintenance_windows_reviewed",
+    )
+    reviewed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["start", "reference"]
@@ -124,7 +136,10 @@ class MaintenanceWindow(models.Model):
                 fields=["carrier", "uid"], condition=~Q(uid=""), name="%(app_label)s_%(class)s_unique_carrier_uid"
             ),
         ]
-        indexes = [models.Index(fields=["start", "end"], name="maintenance_window_span")]
+        indexes = [
+            models.Index(fields=["start", "end"], name="maintenance_window_span"),
+            models.Index(fields=["review"], name="maintenance_window_review"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.reference} {self.start:%Y-%m-%d %H:%M}Z"
@@ -140,6 +155,10 @@ class MaintenanceWindow(models.Model):
     @property
     def is_recurring(self) -> bool:
         return bool(self.rrule)
+
+    @property
+    def is_accepted(self) -> bool:
+        return self.review == Review.ACCEPTED
 
 
 class MaintenanceAffect(models.Model):

@@ -34,7 +34,7 @@ from django.utils import timezone
 from wanmon.diagnosis.choices import ACTIVE_STATUSES
 from wanmon.diagnosis.models import Finding
 from wanmon.maintenance import topology as topo
-from wanmon.maintenance.choices import LIVE_STATUSES, EventKind, NoticeKind, Status
+from wanmon.maintenance.choices import LIVE_STATUSES, EventKind, NoticeKind, Review, Status
 from wanmon.maintenance.constants import (
     DEFAULT_NOTICE_LEAD_HOURS,
     DEFAULT_NOTICE_ROLES,
@@ -235,7 +235,7 @@ def _audit(window: MaintenanceWindow, kind: str, recipients: list[str], now: dat
 def _advance(now: datetime, tp: topo.Topology, report: NoticeReport, connection) -> None:
     roles = _roles()
     for occ in maintenance_occurrence_list(start=now, end=now + _lead(), include_cancelled=False, topology=tp):
-        if occ.window.status not in LIVE_STATUSES:
+        if occ.window.status not in LIVE_STATUSES or occ.window.review != Review.ACCEPTED:
             continue
         key = _occurrence_key(occ)
         footprint, site_ids = _footprint(occ, tp)
@@ -261,8 +261,8 @@ def _changes_and_cancellations(now: datetime, tp: topo.Topology, report: NoticeR
     for window_id, key in sorted(told_keys):
         w = windows[window_id]
         occ = _occurrence_of(w, key)
-        if occ.end <= now:
-            continue  # over: a change or cancellation does not matter to anyone any more
+        if occ.end <= now or w.review != Review.ACCEPTED:
+            continue  # over, or a change held for review (told once an operator accepts it)
         footprint, _ = _footprint(occ, tp)
         told = _already_sent(w, key)
         if w.status == Status.CANCELLED:
@@ -311,7 +311,7 @@ def _degraded_paths(footprint: WindowFootprint, end: datetime) -> dict[str, list
 def _ended_degraded(now: datetime, tp: topo.Topology, report: NoticeReport, connection) -> None:
     since = now - timedelta(seconds=ENDED_CHECK_WINDOW_S)
     for occ in maintenance_occurrence_list(start=since, end=now, include_cancelled=False, topology=tp):
-        if not (since < occ.end <= now):
+        if not (since < occ.end <= now) or occ.window.review != Review.ACCEPTED:
             continue
         footprint, _ = _footprint(occ, tp)
         degraded = _degraded_paths(footprint, occ.end)

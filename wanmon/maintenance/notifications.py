@@ -49,6 +49,14 @@ def _header(message, name: str) -> str:
     return " ".join(str(value or "").split())
 
 
+def _headers(message, name: str) -> tuple[str, ...]:
+    try:
+        values = message.get_all(name) or []
+    except (ValueError, IndexError, TypeError):
+        return ()
+    return tuple(" ".join(str(v).split()) for v in values)
+
+
 def notification_parse(raw: bytes, *, provider: str | None = None) -> ParseResult:
     """Every window in one raw notification. ``provider``: a circuit-maintenance-parser id, or 'bcop'.
 
@@ -69,6 +77,7 @@ def notification_parse(raw: bytes, *, provider: str | None = None) -> ParseResul
         subject=_header(message, "Subject"),
         message_id=_header(message, "Message-ID"),
         content_type="message/rfc822",
+        authentication_results=_headers(message, "Authentication-Results"),
     )
     plain: list[ParsedWindow] = []
     for part in _calendar_parts(message):

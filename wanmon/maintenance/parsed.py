@@ -136,3 +136,5 @@ class ParseResult:
     subject: str = ""
     message_id: str = ""
     content_type: str = ""
+    # Authentication-Results headers of an e-mail, topmost (the receiving MTA's) first.
+    authentication_results: tuple[str, ...] = ()

@@ -20,7 +20,7 @@ from django.utils import timezone
 from wanmon.inventory.labels import label_split
 from wanmon.inventory.models import Carrier, Circuit, Equipment, Interface, Path, PathHop, Site, SiteContact, Trunk
 from wanmon.maintenance import topology as topo
-from wanmon.maintenance.choices import Behaviour, Status
+from wanmon.maintenance.choices import Behaviour, Review, Status
 from wanmon.maintenance.ical import ExportObject, ExportWindow
 from wanmon.maintenance.models import FeedToken, MaintenanceAffect, MaintenanceSource, MaintenanceWindow
 from wanmon.maintenance.parsed import http_url, impact_normalise, impact_worst
@@ -41,6 +41,9 @@ __all__ = [
     "maintenance_source_for_sender",
     "maintenance_window_footprint",
     "maintenance_window_get",
+    "maintenance_window_held_count",
+    "maintenance_window_review_queue",
+    "maintenance_window_reviewed_recently",
     "maintenance_window_list",
     "maintenance_window_list_for_diagnosis",
     "maintenance_window_queryset",
@@ -74,6 +77,26 @@ def maintenance_window_queryset() -> QuerySet[MaintenanceWindow]:
 
 def maintenance_window_get(pk: int) -> MaintenanceWindow | None:
     return maintenance_window_queryset().filter(pk=pk).first()
+
+
+def maintenance_window_held_count() -> int:
+    """How many windows wait for an operator's review."""
+    return MaintenanceWindow.objects.filter(review=Review.HELD).count()
+
+
+def maintenance_window_review_queue() -> QuerySet[MaintenanceWindow]:
+    """Windows held for review, soonest first."""
+    return maintenance_window_queryset().filter(review=Review.HELD).order_by("start", "reference")
+
+
+def maintenance_window_reviewed_recently(limit: int = 20) -> QuerySet[MaintenanceWindow]:
+    """The latest operator decisions (accepted or rejected after a hold), newest first."""
+    return (
+        maintenance_window_queryset()
+        .filter(reviewed_at__isnull=False)
+        .select_related("reviewed_by")
+        .order_by("-reviewed_at", "-id")[:limit]
+    )
 
 
 def maintenance_window_list(
@@ -255,7 +278,13 @@ def maintenance_window_footprint(
 
 
 def _mutes(window: MaintenanceWindow, explains: bool) -> bool:
-    return explains and window.status != Status.CANCELLED and window.behaviour != Behaviour.RUN
+    """Whether the window silences what it explains: live, not informational, and accepted (not held for review)."""
+    return (
+        explains
+        and window.status != Status.CANCELLED
+        and window.behaviour != Behaviour.RUN
+        and window.review == Review.ACCEPTED
+    )
 
 
 @dataclass(frozen=True)
@@ -263,7 +292,7 @@ class PathMatch:
     """A window occurrence touching a path: the elements on it, the impact on the path, and what follows.
 
     ``explains``: the impact is one under which a degradation of the path is expected; ``mutes``: it
-    explains and the window is live and not informational (behaviour 'run'); ``skip_tests``: the window
+    explains and the window is live, accepted and not informational (behaviour 'run'); ``skip_tests``: the window
     asks to pause scheduled tests on the path (behaviour 'skip').
     """
 
@@ -398,7 +427,7 @@ def maintenance_paths_skipped(at: datetime) -> list[str]:
     tp = topology_load(start=at, end=at + timedelta(seconds=1))
     skipped: set[str] = set()
     for occ in maintenance_occurrence_list(start=at, end=at + timedelta(microseconds=1), include_cancelled=False):
-        if occ.window.behaviour != Behaviour.SKIP:
+        if occ.window.behaviour != Behaviour.SKIP or occ.window.review != Review.ACCEPTED:
             continue
         for touch in tp.window_touches(window_targets(occ.window), occ.start, occ.end):
             if touch.explains:
@@ -421,12 +450,16 @@ def _diagnosis_labels(affect: MaintenanceAffect) -> list[str]:
 def maintenance_window_list_for_diagnosis(start: datetime, end: datetime) -> list:
     """Occurrences overlapping [start, end) as the diagnosis' MaintenanceWindow dataclasses.
 
-    Cancelled windows and informational ones (behaviour 'run') are left out: they must not explain
-    anything. Each occurrence of a recurring window is one dataclass.
+    Cancelled windows, informational ones (behaviour 'run') and those held for review or rejected are
+    left out: they must not explain anything. Each occurrence of a recurring window is one dataclass.
     """
     from wanmon.diagnosis.evidence import MaintenanceWindow as DiagnosisWindow
 
-    windows = maintenance_window_list(start=start, end=end, include_cancelled=False).exclude(behaviour=Behaviour.RUN)
+    windows = (
+        maintenance_window_list(start=start, end=end, include_cancelled=False)
+        .exclude(behaviour=Behaviour.RUN)
+        .filter(review=Review.ACCEPTED)
+    )
     out = []
     for w in windows:
         labels: list[str] = []
@@ -539,10 +572,13 @@ def maintenance_export_windows(
     now: datetime | None = None,
     past_days: int = 90,
 ) -> list[ExportWindow]:
-    """Windows for a feed: all, one site's (those touching it) or one carrier's, from ``past_days`` ago on."""
+    """Windows for a feed: all, one site's (those touching it) or one carrier's, from ``past_days`` ago on.
+
+    Windows held for review or rejected stay out: subscribers' calendars show only what wanmon acts on.
+    """
     now = now or timezone.now()
     since = now - timedelta(days=past_days)
-    windows = list(maintenance_window_list(start=since, carrier=carrier))
+    windows = list(maintenance_window_list(start=since, carrier=carrier).filter(review=Review.ACCEPTED))
     tp = topology_load(start=since)
     site_obj = None
     if site is not None:

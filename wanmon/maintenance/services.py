@@ -19,7 +19,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from wanmon.inventory.models import Carrier, Circuit, Equipment, Interface, Path, Site, Trunk
-from wanmon.maintenance.choices import Behaviour, EventKind, Impact, Source, Status
+from wanmon.maintenance.choices import Behaviour, EventKind, Impact, Review, Source, Status
 from wanmon.maintenance.constants import FEED_TOKEN_BYTES, FEED_TOKEN_PREFIX_LEN, MATERIAL_FIELDS
 from wanmon.maintenance.models import (
     FeedToken,
@@ -45,6 +45,7 @@ __all__ = [
     "maintenance_window_comment",
     "maintenance_window_create",
     "maintenance_window_rematch",
+    "maintenance_window_review",
     "maintenance_window_update",
 ]
 
@@ -302,6 +303,9 @@ def maintenance_window_create(
         uid=f"{secrets.token_hex(12)}@wanmon",
         stamp=now,
         organizer=carrier.noc_email if carrier is not None else "",
+        review=Review.ACCEPTED,
+        review_note="entered by hand" + (f" by {user.get_username()}" if user is not None and user.is_authenticated
+                                         else ""),
     )
     window_validate(window)
     matched = _affect_specs_resolve(affects, carrier)
@@ -371,6 +375,26 @@ def maintenance_window_comment(*, window: MaintenanceWindow, text: str, user=Non
         raise ValidationError({"text": ["a comment needs some text"]})
     return window_event(window, EventKind.COMMENT, now=now or timezone.now(),
                   user=user if user is not None and user.is_authenticated else None, note=text)
+
+
+@transaction.atomic
+def maintenance_window_review(
+    *, window: MaintenanceWindow, accept: bool, user=None, note: str = "", now: datetime | None = None
+) -> MaintenanceWindow:
+    """An operator's decision on a window held for review: accepted, it explains, mutes and notifies from now
+    on; rejected, it never does (until its carrier's trusted channel announces it again)."""
+    now = now or timezone.now()
+    user = user if user is not None and user.is_authenticated else None
+    window = MaintenanceWindow.objects.select_for_update().get(pk=window.pk)
+    decision = Review.ACCEPTED if accept else Review.REJECTED
+    before = window.review
+    window.review = decision
+    window.reviewed_by, window.reviewed_at = user, now
+    if user is not None:
+        window.review_note = f"{decision} by {user.get_username()}" + (f": {note.strip()}" if note.strip() else "")
+    window.save(update_fields=["review", "reviewed_by", "reviewed_at", "review_note"])
+    window_event(window, EventKind.REVIEWED, now=now, user=user, changes={"review": [before, decision]}, note=note)
+    return window
 
 
 @transaction.atomic

@@ -132,6 +132,7 @@ def calendar_page(request):
             "site": site,
             "show_cancelled": show_cancelled,
             "is_operator": user_is_operator(request.user),
+            "held_count": selectors.maintenance_window_held_count(),
         },
     )
 
@@ -263,9 +264,45 @@ def import_page(request):
             carrier=form.cleaned_data["carrier"],
             parser=form.cleaned_data["parser"] or None,
             user=request.user,
+            vouched_by=imports.vouched_by_user(request.user),
         )
     recent = MaintenanceNotification.objects.select_related("uploaded_by").defer("raw")[:20]
     return render(request, "maintenance/import.html", {"form": form, "report": report, "recent": recent})
+
+
+@login_required
+@require_GET
+def review_page(request):
+    """Windows held for review (from a source wanmon cannot trust) and the latest decisions; operators decide."""
+    return render(
+        request,
+        "maintenance/review.html",
+        {
+            "held": selectors.maintenance_window_review_queue(),
+            "decided": selectors.maintenance_window_reviewed_recently(),
+            "is_operator": user_is_operator(request.user),
+        },
+    )
+
+
+@login_required
+@require_POST
+def window_review_page(request, pk: int):
+    """Accept or reject a window held for review (operators)."""
+    _operator_required(request)
+    window = selectors.maintenance_window_get(pk)
+    if window is None:
+        raise Http404("no such maintenance window")
+    decision = request.POST.get("decision")
+    if decision not in ("accept", "reject"):
+        return HttpResponse("decision must be 'accept' or 'reject'", status=400, content_type="text/plain")
+    services.maintenance_window_review(window=window, accept=decision == "accept", user=request.user,
+                                       note=request.POST.get("note", ""))
+    verb = "accepted: it explains and mutes from now on" if decision == "accept" else "rejected"
+    messages.success(request, f"Maintenance {window.reference} {verb}.")
+    if request.POST.get("next") == "queue":
+        return redirect("maintenance-review")
+    return redirect("maintenance-window", pk=pk)
 
 
 @login_required
@@ -328,9 +365,11 @@ __all__ = [
     "feed_token_page",
     "import_page",
     "notification_raw_page",
+    "review_page",
     "window_cancel_page",
     "window_comment_page",
     "window_create_page",
     "window_edit_page",
     "window_page",
+    "window_review_page",
 ]

@@ -41,7 +41,8 @@ class WindowListSerializer(serializers.ModelSerializer):
         model = Window
         fields = ["id", "reference", "aliases", "carrier", "summary", "start", "end", "source_tz", "rrule",
                   "recurrence_end", "status", "impact", "behaviour", "affects", "unmatched_objects", "uid",
-                  "sequence", "stamp", "revision", "source", "parser", "created_at", "updated_at", "page"]
+                  "sequence", "stamp", "revision", "source", "parser", "created_at", "updated_at", "page", "review",
+                  "review_note"]
 
     def get_page(self, window: Window) -> str:
         return f"/maintenance/{window.pk}/"
@@ -128,6 +129,11 @@ class WindowUpdateInput(serializers.Serializer):
 
 class NoteInput(serializers.Serializer):
     note = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+
+
+class ReviewInput(serializers.Serializer):
+    decision = serializers.ChoiceField(choices=["accept", "reject"])
+    note = serializers.CharField(required=False, allow_blank=True, default="")
 
 
 class CommentInput(serializers.Serializer):

@@ -125,6 +125,17 @@ class WindowViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
                                                     note=data.validated_data["note"])
         return self._detail(window)
 
+    @extend_schema(request=s.ReviewInput, responses=s.WindowDetailSerializer)
+    @action(detail=True, methods=["post"])
+    def review(self, request, pk=None):
+        """Accept or reject a window held for review (operators)."""
+        data = s.ReviewInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        window = services.maintenance_window_review(window=self.get_object(), user=request.user,
+                                                    accept=data.validated_data["decision"] == "accept",
+                                                    note=data.validated_data["note"])
+        return self._detail(window)
+
     @extend_schema(request=s.CommentInput, responses={201: s.EventSerializer})
     @action(detail=True, methods=["post"])
     def comments(self, request, pk=None):
@@ -147,8 +158,12 @@ def _report_response(report: imports.ImportReport) -> Response:
 class _ImportView(APIView):
     permission_classes = [IsOperatorOrReadOnly]
 
-    def options_of(self, data) -> dict:
-        return {"carrier": data.get("carrier"), "parser": data.get("parser") or None, "user": self.request.user}
+    def options_of(self, data, *, vouched: bool = True) -> dict:
+        """Import options; an operator who uploads a file or names a URL vouches for it (not for a mailbox)."""
+        options = {"carrier": data.get("carrier"), "parser": data.get("parser") or None, "user": self.request.user}
+        if vouched:
+            options["vouched_by"] = imports.vouched_by_user(self.request.user)
+        return options
 
 
 class FileImportView(_ImportView):
@@ -188,7 +203,8 @@ class MaildirImportView(_ImportView):
         if not any(path == root or root in path.parents for root in allowed):
             raise PermissionDenied("this directory is not under WANMON_MAINTENANCE_MAILDIRS")
         try:
-            report = imports.maintenance_import_maildir(directory=path, **self.options_of(data.validated_data))
+            report = imports.maintenance_import_maildir(directory=path,
+                                                        **self.options_of(data.validated_data, vouched=False))
         except DjangoValidationError as exc:
             raise _drf_error(exc) from None
         return _report_response(report)

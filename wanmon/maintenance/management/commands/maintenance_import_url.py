@@ -17,7 +17,8 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         try:
             report = maintenance_import_url(
-                url=options["url"], carrier=carrier_option(options["carrier"]), parser=options["parser"]
+                url=options["url"], carrier=carrier_option(options["carrier"]), parser=options["parser"],
+                vouched_by="imported with manage.py maintenance_import_url",
             )
         except ValidationError as exc:
             raise CommandError("; ".join(exc.messages)) from None

@@ -1,0 +1,113 @@
+"""Whether a carrier notification may act (explain and mute degradations) as soon as it is imported (pure).
+
+Anyone can write an e-mail with a carrier's From address or an .ics naming a carrier's circuits; a
+window from such a notice would mute a real outage. So a notification is trusted only through:
+
+- an operator who imports it (upload, API, or the command line on the server): they vouch for it;
+- the calendar URL of the carrier's maintenance source (polled hourly): the carrier publishes it;
+- an e-mail whose sender is on a carrier's sender list and, when the receiving MTA adds
+  Authentication-Results (RFC 8601), with DKIM, SPF or DMARC passing for the sender's domain. The
+  MTA's own header is the topmost one, or the ones whose authserv-id is in
+  ``WANMON_MAINTENANCE_AUTHSERV_IDS``; with that setting, or ``WANMON_MAINTENANCE_REQUIRE_EMAIL_AUTH``,
+  a message without such a header is not trusted.
+
+Anything else (a sender on no list, failed authentication, an .ics from a mailbox) is held for an
+operator's review: its windows are kept and shown, but explain, mute, skip and notify nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["Trust", "email_trust", "authentication_results_parse"]
+
+_COMMENT = re.compile(r"\([^()]*\)")
+
+
+@dataclass(frozen=True)
+class Trust:
+    """The verdict on one notification and the reason, as the window's review note says it."""
+
+    trusted: bool
+    reason: str
+
+
+@dataclass(frozen=True)
+class AuthResult:
+    """One method's result of an Authentication-Results header: dkim=pass header.d=colt.net."""
+
+    method: str
+    result: str
+    properties: dict[str, str]
+
+
+def authentication_results_parse(value: str) -> tuple[str, list[AuthResult]]:
+    """(authserv-id, results) of one Authentication-Results header value (comments and reasons dropped)."""
+    text = " ".join(_COMMENT.sub(" ", value).split())
+    parts = [p.strip() for p in text.split(";")]
+    authserv_id = parts[0].split()[0].lower() if parts and parts[0] else ""
+    results = []
+    for part in parts[1:]:
+        tokens = part.split()
+        if not tokens or "=" not in tokens[0]:
+            continue
+        method, _, result = tokens[0].partition("=")
+        properties = {}
+        for token in tokens[1:]:
+            name, eq, prop = token.partition("=")
+            if eq:
+                properties[name.lower()] = prop.strip('"').lower()
+        results.append(AuthResult(method.split("/")[0].lower(), result.lower(), properties))
+    return authserv_id, results
+
+
+def _domain(value: str) -> str:
+    return value.rpartition("@")[2].strip().strip(".").lower()
+
+
+def _aligned(a: str, b: str) -> bool:
+    """Relaxed alignment (DMARC): the same domain, or one a subdomain of the other."""
+    return bool(a and b) and (a == b or a.endswith("." + b) or b.endswith("." + a))
+
+
+def _passes(result: AuthResult, sender_domain: str) -> str | None:
+    """'dkim=pass (colt.net)' when the result passes for the sender's domain, else None."""
+    if result.result != "pass":
+        return None
+    keys = {"dkim": ("header.d", "header.i"), "spf": ("smtp.mailfrom", "smtp.helo"), "dmarc": ("header.from",)}
+    for key in keys.get(result.method, ()):
+        domain = _domain(result.properties.get(key, ""))
+        if _aligned(domain, sender_domain):
+            return f"{result.method}=pass ({domain})"
+    return None
+
+
+def email_trust(
+    *,
+    sender: str,
+    carrier_code: str | None,
+    authentication_results: Sequence[str],
+    authserv_ids: Sequence[str] = (),
+    require_authentication: bool = False,
+) -> Trust:
+    """The verdict on an e-mail whose sender is on the list of ``carrier_code`` (None: on no carrier's list)."""
+    if not carrier_code:
+        return Trust(False, f"sender {sender or '(none)'} is on no carrier's sender list")
+    ids = {i.strip().lower() for i in authserv_ids if i.strip()}
+    parsed = [authentication_results_parse(v) for v in authentication_results]
+    ours = [results for serv, results in parsed if serv in ids] if ids else [r for _, r in parsed[:1]]
+    listed = f"sender {sender} on {carrier_code}'s list"
+    if not ours:
+        if ids or require_authentication:
+            return Trust(False, f"{listed}, but no Authentication-Results of the receiving MTA")
+        return Trust(True, f"{listed} (no DKIM/SPF results to check)")
+    sender_domain = _domain(sender)
+    for results in ours:
+        for result in results:
+            passed = _passes(result, sender_domain)
+            if passed:
+                return Trust(True, f"{listed}, {passed}")
+    seen = ", ".join(f"{r.method}={r.result}" for results in ours for r in results) or "none"
+    return Trust(False, f"{listed}, but neither DKIM, SPF nor DMARC passed for {sender_domain} ({seen})")

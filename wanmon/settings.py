@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "wanmon.dashboard.apps.DashboardConfig",
     "wanmon.alerts.apps.AlertsConfig",
     "wanmon.perfsonar.apps.PerfsonarConfig",
+    "wanmon.demo.apps.DemoConfig",
 ]
 
 MIDDLEWARE = [

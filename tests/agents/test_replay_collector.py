@@ -20,7 +20,7 @@ from agents.validation import check_records
 from collectors.records import HostTcpRecord, OwampRecord, SnmpRecord, ThroughputRecord, TracerouteRecord
 
 ROOT = Path(__file__).resolve().parents[2]
-LHC_DEMO = ROOT / "wanmon" / "inventory" / "data" / "lhc-demo.yaml"
+LHC_DEMO = ROOT / "wanmon" / "demo" / "data" / "lhc-demo.yaml"
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 HOURS = 2
 END = T0 + timedelta(hours=HOURS)

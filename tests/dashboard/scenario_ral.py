@@ -1,7 +1,7 @@
 """A scenario (docs/scenario-format.md) with everything the corpus scenarios lack for the dashboard:
 SNMP counters on the path's ports and on a trunk whose members are unevenly loaded, interface
 errors, a maintenance window that ran and one that is announced, and a route change seen by
-traceroute. Names follow wanmon/inventory/data/lhc-topology.yaml (CERN <-> RAL over GEANT and
+traceroute. Names follow wanmon/demo/data/lhc-topology.yaml (CERN <-> RAL over GEANT and
 Jisc Janet, RAL behind the 2 x 10G trunk ral-lag).
 
 Deterministic: the same numbers every time, so tests can compare charts with them.

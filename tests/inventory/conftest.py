@@ -21,7 +21,7 @@ SCENARIOS_DIR = ROOT / "tests" / "scenarios"
 REVERSE_PATH_LOSS = SCENARIOS_DIR / "reverse-path-loss-fzk.yaml"
 WINDOW_LIMITED = SCENARIOS_DIR / "window-limited-asgc.yaml"
 EXAMPLE_FILES = [REVERSE_PATH_LOSS, WINDOW_LIMITED]
-LHC_TOPOLOGY = ROOT / "wanmon" / "inventory" / "data" / "lhc-topology.yaml"
+LHC_TOPOLOGY = ROOT / "wanmon" / "demo" / "data" / "lhc-topology.yaml"
 
 
 def example_topology(path: Path = REVERSE_PATH_LOSS) -> dict:

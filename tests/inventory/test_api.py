@@ -18,7 +18,7 @@ LIST_ENDPOINTS = ["carriers", "sites", "site-contacts", "hosts", "equipment", "i
                   "paths", "agents"]
 
 
-# Entries of wanmon/inventory/data/lhc-topology.yaml per endpoint.
+# Entries of wanmon/demo/data/lhc-topology.yaml per endpoint.
 LHC_COUNTS = {"carriers": 13, "sites": 12, "site-contacts": 48, "hosts": 24, "equipment": 37, "interfaces": 75,
               "circuits": 6, "trunks": 2, "paths": 22, "agents": 0}
 

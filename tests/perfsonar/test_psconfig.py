@@ -174,7 +174,7 @@ def test_the_lhc_inventory_gives_the_cern_tier1_star(client, validator):
     from tests.conftest import ROOT
     from wanmon.inventory.models import Host, Site
 
-    call_command("import_topology", str(ROOT / "wanmon/inventory/data/lhc-topology.yaml"), stdout=io.StringIO())
+    call_command("import_topology", str(ROOT / "wanmon/demo/data/lhc-topology.yaml"), stdout=io.StringIO())
     template = valid(validator, fetch(client, url_of(None)).json())
     tier1 = set(Site.objects.filter(tier=1).values_list("code", flat=True))
     star = pairs(template, "wanmon-star")

@@ -48,6 +48,8 @@ SUBJECT_MAX_CHARS = 220
 # Sending: retries of one Celery task (exponential backoff), then the beat's redispatch takes over
 # until a notification has been tried this many times.
 SEND_TASK_MAX_RETRIES = 6
+#: The Celery name of the task that sends one notification: services enqueue it by name (the tasks import them).
+SEND_TASK_NAME = "wanmon.alerts.tasks.alerts_send_notification_task"
 SEND_MAX_ATTEMPTS = 12
 SEND_BUSY_RETRY_S = 15
 

@@ -27,6 +27,7 @@ import smtplib
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from celery import current_app
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
@@ -42,7 +43,7 @@ from wanmon.alerts.choices import (
     SilenceMatcher,
 )
 from wanmon.alerts.conf import AlertSettings, alert_settings
-from wanmon.alerts.constants import PROCESS_LOCK_KEY, SEND_MAX_ATTEMPTS
+from wanmon.alerts.constants import PROCESS_LOCK_KEY, SEND_MAX_ATTEMPTS, SEND_TASK_NAME
 from wanmon.alerts.grouping import FindingFacts, Group, group_findings, headline
 from wanmon.alerts.models import Incident, IncidentEvent, IncidentMember, Notification, Silence
 from wanmon.alerts.policy import NotifyState, Timers, notification_due, resolve_due, silence_matches
@@ -397,10 +398,9 @@ def _redispatch_candidates(cfg: AlertSettings) -> list[int]:
 
 
 def _enqueue(ids: list[int], queue: str | None) -> None:
-    from wanmon.alerts.tasks import alerts_send_notification_task  # noqa: PLC0415 - tasks import this module
-
+    # By name: the tasks module imports this one, and a service must not import its tasks back.
     for notification_id in ids:
-        alerts_send_notification_task.apply_async((notification_id,), queue=queue)
+        current_app.send_task(SEND_TASK_NAME, args=(notification_id,), queue=queue)
 
 
 def alerts_process(*, now: datetime, flush: bool = False, dispatch: bool = True) -> ProcessResult:

@@ -3,7 +3,7 @@
 from celery import shared_task
 from django.utils import timezone
 
-from wanmon.alerts.constants import SEND_BUSY_RETRY_S, SEND_TASK_MAX_RETRIES
+from wanmon.alerts.constants import SEND_BUSY_RETRY_S, SEND_TASK_MAX_RETRIES, SEND_TASK_NAME
 from wanmon.alerts.services import BUSY, NotificationSendError, alerts_process, notification_send
 
 
@@ -14,6 +14,7 @@ def alerts_process_task() -> dict:
 
 
 @shared_task(
+    name=SEND_TASK_NAME,
     bind=True,
     acks_late=True,
     autoretry_for=(NotificationSendError,),

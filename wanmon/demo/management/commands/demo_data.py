@@ -12,7 +12,7 @@ LHC_TOPOLOGY = Path(__file__).resolve().parents[2] / "data" / "lhc-topology.yaml
 
 
 class Command(BaseCommand):
-    help = "Load the demo data: the LHC Tier-0/Tier-1 topology (wanmon/inventory/data/lhc-topology.yaml)."
+    help = "Load the demo data: the LHC Tier-0/Tier-1 topology (wanmon/demo/data/lhc-topology.yaml)."
 
     def handle(self, *args, **options):
         try:

@@ -1,7 +1,7 @@
 """Generate lhc-demo.yaml: the LHC topology with 48 h of measurements and four injected case studies.
 
-    .venv/bin/python wanmon/inventory/data/generate_demo.py            # (re)write lhc-demo.yaml
-    .venv/bin/python wanmon/inventory/data/generate_demo.py --check    # exit 1 if the file is out of date
+    .venv/bin/python scripts/generate_demo.py            # (re)write wanmon/demo/data/lhc-demo.yaml
+    .venv/bin/python scripts/generate_demo.py --check    # exit 1 if the file is out of date
 
 The result is a scenario file (docs/scenario-format.md). Its ``topology`` block is lhc-topology.yaml
 (plus three RAL transfer hosts, so that odd and even host addresses exist there); its timeline is
@@ -15,7 +15,8 @@ topology:
   interfaces of a few shared carrier elements: geant-fra, geant-gva, both ends of the USLHCNet
   Geneva-Chicago bundle, the two ends of the RAL LAG and surf-ams.
 
-Every number follows the physics of docs/diagnosis.md#the-physics (as tests/scenarios/generate.py does):
+Every number follows the physics of docs/diagnosis.md#the-physics, computed by the scenario corpus's physics
+oracle (tests/scenarios/noise/physics.py, which tests/scenarios/generate.py uses too):
 a stream reaches min(capacity, streams * W*8/RTT, the Mathis ceiling of the loss it suffers);
 retransmits are the loss times the segments sent; Counter64 octets advance by the load of each
 5-min interval: a diurnal background per port plus the bytes of the tests crossing it, the same
@@ -56,9 +57,16 @@ from pathlib import Path
 
 import yaml
 
-HERE = Path(__file__).resolve().parent
-TOPOLOGY = HERE / "lhc-topology.yaml"
-OUTPUT = HERE / "lhc-demo.yaml"
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script: the scenario library lives under tests/
+    sys.path.insert(0, str(ROOT))
+
+from tests.scenarios.noise import physics  # noqa: E402
+from tests.scenarios.noise.noise import poisson  # noqa: E402
+
+DATA = ROOT / "wanmon" / "demo" / "data"
+TOPOLOGY = DATA / "lhc-topology.yaml"
+OUTPUT = DATA / "lhc-demo.yaml"
 
 SCENARIO = "lhc-demo"
 EPOCH = datetime(2026, 1, 5, 0, 0, tzinfo=UTC)
@@ -72,7 +80,6 @@ MSS = 8948  # MTU 9000 with TCP timestamps
 UDP_DATAGRAM = 8972  # 9000 - IP - UDP headers
 FRAME_BYTES = 1100.0  # mean frame size of the production traffic on the backbone
 CUBIC_FACTOR = 2.0
-MATHIS_RENO = math.sqrt(1.5)
 
 TCP_EVERY_MIN, UDP_EVERY_MIN, OWAMP_EVERY_MIN = 30, 120, 5
 TRACE_EVERY_MIN, HOST_EVERY_MIN, SNMP_EVERY_MIN = 60, 60, 5
@@ -103,31 +110,7 @@ MAINTENANCE_LOSS = (0.004, 0.006)
 SNMP_EQUIPMENT = ("geant-fra", "geant-gva", "uslhcnet-gva", "uslhcnet-chi", "janet-lon", "ral-border", "surf-ams")
 
 
-# --------------------------------------------------------------------------- physics (docs/diagnosis.md#the-physics)
-def window_rate_bps(window_bytes: float, rtt_ms: float) -> float:
-    return window_bytes * 8 / (rtt_ms / 1000)
-
-
-def mathis_reno_bps(mss: int, rtt_ms: float, p: float) -> float:
-    return math.inf if p <= 0 else MATHIS_RENO * mss * 8 / (rtt_ms / 1000 * math.sqrt(p))
-
-
-def segments(rate_bps: float, duration_s: float, mss: int = MSS) -> float:
-    return rate_bps * duration_s / 8 / mss
-
-
-def poisson(rng: random.Random, lam: float) -> int:
-    if lam <= 0:
-        return 0
-    if lam > 30:
-        return max(0, round(rng.gauss(lam, math.sqrt(lam))))
-    limit, k, prod = math.exp(-lam), 0, rng.random()
-    while prod > limit:
-        k += 1
-        prod *= rng.random()
-    return k
-
-
+# --------------------------------------------------------------------------- small helpers
 def jitter(rng: random.Random, value: float, rel: float) -> float:
     return value * (1 + rng.uniform(-rel, rel))
 
@@ -316,15 +299,16 @@ class Builder:
             src, dst = self.host_pair(path, turn)
             window = min(path.window, self.buffer[path.src], self.buffer[path.dst])
             rtt = jitter(rng, path.rtt_ms, 0.003)
-            healthy = min(0.93 * path.flow_capacity_bps, path.streams * 0.97 * window_rate_bps(window, rtt))
+            window_bps = physics.window_limit_bps(window, rtt, autotuned=False)
+            healthy = min(0.93 * path.flow_capacity_bps, path.streams * 0.97 * window_bps)
             p = self.path_loss(path, t)
             if p:
-                ceiling = path.streams * CUBIC_FACTOR * mathis_reno_bps(MSS, rtt, p)
+                ceiling = path.streams * CUBIC_FACTOR * physics.mathis_bps(MSS, rtt, p, "reno")
                 thr = jitter(rng, min(healthy, ceiling), 0.2)
-                retrans = round(p * segments(thr, 10) / (1 - p)) + poisson(rng, 1)
+                retrans = round(p * physics.packets(thr, 10, MSS) / (1 - p)) + poisson(rng, 1)
             elif self.trunk_fault(path, dst.address, t):
                 thr = rng.uniform(0.4e9, 2.5e9)  # slow and unstable: the faulty member
-                retrans = round(segments(thr, 10) * rng.uniform(0.01, 0.04))
+                retrans = round(physics.packets(thr, 10, MSS) * rng.uniform(0.01, 0.04))
             else:
                 thr = jitter(rng, healthy, 0.015)
                 # the reverse direction's loss hits this path's ACKs: a few spurious retransmits
@@ -573,7 +557,7 @@ def document() -> str:
     )
 
 
-GENERATED = " (Generated by wanmon/inventory/data/generate_demo.py: do not edit, run it again.)"
+GENERATED = " (Generated by scripts/generate_demo.py: do not edit, run it again.)"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,6 +1,6 @@
 """``manage.py demo_agents --dir DIR [--scenario FILE] [--url URL]``: the simulated site agents of ``scripts/demo``.
 
-Idempotent. From a scenario file (default: the LHC demo, ``wanmon/inventory/data/lhc-demo.yaml``):
+Idempotent. From a scenario file (default: the LHC demo, ``wanmon/demo/data/lhc-demo.yaml``):
 
 * imports its topology (the LHC topology of ``demo_data`` plus a few hosts);
 * registers one agent per site, ``<site>-demo``, allowed to poll the equipment whose SNMP records

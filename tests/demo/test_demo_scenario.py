@@ -31,7 +31,7 @@ from wanmon.measurements.ingest import batch_ingest
 from wanmon.measurements.services import measurements_process
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT / "wanmon" / "inventory" / "data"
+DATA = ROOT / "wanmon" / "demo" / "data"
 LHC_DEMO = DATA / "lhc-demo.yaml"
 LHC_TOPOLOGY = DATA / "lhc-topology.yaml"
 SITES = ["ASGC", "BNL", "CERN", "CNAF", "FNAL", "FZK", "IN2P3", "NDGF", "PIC", "RAL", "SARA", "TRIUMF"]
@@ -58,7 +58,7 @@ def demo() -> dict:
 
 
 def _generator():
-    spec = importlib.util.spec_from_file_location("generate_demo", DATA / "generate_demo.py")
+    spec = importlib.util.spec_from_file_location("generate_demo", ROOT / "scripts" / "generate_demo.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up there
     try:
@@ -69,7 +69,7 @@ def _generator():
 
 
 def test_the_demo_scenario_is_up_to_date_with_its_generator_and_the_topology(demo):
-    assert _generator().main(["--check"]) == 0, "run wanmon/inventory/data/generate_demo.py"
+    assert _generator().main(["--check"]) == 0, "run scripts/generate_demo.py"
     assert LHC_DEMO.stat().st_size < 15 * 2**20
     topology = yaml.safe_load(LHC_TOPOLOGY.read_text())
     for section in ("carriers", "sites", "equipment", "interfaces", "circuits", "trunks", "paths"):

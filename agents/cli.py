@@ -65,6 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _print_errors(exc)
         return EXIT_CONFIG_ERROR
     setup_logging(config.agent.log_level)
+    for warning in config.file_warnings:
+        logger.warning(warning, extra={"config": config.source})
     try:
         return args.handler(config, args)
     except ConfigError as exc:  # found late: the token file, a [[twamp]] table refused by its module
@@ -298,6 +300,8 @@ def _spool(config: AgentConfig, args: argparse.Namespace) -> int:
     if status.rejected_batches > len(rejected):
         lines.append(f"  ... and {status.rejected_batches - len(rejected)} more files in {spool.rejected_dir}")
     lines.append(f"size:             {_size(status.bytes)} of {_size(status.max_bytes)}")
+    if status.dropped_records:
+        lines.append(f"dropped:          {status.dropped_records} records (spool or disk full, oldest first)")
     if polls:
         lines.append("collectors (last run; next due):")
         lines += [f"  {name}: {_poll_line(entry)}" for name, entry in sorted(polls.items())]

@@ -211,6 +211,8 @@ class AgentConfig:
     host_tcp: tuple[HostTcpTarget, ...] = ()
     twamp: tuple[TwampTarget, ...] = ()
     replay: tuple[ReplayTarget, ...] = ()
+    # Problems of the file that do not stop the agent (config_file_warnings); logged once logging is set up.
+    file_warnings: tuple[str, ...] = ()
 
 
 # --- loading -----------------------------------------------------------------------------------
@@ -228,9 +230,7 @@ def load_config(path: str | os.PathLike[str]) -> AgentConfig:
     except UnicodeDecodeError as exc:
         raise ConfigError([f"{source}: not UTF-8 text (byte {exc.start})"]) from None
     config = parse_config(text, source=source)
-    for warning in config_file_warnings(config, os.stat(source).st_mode):
-        logger.warning(warning, extra={"config": source})
-    return config
+    return dataclasses.replace(config, file_warnings=tuple(config_file_warnings(config, os.stat(source).st_mode)))
 
 
 def config_file_warnings(config: AgentConfig, mode: int) -> list[str]:

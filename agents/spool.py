@@ -36,6 +36,9 @@ Invariants, and why they hold across a crash at any instruction:
   ``rejected/`` with the reason: never silently.
 * The spool is bounded (``max_bytes``): beyond it the OLDEST data is dropped, rejected
   batches first (they will not be sent anyway), and the number of records dropped is logged.
+  A file system that fills up before that (ENOSPC, EDQUOT) is handled the same way: the oldest
+  data makes room for the new, one file at a time, never a crash. Records dropped either way are
+  counted in ``dropped.json`` (``wanmon-agent spool`` shows the total).
 
 Times in file names are nanoseconds since the epoch, zero-padded so that name order is age
 order. Record counts are in the names too, so :meth:`Spool.status` never reads file contents.
@@ -75,6 +78,8 @@ SPOOL_FORMAT = 1
 _PENDING, _BATCHES, _REJECTED, _TMP = "pending", "batches", "rejected", "tmp"
 _NAME = re.compile(r"^(?P<ns>\d{20})-(?P<key>[0-9a-f-]{8,36})-n(?P<count>\d+)\.json\Z")
 _ERROR_SUFFIX = ".error.json"
+_DROPPED = "dropped.json"
+_DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 
 logger = logging.getLogger(__name__)
 
@@ -137,6 +142,7 @@ class SpoolStatus:
     rejected_records: int
     bytes: int
     max_bytes: int
+    dropped_records: int = 0  # since the spool was created: dropped for its size bound or a full disk
 
     @property
     def records_waiting(self) -> int:
@@ -156,6 +162,7 @@ class SpoolStatus:
             "rejected_records": self.rejected_records,
             "bytes": self.bytes,
             "max_bytes": self.max_bytes,
+            "dropped_records": self.dropped_records,
         }
 
 
@@ -339,9 +346,34 @@ class Spool:
                 body = _ENCODER.encode(_ChunkFile(created_at=created_at, source=source, records=part))
                 # +1 ns per part: names sort in record order even within one call
                 name = f"{now_ns + part_index:020d}-{uuid.uuid4().hex[:12]}-n{len(part)}.json"
-                self._write_atomic(self.pending_dir, name, body)
+                self._write_making_room(self.pending_dir, name, body)
             self._enforce_limit()
         return len(encoded)
+
+    def _write_making_room(self, directory: Path, name: str, data: bytes) -> Path:
+        """:meth:`_write_atomic`; when the file system is full, drop the oldest data one file at a time
+        (rejected first, as for ``max_bytes``) and try again. Raises only when nothing is left to drop."""
+        dropped: list[tuple[_Entry, bool]] = []
+        uncounted = 0  # records dropped but not yet in dropped.json: the count is written first, in the room made
+        try:
+            while True:
+                try:
+                    if uncounted:
+                        self._dropped_store(self._dropped_total() + uncounted)
+                        uncounted = 0
+                    return self._write_atomic(directory, name, data)
+                except OSError as exc:
+                    if exc.errno not in _DISK_FULL:
+                        raise
+                    oldest = next(self._drop_order(), None)
+                    if oldest is None:
+                        raise
+                    self._drop(oldest[0])
+                    dropped.append(oldest)
+                    uncounted += 0 if oldest[1] else oldest[0].count
+        finally:
+            if dropped:
+                self._dropped_report(dropped, reason="file system full: dropped the oldest data", stored=True)
 
     def seal(self) -> int:
         """Pack pending chunks, oldest first, into batches of at most ``batch_max_records``.
@@ -363,23 +395,50 @@ class Spool:
             return formed
 
     def _form_batch(self, chunks: list[_Entry]) -> int:
-        records: list[msgspec.Raw] = []
-        names: list[str] = []
+        parts: list[tuple[_Entry, list[msgspec.Raw]]] = []
         for chunk in chunks:
             try:
-                records.extend(_CHUNK_DECODER.decode(chunk.path.read_bytes()).records)
+                parts.append((chunk, _CHUNK_DECODER.decode(chunk.path.read_bytes()).records))
             except FileNotFoundError:
                 continue  # dropped by the size bound meanwhile
             except (OSError, msgspec.DecodeError) as exc:
                 self._quarantine(chunk.path, f"unreadable chunk file: {exc}")
                 continue
-            names.append(chunk.path.name)
-        if not records:
-            return 0
         batch_id = str(uuid.uuid4())
-        created_ns = chunks[0].created_ns
-        body = _BatchFile(batch_id=batch_id, created_at=_iso(created_ns), chunks=names, records=records)
-        self._write_atomic(self.batches_dir, _batch_name(created_ns, batch_id, len(records)), _ENCODER.encode(body))
+        dropped: list[tuple[_Entry, bool]] = []
+        uncounted = 0
+        try:
+            while True:
+                parts = [p for p in parts if p[1]]
+                if not parts:
+                    return 0
+                records = [record for _, chunk_records in parts for record in chunk_records]
+                names = [entry.path.name for entry, _ in parts]
+                created_ns = chunks[0].created_ns
+                body = _BatchFile(batch_id=batch_id, created_at=_iso(created_ns), chunks=names, records=records)
+                try:
+                    if uncounted:
+                        self._dropped_store(self._dropped_total() + uncounted)
+                        uncounted = 0
+                    self._write_atomic(
+                        self.batches_dir, _batch_name(created_ns, batch_id, len(records)), _ENCODER.encode(body)
+                    )
+                    break
+                except OSError as exc:
+                    # A full disk: the batch needs room while its chunks still exist. The oldest data goes, as
+                    # for append(); a chunk of this very batch that goes leaves the batch with it.
+                    if exc.errno not in _DISK_FULL:
+                        raise
+                    victim = next(self._drop_order(), None)
+                    if victim is None:
+                        raise
+                    self._drop(victim[0])
+                    dropped.append(victim)
+                    uncounted += 0 if victim[1] else victim[0].count
+                    parts = [p for p in parts if p[0].path != victim[0].path]
+        finally:
+            if dropped:
+                self._dropped_report(dropped, reason="file system full: dropped the oldest data", stored=True)
         # Only now may the chunks go: until here a crash leaves them pending (not lost); after the
         # batch file exists, recover() deletes any chunk it lists (never in two batches).
         for name in names:
@@ -436,6 +495,7 @@ class Spool:
             rejected_records=sum(e.count for e in rejected),
             bytes=total,
             max_bytes=self.max_bytes,
+            dropped_records=self._dropped_total(),
         )
 
     def rejected(self, *, limit: int | None = None) -> list[RejectedFile]:
@@ -691,41 +751,62 @@ class Spool:
             )
             logger.error("unreadable spool file moved to rejected/", extra={"file": str(path), "reason": reason})
 
+    def _drop_order(self) -> Iterator[tuple[_Entry, bool]]:
+        """Files in the order they are dropped when space runs out: rejected first, then the oldest waiting."""
+        yield from ((e, True) for e in self._entries(self.rejected_dir))
+        waiting = self._entries(self.batches_dir) + self._entries(self.pending_dir)
+        yield from ((e, False) for e in sorted(waiting, key=lambda e: (e.created_ns, e.path.name)))
+
+    def _drop(self, entry: _Entry) -> None:
+        for path in (entry.path, *entry.extra):
+            _unlink(path)
+        _fsync_dir(entry.path.parent)
+
     def _enforce_limit(self) -> None:
         """Drop the oldest data until the spool fits ``max_bytes`` (rejected first, then waiting)."""
-        rejected = self._entries(self.rejected_dir)
-        waiting = sorted(
-            self._entries(self.batches_dir) + self._entries(self.pending_dir), key=lambda e: (e.created_ns, e.path.name)
-        )
-        total = sum(e.size_bytes + sum(_size(p) for p in e.extra) for e in (*rejected, *waiting))
+        order = list(self._drop_order())
+        total = sum(e.size_bytes + sum(_size(p) for p in e.extra) for e, _ in order)
         if total <= self.max_bytes:
             return
-        dropped_records = dropped_rejected = dropped_files = 0
-        oldest_dropped_ns: int | None = None
-        for entry, is_rejected in [*((e, True) for e in rejected), *((e, False) for e in waiting)]:
+        dropped: list[tuple[_Entry, bool]] = []
+        for entry, is_rejected in order:
             if total <= self.max_bytes:
                 break
             total -= entry.size_bytes + sum(_size(p) for p in entry.extra)
-            for path in (entry.path, *entry.extra):
-                _unlink(path)
-            dropped_files += 1
-            if is_rejected:
-                dropped_rejected += entry.count
-            else:
-                dropped_records += entry.count
-                oldest_dropped_ns = entry.created_ns if oldest_dropped_ns is None else oldest_dropped_ns
-        for directory in (self.rejected_dir, self.batches_dir, self.pending_dir):
-            _fsync_dir(directory)
+            self._drop(entry)
+            dropped.append((entry, is_rejected))
+        self._dropped_report(dropped, reason="spool full: dropped the oldest data")
+
+    def _dropped_report(self, dropped: list[tuple[_Entry, bool]], *, reason: str, stored: bool = False) -> None:
+        """Log what was dropped and (unless ``stored`` already) add it to the running total in ``dropped.json``."""
+        records = sum(e.count for e, rejected in dropped if not rejected)
+        oldest = min((e.created_ns for e, rejected in dropped if not rejected), default=None)
+        total = self._dropped_total() + (0 if stored else records)
+        if not stored:
+            with contextlib.suppress(OSError):  # the count must never cost the data it reports on
+                self._dropped_store(total)
         logger.warning(
-            "spool full: dropped the oldest data",
+            reason,
             extra={
-                "dropped_records": dropped_records,
-                "dropped_rejected_records": dropped_rejected,
-                "dropped_files": dropped_files,
-                "oldest_dropped": None if oldest_dropped_ns is None else _iso(oldest_dropped_ns),
+                "dropped_records": records,
+                "dropped_rejected_records": sum(e.count for e, rejected in dropped if rejected),
+                "dropped_files": len(dropped),
+                "oldest_dropped": None if oldest is None else _iso(oldest),
+                "dropped_records_total": total,
                 "max_bytes": self.max_bytes,
             },
         )
+
+    def _dropped_store(self, total: int) -> None:
+        self._write_atomic(self.root, _DROPPED, _ENCODER.encode({"dropped_records": total}))
+
+    def _dropped_total(self) -> int:
+        try:
+            value = msgspec.json.decode((self.root / _DROPPED).read_bytes())
+        except (OSError, msgspec.DecodeError):
+            return 0
+        count = value.get("dropped_records") if isinstance(value, dict) else None
+        return count if isinstance(count, int) else 0
 
 
 # --- helpers -------------------------------------------------------------------------------------

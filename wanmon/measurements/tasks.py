@@ -15,7 +15,11 @@ from wanmon.measurements.services import measurements_catch_up, measurements_pro
 logger = logging.getLogger(__name__)
 
 
-@shared_task(autoretry_for=(Exception,), retry_backoff=5, retry_kwargs={"max_retries": 5}, acks_late=True)
+# ignore_result: nobody reads it, and storing it makes every enqueue from an ingest thread subscribe to the result
+# backend first (which retries for long when Redis does not answer).
+@shared_task(
+    autoretry_for=(Exception,), retry_backoff=5, retry_kwargs={"max_retries": 5}, acks_late=True, ignore_result=True
+)
 def measurements_process_task(interface_since: dict[str, str]) -> dict:
     """Rates and rollups after an ingest batch committed (if this is lost, measurements_catch_up_task redoes it)."""
     done = measurements_process(interface_since={int(k): datetime.fromisoformat(v) for k, v in interface_since.items()})
@@ -62,13 +66,17 @@ def measurements_process_enqueue(interface_since: dict[int, datetime], *, batch_
         since = {str(k): v.isoformat() for k, v in interface_since.items()}
         # argsrepr: Celery would otherwise repr the whole mapping into the message headers on every upload.
         measurements_process_task.apply_async((since,), argsrepr=f"({len(since)} interfaces)", retry=False)
-    except Exception:
+    except Exception as exc:
         with _enqueue_lock:
             _enqueue_state["paused_until"] = time.monotonic() + ENQUEUE_PAUSE_AFTER_FAILURE_S
         logger.warning(
             "could not enqueue measurement processing; the catch-up will compute it",
-            exc_info=True,
-            extra={"batch_id": batch_id, "interfaces": len(interface_since)},
+            extra={
+                "batch_id": batch_id,
+                "interfaces": len(interface_since),
+                "error": f"{type(exc).__name__}: {exc}",
+                "paused_s": ENQUEUE_PAUSE_AFTER_FAILURE_S,
+            },
         )
         return False
     return True

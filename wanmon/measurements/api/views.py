@@ -100,6 +100,18 @@ class IngestView(APIView):
     throttle_classes = [AgentIngestThrottle]
     parser_classes = [_RawJSONParser]
 
+    def handle_exception(self, exc):
+        # The database down while the agent's token is checked (before post() runs): not the agent's fault, and a
+        # 500 would make it split the batch and park single records after three; 503 + Retry-After keeps them.
+        if isinstance(exc, DatabaseError):
+            logger.warning("ingest: database unavailable before the batch was read", exc_info=True)
+            return Response(
+                {"errors": [{"path": "", "message": "database unavailable, retry later"}]},
+                status=status.HTTP_503_SERVICE_UNAVAILABLE,
+                headers={"Retry-After": "30"},
+            )
+        return super().handle_exception(exc)
+
     @extend_schema(
         operation_id="ingest",
         summary="Push a batch of measurement records (agent bearer token)",

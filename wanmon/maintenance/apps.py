@@ -7,3 +7,9 @@ class MaintenanceConfig(AppConfig):
     name = "wanmon.maintenance"
     label = "maintenance"
     verbose_name = "Maintenance"
+
+    def ready(self) -> None:
+        # Feed tokens are in URL paths: keep them out of the access and request logs of this process.
+        from wanmon.maintenance.logfilters import logging_filters_install
+
+        logging_filters_install()

@@ -27,7 +27,7 @@ from django.conf import settings
 
 from wanmon.maintenance import constants
 
-__all__ = ["FetchRefused", "Fetched", "fetch_allow_nets", "url_fetch"]
+__all__ = ["FetchRefused", "Fetched", "fetch_allow_nets", "url_fetch", "url_redacted"]
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _CHUNK_BYTES = 64 * 1024
@@ -44,6 +44,26 @@ class Fetched:
     body: bytes
     content_type: str
     url: str
+
+
+def url_redacted(url: str) -> str:
+    """``url`` without what may be a secret: the user part and the query (a token) are replaced by [hidden]."""
+    try:
+        parts = urlsplit(url or "")
+    except ValueError:
+        return "[hidden]"
+    if not parts.scheme or not parts.netloc:
+        return url or ""
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = ("[hidden]@" if parts.username or parts.password else "") + host
+    try:
+        netloc += f":{parts.port}" if parts.port else ""
+    except ValueError:
+        pass
+    query = "?[hidden]" if parts.query else ""
+    return f"{parts.scheme}://{netloc}{parts.path}{query}"
 
 
 def fetch_allow_nets() -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:

@@ -35,7 +35,7 @@ from django.utils import timezone
 from wanmon.inventory.models import Carrier
 from wanmon.maintenance.choices import EventKind, NotificationStatus, Review, Source, Status
 from wanmon.maintenance.constants import MATERIAL_FIELDS
-from wanmon.maintenance.fetch import FetchRefused, url_fetch
+from wanmon.maintenance.fetch import FetchRefused, url_fetch, url_redacted
 from wanmon.maintenance.models import MaintenanceNotification, MaintenanceSource, MaintenanceWindow
 from wanmon.maintenance.notifications import NotificationInvalid, notification_parse
 from wanmon.maintenance.parsed import ParsedWindow, ParseResult, impact_normalise
@@ -508,7 +508,8 @@ def maintenance_sources_poll(*, now: datetime | None = None) -> ImportReport:
             report.notifications.extend(polled.notifications)
             src.last_error = ""
         except ValidationError as exc:
-            src.last_error = "; ".join(exc.messages)
+            # The URL may hold a token, and viewers read last_error: the error names it redacted.
+            src.last_error = "; ".join(exc.messages).replace(src.url, url_redacted(src.url))
         src.last_polled_at = now
         src.save(update_fields=["last_error", "last_polled_at"])
     return report

@@ -308,7 +308,8 @@ def window_review_page(request, pk: int):
 @login_required
 @require_GET
 def notification_raw_page(request, pk: int):
-    """A notification exactly as received, as text (it may contain the carrier's customer details)."""
+    """A notification exactly as received, as text (operators: it may hold customer details, or a fetched body)."""
+    _operator_required(request)
     n = get_object_or_404(MaintenanceNotification, pk=pk)
     return HttpResponse(bytes(n.raw), content_type="text/plain; charset=utf-8")
 

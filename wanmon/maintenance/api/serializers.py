@@ -5,12 +5,19 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from wanmon.core.permissions import user_is_operator
 from wanmon.inventory.models import Carrier, Site
 from wanmon.maintenance.choices import Behaviour, Impact, Status
+from wanmon.maintenance.fetch import url_redacted
 from wanmon.maintenance.models import FeedToken, MaintenanceEvent, MaintenanceNotification, MaintenanceSource
 from wanmon.maintenance.models import MaintenanceWindow as Window
 from wanmon.maintenance.parsed import http_url
 from wanmon.maintenance.services import AffectSpec
+
+
+def _operator(context: dict) -> bool:
+    request = context.get("request")
+    return request is not None and user_is_operator(request.user)
 
 
 class AffectSerializer(serializers.Serializer):
@@ -179,6 +186,12 @@ class NotificationSerializer(serializers.ModelSerializer):
     def get_size_bytes(self, n: MaintenanceNotification) -> int:
         return len(bytes(n.raw or b""))
 
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        if not _operator(self.context):
+            data["origin"] = url_redacted(data["origin"])  # a polled URL may carry a token
+        return data
+
 
 class PathMatchSerializer(serializers.Serializer):
     window = serializers.IntegerField(source="window.pk")
@@ -212,9 +225,9 @@ class ElementMatchSerializer(serializers.Serializer):
 
 
 class FeedTokenSerializer(serializers.ModelSerializer):
-    site = serializers.CharField(source="site.code", default=None, read_only=True)
-    carrier = serializers.CharField(source="carrier.code", default=None, read_only=True)
-    created_by = serializers.CharField(source="created_by.username", default=None, read_only=True)
+    site = serializers.CharField(source="site.code", default=None, read_only=True, allow_null=True)
+    carrier = serializers.CharField(source="carrier.code", default=None, read_only=True, allow_null=True)
+    created_by = serializers.CharField(source="created_by.username", default=None, read_only=True, allow_null=True)
 
     class Meta:
         model = FeedToken
@@ -246,6 +259,13 @@ class SourceSerializer(serializers.ModelSerializer):
         fields = ["id", "carrier", "parser", "senders", "provider_names", "url", "enabled", "last_polled_at",
                   "last_error"]
         read_only_fields = ["last_polled_at", "last_error"]
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        if not _operator(self.context):
+            # Carrier calendar URLs often carry a token (user part or query): viewers see them without it.
+            data["url"] = url_redacted(data["url"])
+        return data
 
     def validate_parser(self, value: str) -> str:
         if not value or value == "bcop":

@@ -5,7 +5,7 @@ Authenticated users read; writes need staff or the operator group. Each view cal
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path as FilePath
 
 from django.conf import settings
@@ -23,7 +23,7 @@ from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from wanmon.core.permissions import IsOperatorOrReadOnly
+from wanmon.core.permissions import IsOperatorOrReadOnly, user_is_operator
 from wanmon.inventory.models import Site
 from wanmon.maintenance import imports, selectors, services
 from wanmon.maintenance.api import serializers as s
@@ -39,10 +39,17 @@ def _time_param(request, name: str, default: datetime | None) -> datetime | None
     raw = request.query_params.get(name)
     if not raw:
         return default
-    moment = parse_datetime(raw.replace(" ", "+"))
+    try:
+        moment = parse_datetime(raw.replace(" ", "+"))
+    except ValueError:  # well-formed but impossible (month 13, minute 61)
+        moment = None
     if moment is None or moment.tzinfo is None:
         raise ValidationError({name: "an ISO 8601 time with a zone, e.g. 2026-03-01T12:00:00Z"})
-    return moment
+    try:
+        # In UTC: PostgreSQL refuses zone offsets beyond 15:59 that Python accepts (up to 23:59).
+        return moment.astimezone(UTC)
+    except OverflowError:
+        raise ValidationError({name: "out of range"}) from None
 
 
 WINDOW_FILTERS = [
@@ -239,6 +246,9 @@ class NotificationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, view
     @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})
     @action(detail=True, methods=["get"])
     def raw(self, request, pk=None):
+        """The notification as received (operators: it may hold customer details, or a fetched body)."""
+        if not user_is_operator(request.user):
+            raise PermissionDenied("raw notifications are for operators")
         n = self.get_object()
         ctype = "text/calendar" if n.content_type == "text/calendar" else "message/rfc822"
         response = HttpResponse(bytes(n.raw), content_type=ctype)

@@ -76,6 +76,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # After authentication: shows times in the user's time zone (UTC unless chosen).
     "wanmon.dashboard.middleware.UserTimeZoneMiddleware",
+    # GET/HEAD pages and APIs read from the replica when DATABASE_REPLICA_URL is set (wanmon/core/dbrouter.py).
+    "wanmon.core.dbrouter.ReplicaReadsMiddleware",
 ]
 
 ROOT_URLCONF = "wanmon.urls"
@@ -105,6 +107,12 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+# A PostgreSQL streaming replica for the read side (dashboard pages, query API): wanmon/core/dbrouter.py.
+if os.environ.get("DATABASE_REPLICA_URL"):
+    DATABASES["replica"] = dj_database_url.parse(
+        os.environ["DATABASE_REPLICA_URL"], conn_max_age=env_int("WANMON_DB_CONN_MAX_AGE", 60), conn_health_checks=True
+    )
+DATABASE_ROUTERS = ["wanmon.core.dbrouter.ReplicaRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", DEFAULT_REDIS_URL)
@@ -189,6 +197,9 @@ SPECTACULAR_SETTINGS = {
         "EquipmentRoleEnum": "wanmon.inventory.choices.EquipmentRole",
     },
 }
+
+# Path directions per shard of the periodic diagnosis (wanmon/diagnosis/shards.py).
+DIAGNOSIS_SHARD_PATHS = env_int("WANMON_DIAGNOSIS_SHARD_PATHS", 200)
 
 # --- alerts (wanmon/alerts/conf.py documents each): Alertmanager-like timers in seconds ---
 ALERTS_PROCESS_INTERVAL_S = env_int("ALERTS_PROCESS_INTERVAL_S", 15)

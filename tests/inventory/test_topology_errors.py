@@ -98,7 +98,7 @@ CASES = {
     "bad boolean": (
         _set("equipment", 0, "known_reordering", "often"), "equipment[0].known_reordering: must be true or false"),
     "unknown key": (_set("sites", 0, "lattitude", 46.2),
-                    "sites[0].lattitude: unknown key (expected: code, name, tier, lat, lon, notes, contacts)"),
+                    "sites[0].lattitude: unknown key (expected: code, name, tier, region, lat, lon, notes, contacts)"),
     "bad capacity": (_set("paths", 0, "capacity_mbps", "10G"), "paths[0].capacity_mbps: must be a positive integer"),
     "zero capacity": (_set("paths", 0, "capacity_mbps", 0), "paths[0].capacity_mbps: must be a positive integer"),
     "bad host address": (

@@ -12,7 +12,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponseRedirect, JsonResponse
+from django.http import Http404, HttpResponseBadRequest, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -93,11 +93,21 @@ def overview(request):
     at_param = parse_time(request.GET.get("at"), _tz())
     at = at_param or now
     site = request.GET.get("site") or None
-    data = s.overview(at=at, now=now, site=site)
+    filters = _overview_filters(request)
+    if isinstance(filters, HttpResponseBadRequest):
+        return filters
+    data = s.overview(at=at, now=now, site=site, **filters)
     query = urlencode({"end": iso_utc(at)}) if at_param else ""
     gap = bool(data.latest_data and not at_param and now - data.latest_data > k.DATA_GAP_NOTICE_AFTER)
     context = {
         "data": data,
+        "filters": filters,
+        "tiers": (0, 1, 2, 3),
+        "grid_max_sites": s.GRID_MAX_SITES,
+        "statuses": [st for st in k.STATUS_STYLE if st != k.OK],
+        "problem_rows": [(c, p.path_url(c.src, c.dst, query)) for c in data.problems],
+        "group_rows": [(g, "?" + urlencode({"region": g.region, "tier": "" if g.tier is None else g.tier}))
+                       for g in data.groups],
         "rows": p.grid_rows(data, query),
         "legend": p.legend(),
         "site": site,
@@ -107,13 +117,36 @@ def overview(request):
         "incident_rows": [(incident, p.incident_url(incident.pk)) for incident in data.incidents],
         "alerts_installed": apps.is_installed("wanmon.alerts"),
     }
-    return _respond(request, "dashboard/overview.html", context, fragments={
+    fragments = {
         "grid": "dashboard/_grid.html",
         "findings": "dashboard/_overview_findings.html",
         "incidents": "dashboard/_overview_incidents.html",
         "maintenance": "dashboard/_overview_maintenance.html",
         "agents": "dashboard/_overview_agents.html",
-    })
+    }
+    if data.scaled:
+        fragments["groups"] = "dashboard/_overview_groups.html"
+    return _respond(request, "dashboard/overview.html", context, fragments=fragments)
+
+
+def _overview_filters(request) -> dict | HttpResponseBadRequest:
+    """region, tier, q and status of the scaled overview, checked (a bad value is a 400 naming it)."""
+    region = request.GET.get("region") or None
+    tier_text = request.GET.get("tier") or ""
+    q = (request.GET.get("q") or "").strip() or None
+    status = request.GET.get("status") or None
+    if region is not None and len(region) > 64:
+        return HttpResponseBadRequest("region: at most 64 characters")
+    if q is not None and len(q) > 64:
+        return HttpResponseBadRequest("q: at most 64 characters")
+    tier = None
+    if tier_text:
+        if tier_text not in ("0", "1", "2", "3"):
+            return HttpResponseBadRequest(f"tier: {tier_text[:20]!r} is not one of 0, 1, 2, 3")
+        tier = int(tier_text)
+    if status is not None and status not in k.STATUS_STYLE:
+        return HttpResponseBadRequest(f"status: {status[:20]!r} is not one of {', '.join(k.STATUS_STYLE)}")
+    return {"region": region, "tier": tier, "q": q, "status": status}
 
 
 @login_required

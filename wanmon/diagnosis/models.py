@@ -72,3 +72,39 @@ class FindingEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.finding_id} {self.kind} {self.time:%Y-%m-%dT%H:%MZ}"
+
+
+class DiagnosisCycle(models.Model):
+    """One periodic evaluation (every minute): the paths it planned, split into shards that Celery workers take.
+
+    ``closed_at`` is set by the shard that completes the cycle (every planned path evaluated); only a closed
+    cycle resolves element findings nobody saw in it (a cycle with a lost shard resolves nothing).
+    """
+
+    at = models.DateTimeField(unique=True, help_text="the evaluation's 'now'")
+    planned = models.PositiveIntegerField(default=0, help_text="path directions planned")
+    shards = models.PositiveIntegerField(default=0)
+    evaluated = models.PositiveIntegerField(default=0, help_text="path directions evaluated so far")
+    elements_done = models.BooleanField(default=False, help_text="the elements shard has run")
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-at"]
+
+    def __str__(self) -> str:
+        return f"cycle {self.at:%Y-%m-%dT%H:%M:%SZ} ({self.evaluated}/{self.planned})"
+
+
+class PathEvaluation(models.Model):
+    """The latest cycle that evaluated a path direction: claimed by a shard in the transaction that stores its
+    findings, so that a path is evaluated at most once per cycle whatever the number of workers or redeliveries,
+    and a shard lost with its worker leaves its paths unclaimed (evaluated again by the next cycle)."""
+
+    path = models.OneToOneField("inventory.Path", on_delete=models.CASCADE, primary_key=True, related_name="+")
+    cycle = models.ForeignKey(DiagnosisCycle, on_delete=models.SET_NULL, null=True, related_name="+")
+    cycle_at = models.DateTimeField(help_text="the 'now' of the last evaluation")
+    evaluations = models.PositiveBigIntegerField(default=0, help_text="evaluations since the path was created")
+    worker = models.CharField(max_length=200, blank=True, help_text="the Celery worker of the last evaluation")
+
+    def __str__(self) -> str:
+        return f"path {self.path_id} at {self.cycle_at:%Y-%m-%dT%H:%M:%SZ}"

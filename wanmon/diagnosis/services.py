@@ -6,7 +6,8 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import Q
 
 from wanmon.diagnosis import engine
 from wanmon.diagnosis.choices import ACTIVE_STATUSES, EventKind, FindingStatus
@@ -38,17 +39,35 @@ def _jsonable(value):
     return json.loads(json.dumps(value, default=str))
 
 
-def findings_sync(*, findings: list[EngineFinding], now: datetime) -> SyncResult:
+def findings_sync(
+    *, findings: list[EngineFinding], now: datetime, resolve_ids: list[int] | None = None
+) -> SyncResult:
     """Store an evaluation: open new findings, update the ones still present, resolve the ones that cleared.
 
     Deduplication is by code and subject: the same problem seen again updates its active finding
     (an acknowledged one stays acknowledged). Every change is recorded as a FindingEvent.
+    With ``resolve_ids`` (one shard of the periodic cycle, wanmon/diagnosis/shards.py) the evaluation saw part
+    of the network: only those active findings may be resolved, and only the findings it names or may resolve
+    are read; a transaction-scoped lock per finding key (taken in key order) keeps two shards that find the
+    same element from opening it twice.
     """
     result = SyncResult()
     with transaction.atomic():
-        active = {
-            (f.code, f.subject_key): f for f in Finding.objects.select_for_update().filter(status__in=ACTIVE_STATUSES)
-        }
+        active_qs = Finding.objects.select_for_update().filter(status__in=ACTIVE_STATUSES)
+        if resolve_ids is not None:
+            keys = sorted({f"{f.code}|{subject_key(dict(f.subject))}" for f in findings})
+            if keys:
+                with connection.cursor() as cursor:
+                    cursor.execute(
+                        "SELECT pg_advisory_xact_lock(hashtextextended(k, 19)) FROM unnest(%s::text[]) AS k "
+                        "ORDER BY k",
+                        [keys],
+                    )
+            active_qs = active_qs.filter(
+                Q(id__in=resolve_ids) | Q(subject_key__in={k.partition("|")[2] for k in keys})
+            )
+        active = {(f.code, f.subject_key): f for f in active_qs}
+        resolvable = set(resolve_ids) if resolve_ids is not None else None
         seen: set[tuple[str, str]] = set()
         for found in findings:
             data = found.to_dict()
@@ -99,7 +118,7 @@ def findings_sync(*, findings: list[EngineFinding], now: datetime) -> SyncResult
                     )
                 result.updated.append(existing.id)
         for key, finding in active.items():
-            if key not in seen:
+            if key not in seen and (resolvable is None or finding.id in resolvable):
                 finding.status = FindingStatus.RESOLVED
                 finding.resolved_at = now
                 finding.save(update_fields=["status", "resolved_at"])

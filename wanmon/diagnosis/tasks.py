@@ -1,17 +1,35 @@
-"""Thin Celery tasks of the diagnosis."""
+"""Thin Celery tasks of the diagnosis: the minute's cycle fans out into shards the workers take."""
+
+import socket
 
 from celery import shared_task
 from django.utils import timezone
 
 from wanmon.alerts.tasks import alerts_process_task
-from wanmon.diagnosis.services import diagnosis_run
+from wanmon.diagnosis.shards import diagnosis_cycle_open, diagnosis_shard_evaluate
 
 
-@shared_task(acks_late=True, autoretry_for=(Exception,), retry_backoff=10, retry_kwargs={"max_retries": 3})
-def diagnosis_run_task() -> dict:
-    """Every minute: evaluate all paths with the evidence of the last hours and update the findings."""
-    result = diagnosis_run(now=timezone.now())
+@shared_task(bind=True, acks_late=True, autoretry_for=(Exception,), retry_backoff=10, retry_kwargs={"max_retries": 3})
+def diagnosis_run_task(self) -> dict:
+    """Every minute: plan a cycle (the paths with new evidence or open findings) and queue one task per shard,
+    plus the elements shard, on the queue this task came from (Celery spreads them over the workers)."""
+    plan = diagnosis_cycle_open(now=timezone.now())
+    queue = (self.request.delivery_info or {}).get("routing_key")
+    options = {"queue": queue} if queue else {}
+    for shard in plan.shards:
+        diagnosis_shard_task.apply_async((plan.cycle_id, shard), **options)
+    diagnosis_shard_task.apply_async((plan.cycle_id, [], True), **options)
+    return {"cycle": plan.cycle_id, "planned": plan.planned, "shards": len(plan.shards) + 1}
+
+
+@shared_task(bind=True, acks_late=True, autoretry_for=(Exception,), retry_backoff=5, retry_kwargs={"max_retries": 3})
+def diagnosis_shard_task(self, cycle_id: int, path_ids: list[int], elements: bool = False) -> dict:
+    """Evaluate one shard of a cycle (path version ids) and store its findings."""
+    worker = self.request.hostname or socket.gethostname()
+    result = diagnosis_shard_evaluate(cycle_id=cycle_id, path_ids=path_ids, elements=elements, worker=worker)
+    if result is None:
+        return {"cycle": cycle_id, "skipped": True}
     if result.opened or result.resolved:
         # New or cleared findings: let the alerting look at once instead of at its next beat (latency).
         alerts_process_task.delay()
-    return {"opened": result.opened, "updated": len(result.updated), "resolved": result.resolved}
+    return {"cycle": cycle_id, "opened": result.opened, "updated": len(result.updated), "resolved": result.resolved}

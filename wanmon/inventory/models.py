@@ -35,6 +35,8 @@ class Site(models.Model):
     code = models.CharField(max_length=32, unique=True, validators=[code_validator])
     name = models.CharField(max_length=200)
     tier = models.PositiveSmallIntegerField(null=True, blank=True, validators=[MaxValueValidator(3)])
+    # The overview groups hundreds of sites by region and tier (e.g. "Europe", "North America").
+    region = models.CharField(max_length=64, blank=True)
     lat = models.FloatField(null=True, blank=True, validators=[MinValueValidator(-90), MaxValueValidator(90)])
     lon = models.FloatField(null=True, blank=True, validators=[MinValueValidator(-180), MaxValueValidator(180)])
     notes = models.TextField(blank=True)

@@ -185,6 +185,7 @@ def site_upsert(
     code: str,
     name: str = UNSET,
     tier: int | None = UNSET,
+    region: str = UNSET,
     lat: float | None = UNSET,
     lon: float | None = UNSET,
     notes: str = UNSET,
@@ -192,7 +193,7 @@ def site_upsert(
 ) -> tuple[Site, Change]:
     """Create or update the site ``code``; ``contacts``, when given, replaces the site's whole contact list."""
     site, change = _upsert(
-        Site, {"code": code}, _given(name=name, tier=tier, lat=lat, lon=lon, notes=notes),
+        Site, {"code": code}, _given(name=name, tier=tier, region=region, lat=lat, lon=lon, notes=notes),
         create_defaults={"name": code},
     )
     if contacts is not UNSET and _site_contacts_replace(site=site, contacts=contacts):

@@ -291,6 +291,7 @@ SCHEMA: dict[str, dict[str, _Key]] = {
         "code": _Key(_code, True),
         "name": _Key(_string(200, required=True)),
         "tier": _Key(_integer(0, 3)),
+        "region": _Key(_string(64)),
         "lat": _Key(_number(-90, 90, "must be a number between -90 and 90")),
         "lon": _Key(_number(-180, 180, "must be a number between -180 and 180")),
         "notes": _Key(_string(10_000)),
@@ -789,6 +790,7 @@ def topology_export(*, at: datetime | None = None) -> dict[str, list[dict]]:
     for s in Site.objects.order_by("code").prefetch_related("contacts"):
         entry = {"code": s.code, "name": s.name}
         _put(entry, "tier", s.tier)
+        _put(entry, "region", s.region)
         _put(entry, "lat", s.lat)
         _put(entry, "lon", s.lon)
         _put(entry, "notes", s.notes)

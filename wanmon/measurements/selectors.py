@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db import connection
+from wanmon.core.dbrouter import read_connection
 
 # metric name -> (family, column or SQL expression on the raw table)
 INTERFACE_METRICS = {
@@ -240,7 +240,7 @@ def _test_query(metric, start, end, bucket_s, aggregate, group_by, site, src, ds
 
 def _run(sql, params, key_names, metric, aggregate, bucket_s, table, group_by) -> QueryResult:
     result = QueryResult(metric=metric, aggregate=aggregate, bucket_s=bucket_s, source=table, group_by=key_names)
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:  # the read replica inside a page or API read
         cursor.execute(sql, params)
         current_key = None
         for row in cursor.fetchall():

@@ -30,6 +30,7 @@ from wanmon.dashboard.selectors.interfaces import (
 )
 from wanmon.dashboard.selectors.maintenance import MaintenanceItem, maintenance_for_element, maintenance_for_paths
 from wanmon.dashboard.selectors.overview import (
+    GRID_MAX_SITES,
     GridCell,
     latest_measurement_time,
     map_inputs,
@@ -63,6 +64,7 @@ __all__ = [
     "maintenance_for_paths",
     "map_inputs",
     "overview",
+    "GRID_MAX_SITES",
     "path_interfaces",
     "path_observations",
 ]

@@ -56,6 +56,38 @@ class OverviewData:
     incidents: list
     latest_data: datetime | None
     status_counts: dict[str, int] = field(default_factory=dict)
+    # Beyond GRID_MAX_SITES sites a grid of every site is unreadable (200 sites: 40 000 cells): the overview then
+    # lists the problems first and the sites grouped by region and tier, and draws the matrix of one chosen group.
+    scaled: bool = False
+    problems: list[GridCell] = field(default_factory=list)
+    problem_count: int = 0
+    groups: list[SiteGroup] = field(default_factory=list)
+    regions: list[str] = field(default_factory=list)
+    site_count: int = 0
+    matched_sites: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SiteGroup:
+    """The sites of one region and tier, with the health of the path directions leaving them."""
+
+    region: str
+    tier: int | None
+    sites: list[str]
+    status_counts: dict[str, int]
+    status: str  # the worst status among its paths
+
+    @property
+    def paths(self) -> int:
+        return sum(self.status_counts.values())
+
+
+#: The overview draws the full grid up to this many sites; beyond, problems first and groups (region, tier).
+GRID_MAX_SITES = 40
+#: Problem cells listed on the scaled overview (worst first).
+PROBLEMS_SHOWN = 50
+#: Worst first: how a group's status is aggregated and problems are ordered.
+STATUS_ORDER = (k.CRITICAL, k.WARNING, k.MAINTENANCE, k.STALE, k.NODATA, k.OK)
 
 
 def _latest_tcp(at: datetime) -> dict[tuple[int, int], dict]:
@@ -145,10 +177,71 @@ def agent_list_silent(*, now: datetime) -> tuple[list[Agent], int]:
     return list(silent.order_by("site__code", "name")), active.count()
 
 
-def overview(*, at: datetime, now: datetime | None = None, site: str | None = None) -> OverviewData:
-    """Everything the overview shows as of ``at``; ``site`` keeps only the paths touching that site."""
+@dataclass(frozen=True)
+class _SiteRef:
+    code: str
+
+
+@dataclass(frozen=True)
+class _PathRow:
+    """What the grid reads of a path version (ids, site codes, capacity), without model instances."""
+
+    id: int
+    src_id: int
+    dst_id: int
+    src: _SiteRef
+    dst: _SiteRef
+    capacity_mbps: int | None
+
+    @property
+    def capacity_bps(self) -> float | None:
+        return self.capacity_mbps * 1e6 if self.capacity_mbps else None
+
+
+def _overview_paths(at: datetime) -> list:
+    """Path versions in force at ``at``. Their hops are read only when maintenance is running (only then does
+    the grid place maintenance on paths); otherwise plain rows: 10 000 paths as model instances with their sites
+    cost a second and a half, as rows a few hundredths."""
+    if maintenance_list(start=at, end=at + timedelta(microseconds=1)):
+        return list(path_list_valid_at(at=at))
+    return [
+        _PathRow(r["id"], r["src_id"], r["dst_id"], _SiteRef(r["src"]), _SiteRef(r["dst"]), r["capacity_mbps"])
+        for r in sql_rows(
+            """SELECT p.id, p.src_id, p.dst_id, s.code AS src, d.code AS dst, p.capacity_mbps
+               FROM inventory_path p JOIN inventory_site s ON s.id = p.src_id JOIN inventory_site d ON d.id = p.dst_id
+               WHERE p.valid_from <= %(at)s AND (p.valid_to IS NULL OR p.valid_to > %(at)s)
+               ORDER BY s.code, d.code""",
+            {"at": at},
+        )
+    ]
+
+
+def _worst(statuses: Iterable[str]) -> str:
+    present = set(statuses)
+    return next((st for st in STATUS_ORDER if st in present), k.NODATA)
+
+
+def overview(
+    *,
+    at: datetime,
+    now: datetime | None = None,
+    site: str | None = None,
+    region: str | None = None,
+    tier: int | None = None,
+    q: str | None = None,
+    status: str | None = None,
+) -> OverviewData:
+    """Everything the overview shows as of ``at``; ``site`` keeps only the paths touching that site.
+
+    With more than GRID_MAX_SITES sites (and no ``site``) the overview is *scaled*: the problem cells worst
+    first, the sites grouped by region and tier with their aggregated status, and the grid only of the sites
+    chosen by ``region``, ``tier`` and the search ``q`` (site code or name). ``status`` keeps the problems and
+    groups of that status.
+    """
     now = now or timezone.now()
-    paths = list(path_list_valid_at(at=at))
+    paths = _overview_paths(at)
+    sites = {s.code: s for s in Site.objects.all()}
+    scaled = not site and len({c for p in paths for c in (p.src.code, p.dst.code)}) > GRID_MAX_SITES
     if site:
         paths = [p for p in paths if site in (p.src.code, p.dst.code)]
     cells = path_observations(at=at, paths=paths)
@@ -160,10 +253,10 @@ def overview(*, at: datetime, now: datetime | None = None, site: str | None = No
     counts: dict[str, int] = defaultdict(int)
     for cell in cells.values():
         counts[cell.health.status] += 1
-    return OverviewData(
+    data = OverviewData(
         at=at,
-        sources=_site_order({c[0] for c in cells}),
-        destinations=_site_order({c[1] for c in cells}),
+        sources=[],
+        destinations=[],
         cells=cells,
         findings=findings,
         maintenance_running=[w for w in windows if w.running_at(at)],
@@ -173,7 +266,58 @@ def overview(*, at: datetime, now: datetime | None = None, site: str | None = No
         incidents=incident_list_open(),
         latest_data=latest_measurement_time(),
         status_counts=dict(counts),
+        scaled=scaled,
+        site_count=len(sites),
     )
+    if not scaled:
+        data.sources = _site_order({c[0] for c in cells})
+        data.destinations = _site_order({c[1] for c in cells})
+        return data
+    chosen = _sites_matching(sites.values(), region=region, tier=tier, q=q)
+    filtered = region is not None or tier is not None or bool(q)
+    data.matched_sites = sorted(chosen, key=lambda c: (sites[c].tier if sites[c].tier is not None else 9, c))
+    rank = {st: n for n, st in enumerate(STATUS_ORDER)}
+    problems = [
+        c for c in cells.values()
+        if c.health.status not in (k.OK, k.NODATA)
+        and (not filtered or c.src in chosen or c.dst in chosen)
+        and (status is None or c.health.status == status)
+    ]
+    problems.sort(key=lambda c: (rank.get(c.health.status, 9), -c.finding_count, c.src, c.dst))
+    data.problem_count = len(problems)
+    data.problems = problems[:PROBLEMS_SHOWN]
+    by_group: dict[tuple[str, int | None], list[str]] = defaultdict(list)
+    for code in chosen if filtered else sites:
+        by_group[(sites[code].region, sites[code].tier)].append(code)
+    group_of = {code: key for key, codes in by_group.items() for code in codes}
+    group_counts: dict[tuple, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for cell in cells.values():
+        key = group_of.get(cell.src)
+        if key is not None:
+            group_counts[key][cell.health.status] += 1
+    groups = [
+        SiteGroup(region=key[0], tier=key[1], sites=sorted(codes), status_counts=dict(group_counts[key]),
+                  status=_worst(group_counts[key]))
+        for key, codes in by_group.items()
+    ]
+    if status is not None:
+        groups = [g for g in groups if g.status_counts.get(status)]
+    groups.sort(key=lambda g: (rank.get(g.status, 9), g.region or "~", g.tier if g.tier is not None else 9))
+    data.groups = groups
+    data.regions = sorted({s.region for s in sites.values() if s.region})
+    if filtered and len(chosen) <= GRID_MAX_SITES:
+        data.sources = data.destinations = data.matched_sites
+    return data
+
+
+def _sites_matching(sites: Iterable[Site], *, region: str | None, tier: int | None, q: str | None) -> set[str]:
+    needle = (q or "").strip().lower()
+    return {
+        s.code for s in sites
+        if (region is None or s.region == region)
+        and (tier is None or s.tier == tier)
+        and (not needle or needle in s.code.lower() or needle in s.name.lower())
+    }
 
 
 def _finding_touches_site(finding: Finding, site: str, cells) -> bool:

@@ -49,14 +49,28 @@ def _down_spans(samples: list[tuple[datetime, str]]) -> list[tuple[datetime, dat
     return out
 
 
+_DOWN_MEMO: dict[int, tuple[EvidenceBundle, dict[str, list]]] = {}
+
+
+def _down_interfaces(bundle: EvidenceBundle) -> dict[str, list[tuple[datetime, datetime, int]]]:
+    """Down spans of every interface that has one, computed once per bundle (almost every port is up: only
+    those few are then placed on each path, instead of every interface on every path)."""
+    hit = _DOWN_MEMO.get(id(bundle))
+    if hit is None or hit[0] is not bundle:
+        spans = {i.name: s for i in bundle.all_interfaces() if (s := _down_spans(_status_samples(i)))}
+        _DOWN_MEMO.clear()  # holds the latest bundle only
+        hit = _DOWN_MEMO[id(bundle)] = (bundle, spans)
+    return hit[1]
+
+
 def interfaces_down_on_path(bundle: EvidenceBundle, path: PathEvidence) -> list[tuple[str, datetime, datetime, int]]:
     """(element, start, end, samples) for ports the path is known to leave or arrive by that are down (a trunk
     member alone does not cut the path), and trunks whose members are all down."""
     members = {m.name for t in bundle.trunks for m in t.members}
     out = []
-    for iface in bundle.all_interfaces():
-        if iface.name not in members and interface_on_path(iface.name, path, bundle) == "exact":
-            out += [(iface.name, s, e, n) for s, e, n in _down_spans(_status_samples(iface))]
+    for name, spans in _down_interfaces(bundle).items():
+        if name not in members and interface_on_path(name, path, bundle) == "exact":
+            out += [(name, s, e, n) for s, e, n in spans]
     for trunk in trunks_on_path(bundle, path):
         member_spans = [_down_spans(_status_samples(m)) for m in trunk.members]
         if not trunk.members or any(not spans for spans in member_spans):

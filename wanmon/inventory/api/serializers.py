@@ -80,7 +80,7 @@ class HopLabelField(serializers.Field):
         return label_join(equipment.name, interface.name if interface else None)
 
     def to_internal_value(self, data):
-        if not isinstance(data, str) or not data:
+        if not isinstance(data, str) or not data or "\x00" in data:  # PostgreSQL text cannot hold NUL
             self.fail("format")
         equipment_name, interface_name = label_split(data)
         if not equipment_name or interface_name == "":
@@ -134,7 +134,7 @@ class SiteSerializer(CleanModelSerializer):
 
     class Meta:
         model = Site
-        fields = ["id", "code", "name", "tier", "lat", "lon", "notes", "contacts"]
+        fields = ["id", "code", "name", "tier", "region", "lat", "lon", "notes", "contacts"]
 
 
 class SiteContactSerializer(CleanModelSerializer):

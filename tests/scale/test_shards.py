@@ -1,0 +1,181 @@
+"""The periodic diagnosis in shards: every planned path direction evaluated exactly once per cycle whatever the
+number of real worker processes, and a worker killed mid-cycle leaves no path unevaluated for more than one cycle.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from scripts.scale_inventory import inventory_create, owamp_records, world_generate
+from tests.alerts.conftest import Worker
+from wanmon.diagnosis.models import DiagnosisCycle, Finding, PathEvaluation
+from wanmon.diagnosis.shards import diagnosis_shard_evaluate, shards_partition
+from wanmon.inventory.models import Path
+from wanmon.measurements.ingest import batch_ingest
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SHARD_PATHS = 8  # small shards: 60 directions make 8 shards + the elements shard, enough to spread
+
+
+def test_partition_keeps_both_directions_of_a_pair_and_covers_every_path_once():
+    paths = [(i, src, dst) for i, (src, dst) in enumerate(world_generate(n_paths=300, n_sites=30).paths)]
+    shards = shards_partition(paths, 20)
+    flat = [pid for s in shards for pid in s]
+    assert sorted(flat) == [p[0] for p in paths]  # each path exactly once
+    where = {pid: n for n, s in enumerate(shards) for pid in s}
+    by_pair: dict = {}
+    for pid, src, dst in paths:
+        by_pair.setdefault(frozenset((src, dst)), set()).add(where[pid])
+    assert all(len(v) == 1 for v in by_pair.values())
+    assert max(len(s) for s in shards) <= 20 and len(shards) == 15
+    assert shards_partition(reversed(paths), 20) == shards  # stable: the same shards whatever the order
+
+
+@pytest.fixture
+def world(django_db_setup):
+    """12 sites, 60 directed latencybg paths (a few lossy), the last 40 minutes of results ingested."""
+    w = world_generate(n_paths=60, n_sites=12, n_equipment=40)
+    now = timezone.now().replace(second=0, microsecond=0)
+    inventory_create(w, valid_from=now - timedelta(days=2))
+    t = now - timedelta(minutes=40)
+    while t <= now:
+        batch_ingest(batch_id=str(uuid.uuid4()), records=owamp_records(w, t, end=now + timedelta(hours=1)))
+        t += timedelta(minutes=1)
+    return w
+
+
+@pytest.fixture
+def workers(django_db_setup):
+    from django.conf import settings as django_settings
+
+    db = django_settings.DATABASES["default"]
+    queue = f"diagnosis-test-{os.getpid()}-{time.monotonic_ns()}"
+    started: list[Worker] = []
+    env = dict(os.environ)
+    env.update({
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "WANMON_DIAGNOSIS_SHARD_PATHS": str(SHARD_PATHS),
+        "ALERTS_CELERY_QUEUE": queue,
+        "WANMON_LOG_LEVEL": "WARNING",
+    })
+
+    def start() -> Worker:
+        worker = Worker(env, queue).start()
+        started.append(worker)
+        return worker
+
+    start.queue = queue
+    yield start
+    for w in started:
+        w.stop()
+
+
+def _cycle(queue: str) -> DiagnosisCycle:
+    from wanmon.diagnosis.tasks import diagnosis_run_task
+
+    before = set(DiagnosisCycle.objects.values_list("id", flat=True))
+    diagnosis_run_task.apply_async(queue=queue)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        cycle = DiagnosisCycle.objects.exclude(id__in=before).first()
+        if cycle is not None:
+            return cycle
+        time.sleep(0.2)
+    pytest.fail("no cycle was planned within 60 s")
+
+
+def _wait_closed(cycle: DiagnosisCycle, timeout_s: float = 120) -> DiagnosisCycle:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        cycle.refresh_from_db()
+        if cycle.closed_at is not None:
+            return cycle
+        time.sleep(0.2)
+    pytest.fail(f"cycle not closed within {timeout_s} s: {cycle}")
+
+
+@pytest.mark.parametrize("n_workers", [1, 2, 3])
+def test_every_path_evaluated_exactly_once_per_cycle(world, workers, n_workers):
+    pool = [workers() for _ in range(n_workers)]
+    current = set(Path.objects.values_list("id", flat=True))
+    cycles = []
+    for _ in range(2):
+        cycle = _wait_closed(_cycle(workers.queue))
+        cycles.append(cycle)
+        assert cycle.planned == len(current) == 60
+        assert cycle.evaluated == cycle.planned  # counted once per claimed path: never more
+        assert cycle.shards == 60 // SHARD_PATHS + 1 + 1  # 8 shards (pairs kept together) + the elements shard
+        time.sleep(1.1)  # the next cycle is a later 'now'
+    evaluations = {e.path_id: e for e in PathEvaluation.objects.all()}
+    assert set(evaluations) == current
+    assert {e.evaluations for e in evaluations.values()} == {2}  # exactly once in each of the two cycles
+    assert {e.cycle_id for e in evaluations.values()} == {cycles[-1].id}
+    taken_by = {e.worker for e in evaluations.values()}
+    if n_workers > 1:
+        assert len(taken_by) > 1, f"one worker took every shard: {taken_by}"
+    assert taken_by <= {w.hostname for w in pool}
+    # the lossy directions of the world were found, each once (no duplicate findings from several shards)
+    lossy = {f"dst={d};src={s}" for s, d in world.lossy_paths}
+    found = list(Finding.objects.exclude(status="resolved").filter(subject_key__in=lossy))
+    assert {f.subject_key for f in found} == lossy
+    assert len({(f.code, f.subject_key) for f in found}) == len(found)
+
+
+def _claims_waiting() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+            "AND query LIKE 'INSERT INTO diagnosis_pathevaluation%%'"
+        )
+        return cursor.fetchone()[0] > 0
+
+
+def test_a_worker_killed_mid_cycle_leaves_no_path_unevaluated_for_more_than_one_cycle(world, workers):
+    current = set(Path.objects.values_list("id", flat=True))
+    first = workers()
+    _wait_closed(_cycle(workers.queue))  # every path has its evaluation row
+    time.sleep(1.1)
+    # Hold every path's evaluation row: the first shard the worker takes stops in its claim, mid-transaction.
+    with connection.cursor() as blocker:
+        blocker.execute("BEGIN")
+        blocker.execute("SELECT path_id FROM diagnosis_pathevaluation FOR UPDATE")
+        cycle = _cycle(workers.queue)
+        deadline = time.monotonic() + 60
+        while not _claims_waiting():
+            assert time.monotonic() < deadline, "no shard reached its claim"
+            time.sleep(0.1)
+        first.kill()  # mid-cycle, mid-transaction: nothing of its shard is stored, its task is never acknowledged
+        blocker.execute("ROLLBACK")
+    workers()  # another worker takes the shards still queued
+    deadline = time.monotonic() + 120
+    while True:
+        cycle.refresh_from_db()
+        if cycle.elements_done and cycle.evaluated >= cycle.planned - SHARD_PATHS:
+            break
+        assert time.monotonic() < deadline, f"the remaining shards were not evaluated: {cycle}"
+        time.sleep(0.2)
+    time.sleep(1)
+    cycle.refresh_from_db()
+    assert cycle.closed_at is None  # a shard was lost: this cycle resolves nothing
+    lost = current - set(PathEvaluation.objects.filter(cycle=cycle).values_list("path_id", flat=True))
+    assert 0 < len(lost) <= SHARD_PATHS
+
+    time.sleep(1.1)
+    third = _wait_closed(_cycle(workers.queue))
+    assert third.planned == len(current)
+    evaluations = {e.path_id: e for e in PathEvaluation.objects.all()}
+    assert set(evaluations) == current and {e.cycle_id for e in evaluations.values()} == {third.id}
+    assert {evaluations[p].evaluations for p in lost} == {2}  # cycles 1 and 3: only the killed cycle missed them
+    assert {evaluations[p].evaluations for p in current - lost} == {3}
+    # The killed worker's message, redelivered late, evaluates nothing twice.
+    shard = sorted(lost)
+    assert diagnosis_shard_evaluate(cycle_id=cycle.id, path_ids=shard, worker="late") is None
+    assert {PathEvaluation.objects.get(path_id=p).evaluations for p in shard} == {2}

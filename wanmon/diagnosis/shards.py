@@ -1,0 +1,181 @@
+"""The periodic diagnosis at scale: a cycle plans the path directions to evaluate, splits them into shards that
+Celery workers take, and each shard is evaluated and stored in one transaction.
+
+* **What is evaluated.** A path direction is planned when it has a test newer than its last evaluation (minus
+  ``LATE_S``, results arrive after the session they describe), an active finding, an element or site named by an
+  active finding, or no evaluation yet. Elements no current path crosses (and every trunk and host) are judged by
+  one extra shard, the *elements shard*, every cycle.
+* **Shards.** Both directions of a site pair stay in one shard (asymmetry compares them) and pairs are taken in
+  site order, so that a site's paths sit together (its border router's faults show on several of them). A shard
+  holds about ``SHARD_PATHS`` directions; Celery on Redis distributes the shards over however many workers run
+  (two processes on one machine, N on N machines): there is no scheduler of our own.
+* **Exactly once.** A shard claims its paths for the cycle (``PathEvaluation``: the claim only moves forward in
+  time) in the transaction that stores its findings: a shard redelivered after its worker died, or taken twice,
+  evaluates nothing already evaluated, and a shard lost with its worker leaves its paths unclaimed, so that they
+  still have new evidence at the next cycle and are planned again.
+* **Findings.** A shard opens and updates what it finds and resolves the findings of its own path directions that
+  it no longer finds. A finding on an element (interface, equipment, trunk, host) may be seen by several shards:
+  it is resolved only when a whole cycle closes (every shard done) without anyone seeing it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from wanmon.diagnosis import engine
+from wanmon.diagnosis.choices import ACTIVE_STATUSES, EventKind, FindingStatus
+from wanmon.diagnosis.models import DiagnosisCycle, Finding, FindingEvent
+from wanmon.diagnosis.selectors import evidence_bundle_for_paths, paths_to_evaluate
+from wanmon.diagnosis.services import DEFAULT_BASELINE, DEFAULT_WINDOW, SyncResult, findings_sync
+
+# Directions per shard (settings.DIAGNOSIS_SHARD_PATHS): ~1 s of work, so that two workers stay balanced.
+SHARD_PATHS = 200
+LATE_S = 600  # a test is still 'new' this long after a later evaluation: results arrive after their session
+
+
+@dataclass(frozen=True)
+class CyclePlan:
+    """One cycle: its id and time, and the shards (path version ids) to hand to the workers."""
+
+    cycle_id: int
+    at: datetime
+    shards: list[list[int]]
+
+    @property
+    def planned(self) -> int:
+        return sum(len(s) for s in self.shards)
+
+
+def shards_partition(paths: Iterable[tuple[int, str, str]], size: int) -> list[list[int]]:
+    """Split (path id, src, dst) into shards of about ``size`` directions; both directions of a site pair always
+    in the same shard, pairs in site order (pure: the same paths give the same shards)."""
+    pairs: dict[tuple[str, str], list[int]] = {}
+    for pid, src, dst in paths:
+        pairs.setdefault((min(src, dst), max(src, dst)), []).append(pid)
+    shards: list[list[int]] = []
+    current: list[int] = []
+    for key in sorted(pairs):
+        if current and len(current) + len(pairs[key]) > size:
+            shards.append(current)
+            current = []
+        current.extend(sorted(pairs[key]))
+    if current:
+        shards.append(current)
+    return shards
+
+
+def diagnosis_cycle_open(*, now: datetime, size: int | None = None) -> CyclePlan:
+    """Plan a cycle as of ``now``: the paths to evaluate, in shards. Recorded as a DiagnosisCycle."""
+    paths = paths_to_evaluate(now=now, late_s=LATE_S, window=DEFAULT_WINDOW)
+    shards = shards_partition(paths, size or getattr(settings, "DIAGNOSIS_SHARD_PATHS", SHARD_PATHS))
+    cycle, _ = DiagnosisCycle.objects.update_or_create(
+        at=now, defaults={"planned": sum(len(s) for s in shards), "shards": len(shards) + 1, "evaluated": 0}
+    )
+    return CyclePlan(cycle.id, now, shards)
+
+
+def _claim(cycle: DiagnosisCycle, path_ids: list[int], worker: str) -> list[int]:
+    """Take these paths for the cycle; returns those not yet evaluated by it or a later one (row locks held)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """INSERT INTO diagnosis_pathevaluation AS e (path_id, cycle_id, cycle_at, evaluations, worker)
+               SELECT p.id, %s, %s, 1, %s FROM inventory_path p WHERE p.id = ANY(%s)
+               ON CONFLICT (path_id) DO UPDATE SET cycle_id = EXCLUDED.cycle_id, cycle_at = EXCLUDED.cycle_at,
+                   evaluations = e.evaluations + 1, worker = EXCLUDED.worker
+               WHERE e.cycle_at < EXCLUDED.cycle_at
+               RETURNING path_id""",
+            [cycle.id, cycle.at, worker[:200], list(path_ids)],
+        )
+        return sorted(r[0] for r in cursor.fetchall())
+
+
+def _path_finding_ids(pairs: set[tuple[str, str]]) -> list[int]:
+    """Active findings whose subject is one of these path directions (the shard owns them)."""
+    if not pairs:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """WITH k AS (SELECT unnest(%s::text[]) AS src, unnest(%s::text[]) AS dst)
+               SELECT f.id FROM diagnosis_finding f JOIN k ON f.subject->>'src' = k.src AND f.subject->>'dst' = k.dst
+               WHERE f.status = ANY(%s)""",
+            [[p[0] for p in pairs], [p[1] for p in pairs], list(ACTIVE_STATUSES)],
+        )
+        return [r[0] for r in cursor.fetchall()]
+
+
+def diagnosis_shard_evaluate(
+    *, cycle_id: int, path_ids: list[int], elements: bool = False, worker: str = ""
+) -> SyncResult | None:
+    """Evaluate one shard of a cycle and store its findings, in one transaction. None when there was nothing
+    left to do (every path already evaluated by this cycle or a later one, or the cycle is gone)."""
+    with transaction.atomic():
+        cycle = DiagnosisCycle.objects.filter(id=cycle_id).first()
+        if cycle is None:
+            return None
+        claimed = _claim(cycle, path_ids, worker) if path_ids else []
+        if elements:
+            took = DiagnosisCycle.objects.filter(id=cycle.id, elements_done=False).update(elements_done=True)
+            if not took:
+                elements = False
+        if not claimed and not elements:
+            return None
+        now = cycle.at
+        window_start = now - DEFAULT_WINDOW
+        bundle = evidence_bundle_for_paths(
+            path_ids=claimed,
+            now=now,
+            window_start=window_start,
+            baseline_start=window_start - DEFAULT_BASELINE,
+            baseline_end=window_start,
+            unpathed_interfaces=elements,
+        )
+        found = engine.diagnose(bundle, now)
+        pairs = {(p.src, p.dst) for p in bundle.paths}
+        result = findings_sync(findings=found, now=now, resolve_ids=_path_finding_ids(pairs))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE diagnosis_diagnosiscycle SET evaluated = evaluated + %s WHERE id = %s "
+                "RETURNING evaluated, planned, elements_done",
+                [len(claimed), cycle.id],
+            )
+            evaluated, planned, elements_done = cursor.fetchone()
+        if evaluated >= planned and elements_done:
+            result.resolved += diagnosis_cycle_close(cycle=cycle)
+    return result
+
+
+def diagnosis_cycle_close(*, cycle: DiagnosisCycle) -> list[int]:
+    """Every shard of the cycle is done: resolve the active element findings nobody saw in it (path findings
+    are resolved by their shard). A later cycle already closed makes this one's view stale: nothing then."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE diagnosis_diagnosiscycle SET closed_at = now() WHERE id = %s AND closed_at IS NULL "
+            "AND NOT EXISTS (SELECT 1 FROM diagnosis_diagnosiscycle c WHERE c.at > %s AND c.closed_at IS NOT NULL) "
+            "RETURNING id",
+            [cycle.id, cycle.at],
+        )
+        if cursor.fetchone() is None:
+            return []
+    stale = (
+        Finding.objects.select_for_update()
+        .filter(status__in=ACTIVE_STATUSES, last_seen_at__lt=cycle.at)
+        .exclude(subject__has_keys=["src", "dst"])
+    )
+    resolved = []
+    for finding in stale:
+        finding.status = FindingStatus.RESOLVED
+        finding.resolved_at = cycle.at
+        finding.save(update_fields=["status", "resolved_at"])
+        FindingEvent.objects.create(finding=finding, time=cycle.at, kind=EventKind.RESOLVED, note="evidence cleared")
+        resolved.append(finding.id)
+    return resolved
+
+
+def diagnosis_cycles_prune(*, now: datetime, keep: timedelta = timedelta(days=2)) -> int:
+    """Cycle rows older than ``keep`` (one a minute: 2 880 a day)."""
+    return DiagnosisCycle.objects.filter(at__lt=now - keep).delete()[0]

@@ -11,7 +11,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from tests.maintenance.conftest import BCOP, CARRIERS
-from wanmon.maintenance.models import MaintenanceNotification, MaintenanceWindow
+from wanmon.maintenance.models import CarrierNotification, MaintenanceWindow
 
 pytestmark = pytest.mark.django_db
 
@@ -110,7 +110,7 @@ def test_unreadable_upload_is_422_with_the_reason(topology, api_operator, tmp_pa
         r = api_operator.post("/api/v1/maintenance/imports/file", {"file": fh})
     assert r.status_code == 422
     assert "no parser for sender chef@kitchen.example" in r.json()["notifications"][0]["problems"][0]
-    assert MaintenanceNotification.objects.get().status == "failed"
+    assert CarrierNotification.objects.get().status == "failed"
 
 
 def test_maildir_import_endpoint_only_under_allowed_roots(topology, api_operator, tmp_path, settings):

@@ -129,7 +129,7 @@ def test_imported_bcop_windows_reexport_with_the_carriers_identifiers(topology, 
     assert events_of(body) == {}
     body_all = client.get(f"/maintenance/feeds/{secret}/carrier/EXAMPLE.ics").content
     assert events_of(body_all) == {}
-    from wanmon.maintenance.selectors import maintenance_export_windows
+    from wanmon.maintenance.feeds import maintenance_export_windows
 
     (w,) = maintenance_export_windows(now=datetime(2015, 10, 1, tzinfo=UTC))
     assert (w.uid, w.sequence, w.reference, w.provider, w.account) == (

@@ -15,7 +15,7 @@ from wanmon.alerts.selectors import maintenance_inhibiting
 from wanmon.diagnosis.selectors import maintenance_windows_overlapping
 from wanmon.inventory.models import Carrier
 from wanmon.maintenance.choices import EventKind, Review, Source
-from wanmon.maintenance.imports import maintenance_import_maildir, maintenance_notification_import
+from wanmon.maintenance.imports import carrier_notification_import, maintenance_import_maildir
 from wanmon.maintenance.models import MaintenanceSource, MaintenanceWindow
 from wanmon.maintenance.selectors import (
     maintenance_matches_for_element,
@@ -138,17 +138,17 @@ MTA = "mx.cern.example"
      "(spf=fail)"),
 ])
 def test_listed_senders_are_trusted_when_authentication_passes(geant_source, auth, trusted, reason):
-    report = maintenance_notification_import(raw=mail(auth=auth), source=Source.MAILDIR, origin="mailbox")
+    report = carrier_notification_import(raw=mail(auth=auth), source=Source.MAILDIR, origin="mailbox")
     assert (report.trusted, report.trust) == (trusted, reason)
     assert MaintenanceWindow.objects.get().review == (Review.ACCEPTED if trusted else Review.HELD)
 
 
 def test_authserv_ids_name_the_mta_whose_results_count(geant_source, settings):
     settings.WANMON_MAINTENANCE_AUTHSERV_IDS = [MTA]
-    r = maintenance_notification_import(raw=mail(auth=["evil.example; dkim=pass header.d=geant.example"]),
+    r = carrier_notification_import(raw=mail(auth=["evil.example; dkim=pass header.d=geant.example"]),
                                         source=Source.MAILDIR)
     assert not r.trusted and r.trust.endswith("but no Authentication-Results of the receiving MTA")
-    r = maintenance_notification_import(raw=mail(auth=[f"{MTA.upper()}; dmarc=pass header.from=geant.example"],
+    r = carrier_notification_import(raw=mail(auth=[f"{MTA.upper()}; dmarc=pass header.from=geant.example"],
                                                   sequence=2), source=Source.MAILDIR)
     assert r.trusted and r.trust.endswith("dmarc=pass (geant.example)")
 
@@ -156,17 +156,17 @@ def test_authserv_ids_name_the_mta_whose_results_count(geant_source, settings):
 def test_a_forged_update_of_a_trusted_window_is_held_again(geant_source):
     # given GEANT's genuine window, accepted
     good = [f"{MTA}; dkim=pass header.d=geant.example"]
-    maintenance_notification_import(raw=mail(auth=good, sequence=1), source=Source.MAILDIR)
+    carrier_notification_import(raw=mail(auth=good, sequence=1), source=Source.MAILDIR)
     window = MaintenanceWindow.objects.get()
     assert window.review == Review.ACCEPTED and act(window)["path_mutes"]
     # when a forged update (higher SEQUENCE, failing DKIM) moves it over a coming outage
     bad = [f"{MTA}; dkim=fail header.d=geant.example"]
-    r = maintenance_notification_import(raw=mail(auth=bad, sequence=2, hours=(-3, 5)), source=Source.MAILDIR)
+    r = carrier_notification_import(raw=mail(auth=bad, sequence=2, hours=(-3, 5)), source=Source.MAILDIR)
     assert r.windows[0].action == "updated" and r.windows[0].review == Review.HELD
     # then the changed window mutes nothing until reviewed
     assert act(window) == NOTHING
     # and GEANT's next genuine update makes it act again
-    maintenance_notification_import(raw=mail(auth=good, sequence=3), source=Source.MAILDIR)
+    carrier_notification_import(raw=mail(auth=good, sequence=3), source=Source.MAILDIR)
     assert act(window) == EVERYWHERE
 
 

@@ -33,7 +33,7 @@ from wanmon.diagnosis.evidence import (
     TrunkEvidence,
     summarise_path,
 )
-from wanmon.maintenance.selectors import maintenance_window_list_for_diagnosis
+from wanmon.diagnosis.maintenance_windows import maintenance_window_list_for_diagnosis
 from wanmon.diagnosis.models import Finding
 from wanmon.inventory.models import Equipment, Host, Interface, Path, PathHop, Trunk
 

@@ -8,13 +8,13 @@ from django.core.exceptions import PermissionDenied
 
 from wanmon.core.permissions import user_is_operator
 from wanmon.maintenance.models import (
+    CarrierNotification,
     FeedToken,
     MaintenanceAffect,
     MaintenanceEvent,
-    MaintenanceNotice,
-    MaintenanceNotification,
     MaintenanceSource,
     MaintenanceWindow,
+    SiteNotice,
 )
 from wanmon.maintenance.services import maintenance_window_review
 
@@ -60,8 +60,8 @@ class MaintenanceWindowAdmin(admin.ModelAdmin):
         self._review(request, queryset, accept=False)
 
 
-@admin.register(MaintenanceNotification)
-class MaintenanceNotificationAdmin(admin.ModelAdmin):
+@admin.register(CarrierNotification)
+class CarrierNotificationAdmin(admin.ModelAdmin):
     list_display = ["received_at", "source", "sender", "subject", "parser", "status"]
     list_filter = ["status", "source"]
     search_fields = ["sender", "subject", "origin", "sha256", "message_id"]
@@ -86,8 +86,8 @@ class FeedTokenAdmin(admin.ModelAdmin):
         return False  # a token is made by the service, which shows its secret once
 
 
-@admin.register(MaintenanceNotice)
-class MaintenanceNoticeAdmin(admin.ModelAdmin):
+@admin.register(SiteNotice)
+class SiteNoticeAdmin(admin.ModelAdmin):
     list_display = ["window", "kind", "recipient", "occurrence_start", "revision", "sent_at"]
     list_filter = ["kind"]
 

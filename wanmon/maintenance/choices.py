@@ -66,7 +66,7 @@ class Review(models.TextChoices):
     REJECTED = "rejected", "Rejected"
 
 
-class NotificationStatus(models.TextChoices):
+class CarrierNotificationStatus(models.TextChoices):
     """Outcome of parsing one raw carrier notification."""
 
     PARSED = "parsed", "Parsed"
@@ -87,7 +87,7 @@ class EventKind(models.TextChoices):
     REVIEWED = "reviewed", "Reviewed"
 
 
-class NoticeKind(models.TextChoices):
+class SiteNoticeKind(models.TextChoices):
     """E-mails to the contacts of the sites a window touches."""
 
     ADVANCE = "advance", "Advance notice"

@@ -2,7 +2,7 @@
 
 Import rules (BCOP 3.7 and RFC 5546):
 
-- a notification is kept verbatim (:class:`MaintenanceNotification`); the same bytes are applied once;
+- a notification is kept verbatim (:class:`CarrierNotification`); the same bytes are applied once;
 - a window is found by the carrier and iCalendar UID, else by the carrier's maintenance id (or an
   alias of a known window); a notification updates it only when it is newer: a higher SEQUENCE, or the
   same SEQUENCE with a later DTSTAMP. An older one is recorded in the audit trail and ignored. E-mails
@@ -33,11 +33,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from wanmon.inventory.models import Carrier
-from wanmon.maintenance.choices import EventKind, NotificationStatus, Review, Source, Status
+from wanmon.maintenance.carrier_notifications import CarrierNotificationInvalid, carrier_notification_parse
+from wanmon.maintenance.choices import CarrierNotificationStatus, EventKind, Review, Source, Status
 from wanmon.maintenance.constants import MATERIAL_FIELDS
 from wanmon.maintenance.fetch import FetchRefused, url_fetch, url_redacted
-from wanmon.maintenance.models import MaintenanceNotification, MaintenanceSource, MaintenanceWindow
-from wanmon.maintenance.notifications import NotificationInvalid, notification_parse
+from wanmon.maintenance.models import CarrierNotification, MaintenanceSource, MaintenanceWindow
 from wanmon.maintenance.parsed import ParsedWindow, ParseResult, impact_normalise
 from wanmon.maintenance.selectors import maintenance_source_for_sender
 from wanmon.maintenance.services import (
@@ -53,12 +53,12 @@ from wanmon.maintenance.trust import Trust, email_trust
 
 __all__ = [
     "ImportReport",
-    "NotificationReport",
+    "CarrierNotificationReport",
     "WindowReport",
     "maintenance_import_file",
     "maintenance_import_maildir",
     "maintenance_import_url",
-    "maintenance_notification_import",
+    "carrier_notification_import",
     "maintenance_sources_poll",
     "vouched_by_user",
 ]
@@ -86,14 +86,14 @@ class WindowReport:
 
 
 @dataclass
-class NotificationReport:
+class CarrierNotificationReport:
     """The outcome of one notification (a file, a message, a URL)."""
 
     origin: str
     notification_id: int | None = None
     duplicate: bool = False
     parser: str = ""
-    status: str = NotificationStatus.PARSED
+    status: str = CarrierNotificationStatus.PARSED
     carrier: str | None = None
     windows: list[WindowReport] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -108,13 +108,13 @@ class NotificationReport:
 class ImportReport:
     """Reports of every notification of one import (one file, a mailbox, a URL)."""
 
-    notifications: list[NotificationReport] = field(default_factory=list)
+    notifications: list[CarrierNotificationReport] = field(default_factory=list)
 
     def totals(self) -> dict[str, int]:
         counts = {"notifications": len(self.notifications), "duplicates": 0, "failed": 0, "held": 0}
         for n in self.notifications:
             counts["duplicates"] += n.duplicate
-            counts["failed"] += n.status == NotificationStatus.FAILED
+            counts["failed"] += n.status == CarrierNotificationStatus.FAILED
             for w in n.windows:
                 counts[w.action] = counts.get(w.action, 0) + 1
                 counts["held"] += w.review == Review.HELD
@@ -225,7 +225,7 @@ def _window_apply(
     parsed: ParsedWindow,
     *,
     carrier: Carrier | None,
-    notification: MaintenanceNotification,
+    notification: CarrierNotification,
     index: ObjectIndex,
     source: str,
     user,
@@ -329,16 +329,16 @@ def _trust(
     )
 
 
-def _notification_status(report: NotificationReport) -> str:
+def _notification_status(report: CarrierNotificationReport) -> str:
     if not report.windows or all(w.action == "failed" for w in report.windows):
-        return NotificationStatus.FAILED
+        return CarrierNotificationStatus.FAILED
     if report.problems or any(w.unmatched or w.action == "failed" for w in report.windows):
-        return NotificationStatus.PARTIAL
-    return NotificationStatus.PARSED
+        return CarrierNotificationStatus.PARTIAL
+    return CarrierNotificationStatus.PARSED
 
 
 @transaction.atomic
-def maintenance_notification_import(
+def carrier_notification_import(
     *,
     raw: bytes,
     source: str,
@@ -349,7 +349,7 @@ def maintenance_notification_import(
     now: datetime | None = None,
     vouched_by: str = "",
     polled_source: MaintenanceSource | None = None,
-) -> NotificationReport:
+) -> CarrierNotificationReport:
     """Keep one raw notification and apply the windows it announces (see the module docstring).
 
     Trust (``trust.py``): ``vouched_by`` (who imported it by hand, see :func:`vouched_by_user`), the
@@ -359,10 +359,10 @@ def maintenance_notification_import(
     now = now or timezone.now()
     user = user if user is not None and getattr(user, "is_authenticated", False) else None
     digest = hashlib.sha256(raw).hexdigest()
-    existing = MaintenanceNotification.objects.select_for_update().filter(sha256=digest).first()
-    if existing is not None and existing.status != NotificationStatus.FAILED:
+    existing = CarrierNotification.objects.select_for_update().filter(sha256=digest).first()
+    if existing is not None and existing.status != CarrierNotificationStatus.FAILED:
         stored = existing.report or {}
-        return NotificationReport(
+        return CarrierNotificationReport(
             origin=origin or existing.origin,
             notification_id=existing.pk,
             duplicate=True,
@@ -374,10 +374,10 @@ def maintenance_notification_import(
             trusted=bool(stored.get("trusted")),
             trust=stored.get("trust", ""),
         )
-    report = NotificationReport(origin=origin)
+    report = CarrierNotificationReport(origin=origin)
     try:
-        result = notification_parse(raw, provider=parser or None)
-    except NotificationInvalid as exc:
+        result = carrier_notification_parse(raw, provider=parser or None)
+    except CarrierNotificationInvalid as exc:
         result = ParseResult(problems=[str(exc)])
     if carrier is not None:  # the carrier is known: its own parser, if it has one
         src = MaintenanceSource.objects.filter(carrier=carrier, enabled=True).exclude(parser="").first()
@@ -385,11 +385,11 @@ def maintenance_notification_import(
         src = maintenance_source_for_sender(result.sender) if result.sender else None
     if src is not None and src.parser and not parser and not any(w.bcop for w in result.windows):
         # The sender is a known carrier whose e-mails need its own parser: read the message again with it.
-        result = notification_parse(raw, provider=src.parser)
+        result = carrier_notification_parse(raw, provider=src.parser)
     index = ObjectIndex()
     chosen = _carrier_for(result, carrier, polled_source or src, index)
     trust = _trust(result, vouched_by=vouched_by, polled_source=polled_source, carrier=carrier)
-    notification = existing or MaintenanceNotification(sha256=digest)
+    notification = existing or CarrierNotification(sha256=digest)
     notification.source = source
     notification.origin = origin[:1000]
     notification.content_type = result.content_type[:100]
@@ -439,7 +439,7 @@ def maintenance_import_file(
     raw = path.read_bytes()
     source = Source.ICAL_FILE if path.suffix.lower() in {".ics", ".ical", ".ifb"} else Source.EMAIL
     return ImportReport(
-        [maintenance_notification_import(raw=raw, source=source, origin=str(path), carrier=carrier, parser=parser,
+        [carrier_notification_import(raw=raw, source=source, origin=str(path), carrier=carrier, parser=parser,
                                          user=user, now=now, vouched_by=vouched_by)]
     )
 
@@ -470,7 +470,7 @@ def maintenance_import_maildir(
     for origin, raw in _mailbox_messages(directory):
         source = Source.ICAL_FILE if origin.lower().endswith(".ics") else Source.MAILDIR
         report.notifications.append(
-            maintenance_notification_import(raw=raw, source=source, origin=origin, carrier=carrier, parser=parser,
+            carrier_notification_import(raw=raw, source=source, origin=origin, carrier=carrier, parser=parser,
                                             user=user, now=now)
         )
     return report
@@ -492,7 +492,7 @@ def maintenance_import_url(
     body, ctype = _fetch(url)
     source = Source.EMAIL if ctype == "message/rfc822" else Source.ICAL_URL
     return ImportReport(
-        [maintenance_notification_import(raw=body, source=source, origin=url, carrier=carrier, parser=parser,
+        [carrier_notification_import(raw=body, source=source, origin=url, carrier=carrier, parser=parser,
                                          user=user, now=now, vouched_by=vouched_by, polled_source=polled_source)]
     )
 

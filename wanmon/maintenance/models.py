@@ -9,11 +9,11 @@ from django.db.models import Q
 
 from wanmon.maintenance.choices import (
     Behaviour,
+    CarrierNotificationStatus,
     EventKind,
     Impact,
-    NoticeKind,
-    NotificationStatus,
     Review,
+    SiteNoticeKind,
     Source,
     Status,
 )
@@ -22,15 +22,16 @@ __all__ = [
     "FeedToken",
     "MaintenanceAffect",
     "MaintenanceEvent",
-    "MaintenanceNotice",
-    "MaintenanceNotification",
+    "SiteNotice",
+    "CarrierNotification",
     "MaintenanceSource",
     "MaintenanceWindow",
 ]
 
 
-class MaintenanceNotification(models.Model):
-    """One raw notification as received (iCalendar or e-mail), kept verbatim, with what its parsing produced."""
+class CarrierNotification(models.Model):
+    """One incoming carrier notification as received (iCalendar or e-mail), kept verbatim, with what its parsing
+    produced. (Outgoing e-mails to the sites are :class:`SiteNotice`.)"""
 
     received_at = models.DateTimeField(auto_now_add=True)
     source = models.CharField(max_length=20, choices=Source.choices)
@@ -42,7 +43,9 @@ class MaintenanceNotification(models.Model):
     raw = models.BinaryField(help_text="the notification exactly as received")
     sha256 = models.CharField(max_length=64, unique=True, help_text="of raw: the same bytes are imported once")
     parser = models.CharField(max_length=200, blank=True, help_text="parser that produced the windows")
-    status = models.CharField(max_length=20, choices=NotificationStatus.choices, default=NotificationStatus.PARSED)
+    status = models.CharField(
+        max_length=20, choices=CarrierNotificationStatus.choices, default=CarrierNotificationStatus.PARSED
+    )
     report = models.JSONField(default=dict, blank=True, help_text="windows created/updated/ignored, unmatched objects")
     uploaded_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -53,6 +56,7 @@ class MaintenanceNotification(models.Model):
     )
 
     class Meta:
+        db_table = "maintenance_maintenancenotification"  # the table keeps the model's former name
         ordering = ["-received_at", "-id"]
 
     def __str__(self) -> str:
@@ -100,7 +104,7 @@ class MaintenanceWindow(models.Model):
         related_name="maintenance_windows_authored",
     )
     notification = models.ForeignKey(
-        MaintenanceNotification,
+        CarrierNotification,
         on_delete=models.SET_NULL,
         null=True,
         blank=True,
@@ -241,7 +245,7 @@ class MaintenanceEvent(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="maintenance_events"
     )
     notification = models.ForeignKey(
-        MaintenanceNotification, on_delete=models.SET_NULL, null=True, blank=True, related_name="events"
+        CarrierNotification, on_delete=models.SET_NULL, null=True, blank=True, related_name="events"
     )
     changes = models.JSONField(default=dict, blank=True, help_text="{field: [before, after]}")
     note = models.TextField(blank=True)
@@ -326,11 +330,12 @@ class FeedToken(models.Model):
         return self.revoked_at is None
 
 
-class MaintenanceNotice(models.Model):
-    """Sent-log of notice e-mails: one row per window, occurrence, kind, revision and recipient (sent once)."""
+class SiteNotice(models.Model):
+    """Sent-log of the outgoing notices to the sites' contacts: one row per window, occurrence, kind, revision and
+    recipient (sent once). (Incoming carrier e-mails are :class:`CarrierNotification`.)"""
 
     window = models.ForeignKey(MaintenanceWindow, on_delete=models.CASCADE, related_name="notices")
-    kind = models.CharField(max_length=20, choices=NoticeKind.choices)
+    kind = models.CharField(max_length=20, choices=SiteNoticeKind.choices)
     recipient = models.EmailField()
     occurrence_start = models.DateTimeField(
         help_text="the occurrence of a recurring window; 1970-01-01 for single windows (they may move)"
@@ -342,11 +347,12 @@ class MaintenanceNotice(models.Model):
     sent_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        db_table = "maintenance_maintenancenotice"  # the table and its constraint keep the model's former name
         ordering = ["created_at", "id"]
         constraints = [
             models.UniqueConstraint(
                 fields=["window", "kind", "recipient", "occurrence_start", "revision"],
-                name="%(app_label)s_%(class)s_unique_notice",
+                name="maintenance_maintenancenotice_unique_notice",
             )
         ]
 

@@ -1,10 +1,10 @@
 """Maintenance reads (HackSoft-style selectors): the calendar, its occurrences, and what each window touches.
 
-Matching goes through the topology (``topology.py``): a window names elements (equipment, ports,
+Matching goes through the path footprint (``footprint.py``): a window names elements (equipment, ports,
 circuits, trunks, sites, path directions); the paths crossing them, with the impact on each, say
-which paths a window touches and which sites hear about it. The diagnosis reads the calendar through
-:func:`maintenance_window_list_for_diagnosis`, the alerting through :func:`maintenance_matches_for_element`
-and :func:`maintenance_windows_affecting_path`.
+which paths a window touches and which sites hear about it. The diagnosis reads the calendar with its
+own selector (``wanmon/diagnosis/maintenance_windows.py``), the alerting through
+:func:`maintenance_matches_for_element` and :func:`maintenance_windows_affecting_path`.
 """
 
 from __future__ import annotations
@@ -13,27 +13,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.db.models import Prefetch, Q, QuerySet
-from django.utils import timezone
 
 from wanmon.inventory.labels import label_split
 from wanmon.inventory.models import Carrier, Circuit, Equipment, Interface, Path, PathHop, Site, SiteContact, Trunk
-from wanmon.maintenance import topology as topo
+from wanmon.maintenance import footprint as topo
 from wanmon.maintenance.choices import Behaviour, Review, Status
-from wanmon.maintenance.ical import ExportObject, ExportWindow
-from wanmon.maintenance.models import FeedToken, MaintenanceAffect, MaintenanceSource, MaintenanceWindow
-from wanmon.maintenance.parsed import http_url, impact_normalise, impact_worst
-from wanmon.maintenance.recurrence import rrule_check, rrule_last_end, rrule_moments
+from wanmon.maintenance.models import MaintenanceAffect, MaintenanceSource, MaintenanceWindow
+from wanmon.maintenance.parsed import impact_worst
+from wanmon.maintenance.recurrence import rrule_last_end, rrule_moments
 
 __all__ = [
     "ElementMatch",
     "Occurrence",
     "PathMatch",
     "WindowFootprint",
-    "feed_token_get",
-    "maintenance_export_window",
-    "maintenance_export_windows",
     "maintenance_matches_for_element",
     "maintenance_occurrence_list",
     "maintenance_paths_skipped",
@@ -45,7 +39,6 @@ __all__ = [
     "maintenance_window_review_queue",
     "maintenance_window_reviewed_recently",
     "maintenance_window_list",
-    "maintenance_window_list_for_diagnosis",
     "maintenance_window_queryset",
     "maintenance_windows_affecting_path",
     "site_recipients",
@@ -196,7 +189,7 @@ def maintenance_occurrence_list(
 
 
 def topology_load(*, start: datetime | None = None, end: datetime | None = None) -> topo.Topology:
-    """The inventory as a :class:`topology.Topology`: path versions in force during [start, end) (all by default)."""
+    """The inventory as a :class:`footprint.Topology`: path versions in force during [start, end) (all by default)."""
     paths = Path.objects.select_related("src", "dst").prefetch_related(
         Prefetch("hops", queryset=PathHop.objects.order_by("position").only("path_id", "equipment_id", "interface_id"))
     )
@@ -435,168 +428,7 @@ def maintenance_paths_skipped(at: datetime) -> list[str]:
     return sorted(skipped)
 
 
-# --------------------------------------------------------------------------- the diagnosis' view
-
-
-def _diagnosis_labels(affect: MaintenanceAffect) -> list[str]:
-    """Labels the diagnosis understands: circuits become their end ports, paths 'path:SRC->DST'."""
-    if affect.circuit_id:
-        ends = [i for i in (affect.circuit.a_interface, affect.circuit.z_interface) if i is not None]
-        if ends:
-            return [f"{i.equipment.name}:{i.name}" for i in ends]
-    return [affect.label]
-
-
-def maintenance_window_list_for_diagnosis(start: datetime, end: datetime) -> list:
-    """Occurrences overlapping [start, end) as the diagnosis' MaintenanceWindow dataclasses.
-
-    Cancelled windows, informational ones (behaviour 'run') and those held for review or rejected are
-    left out: they must not explain anything. Each occurrence of a recurring window is one dataclass.
-    """
-    from wanmon.diagnosis.evidence import MaintenanceWindow as DiagnosisWindow
-
-    windows = (
-        maintenance_window_list(start=start, end=end, include_cancelled=False)
-        .exclude(behaviour=Behaviour.RUN)
-        .filter(review=Review.ACCEPTED)
-    )
-    out = []
-    for w in windows:
-        labels: list[str] = []
-        impacts: dict[str, str] = {}
-        for affect in w.affects.all():
-            for label in _diagnosis_labels(affect):
-                labels.append(label)
-                if affect.impact:
-                    impacts[label] = impact_worst([impacts.get(label, affect.impact), affect.impact])
-        for occ in window_occurrences(w, start, end):
-            out.append(
-                DiagnosisWindow(
-                    reference=w.reference,
-                    start=occ.start,
-                    end=occ.end,
-                    impact=w.impact,
-                    affects=tuple(dict.fromkeys(labels)),
-                    carrier=w.carrier.code if w.carrier_id else None,
-                    description=w.summary or None,
-                    element_impacts=impacts,
-                )
-            )
-    return out
-
-
-# --------------------------------------------------------------------------- feeds
-
-
-def feed_token_get(token: str) -> FeedToken | None:
-    """The active feed token whose secret is ``token`` (compared by hash), or None."""
-    from wanmon.maintenance.services import feed_token_hash
-
-    if not token or len(token) > 200:
-        return None
-    return (
-        FeedToken.objects.select_related("site", "carrier")
-        .filter(token_hash=feed_token_hash(token), revoked_at__isnull=True)
-        .first()
-    )
-
-
-def _window_url(window: MaintenanceWindow) -> str:
-    return f"{settings.WANMON_BASE_URL}/maintenance/{window.pk}/"
-
-
-def _rule_ok(text: str) -> bool:
-    try:
-        rrule_check(text)
-    except ValueError:
-        return False
-    return True
-
-
-def maintenance_export_window(window: MaintenanceWindow, footprint: WindowFootprint) -> ExportWindow:
-    carrier = window.carrier.code if window.carrier_id else ""
-    objects = tuple(
-        ExportObject(
-            object_id=a.object_id or a.label,
-            impact=impact_normalise(a.impact) if a.impact else None,
-            altrep=http_url(a.altrep),
-        )
-        for a in window.affects.all()
-    ) + tuple(ExportObject(o.get("object_id", ""), o.get("impact")) for o in window.unmatched_objects or [])
-    paths = "; ".join(f"{t.path.key} ({t.impact})" for t in footprint.touches)
-    lines = [
-        window.summary,
-        window.description,
-        f"Carrier: {window.carrier.name} ({carrier})" if carrier else "",
-        f"Maintenance id: {window.reference}" + (f" (also {', '.join(window.aliases)})" if window.aliases else ""),
-        f"Impact: {window.impact}; status: {window.status}; wanmon behaviour: {window.behaviour}",
-        "Affects: " + ", ".join(o.object_id for o in objects) if objects else "",
-        f"Paths: {paths}" if paths else "",
-        f"Sites: {', '.join(footprint.site_codes)}" if footprint.site_codes else "",
-        f"Announced in {window.source_tz}" if window.source_tz and window.source_tz != "UTC" else "",
-        _window_url(window),
-    ]
-    title = f"[{carrier}] " if carrier else ""
-    title += f"{window.reference} {window.impact}"
-    if window.summary:
-        title += f": {window.summary}"
-    if window.status == Status.CANCELLED:
-        title = f"CANCELLED {title}"
-    return ExportWindow(
-        uid=window.uid or f"wanmon-maintenance-{window.pk}@{settings.WANMON_BASE_URL.split('//')[-1]}",
-        sequence=window.sequence,
-        start=window.start,
-        end=window.end,
-        stamp=window.stamp or window.updated_at,
-        last_modified=window.updated_at,
-        reference=window.reference,
-        aliases=tuple(window.aliases or ()),
-        summary=title[:250],
-        status=window.status,
-        impact=window.impact,
-        provider=window.provider or (window.carrier.code if window.carrier_id else "wanmon"),
-        account=window.account or "wanmon",
-        organizer=window.organizer or (window.carrier.noc_email if window.carrier_id else ""),
-        objects=objects,
-        description="\n".join(line for line in lines if line),
-        location=", ".join(footprint.site_codes),
-        url=_window_url(window),
-        rrule=window.rrule if _rule_ok(window.rrule) else "",
-    )
-
-
-def maintenance_export_windows(
-    *,
-    site: Site | str | None = None,
-    carrier: Carrier | str | None = None,
-    now: datetime | None = None,
-    past_days: int = 90,
-) -> list[ExportWindow]:
-    """Windows for a feed: all, one site's (those touching it) or one carrier's, from ``past_days`` ago on.
-
-    Windows held for review or rejected stay out: subscribers' calendars show only what wanmon acts on.
-    """
-    now = now or timezone.now()
-    since = now - timedelta(days=past_days)
-    windows = list(maintenance_window_list(start=since, carrier=carrier).filter(review=Review.ACCEPTED))
-    tp = topology_load(start=since)
-    site_obj = None
-    if site is not None:
-        site_obj = site if isinstance(site, Site) else Site.objects.filter(code=site).first()
-        if site_obj is None:
-            return []
-    out = []
-    for w in windows:
-        targets = window_targets(w)
-        end = (w.recurrence_end or now + timedelta(days=366)) if w.rrule else w.end
-        if site_obj is not None and site_obj.pk not in tp.window_sites(targets, w.start, end):
-            continue
-        footprint = WindowFootprint(
-            touches=tuple(tp.window_touches(targets, w.start, end)),
-            site_codes=tuple(sorted(tp.site_codes[s] for s in tp.window_sites(targets, w.start, end))),
-        )
-        out.append(maintenance_export_window(w, footprint))
-    return out
+# --------------------------------------------------------------------------- sources and recipients
 
 
 def maintenance_source_for_sender(sender: str) -> MaintenanceSource | None:

@@ -1,11 +1,10 @@
 """Maintenance writes (HackSoft-style services): windows entered by hand, inventory matching, feed tokens.
 
-Imports of carrier notifications live in ``imports.py``; notices in ``notices.py``.
+Imports of incoming carrier notifications live in ``imports.py``; outgoing notices to sites in ``site_notices.py``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -21,11 +20,12 @@ from django.utils import timezone
 from wanmon.inventory.models import Carrier, Circuit, Equipment, Interface, Path, Site, Trunk
 from wanmon.maintenance.choices import Behaviour, EventKind, Impact, Review, Source, Status
 from wanmon.maintenance.constants import FEED_TOKEN_BYTES, FEED_TOKEN_PREFIX_LEN, MATERIAL_FIELDS
+from wanmon.maintenance.feeds import feed_token_hash
 from wanmon.maintenance.models import (
+    CarrierNotification,
     FeedToken,
     MaintenanceAffect,
     MaintenanceEvent,
-    MaintenanceNotification,
     MaintenanceWindow,
 )
 from wanmon.maintenance.parsed import ParsedObject, compact, http_url
@@ -37,7 +37,6 @@ __all__ = [
     "AffectSpec",
     "ObjectIndex",
     "feed_token_create",
-    "feed_token_hash",
     "feed_token_mark_used",
     "feed_token_revoke",
     "feed_urls",
@@ -187,7 +186,7 @@ def window_event(
     *,
     now: datetime,
     user=None,
-    notification: MaintenanceNotification | None = None,
+    notification: CarrierNotification | None = None,
     changes: dict | None = None,
     note: str = "",
 ) -> MaintenanceEvent:
@@ -423,10 +422,6 @@ def maintenance_window_rematch(*, window: MaintenanceWindow | None = None, now: 
 
 
 # --------------------------------------------------------------------------- feed tokens
-
-
-def feed_token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 @transaction.atomic

@@ -4,13 +4,13 @@ from celery import shared_task
 from django.utils import timezone
 
 from wanmon.maintenance.imports import maintenance_sources_poll
-from wanmon.maintenance.notices import maintenance_notices_send
+from wanmon.maintenance.site_notices import site_notices_send
 
 
 @shared_task(acks_late=True, autoretry_for=(Exception,), retry_backoff=30, retry_kwargs={"max_retries": 3})
 def maintenance_notices_task() -> dict:
     """Every minute: advance, change, cancellation and "ended but still degraded" notices (each sent once)."""
-    return maintenance_notices_send(now=timezone.now()).as_dict()
+    return site_notices_send(now=timezone.now()).as_dict()
 
 
 @shared_task(acks_late=True, autoretry_for=(Exception,), retry_backoff=60, retry_kwargs={"max_retries": 2})

@@ -23,12 +23,12 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from wanmon.core.permissions import user_is_operator
 from wanmon.inventory.models import Carrier, Site
-from wanmon.maintenance import imports, selectors, services
+from wanmon.maintenance import feeds, imports, selectors, services
 from wanmon.maintenance.choices import Source
 from wanmon.maintenance.constants import FEED_PAST_DAYS
 from wanmon.maintenance.forms import COMMON_ZONES, CommentForm, FeedTokenForm, UploadForm, WindowForm, affects_format
 from wanmon.maintenance.ical import calendar_render
-from wanmon.maintenance.models import FeedToken, MaintenanceNotification
+from wanmon.maintenance.models import CarrierNotification, FeedToken
 
 VIEWS = ("month", "week", "list")
 LIST_DAYS = 60
@@ -257,7 +257,7 @@ def import_page(request):
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         name = upload.name or "upload"
-        report = imports.maintenance_notification_import(
+        report = imports.carrier_notification_import(
             raw=upload.read(),
             source=Source.ICAL_FILE if name.lower().endswith((".ics", ".ical")) else Source.EMAIL,
             origin=f"upload:{name}",
@@ -266,7 +266,7 @@ def import_page(request):
             user=request.user,
             vouched_by=imports.vouched_by_user(request.user),
         )
-    recent = MaintenanceNotification.objects.select_related("uploaded_by").defer("raw")[:20]
+    recent = CarrierNotification.objects.select_related("uploaded_by").defer("raw")[:20]
     return render(request, "maintenance/import.html", {"form": form, "report": report, "recent": recent})
 
 
@@ -310,7 +310,7 @@ def window_review_page(request, pk: int):
 def notification_raw_page(request, pk: int):
     """A notification exactly as received, as text (operators: it may hold customer details, or a fetched body)."""
     _operator_required(request)
-    n = get_object_or_404(MaintenanceNotification, pk=pk)
+    n = get_object_or_404(CarrierNotification, pk=pk)
     return HttpResponse(bytes(n.raw), content_type="text/plain; charset=utf-8")
 
 
@@ -336,7 +336,7 @@ def feed_token_page(request):
 @require_GET
 def feed(request, token: str, scope: str = "all", code: str | None = None):
     """An iCalendar feed (all, per site, per carrier) for calendar clients; the token is the credential."""
-    feed_token = selectors.feed_token_get(token)
+    feed_token = feeds.feed_token_get(token)
     if feed_token is None:
         raise Http404("unknown feed")
     site = carrier = None
@@ -350,7 +350,7 @@ def feed(request, token: str, scope: str = "all", code: str | None = None):
             raise Http404("unknown feed")
     elif feed_token.site_id or feed_token.carrier_id:
         raise Http404("unknown feed")
-    windows = selectors.maintenance_export_windows(site=site, carrier=carrier, past_days=FEED_PAST_DAYS)
+    windows = feeds.maintenance_export_windows(site=site, carrier=carrier, past_days=FEED_PAST_DAYS)
     name = "wanmon maintenance" + (f" - {site.code}" if site else f" - {carrier.code}" if carrier else "")
     body = calendar_render(windows, name=name, description="Carrier maintenance windows known to wanmon (BCOP)")
     services.feed_token_mark_used(token=feed_token)

@@ -9,7 +9,7 @@ from wanmon.core.permissions import user_is_operator
 from wanmon.inventory.models import Carrier, Site
 from wanmon.maintenance.choices import Behaviour, Impact, Status
 from wanmon.maintenance.fetch import url_redacted
-from wanmon.maintenance.models import FeedToken, MaintenanceEvent, MaintenanceNotification, MaintenanceSource
+from wanmon.maintenance.models import CarrierNotification, FeedToken, MaintenanceEvent, MaintenanceSource
 from wanmon.maintenance.models import MaintenanceWindow as Window
 from wanmon.maintenance.parsed import http_url
 from wanmon.maintenance.services import AffectSpec
@@ -88,12 +88,14 @@ class AffectInputField(serializers.Field):
     """An affected object: a label ('geant-par', 'geant-par:xe-1/0/0', 'circuit:CID', 'site:CERN', a trunk,
     'path:CERN->FZK'), or {label, impact}."""
 
-    default_error_messages = {"format": "must be a label or {label, impact}"}
+    # Braces doubled: DRF formats error messages with str.format (a single "{label" was a KeyError, a 500).
+    default_error_messages = {"format": "must be a label or {{label, impact}}"}
 
     def to_internal_value(self, data) -> AffectSpec:
-        if isinstance(data, str) and data.strip():
+        if isinstance(data, str) and data.strip() and "\x00" not in data:
             return AffectSpec(label=data.strip())
-        if isinstance(data, dict) and isinstance(data.get("label"), str) and data["label"].strip():
+        label = data.get("label") if isinstance(data, dict) else None
+        if isinstance(label, str) and label.strip() and "\x00" not in label and "\x00" not in str(data.get("impact")):
             return AffectSpec(label=data["label"].strip(), impact=str(data.get("impact") or ""))
         self.fail("format")
 
@@ -179,11 +181,11 @@ class NotificationSerializer(serializers.ModelSerializer):
     size_bytes = serializers.SerializerMethodField()
 
     class Meta:
-        model = MaintenanceNotification
+        model = CarrierNotification
         fields = ["id", "received_at", "source", "origin", "content_type", "message_id", "sender", "subject",
                   "sha256", "size_bytes", "parser", "status", "report", "uploaded_by"]
 
-    def get_size_bytes(self, n: MaintenanceNotification) -> int:
+    def get_size_bytes(self, n: CarrierNotification) -> int:
         return len(bytes(n.raw or b""))
 
     def to_representation(self, instance):

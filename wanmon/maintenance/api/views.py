@@ -28,7 +28,7 @@ from wanmon.inventory.models import Site
 from wanmon.maintenance import imports, selectors, services
 from wanmon.maintenance.api import serializers as s
 from wanmon.maintenance.choices import Source
-from wanmon.maintenance.models import FeedToken, MaintenanceNotification, MaintenanceSource, MaintenanceWindow
+from wanmon.maintenance.models import CarrierNotification, FeedToken, MaintenanceSource, MaintenanceWindow
 
 
 def _drf_error(exc: DjangoValidationError) -> ValidationError:
@@ -190,7 +190,7 @@ class FileImportView(_ImportView):
             name = upload.name or "upload"
             source = Source.ICAL_FILE if name.lower().endswith((".ics", ".ical")) else Source.EMAIL
             report.notifications.append(
-                imports.maintenance_notification_import(raw=raw, source=source, origin=f"upload:{name}", **options)
+                imports.carrier_notification_import(raw=raw, source=source, origin=f"upload:{name}", **options)
             )
         return _report_response(report)
 
@@ -240,7 +240,7 @@ class NotificationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, view
 
     permission_classes = [IsOperatorOrReadOnly]
     serializer_class = s.NotificationSerializer
-    queryset = MaintenanceNotification.objects.select_related("uploaded_by").order_by("-received_at", "-id")
+    queryset = CarrierNotification.objects.select_related("uploaded_by").order_by("-received_at", "-id")
     filterset_fields = ["status", "source", "sender"]
 
     @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})

@@ -4,8 +4,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from wanmon.inventory.models import Carrier, Site
 from wanmon.maintenance.constants import FEED_PAST_DAYS
+from wanmon.maintenance.feeds import maintenance_export_windows
 from wanmon.maintenance.ical import calendar_render
-from wanmon.maintenance.selectors import maintenance_export_windows
 
 
 class Command(BaseCommand):

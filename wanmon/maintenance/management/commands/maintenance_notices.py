@@ -5,7 +5,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.dateparse import parse_datetime
 
-from wanmon.maintenance.notices import maintenance_notices_send
+from wanmon.maintenance.site_notices import site_notices_send
 
 
 class Command(BaseCommand):
@@ -21,7 +21,7 @@ class Command(BaseCommand):
             now = parse_datetime(options["now"].replace("Z", "+00:00"))
             if now is None or now.tzinfo is None:
                 raise CommandError("--now needs an ISO 8601 time with a zone")
-        report = maintenance_notices_send(now=now)
+        report = site_notices_send(now=now)
         if options["json"]:
             self.stdout.write(json.dumps({"sent": report.sent, "failed": report.failed}, indent=2))
             return

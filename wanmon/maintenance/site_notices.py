@@ -1,10 +1,10 @@
-"""Notices to the sites a maintenance window touches (HackSoft-style services), sent once each.
+"""Outgoing notices to the sites a maintenance window touches (HackSoft-style services), sent once each.
 
 Who: the contacts of the touched sites (the ends of the paths the window touches, the sites of its
 equipment, the sites it names), in the first role of WANMON_MAINTENANCE_NOTICE_ROLES a site has
 (default: 'maintenance', else 'noc'). One e-mail per recipient, the window attached as BCOP iCalendar.
 
-When (each run of :func:`maintenance_notices_send`, every minute from Celery beat):
+When (each run of :func:`site_notices_send`, every minute from Celery beat):
 
 - advance: WANMON_MAINTENANCE_NOTICE_LEAD_HOURS before an occurrence starts (or at once when a window
   is announced later than that, as long as it has not ended);
@@ -13,14 +13,13 @@ When (each run of :func:`maintenance_notices_send`, every minute from Celery bea
 - ended-degraded: when an occurrence ends and a path it touched still has active degradation findings.
 
 Each (window, occurrence, kind, recipient[, revision]) is claimed in the sent-log
-(:class:`MaintenanceNotice`, unique) in the transaction that sends the e-mail: a notice goes out once,
+(:class:`SiteNotice`, unique) in the transaction that sends the e-mail: a notice goes out once,
 and one whose sending failed is tried again on the next run.
 """
 
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -31,22 +30,21 @@ from django.db.models import Max, Q
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from wanmon.diagnosis.choices import ACTIVE_STATUSES
-from wanmon.diagnosis.models import Finding
-from wanmon.maintenance import topology as topo
-from wanmon.maintenance.choices import LIVE_STATUSES, EventKind, NoticeKind, Review, Status
+from wanmon.maintenance import footprint as topo
+from wanmon.maintenance.choices import LIVE_STATUSES, EventKind, Review, SiteNoticeKind, Status
 from wanmon.maintenance.constants import (
     DEFAULT_NOTICE_LEAD_HOURS,
     DEFAULT_NOTICE_ROLES,
     ENDED_CHECK_WINDOW_S,
     ENDED_DEGRADED_RECENT_S,
 )
+from wanmon.maintenance.feeds import maintenance_export_window
+from wanmon.maintenance.hooks import degraded_paths
 from wanmon.maintenance.ical import calendar_render
-from wanmon.maintenance.models import MaintenanceEvent, MaintenanceNotice, MaintenanceWindow
+from wanmon.maintenance.models import MaintenanceEvent, MaintenanceWindow, SiteNotice
 from wanmon.maintenance.selectors import (
     Occurrence,
     WindowFootprint,
-    maintenance_export_window,
     maintenance_occurrence_list,
     maintenance_window_queryset,
     site_recipients,
@@ -56,27 +54,10 @@ from wanmon.maintenance.selectors import (
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["DEGRADATION_CODES", "NoticeReport", "maintenance_notices_send"]
-
-#: Path findings that mean "still degraded" once a window has ended.
-DEGRADATION_CODES = frozenset(
-    {
-        "PATH_DOWN",
-        "LOSS_LIMITED",
-        "ASYMMETRIC_PATH",
-        "TCP_ONLY_DEGRADATION",
-        "UNEXPLAINED_DEGRADATION",
-        "DELAY_LEVEL_SHIFT",
-        "REORDERING",
-        "ROUTE_CHANGE",
-        "MTU_MISMATCH",
-        "SHARED_EQUIPMENT_SUSPECT",
-    }
-)
-
+__all__ = ["SiteNoticeReport", "site_notices_send"]
 
 @dataclass
-class NoticeReport:
+class SiteNoticeReport:
     """What one run sent (kind, reference, recipient) and what failed (with the error)."""
 
     sent: list[tuple[str, str, str]] = field(default_factory=list)
@@ -109,10 +90,10 @@ def _subject(kind: str, occ: Occurrence) -> str:
     if (occ.end - occ.start) >= timedelta(days=1) or occ.end.date() != occ.start.date():
         span = f"{occ.start:%Y-%m-%d %H:%M} - {occ.end:%Y-%m-%d %H:%M} UTC"
     prefix = {
-        NoticeKind.ADVANCE: "Maintenance notice",
-        NoticeKind.CHANGED: "Maintenance CHANGED",
-        NoticeKind.CANCELLED: "Maintenance CANCELLED",
-        NoticeKind.ENDED_DEGRADED: "Maintenance ended, path still degraded",
+        SiteNoticeKind.ADVANCE: "Maintenance notice",
+        SiteNoticeKind.CHANGED: "Maintenance CHANGED",
+        SiteNoticeKind.CANCELLED: "Maintenance CANCELLED",
+        SiteNoticeKind.ENDED_DEGRADED: "Maintenance ended, path still degraded",
     }[kind]
     return f"[wanmon] {prefix}: {who}{w.reference} ({w.impact}) {span}"
 
@@ -140,7 +121,7 @@ def _send(
     sites: list[str],
     footprint: WindowFootprint,
     revision: int,
-    report: NoticeReport,
+    report: SiteNoticeReport,
     connection,
     extra: dict | None = None,
 ) -> bool:
@@ -160,7 +141,7 @@ def _send(
     }
     try:
         with transaction.atomic():
-            notice = MaintenanceNotice.objects.create(
+            notice = SiteNotice.objects.create(
                 window=w,
                 kind=kind,
                 recipient=recipient,
@@ -179,7 +160,7 @@ def _send(
                 headers={"Auto-Submitted": "auto-generated", "X-Wanmon-Maintenance": w.reference},
                 connection=connection,
             )
-            if kind != NoticeKind.ENDED_DEGRADED:
+            if kind != SiteNoticeKind.ENDED_DEGRADED:
                 ics = calendar_render([maintenance_export_window(w, footprint)], name=f"{w.reference}")
                 message.attach(f"{w.reference}.ics".replace("/", "-"), ics, "text/calendar")
             message.send(fail_silently=False)
@@ -213,10 +194,10 @@ def _occurrence_of(window: MaintenanceWindow, key: datetime) -> Occurrence:
 def _already_sent(window: MaintenanceWindow, key: datetime) -> dict[str, int]:
     """Recipients told about this occurrence (advance or change) -> the latest window revision they saw."""
     rows = (
-        MaintenanceNotice.objects.filter(
+        SiteNotice.objects.filter(
             window=window,
             occurrence_start=key,
-            kind__in=[NoticeKind.ADVANCE, NoticeKind.CHANGED],
+            kind__in=[SiteNoticeKind.ADVANCE, SiteNoticeKind.CHANGED],
             sent_at__isnull=False,
         )
         .values("recipient")
@@ -232,7 +213,7 @@ def _audit(window: MaintenanceWindow, kind: str, recipients: list[str], now: dat
         )
 
 
-def _advance(now: datetime, tp: topo.Topology, report: NoticeReport, connection) -> None:
+def _advance(now: datetime, tp: topo.Topology, report: SiteNoticeReport, connection) -> None:
     roles = _roles()
     for occ in maintenance_occurrence_list(start=now, end=now + _lead(), include_cancelled=False, topology=tp):
         if occ.window.status not in LIVE_STATUSES or occ.window.review != Review.ACCEPTED:
@@ -243,17 +224,17 @@ def _advance(now: datetime, tp: topo.Topology, report: NoticeReport, connection)
         sent_now = []
         for recipient, sites in site_recipients(site_ids, roles).items():
             if recipient not in told and _send(
-                kind=NoticeKind.ADVANCE, occ=occ, key=key, recipient=recipient, sites=sites, footprint=footprint,
+                kind=SiteNoticeKind.ADVANCE, occ=occ, key=key, recipient=recipient, sites=sites, footprint=footprint,
                 revision=0, report=report, connection=connection,
             ):
                 sent_now.append(recipient)
-        _audit(occ.window, NoticeKind.ADVANCE, sent_now, now)
+        _audit(occ.window, SiteNoticeKind.ADVANCE, sent_now, now)
 
 
-def _changes_and_cancellations(now: datetime, tp: topo.Topology, report: NoticeReport, connection) -> None:
+def _changes_and_cancellations(now: datetime, tp: topo.Topology, report: SiteNoticeReport, connection) -> None:
     """Tell those already told when a window changed or was cancelled (while it has not ended)."""
     told_keys = set(
-        MaintenanceNotice.objects.filter(kind__in=[NoticeKind.ADVANCE, NoticeKind.CHANGED], sent_at__isnull=False)
+        SiteNotice.objects.filter(kind__in=[SiteNoticeKind.ADVANCE, SiteNoticeKind.CHANGED], sent_at__isnull=False)
         .filter(Q(window__end__gt=now) | ~Q(window__rrule=""))
         .values_list("window_id", "occurrence_start")
     )
@@ -266,18 +247,18 @@ def _changes_and_cancellations(now: datetime, tp: topo.Topology, report: NoticeR
         footprint, _ = _footprint(occ, tp)
         told = _already_sent(w, key)
         if w.status == Status.CANCELLED:
-            kind, revision, extra = NoticeKind.CANCELLED, 0, {}
+            kind, revision, extra = SiteNoticeKind.CANCELLED, 0, {}
             recipients = list(told)
         elif w.status in LIVE_STATUSES and w.revision:
-            kind, revision = NoticeKind.CHANGED, w.revision
+            kind, revision = SiteNoticeKind.CHANGED, w.revision
             recipients = [r for r, seen in told.items() if seen < w.revision]
         else:
             continue
         sent_now = []
         for recipient in recipients:
-            if kind == NoticeKind.CHANGED:
+            if kind == SiteNoticeKind.CHANGED:
                 last = (
-                    MaintenanceNotice.objects.filter(window=w, recipient=recipient, sent_at__isnull=False)
+                    SiteNotice.objects.filter(window=w, recipient=recipient, sent_at__isnull=False)
                     .order_by("-sent_at")
                     .values_list("sent_at", flat=True)
                     .first()
@@ -289,26 +270,13 @@ def _changes_and_cancellations(now: datetime, tp: topo.Topology, report: NoticeR
         _audit(w, kind, sent_now, now)
 
 
-def _degraded_paths(footprint: WindowFootprint, end: datetime) -> dict[str, list[Finding]]:
+def _degraded_paths(footprint: WindowFootprint, end: datetime) -> dict[str, list]:
     """Path directions of the footprint with active degradation findings seen up to the end of the window."""
     keys = {(t.path.src, t.path.dst): t.path.key for t in footprint.touches}
-    if not keys:
-        return {}
-    findings = Finding.objects.filter(
-        status__in=ACTIVE_STATUSES,
-        code__in=DEGRADATION_CODES,
-        end__gte=end - timedelta(seconds=ENDED_DEGRADED_RECENT_S),
-        subject__has_keys=["src", "dst"],
-    ).order_by("code")
-    out: dict[str, list[Finding]] = defaultdict(list)
-    for f in findings:
-        key = keys.get((f.subject.get("src"), f.subject.get("dst")))
-        if key:
-            out[key].append(f)
-    return dict(out)
+    return degraded_paths(keys, end - timedelta(seconds=ENDED_DEGRADED_RECENT_S))
 
 
-def _ended_degraded(now: datetime, tp: topo.Topology, report: NoticeReport, connection) -> None:
+def _ended_degraded(now: datetime, tp: topo.Topology, report: SiteNoticeReport, connection) -> None:
     since = now - timedelta(seconds=ENDED_CHECK_WINDOW_S)
     for occ in maintenance_occurrence_list(start=since, end=now, include_cancelled=False, topology=tp):
         if not (since < occ.end <= now) or occ.window.review != Review.ACCEPTED:
@@ -323,17 +291,17 @@ def _ended_degraded(now: datetime, tp: topo.Topology, report: NoticeReport, conn
                 site_ids |= {touch.path.src_site_id, touch.path.dst_site_id}
         sent_now = []
         for recipient, sites in site_recipients(site_ids, _roles()).items():
-            if _send(kind=NoticeKind.ENDED_DEGRADED, occ=occ, key=occ.start, recipient=recipient, sites=sites,
+            if _send(kind=SiteNoticeKind.ENDED_DEGRADED, occ=occ, key=occ.start, recipient=recipient, sites=sites,
                      footprint=footprint,
                      revision=0, report=report, connection=connection, extra={"degraded": degraded}):
                 sent_now.append(recipient)
-        _audit(occ.window, NoticeKind.ENDED_DEGRADED, sent_now, now)
+        _audit(occ.window, SiteNoticeKind.ENDED_DEGRADED, sent_now, now)
 
 
-def maintenance_notices_send(*, now: datetime | None = None) -> NoticeReport:
+def site_notices_send(*, now: datetime | None = None) -> SiteNoticeReport:
     """Send every notice due at ``now`` (see the module docstring); idempotent."""
     now = now or timezone.now()
-    report = NoticeReport()
+    report = SiteNoticeReport()
     tp = topology_load()
     connection = get_connection(fail_silently=False)
     try:

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from wanmon.maintenance import topology as topo
+from wanmon.maintenance import footprint as topo
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 T1 = datetime(2026, 1, 2, tzinfo=UTC)

@@ -11,14 +11,14 @@ from tests.maintenance.conftest import free_port
 from wanmon.diagnosis.models import Finding
 from wanmon.diagnosis.services import subject_key
 from wanmon.inventory.models import Carrier
-from wanmon.maintenance.choices import EventKind, NoticeKind
-from wanmon.maintenance.models import MaintenanceNotice
-from wanmon.maintenance.notices import maintenance_notices_send
+from wanmon.maintenance.choices import EventKind, SiteNoticeKind
+from wanmon.maintenance.models import SiteNotice
 from wanmon.maintenance.services import (
     maintenance_window_cancel,
     maintenance_window_create,
     maintenance_window_update,
 )
+from wanmon.maintenance.site_notices import site_notices_send
 
 pytestmark = pytest.mark.django_db
 
@@ -45,7 +45,7 @@ def test_advance_change_and_cancellation_reach_each_contact_once(topology, smtp)
     window = window_on("geant-ams", NOW + timedelta(hours=30), impact="outage")
 
     # 30 h before the start, inside the 48 h lead: one advance notice per maintenance contact of CERN and SARA
-    report = maintenance_notices_send(now=NOW)
+    report = site_notices_send(now=NOW)
     assert sorted(r for _, _, r in report.sent) == SARA_PEOPLE and report.failed == []
     mails = by_recipient(smtp.all())
     assert sorted(mails) == SARA_PEOPLE and all(len(v) == 1 for v in mails.values())
@@ -61,57 +61,57 @@ def test_advance_change_and_cancellation_reach_each_contact_once(topology, smtp)
 
     # the next runs send nothing more
     smtp.clear()
-    assert maintenance_notices_send(now=NOW + timedelta(minutes=1)).sent == []
-    assert maintenance_notices_send(now=NOW + timedelta(hours=2)).sent == []
+    assert site_notices_send(now=NOW + timedelta(minutes=1)).sent == []
+    assert site_notices_send(now=NOW + timedelta(hours=2)).sent == []
     assert smtp.all() == []
 
     # the carrier postpones by a day: those told hear of the change, once
     maintenance_window_update(window=window, start=window.start + timedelta(days=1),
                               end=window.end + timedelta(days=1))
-    report = maintenance_notices_send(now=NOW + timedelta(hours=3))
-    assert sorted(r for k, _, r in report.sent if k == NoticeKind.CHANGED) == SARA_PEOPLE
+    report = site_notices_send(now=NOW + timedelta(hours=3))
+    assert sorted(r for k, _, r in report.sent if k == SiteNoticeKind.CHANGED) == SARA_PEOPLE
     assert len(report.sent) == 2
     mail = by_recipient(smtp.all())["maintenance@sara.example"][0]
     assert mail.subject.startswith("[wanmon] Maintenance CHANGED: GEANT GEANT-CHG-0042")
     assert "start: 2026-03-09T18:00:00Z -> 2026-03-10T18:00:00Z" in mail.text
     smtp.clear()
-    assert maintenance_notices_send(now=NOW + timedelta(hours=4)).sent == []
+    assert site_notices_send(now=NOW + timedelta(hours=4)).sent == []
 
     # then cancels it: one cancellation each
     maintenance_window_cancel(window=window, note="carrier cancelled")
-    report = maintenance_notices_send(now=NOW + timedelta(hours=5))
-    assert sorted((k, r) for k, _, r in report.sent) == [(NoticeKind.CANCELLED, r) for r in SARA_PEOPLE]
+    report = site_notices_send(now=NOW + timedelta(hours=5))
+    assert sorted((k, r) for k, _, r in report.sent) == [(SiteNoticeKind.CANCELLED, r) for r in SARA_PEOPLE]
     mails = smtp.all()
     assert len(mails) == 2 and all("CANCELLED" in m.subject and "no work will take place" in m.text for m in mails)
     smtp.clear()
-    assert maintenance_notices_send(now=NOW + timedelta(hours=6)).sent == []
-    assert maintenance_notices_send(now=NOW + timedelta(days=2)).sent == []
+    assert site_notices_send(now=NOW + timedelta(hours=6)).sent == []
+    assert site_notices_send(now=NOW + timedelta(days=2)).sent == []
     assert smtp.all() == []
 
     # the sent-log and the audit trail say the same
-    assert MaintenanceNotice.objects.filter(sent_at__isnull=False).count() == 6
+    assert SiteNotice.objects.filter(sent_at__isnull=False).count() == 6
     assert window.events.filter(kind=EventKind.NOTICE).count() == 3
 
 
 def test_lead_time_roles_and_late_announcements(topology, smtp, settings):
     settings.WANMON_MAINTENANCE_NOTICE_LEAD_HOURS = 24
     far = window_on("geant-fra", NOW + timedelta(hours=72), reference="GEANT-FAR")
-    assert maintenance_notices_send(now=NOW).sent == []  # 72 h ahead: not yet
+    assert site_notices_send(now=NOW).sent == []  # 72 h ahead: not yet
     # 23 h before: CERN's maintenance contact and FZK's NOC (FZK has no maintenance contact)
-    report = maintenance_notices_send(now=far.start - timedelta(hours=23))
+    report = site_notices_send(now=far.start - timedelta(hours=23))
     assert sorted(r for _, _, r in report.sent) == ["maintenance@cern.example", "noc@fzk.example"]
     # announced when already running: still told (nobody should be surprised), not after its end
     running = window_on("janet-lon", NOW - timedelta(minutes=30), reference="JANET-NOW")
-    assert {r for _, ref, r in maintenance_notices_send(now=NOW).sent if ref == "JANET-NOW"} == {
+    assert {r for _, ref, r in site_notices_send(now=NOW).sent if ref == "JANET-NOW"} == {
         "maintenance@cern.example", "maintenance@ral.example"}
     window_on("geant-lon", NOW - timedelta(hours=5), hours=1, reference="GEANT-PAST")
-    assert maintenance_notices_send(now=NOW).sent == []
+    assert site_notices_send(now=NOW).sent == []
     assert running.notices.count() == 2
 
 
 def test_window_ended_but_path_still_degraded(topology, smtp):
     window = window_on("geant-ams", NOW - timedelta(hours=2), hours=2, impact="degraded")  # ends at NOW
-    maintenance_notices_send(now=NOW - timedelta(hours=3))  # the advance notices
+    site_notices_send(now=NOW - timedelta(hours=3))  # the advance notices
     smtp.clear()
     # the diagnosis still sees CERN->SARA degraded at the end of the work; SARA->CERN recovered
     Finding.objects.create(
@@ -127,15 +127,15 @@ def test_window_ended_but_path_still_degraded(topology, smtp):
         resolved_at=NOW,
     )
     # before the end: nothing
-    assert maintenance_notices_send(now=NOW - timedelta(minutes=1)).sent == []
+    assert site_notices_send(now=NOW - timedelta(minutes=1)).sent == []
     # right after it: the contacts of the still-degraded path's sites, once
-    report = maintenance_notices_send(now=NOW + timedelta(minutes=1))
-    assert sorted((k, r) for k, _, r in report.sent) == [(NoticeKind.ENDED_DEGRADED, r) for r in SARA_PEOPLE]
+    report = site_notices_send(now=NOW + timedelta(minutes=1))
+    assert sorted((k, r) for k, _, r in report.sent) == [(SiteNoticeKind.ENDED_DEGRADED, r) for r in SARA_PEOPLE]
     mail = smtp.all()[0]
     assert mail.subject.startswith("[wanmon] Maintenance ended, path still degraded: GEANT GEANT-CHG-0042")
     assert "CERN->SARA:" in mail.text and "LOSS_LIMITED" in mail.text and "SARA->CERN:\n" not in mail.text
     smtp.clear()
-    assert maintenance_notices_send(now=NOW + timedelta(minutes=2)).sent == []
+    assert site_notices_send(now=NOW + timedelta(minutes=2)).sent == []
     assert smtp.all() == []
 
 
@@ -143,9 +143,9 @@ def test_smtp_failure_is_retried_next_run_and_sent_once(topology, smtp, settings
     window_on("geant-ams", NOW + timedelta(hours=1))
     port = settings.EMAIL_PORT
     settings.EMAIL_PORT = free_port()  # nobody listens there
-    report = maintenance_notices_send(now=NOW)
+    report = site_notices_send(now=NOW)
     assert report.sent == [] and len(report.failed) == 2
-    assert MaintenanceNotice.objects.count() == 0
+    assert SiteNotice.objects.count() == 0
     settings.EMAIL_PORT = port
-    assert len(maintenance_notices_send(now=NOW + timedelta(minutes=1)).sent) == 2
+    assert len(site_notices_send(now=NOW + timedelta(minutes=1)).sent) == 2
     assert len(smtp.all()) == 2

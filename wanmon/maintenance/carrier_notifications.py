@@ -1,4 +1,4 @@
-"""Raw notification -> windows (pure): iCalendar files, e-mails with a BCOP attachment, other carrier e-mails.
+"""Incoming carrier notification -> windows (pure): iCalendar files, e-mails with a BCOP attachment, other e-mails.
 
 Which parser reads what:
 
@@ -23,7 +23,7 @@ CALENDAR_TYPES = frozenset({"text/calendar", "application/ics", "text/x-vcalenda
 BCOP_PARSER = "bcop"
 
 
-class NotificationInvalid(ValueError):
+class CarrierNotificationInvalid(ValueError):
     """Neither an iCalendar object nor an e-mail message."""
 
 
@@ -57,11 +57,11 @@ def _headers(message, name: str) -> tuple[str, ...]:
     return tuple(" ".join(str(v).split()) for v in values)
 
 
-def notification_parse(raw: bytes, *, provider: str | None = None) -> ParseResult:
+def carrier_notification_parse(raw: bytes, *, provider: str | None = None) -> ParseResult:
     """Every window in one raw notification. ``provider``: a circuit-maintenance-parser id, or 'bcop'.
 
     Never raises for content a carrier might send: what cannot be read is in ``problems`` and the
-    result has no windows. NotificationInvalid only for bytes that are neither iCalendar nor e-mail.
+    result has no windows. CarrierNotificationInvalid only for bytes that are neither iCalendar nor e-mail.
     """
     if looks_like_icalendar(raw):
         try:
@@ -71,7 +71,9 @@ def notification_parse(raw: bytes, *, provider: str | None = None) -> ParseResul
 
     message = email.message_from_bytes(raw, policy=email.policy.default)
     if not message.keys():
-        raise NotificationInvalid("neither an iCalendar object (BEGIN:VCALENDAR) nor an e-mail message (headers)")
+        raise CarrierNotificationInvalid(
+            "neither an iCalendar object (BEGIN:VCALENDAR) nor an e-mail message (headers)"
+        )
     result = ParseResult(
         sender=parseaddr(_header(message, "From"))[1],
         subject=_header(message, "Subject"),

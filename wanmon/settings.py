@@ -284,6 +284,15 @@ WANMON_MAINTENANCE_NOTICE_ROLES = [
 ]
 # Directories (os.pathsep-separated) under which the API may import a Maildir; the command may read any.
 WANMON_MAINTENANCE_MAILDIRS = [p for p in os.environ.get("WANMON_MAINTENANCE_MAILDIRS", "").split(os.pathsep) if p]
+# Who may announce maintenance (wanmon/maintenance/trust.py): the authserv-ids (comma-separated) of the receiving
+# MTA whose Authentication-Results count (empty: the topmost header), and whether an e-mail without them is held.
+WANMON_MAINTENANCE_AUTHSERV_IDS = [
+    i.strip() for i in os.environ.get("WANMON_MAINTENANCE_AUTHSERV_IDS", "").split(",") if i.strip()
+]
+WANMON_MAINTENANCE_REQUIRE_EMAIL_AUTH = env_bool("WANMON_MAINTENANCE_REQUIRE_EMAIL_AUTH", False)
+# Networks (comma-separated CIDRs) a carrier calendar URL may reach although they are not public, e.g. a portal
+# over a private link; others are refused after DNS resolution (wanmon/maintenance/fetch.py).
+WANMON_FETCH_ALLOW_NETS = [n.strip() for n in os.environ.get("WANMON_FETCH_ALLOW_NETS", "").split(",") if n.strip()]
 
 # --- logging: one JSON object per line on stdout ---
 LOG_LEVEL = os.environ.get("WANMON_LOG_LEVEL", "INFO")

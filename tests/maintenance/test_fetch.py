@@ -168,3 +168,11 @@ def test_hourly_poll_refuses_internal_urls(topology, settings):
     src.refresh_from_db()
     assert "not a public address" in src.last_error and src.last_polled_at is not None
     assert not MaintenanceWindow.objects.exists()
+
+
+def test_a_malformed_allow_list_entry_is_reported(settings):
+    from wanmon.maintenance.checks import fetch_allow_nets_check
+
+    settings.WANMON_FETCH_ALLOW_NETS = ["127.0.0.1/32", "10.0.0.0/33"]
+    (error,) = fetch_allow_nets_check(None)
+    assert error.id == "maintenance.E001" and "'10.0.0.0/33' is not a network" in error.msg

@@ -73,7 +73,7 @@ def fetch_allow_nets() -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, .
         try:
             nets.append(ipaddress.ip_network(str(text).strip(), strict=False))
         except ValueError:
-            continue  # settings.py refuses malformed entries at start; here a bad one simply allows nothing
+            continue  # reported by the system check maintenance.E001; here a bad entry allows nothing
     return tuple(nets)
 
 

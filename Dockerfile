@@ -9,7 +9,8 @@ COPY agents ./agents
 COPY templates ./templates
 COPY static ./static
 COPY manage.py ./
-RUN pip install --no-cache-dir -e . && python manage.py collectstatic --noinput \
+# collectstatic reads the settings, which refuse to load without a secret key: a throw-away one for this step only.
+RUN pip install --no-cache-dir -e . && WANMON_SECRET_KEY=collectstatic-at-build-time python manage.py collectstatic --noinput \
     && useradd --system --uid 1000 wanmon
 USER wanmon
 EXPOSE 8000

@@ -5,6 +5,9 @@ WANMON_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PG_MAJOR="${WANMON_PG_MAJOR:-15}"
 PG_BIN="${WANMON_PG_BIN:-/usr/lib/postgresql/${PG_MAJOR}/bin}"
 VENV="${WANMON_ROOT}/.venv"
+# The local embedded stack: the settings accept the published development secret key here (and only here or
+# with WANMON_DEBUG=1) when WANMON_SECRET_KEY is not set.
+export WANMON_DEMO="${WANMON_DEMO:-1}"
 
 log() { printf '[wanmon] %s\n' "$*" >&2; }
 die() { printf '[wanmon] error: %s\n' "$*" >&2; exit 1; }

@@ -7,10 +7,12 @@ that matches the embedded stack started by ``scripts/demo`` under ``var/``.
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 from celery.schedules import crontab
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -33,9 +35,20 @@ DEFAULT_DATABASE_URL = f"postgres://postgres@127.0.0.1:{env_int('WANMON_PG_PORT'
 DEFAULT_REDIS_URL = f"redis://127.0.0.1:{env_int('WANMON_REDIS_PORT', 63799)}/0"
 
 DEBUG = env_bool("WANMON_DEBUG", False)
-# A fixed development key is only acceptable when DEBUG is on or for the local embedded stack;
-# production (docker-compose) must set WANMON_SECRET_KEY.
-SECRET_KEY = os.environ.get("WANMON_SECRET_KEY") or "wanmon-insecure-local-development-key-change-me"
+# WANMON_DEMO=1: the local embedded stack of scripts/demo, scripts/test, scripts/manage and scripts/bench
+# (exported by scripts/lib.sh). Only there, or with DEBUG, may the published development key stand in for
+# WANMON_SECRET_KEY: anyone knowing the key can forge sessions and signed tokens. Production (docker-compose,
+# which passes an empty value when .env lacks it) refuses to start without a key of its own.
+WANMON_DEMO = env_bool("WANMON_DEMO", False)
+DEVELOPMENT_SECRET_KEY = "wanmon-insecure-local-development-key-change-me"
+SECRET_KEY = os.environ.get("WANMON_SECRET_KEY", "").strip()
+if not (DEBUG or WANMON_DEMO) and SECRET_KEY in ("", DEVELOPMENT_SECRET_KEY):
+    raise ImproperlyConfigured(
+        "WANMON_SECRET_KEY is not set, empty or the published development key: set it to a long random value "
+        "(python3 -c 'import secrets; print(secrets.token_urlsafe(50))'); only WANMON_DEBUG=1 or the local demo "
+        "stack (WANMON_DEMO=1) run without one"
+    )
+SECRET_KEY = SECRET_KEY or DEVELOPMENT_SECRET_KEY
 ALLOWED_HOSTS = [
     h.strip() for h in os.environ.get("WANMON_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h.strip()
 ]
@@ -51,7 +64,9 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "axes",
     "rest_framework",
+    "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
     "wanmon.core.apps.CoreConfig",
@@ -67,6 +82,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "wanmon.core.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -78,6 +94,10 @@ MIDDLEWARE = [
     "wanmon.dashboard.middleware.UserTimeZoneMiddleware",
     # GET/HEAD pages and APIs read from the replica when DATABASE_REPLICA_URL is set (wanmon/core/dbrouter.py).
     "wanmon.core.dbrouter.ReplicaReadsMiddleware",
+    # Per-statement limit of reads, on the primary and the replica alike (wanmon/core/middleware.py).
+    "wanmon.core.middleware.StatementTimeoutMiddleware",
+    # Last, as django-axes requires: turns a lockout into its 429 answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "wanmon.urls"
@@ -138,6 +158,18 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
+# Password guessing (wanmon/core/auth.py): django-axes counts failed logins per client address on the login
+# page, the admin and API Basic auth, and past the limit refuses that address before any password hash.
+AUTHENTICATION_BACKENDS = ["wanmon.core.auth.LockoutBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_ENABLED = env_bool("WANMON_LOGIN_LOCKOUT", True)
+AXES_FAILURE_LIMIT = env_int("WANMON_LOGIN_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("WANMON_LOGIN_COOLOFF_MIN", 15))
+# Per address, not per user name: a guesser cannot lock a colleague out from elsewhere.
+AXES_LOCKOUT_PARAMETERS = ["ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "wanmon.core.auth.client_ip"
+AXES_VERBOSE = False
+
 LANGUAGE_CODE = "en-gb"
 TIME_ZONE = "UTC"
 USE_I18N = False
@@ -174,14 +206,27 @@ EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 20)
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "wanmon@localhost")
 
 # --- REST API ---
+# The API authenticates the browser session and personal tokens (`Authorization: Token <key>`, created with
+# `manage.py drf_create_token USER`); HTTP Basic sends a password with every request and costs a PBKDF2 hash
+# each time, so it is off unless WANMON_API_BASIC_AUTH is set. Agents use their own bearer tokens (ingest).
+WANMON_API_BASIC_AUTH = env_bool("WANMON_API_BASIC_AUTH", False)
+# Requests per logged-in user (or token) and per anonymous address; 429 with Retry-After beyond.
+WANMON_API_USER_RATE = os.environ.get("WANMON_API_USER_RATE", "1200/min")
+WANMON_API_ANON_RATE = os.environ.get("WANMON_API_ANON_RATE", "120/min")
+# ?limit= above this is cut to it; a value that is no page at all (negative, huge, not a number) is a 400.
+WANMON_API_MAX_LIMIT = env_int("WANMON_API_MAX_LIMIT", 1000)
+# Per statement limit of a read request's database queries (wanmon/core/middleware.py); 0 turns it off.
+WANMON_WEB_STATEMENT_TIMEOUT_MS = env_int("WANMON_WEB_STATEMENT_TIMEOUT_MS", 30_000)
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+        "wanmon.core.auth.OptionalBasicAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_THROTTLE_CLASSES": ["wanmon.core.throttling.UserRateThrottle", "wanmon.core.throttling.AnonRateThrottle"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "wanmon.core.pagination.CappedLimitOffsetPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
@@ -271,6 +316,11 @@ WANMON_INGEST_MAX_RECORDS = env_int("WANMON_INGEST_MAX_RECORDS", 20_000)
 WANMON_INGEST_RATE_LIMIT = os.environ.get("WANMON_INGEST_RATE_LIMIT", "600/min")
 WANMON_INGEST_STREAM_CHUNK_RECORDS = env_int("WANMON_INGEST_STREAM_CHUNK_RECORDS", 1_000)
 WANMON_INGEST_MAX_SAMPLE_LAG_S = env_int("WANMON_INGEST_MAX_SAMPLE_LAG_S", 2 * 86400)
+# SNMP samples register unknown interfaces of known equipment; beyond this many per device the upload is refused.
+WANMON_INGEST_MAX_INTERFACES_PER_DEVICE = env_int("WANMON_INGEST_MAX_INTERFACES_PER_DEVICE", 10_000)
+# The query API answers at most this many series and points (all series together) per request.
+WANMON_QUERY_MAX_SERIES = env_int("WANMON_QUERY_MAX_SERIES", 1000)
+WANMON_QUERY_MAX_POINTS = env_int("WANMON_QUERY_MAX_POINTS", 200_000)
 # The catch-up looks for samples newer than their interface's watermark this far back.
 WANMON_CATCHUP_LOOKBACK_S = env_int("WANMON_CATCHUP_LOOKBACK_S", 3 * 86400)
 # Days to keep per hypertable, e.g. {"measurements_snmpsample": 14}; see wanmon/measurements/constants.py.
@@ -312,12 +362,27 @@ LOGGING = {
     "loggers": {
         "django.db.backends": {"level": "WARNING"},
         "django.request": {"level": "WARNING"},
+        # django-axes logs every login at INFO; lockouts are WARNING.
+        "axes": {"level": "WARNING"},
     },
 }
 
-# Security headers that cost nothing behind the TLS proxy of docker-compose.
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Security headers. WANMON_BEHIND_PROXY: a TLS proxy that sets X-Forwarded-Proto and appends the client to
+# X-Forwarded-For (docker-compose's Caddy) is in front; only then are those headers believed (without such a
+# proxy any client could claim https or another address).
+WANMON_BEHIND_PROXY = env_bool("WANMON_BEHIND_PROXY", False)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if WANMON_BEHIND_PROXY else None
 SESSION_COOKIE_SECURE = env_bool("WANMON_SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# HSTS where the site is served over TLS (secure cookies say so): browsers then refuse plain HTTP to it.
+SECURE_HSTS_SECONDS = env_int("WANMON_HSTS_SECONDS", 365 * 86400 if SESSION_COOKIE_SECURE else 0)
 SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# Content-Security-Policy of every response (wanmon/core/middleware.py): scripts only from our static files.
+WANMON_CSP = os.environ.get(
+    "WANMON_CSP",
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "font-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; "
+    "frame-ancestors 'none'",
+)

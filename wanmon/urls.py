@@ -1,4 +1,4 @@
-"""URL configuration: pages, the REST API under /api/v1/, its schema and /healthz."""
+"""URL configuration: pages, the REST API under /api/v1/, its schema and the health endpoints."""
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
@@ -9,6 +9,8 @@ from wanmon.core import views as core_views
 
 urlpatterns = [
     path("healthz", core_views.healthz, name="healthz"),
+    path("livez", core_views.livez, name="livez"),
+    path("readyz", core_views.readyz, name="readyz"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

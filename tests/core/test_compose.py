@@ -41,7 +41,9 @@ def test_web_waits_for_healthy_database_and_migrations():
     web = COMPOSE["services"]["web"]
     assert web["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
     assert COMPOSE["services"]["migrate"]["depends_on"]["db"]["condition"] == "service_healthy"
-    assert "/healthz" in " ".join(web["healthcheck"]["test"])
+    # What web itself needs (the database), not the worker: the proxy waits on this check.
+    assert "/readyz" in " ".join(web["healthcheck"]["test"])
+    assert web["environment"]["WANMON_BEHIND_PROXY"] == "true"
 
 
 def test_every_variable_is_documented():

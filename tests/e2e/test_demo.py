@@ -101,9 +101,10 @@ def test_demo_starts_everything_and_stops_it(demo_env):
         assert response.status == 200 and b"Log in to wanmon" in response.read()
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10) as response:
         health = json.load(response)
-    assert health["status"] == "ok"
-    assert health["database"]["detail"]["timescaledb"].startswith("2.")
-    assert health["celery"]["detail"]["workers"]
+    # Without a login /healthz says what is up, not versions or worker names.
+    assert health == {"status": "ok", "database": {"ok": True}, "redis": {"ok": True}, "celery": {"ok": True}}
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/livez", timeout=10) as response:
+        assert json.load(response) == {"status": "ok"}
 
     # One simulated agent per site uploads its share of the scenario through POST /api/v1/ingest: the first
     # upload is the whole 48 h backfill, stored under that agent.

@@ -67,6 +67,7 @@ def test_archiver_conversation_over_http(live_server, ps_topo, settings):
     assert send(archive, trace, headers)[1]["parked"] is True
     assert count("traceroute") == 0
     get_user_model().objects.create_user("noc", password="secret-pass", is_staff=True)
+    settings.WANMON_API_BASIC_AUTH = True  # off by default; scripts may turn it on
     basic = {"Authorization": "Basic " + base64.b64encode(b"noc:secret-pass").decode(),
              "Content-Type": "application/json"}
     status, parked = send(f"{live_server.url}/api/v1/perfsonar/parked", b"", {"Authorization": basic["Authorization"]},

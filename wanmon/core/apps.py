@@ -7,3 +7,6 @@ class CoreConfig(AppConfig):
     name = "wanmon.core"
     label = "core"
     verbose_name = "wanmon core"
+
+    def ready(self) -> None:
+        from wanmon.core import schema  # noqa: F401 - registers the OpenAPI descriptions of our auth classes

@@ -1,7 +1,8 @@
-"""Read-only checks of the services wanmon depends on (used by /healthz)."""
+"""Read-only checks of the services wanmon depends on (used by /healthz and /readyz)."""
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -42,6 +43,20 @@ def database_status() -> ComponentStatus:
     return ComponentStatus(ok=True, detail={"postgresql": pg_version, "timescaledb": row[0], "license": licence})
 
 
+def database_ping(timeout_ms: int = 1000) -> ComponentStatus:
+    """The database answers ``SELECT 1`` within ``timeout_ms`` (for /readyz: cheap, no catalogue reads)."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(f"SET statement_timeout = {int(timeout_ms)}")
+            try:
+                cursor.execute("SELECT 1")
+            finally:
+                cursor.execute("RESET statement_timeout")
+    except Exception as exc:
+        return ComponentStatus(ok=False, error=f"{type(exc).__name__}: {exc}".strip())
+    return ComponentStatus(ok=True)
+
+
 def _redis_client() -> redis.Redis:
     return redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=1.0, socket_timeout=1.0)
 
@@ -77,8 +92,42 @@ def celery_status(timeout_s: float = 1.0) -> ComponentStatus:
     return ComponentStatus(ok=True, detail=detail)
 
 
+# A broadcast ping waits its whole timeout for replies, so one check costs a web thread a second. The answer
+# is kept for CELERY_STATUS_TTL_S and computed by one thread at a time: a burst of health requests (a
+# load balancer, a monitoring system, someone's script) costs one ping, not a thread each.
+CELERY_STATUS_TTL_S = 10.0
+_celery_lock = threading.Lock()
+_celery_cached: tuple[float, ComponentStatus] | None = None
+
+
+def celery_status_shared(now: float | None = None) -> ComponentStatus:
+    """celery_status() at most once per CELERY_STATUS_TTL_S per process; others get the last answer."""
+    global _celery_cached
+    now = time.monotonic() if now is None else now
+    cached = _celery_cached
+    if cached is not None and now - cached[0] < CELERY_STATUS_TTL_S:
+        return cached[1]
+    if not _celery_lock.acquire(blocking=cached is None):
+        return cached[1]  # another thread is pinging: the previous answer is fresh enough meanwhile
+    try:
+        cached = _celery_cached
+        if cached is not None and now - cached[0] < CELERY_STATUS_TTL_S:
+            return cached[1]
+        status = celery_status()
+        _celery_cached = (time.monotonic(), status)
+        return status
+    finally:
+        _celery_lock.release()
+
+
+def celery_status_forget() -> None:
+    """Drop the kept Celery answer (tests that stop or start a worker)."""
+    global _celery_cached
+    _celery_cached = None
+
+
 def health_report() -> tuple[bool, dict]:
     """Overall health: every component must be ok."""
-    components = {"database": database_status(), "redis": redis_status(), "celery": celery_status()}
+    components = {"database": database_status(), "redis": redis_status(), "celery": celery_status_shared()}
     ok = all(c.ok for c in components.values())
     return ok, {"status": "ok" if ok else "error", **{k: v.as_dict() for k, v in components.items()}}

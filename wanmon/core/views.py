@@ -1,10 +1,33 @@
-"""The health endpoint (the home page is the dashboard's overview)."""
+"""Health endpoints (the home page is the dashboard's overview).
+
+- ``/livez``: the web process answers (no database, Redis or Celery): for load balancers and the TLS
+  proxy, which must not wait on anything but web itself;
+- ``/readyz``: web can serve: the database answers a trivial query (compose's web healthcheck);
+- ``/healthz``: database, TimescaleDB, Redis and Celery workers, 200 when all are up, 503 otherwise.
+  Anyone sees the status of each part; versions, worker names and error messages only staff.
+"""
 
 from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from wanmon.core.selectors import health_report
+from wanmon.core.selectors import database_ping, health_report
+
+
+@never_cache
+@require_GET
+def livez(request):
+    """The process is up and answers; nothing else is checked."""
+    return JsonResponse({"status": "ok"})
+
+
+@never_cache
+@require_GET
+def readyz(request):
+    """What web needs to serve: the database (1 s limit). Redis and Celery are not web's own needs."""
+    status = database_ping()
+    body = {"status": "ok" if status.ok else "error", "database": {"ok": status.ok}}
+    return JsonResponse(body, status=200 if status.ok else 503)
 
 
 @never_cache
@@ -12,4 +35,7 @@ from wanmon.core.selectors import health_report
 def healthz(request):
     """JSON health of database (with TimescaleDB version), Redis and Celery workers; 503 when one is down."""
     ok, report = health_report()
+    user = getattr(request, "user", None)
+    if not (user is not None and user.is_authenticated and user.is_staff):
+        report = {k: ({"ok": v["ok"]} if isinstance(v, dict) else v) for k, v in report.items()}
     return JsonResponse(report, status=200 if ok else 503)

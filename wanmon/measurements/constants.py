@@ -44,3 +44,5 @@ RETENTION_DAYS = {
 # An agent's SNMP sample this much older than the newest one stored for its interface is refused: rates and
 # rollups are recomputed from the earliest new sample on, so a clock booted at 2000-01-01 must not get there.
 INGEST_MAX_SAMPLE_LAG_S = 2 * 86400
+# SNMP discovery registers unknown interfaces of known equipment, at most this many per device in all.
+INGEST_MAX_INTERFACES_PER_DEVICE = 10_000

@@ -20,13 +20,13 @@ from datetime import datetime, timedelta
 
 import msgspec
 from django.conf import settings
-from django.db import DataError, IntegrityError, connection, transaction
+from django.db import DataError, IntegrityError, connection, models, transaction
 from django.utils import timezone
 
 from collectors.records import BatchStream, Counters, SnmpRecord, decode_batch, decode_batch_stream
 from wanmon.inventory.models import Agent, Equipment, Interface, Site
 from wanmon.measurements.columns import SNMP, SNMP_HEAD_FIELDS, TABLES, TABLES_BY_NAME, Source, stored_fields
-from wanmon.measurements.constants import INGEST_MAX_SAMPLE_LAG_S, SNMP_COUNTERS
+from wanmon.measurements.constants import INGEST_MAX_INTERFACES_PER_DEVICE, INGEST_MAX_SAMPLE_LAG_S, SNMP_COUNTERS
 from wanmon.measurements.rollups import retention_policy
 
 logger = logging.getLogger(__name__)
@@ -194,6 +194,8 @@ def _resolve(
                 if _kind(r) == "snmp" and (r.equipment, r.interface) in missing
             ],
         )
+    if missing:
+        _interface_cap_check(records, offset, prefix, missing, equipment)
     for equipment_name, name in sorted(missing):
         # Discovery: an SNMP walk names interfaces the inventory does not list yet; learn them.
         samples = [r for r in by_type["snmp"] if r.interface == name and r.equipment == equipment_name]
@@ -201,6 +203,44 @@ def _resolve(
         if_index = next((r.if_index for r in samples if r.if_index is not None), None)
         eid = equipment[equipment_name]
         refs.snmp[(equipment_name, name)] = (eid, _interface_discover(eid, name, speed, if_index))
+
+
+def _interface_cap_check(
+    records: Sequence, offset: int, prefix: str, missing: set[tuple[str, str]], equipment: dict[str, int]
+) -> None:
+    """Refuse (400) discovery that would give a device more than WANMON_INGEST_MAX_INTERFACES_PER_DEVICE
+    interfaces: an agent (or a device) inventing names must not grow the inventory without bound. The
+    error names the first record of each interface beyond the cap; nothing of the batch is stored."""
+    cap = getattr(settings, "WANMON_INGEST_MAX_INTERFACES_PER_DEVICE", INGEST_MAX_INTERFACES_PER_DEVICE)
+    new_per_device: dict[str, list[str]] = {}
+    for equipment_name, name in sorted(missing):
+        new_per_device.setdefault(equipment_name, []).append(name)
+    ids = {equipment[e] for e in new_per_device}
+    existing = dict(
+        Interface.objects.filter(equipment_id__in=ids)
+        .values("equipment_id")
+        .annotate(n=models.Count("id"))
+        .values_list("equipment_id", "n")
+    )
+    over: set[tuple[str, str]] = set()
+    for equipment_name, names in new_per_device.items():
+        room = max(cap - existing.get(equipment[equipment_name], 0), 0)
+        over.update((equipment_name, name) for name in names[room:])
+    if not over:
+        return
+    errors, seen = [], set()
+    for i, r in enumerate(records, offset):
+        ref = (getattr(r, "equipment", None), getattr(r, "interface", None))
+        if _kind(r) == "snmp" and ref in over and ref not in seen:
+            seen.add(ref)
+            errors.append(
+                {
+                    "path": f"{prefix}[{i}].interface",
+                    "message": f"interface {ref[1]!r} would give {ref[0]!r} more than {cap} interfaces "
+                    "(WANMON_INGEST_MAX_INTERFACES_PER_DEVICE): not registered",
+                }
+            )
+    raise IngestError(400, errors)
 
 
 def _interface_discover(equipment_id: int, name: str, speed_mbps: float | None, if_index: int | None) -> int:

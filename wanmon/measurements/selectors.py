@@ -57,6 +57,12 @@ LEVELS = [
     (86400, "measurements_interfacerate_1d"),
 ]
 MAX_POINTS_PER_SERIES = 5000
+# Per response: every series together (group_by=interface over a thousand interfaces would otherwise pull
+# millions of rows into memory). The view passes the settings WANMON_QUERY_MAX_SERIES / _MAX_POINTS.
+MAX_SERIES = 1000
+MAX_POINTS = 200_000
+# The widest bucket: ten years (a wider one is a typo, and overflows timedelta and PostgreSQL intervals).
+MAX_BUCKET_S = 3660 * 86400
 
 
 class QueryError(ValueError):
@@ -110,8 +116,14 @@ def measurement_query(
     equipment: str | None = None,
     interface: str | None = None,
     protocol: str | None = None,
+    max_series: int = MAX_SERIES,
+    max_points: int = MAX_POINTS,
 ) -> QueryResult:
-    """Bucketed, aggregated series of one metric; see the module docstring."""
+    """Bucketed, aggregated series of one metric; see the module docstring.
+
+    At most ``max_series`` series and ``max_points`` points in all are answered; more is a QueryError
+    naming what to narrow, found without reading more than ``max_points + 1`` rows.
+    """
     if aggregate not in AGGREGATES:
         raise QueryError("aggregate", f"must be one of {sorted(AGGREGATES)}")
     if end <= start:
@@ -119,18 +131,24 @@ def measurement_query(
     bucket_s = bucket_s or default_bucket_s(start, end)
     if bucket_s < 1:
         raise QueryError("bucket", "must be at least 1 second")
+    if bucket_s > MAX_BUCKET_S:
+        raise QueryError("bucket", f"must be at most {MAX_BUCKET_S // 86400} days")
     if (end - start).total_seconds() / bucket_s > MAX_POINTS_PER_SERIES:
         raise QueryError("bucket", f"too fine for this range: more than {MAX_POINTS_PER_SERIES} points per series")
+    limits = (max_series, max_points)
     if metric in INTERFACE_METRICS:
         return _interface_query(
-            metric, start, end, bucket_s, aggregate, group_by or "interface", site, carrier, equipment, interface
+            metric, start, end, bucket_s, aggregate, group_by or "interface", site, carrier, equipment, interface,
+            limits,
         )
     if metric in TEST_METRICS:
-        return _test_query(metric, start, end, bucket_s, aggregate, group_by or "path", site, src, dst, protocol)
+        return _test_query(
+            metric, start, end, bucket_s, aggregate, group_by or "path", site, src, dst, protocol, limits
+        )
     raise QueryError("metric", f"unknown metric {metric!r}; one of {sorted(INTERFACE_METRICS) + sorted(TEST_METRICS)}")
 
 
-def _interface_query(metric, start, end, bucket_s, aggregate, group_by, site, carrier, equipment, interface):
+def _interface_query(metric, start, end, bucket_s, aggregate, group_by, site, carrier, equipment, interface, limits):
     groups = {
         "interface": ["e.name AS equipment", "i.name AS interface"],
         "equipment": ["e.name AS equipment"],
@@ -191,10 +209,10 @@ def _interface_query(metric, start, end, bucket_s, aggregate, group_by, site, ca
         GROUP BY bucket{group_cols}
         ORDER BY {", ".join(key_names + ["bucket"])}
     """
-    return _run(sql, params, key_names, metric, aggregate, bucket_s, table, group_by)
+    return _run(sql, params, key_names, metric, aggregate, bucket_s, table, group_by, limits)
 
 
-def _test_query(metric, start, end, bucket_s, aggregate, group_by, site, src, dst, protocol):
+def _test_query(metric, start, end, bucket_s, aggregate, group_by, site, src, dst, protocol, limits):
     table, expr = TEST_METRICS[metric]
     groups = {
         "path": ["ss.code AS src", "sd.code AS dst"],
@@ -235,17 +253,31 @@ def _test_query(metric, start, end, bucket_s, aggregate, group_by, site, src, ds
         GROUP BY bucket{"".join(f", {n}" for n in key_names)}
         ORDER BY {", ".join(key_names + ["bucket"])}
     """
-    return _run(sql, params, key_names, metric, aggregate, bucket_s, table, group_by)
+    return _run(sql, params, key_names, metric, aggregate, bucket_s, table, group_by, limits)
 
 
-def _run(sql, params, key_names, metric, aggregate, bucket_s, table, group_by) -> QueryResult:
+def _run(sql, params, key_names, metric, aggregate, bucket_s, table, group_by, limits) -> QueryResult:
+    max_series, max_points = limits
     result = QueryResult(metric=metric, aggregate=aggregate, bucket_s=bucket_s, source=table, group_by=key_names)
     with read_connection().cursor() as cursor:  # the read replica inside a page or API read
-        cursor.execute(sql, params)
+        cursor.execute(f"{sql} LIMIT %(row_limit)s", {**params, "row_limit": max_points + 1})
+        rows = cursor.fetchall()
+        if len(rows) > max_points:
+            raise QueryError(
+                "bucket",
+                f"the answer has more than {max_points} points in all series: use a shorter range, a coarser bucket, "
+                "filters or a coarser group_by",
+            )
         current_key = None
-        for row in cursor.fetchall():
+        for row in rows:
             key = dict(zip(key_names, row[: len(key_names)], strict=True))
             if key != current_key:
+                if len(result.series) == max_series:
+                    raise QueryError(
+                        "group_by",
+                        f"the answer has more than {max_series} series ({group_by}): filter by site, equipment, "
+                        "interface, src or dst, or group coarser",
+                    )
                 result.series.append({"key": key, "points": []})
                 current_key = key
             bucket, value = row[len(key_names)], row[len(key_names) + 1]

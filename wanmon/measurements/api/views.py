@@ -6,7 +6,7 @@ import csv
 import io
 import logging
 import time
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import DatabaseError
@@ -25,7 +25,7 @@ from wanmon.measurements.api.auth import AgentIngestThrottle, AgentPrincipal, Ag
 from wanmon.measurements.api.body import BodyError, body_read
 from wanmon.measurements.constants import INGEST_MAX_BODY_BYTES, INGEST_MAX_RECORDS, INGEST_STREAM_CHUNK_RECORDS
 from wanmon.measurements.ingest import IngestError, IngestResult, batch_ingest_body
-from wanmon.measurements.selectors import QueryError, measurement_query
+from wanmon.measurements.selectors import MAX_BUCKET_S, MAX_POINTS, MAX_SERIES, QueryError, measurement_query
 
 logger = logging.getLogger(__name__)
 
@@ -203,13 +203,43 @@ class QueryParams(serializers.Serializer):
     format = serializers.ChoiceField(choices=["json", "csv"], default="json")
 
     UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    # Times outside these bounds are typos; near year 1 or 9999 the default range would overflow.
+    EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+    LATEST = datetime(2200, 1, 1, tzinfo=UTC)
 
     def validate_bucket(self, value: str) -> int:
         value = value.strip().lower()
         number, unit = (value[:-1], value[-1]) if value[-1:] in self.UNITS else (value, "s")
-        if not number.isdigit() or int(number) <= 0:
+        if not number.isascii() or not number.isdigit() or int(number) <= 0:
             raise serializers.ValidationError("use a positive number with s, m, h or d, e.g. 5m")
+        if len(number) > 12 or int(number) * self.UNITS[unit] > MAX_BUCKET_S:
+            raise serializers.ValidationError(f"must be at most {MAX_BUCKET_S // 86400} days")
         return int(number) * self.UNITS[unit]
+
+    def _in_range(self, value: datetime) -> datetime:
+        if not self.EARLIEST <= value < self.LATEST:
+            raise serializers.ValidationError(
+                f"must be between {self.EARLIEST:%Y-%m-%d} and {self.LATEST:%Y-%m-%d}"
+            )
+        return value
+
+    def validate_start(self, value: datetime) -> datetime:
+        return self._in_range(value)
+
+    def validate_end(self, value: datetime) -> datetime:
+        return self._in_range(value)
+
+
+# A spreadsheet runs a cell starting with one of these as a formula (=HYPERLINK(...), =cmd|...).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value):
+    """A text cell made safe for spreadsheets (OWASP CSV injection): a leading formula character is quoted
+    with an apostrophe. Names come from the inventory and from SNMP discovery, i.e. from devices."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
 
 
 class _CSVRenderer(BaseRenderer):
@@ -247,6 +277,8 @@ class QueryView(APIView):
                 aggregate=data["aggregate"],
                 group_by=data.get("group_by"),
                 **{k: data.get(k) for k in ("site", "src", "dst", "carrier", "equipment", "interface", "protocol")},
+                max_series=getattr(settings, "WANMON_QUERY_MAX_SERIES", MAX_SERIES),
+                max_points=getattr(settings, "WANMON_QUERY_MAX_POINTS", MAX_POINTS),
             )
         except QueryError as exc:
             return Response({"errors": [{"path": exc.field, "message": exc.message}]}, status=400)
@@ -255,8 +287,9 @@ class QueryView(APIView):
             writer = csv.writer(out)
             writer.writerow(["time", *result.group_by, f"{result.metric}_{result.aggregate}"])
             for series in result.series:
+                keys = [csv_cell(k) for k in series["key"].values()]
                 for bucket, value in series["points"]:
-                    writer.writerow([bucket.isoformat(), *series["key"].values(), "" if value is None else value])
+                    writer.writerow([bucket.isoformat(), *keys, "" if value is None else value])
             response = HttpResponse(out.getvalue(), content_type="text/csv")
             response["Content-Disposition"] = f'attachment; filename="wanmon-{result.metric}.csv"'
             return response

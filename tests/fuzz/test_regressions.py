@@ -1,0 +1,57 @@
+"""Answers the API fuzzing found wrong, each pinned: a 500 or a body that broke the schema."""
+
+import pytest
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize("value", ["2026-13-01T00:00:00Z", "2026-03-01T25:00:00Z", "0001-01-01T00:00:00+01:00"])
+def test_impossible_maintenance_window_times_are_400(admin_client, value):
+    for name in ("start", "end"):
+        response = admin_client.get("/api/v1/maintenance/windows", {name: value})
+        assert response.status_code == 400, (name, value, response.content[:300])
+        assert name in response.json()
+
+
+@pytest.mark.parametrize("value", ["0443-06-04T16:21:19-21:14", "2026-03-01T12:00:00+23:59"])
+def test_maintenance_window_times_with_offsets_postgresql_refuses_are_read_in_utc(admin_client, value):
+    # Python accepts zone offsets up to 23:59, PostgreSQL only to 15:59: passed on as they were, a 500.
+    for name in ("start", "end"):
+        assert admin_client.get("/api/v1/maintenance/windows", {name: value}).status_code == 200
+
+
+def test_feed_token_schema_allows_no_site_or_carrier(admin_client):
+    # A token for every site and carrier has site and carrier null: the schema said "string".
+    schema = admin_client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    for component in ("FeedToken", "FeedTokenCreated"):
+        properties = schema["components"]["schemas"][component]["properties"]
+        for name in ("site", "carrier", "created_by"):
+            assert properties[name].get("nullable") is True, (component, name)
+    created = admin_client.post("/api/v1/maintenance/feed-tokens", {"name": "all sites"},
+                                content_type="application/json")
+    assert created.status_code == 201 and created.json()["site"] is None
+
+
+def test_a_malformed_maintenance_affect_is_a_400_naming_the_format(admin_client):
+    # The error message held "{label, impact}", which DRF's str.format took for a placeholder: a KeyError, a 500.
+    response = admin_client.post("/api/v1/maintenance/windows", {
+        "reference": "CHG-1", "start": "2026-03-01T00:00:00Z", "end": "2026-03-01T02:00:00Z", "affects": [7]},
+        content_type="application/json")
+    assert response.status_code == 400, response.content[:300]
+    assert "must be a label or {label, impact}" in str(response.json()["affects"])
+    response = admin_client.post("/api/v1/maintenance/windows", {
+        "reference": "CHG-2", "start": "2026-03-01T00:00:00Z", "end": "2026-03-01T02:00:00Z",
+        "affects": ["geant\x00par"]}, content_type="application/json")
+    assert response.status_code == 400, response.content[:300]
+
+
+def test_a_path_hop_with_a_nul_byte_is_a_400(admin_client):
+    from wanmon.inventory.models import Site
+
+    Site.objects.create(code="CERN", name="CERN")
+    Site.objects.create(code="FZK", name="KIT")
+    # PostgreSQL text cannot hold NUL: looking the hop up failed in the database, a 500.
+    response = admin_client.post("/api/v1/paths/", {"src": "CERN", "dst": "FZK", "hops": ["geant\x00par"]},
+                                 content_type="application/json")
+    assert response.status_code == 400, response.content[:300]
+    assert "hops" in response.json()

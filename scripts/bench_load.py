@@ -103,6 +103,7 @@ class Browser(threading.Thread):
         self.rng = random.Random(seed)
         self.latencies_s: list[float] = []
         self.errors: list[str] = []
+        self.reconnects = 0
 
     def run(self) -> None:
         with httpx.Client(base_url=self.url, cookies={settings.SESSION_COOKIE_NAME: self.cookie}, timeout=60) as client:
@@ -110,7 +111,13 @@ class Browser(threading.Thread):
                 page = self.rng.choice(self.pages)
                 started = time.perf_counter()
                 try:
-                    response = client.get(page)
+                    try:
+                        response = client.get(page)
+                    except (httpx.ReadError, httpx.RemoteProtocolError):
+                        # The server closed the idle kept-alive connection as the request went out (gunicorn's
+                        # keep-alive is 2 s, users read 1-3 s): a browser sends a GET again on a new connection.
+                        self.reconnects += 1
+                        response = client.get(page)
                     if response.status_code != 200:
                         self.errors.append(f"{page}: HTTP {response.status_code}")
                 except httpx.HTTPError as exc:
@@ -238,7 +245,8 @@ def main() -> None:
     print(f"ingest latency: p50 {_pct(ingest_s, 0.5) * 1000:.1f} ms, p99 {_pct(ingest_s, 0.99) * 1000:.1f} ms, "
           f"max {max(ingest_s, default=0) * 1000:.1f} ms")  # fmt: skip
     print(f"dashboard: {len(page_s)} pages, p50 {_pct(page_s, 0.5) * 1000:.0f} ms, "
-          f"p99 {_pct(page_s, 0.99) * 1000:.0f} ms, errors {len(page_errors)} {page_errors[:5]}")  # fmt: skip
+          f"p99 {_pct(page_s, 0.99) * 1000:.0f} ms, errors {len(page_errors)} {page_errors[:5]}, "
+          f"GETs sent again after the server closed an idle connection {sum(u.reconnects for u in users)}")  # fmt: skip
     print(
         f"records: spooled {spooled}, stored {stored}, lost {spooled - stored}, stored twice {doubled}; "
         f"rates {rates} of {expected_rates} (catch-up at the end recomputed {caught_up.interfaces} interfaces)"

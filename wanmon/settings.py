@@ -323,6 +323,8 @@ WANMON_QUERY_MAX_SERIES = env_int("WANMON_QUERY_MAX_SERIES", 1000)
 WANMON_QUERY_MAX_POINTS = env_int("WANMON_QUERY_MAX_POINTS", 200_000)
 # The catch-up looks for samples newer than their interface's watermark this far back.
 WANMON_CATCHUP_LOOKBACK_S = env_int("WANMON_CATCHUP_LOOKBACK_S", 3 * 86400)
+# ... on interfaces whose watermark has not moved for this long (a newer sample is most likely still queued).
+WANMON_CATCHUP_GRACE_S = env_int("WANMON_CATCHUP_GRACE_S", 120)
 # Days to keep per hypertable, e.g. {"measurements_snmpsample": 14}; see wanmon/measurements/constants.py.
 WANMON_RETENTION_DAYS: dict[str, int | None] = {}
 

@@ -52,6 +52,24 @@ def _now() -> datetime:
     return T0 + timedelta(hours=1)
 
 
+@pytest.fixture(autouse=True)
+def _no_grace(settings):
+    settings.WANMON_CATCHUP_GRACE_S = 0  # the watermarks here were all moved a moment ago
+
+
+def test_an_interface_whose_watermark_just_moved_is_left_to_its_queued_task(topo, settings):
+    from wanmon.measurements.services import interfaces_behind, measurements_process
+
+    iid = topo["xe"].id
+    measurements_process(interface_since=_batch(0, 5).interface_since)
+    _batch(5, 5)  # its task is (most likely) queued: the watermark moved a moment ago
+    settings.WANMON_CATCHUP_GRACE_S = 120
+    assert interfaces_behind(now=_now()) == {}
+    with connection.cursor() as c:  # two minutes later, nothing moved it: that task was lost
+        c.execute("UPDATE measurements_interfacewatermark SET updated_at = updated_at - interval '121 seconds'")
+    assert interfaces_behind(now=_now()) == {iid: T0 + timedelta(minutes=4)}
+
+
 def test_a_task_lost_before_a_later_one_ran_is_redone_by_the_later_one(topo):
     from wanmon.measurements.services import measurements_process
 

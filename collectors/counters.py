@@ -30,10 +30,19 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # records.py imports this module's constants; no import cycle at run time
-    from collectors.records import SnmpRecord
+# The counter widths are the schema's (collectors/records/types.py): this module computes with them.
+from collectors.records import SnmpRecord
+from collectors.records.schema import COUNTER_BITS
+from collectors.records.types import (
+    COUNTER32_MAX,
+    COUNTER32_MODULUS,
+    COUNTER64_MAX,
+    COUNTER64_MODULUS,
+    TICKS_PER_S,
+    TIMETICKS_MAX,
+    TIMETICKS_MODULUS,
+)
 
 __all__ = [
     "COUNTER32_MAX",
@@ -41,6 +50,7 @@ __all__ = [
     "COUNTER64_MAX",
     "COUNTER64_MODULUS",
     "COUNTER_RESET_CODES",
+    "COUNTER_KINDS",
     "COUNTER_SPECS",
     "DISCONTINUITY_COUNTER_DECREASED",
     "DISCONTINUITY_ENGINE_BOOTS",
@@ -64,17 +74,6 @@ __all__ = [
     "rates_from_series",
     "sample_from_snmp",
 ]
-
-COUNTER32_MODULUS = 2**32
-COUNTER64_MODULUS = 2**64
-COUNTER32_MAX = COUNTER32_MODULUS - 1
-COUNTER64_MAX = COUNTER64_MODULUS - 1
-
-# sysUpTime and ifCounterDiscontinuityTime are TimeTicks: hundredths of a second, 32 bits,
-# so sysUpTime wraps after 2^32 / 100 s = 497.1 days of uptime.
-TICKS_PER_S = 100
-TIMETICKS_MODULUS = 2**32
-TIMETICKS_MAX = TIMETICKS_MODULUS - 1
 
 RATE_MARGIN = 1.1
 """A rate up to 110 % of the interface speed is plausible (timestamp jitter, speed rounding)."""
@@ -143,19 +142,24 @@ class CounterSpec:
         return 8 if self.kind is CounterKind.OCTETS else 1
 
 
-COUNTER_SPECS: Mapping[str, CounterSpec] = {
-    "hc_in_octets": CounterSpec(64, CounterKind.OCTETS),
-    "hc_out_octets": CounterSpec(64, CounterKind.OCTETS),
-    "hc_in_ucast_pkts": CounterSpec(64, CounterKind.PACKETS),
-    "hc_out_ucast_pkts": CounterSpec(64, CounterKind.PACKETS),
-    "in_octets": CounterSpec(32, CounterKind.OCTETS),
-    "out_octets": CounterSpec(32, CounterKind.OCTETS),
-    "in_errors": CounterSpec(32, CounterKind.EVENTS),
-    "out_errors": CounterSpec(32, CounterKind.EVENTS),
-    "in_discards": CounterSpec(32, CounterKind.EVENTS),
-    "out_discards": CounterSpec(32, CounterKind.EVENTS),
+COUNTER_KINDS: Mapping[str, CounterKind] = {
+    "hc_in_octets": CounterKind.OCTETS,
+    "hc_out_octets": CounterKind.OCTETS,
+    "hc_in_ucast_pkts": CounterKind.PACKETS,
+    "hc_out_ucast_pkts": CounterKind.PACKETS,
+    "in_octets": CounterKind.OCTETS,
+    "out_octets": CounterKind.OCTETS,
+    "in_errors": CounterKind.EVENTS,
+    "out_errors": CounterKind.EVENTS,
+    "in_discards": CounterKind.EVENTS,
+    "out_discards": CounterKind.EVENTS,
 }
-"""The counters of the wire schema (records.Counters has exactly these fields)."""
+"""What each counter of the wire schema counts."""
+
+COUNTER_SPECS: Mapping[str, CounterSpec] = {
+    name: CounterSpec(bits, COUNTER_KINDS[name]) for name, bits in COUNTER_BITS.items()
+}
+"""The counters of the wire schema (exactly the fields of records.Counters), each as wide as its type there."""
 
 RATE_FIELDS: Mapping[str, tuple[str, ...]] = {
     "in_bps": ("hc_in_octets", "in_octets"),  # Counter64 preferred; Counter32 only without HC

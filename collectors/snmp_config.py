@@ -23,8 +23,10 @@ import difflib
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
-from typing import Any, Final, Literal
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Final, Literal
+
+from collectors.table import TableConfig
 
 __all__ = [
     "ADMIN_STATUS",
@@ -136,7 +138,7 @@ class SnmpConfigError(ValueError):
 
 
 @dataclass(frozen=True)
-class SnmpDeviceConfig:
+class SnmpDeviceConfig(TableConfig):
     """One ``[[snmp]]`` block of the agent configuration (docs/agent.md).
 
     ``equipment`` is the inventory's equipment name, ``host`` the address polled. v2c needs
@@ -154,6 +156,8 @@ class SnmpDeviceConfig:
     ifName); those interfaces are always reported. ``if_types`` is kept as ifType numbers.
     Secrets are left out of ``repr()``.
     """
+
+    TABLE: ClassVar[str] = "snmp"
 
     equipment: str
     host: str
@@ -270,14 +274,6 @@ class SnmpDeviceConfig:
             if key is not None and len(key) < MIN_KEY_CHARS:
                 yield name, f"must be at least {MIN_KEY_CHARS} characters (RFC 3414)"
 
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> SnmpDeviceConfig:
-        """Build from a TOML table; unknown keys are an error (typos must not pass silently)."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"unknown snmp option(s): {', '.join(unknown)}")
-        return cls(**dict(data))
 
     @property
     def security_level(self) -> str:

@@ -25,12 +25,13 @@ import json
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, ClassVar
 
 from collectors.runner import EXIT_NOT_FOUND, CommandResult, CommandRunner, excerpt, utc_time
+from collectors.table import TableConfig
 
 TRACEPATH = "tracepath"
 TRACEROUTE = "traceroute"
@@ -327,11 +328,13 @@ def traceroute_argv(
 
 
 @dataclass(frozen=True)
-class TracerouteConfig:
+class TracerouteConfig(TableConfig):
     """One route test: ``tool`` is ``tracepath`` (gives the path MTU) or ``traceroute``.
 
     ``fallback`` is tried when the first tool is not installed.
     """
+
+    TABLE: ClassVar[str] = "traceroute"
 
     dst: str
     host: str
@@ -350,14 +353,6 @@ class TracerouteConfig:
         if not 1 <= self.max_hops <= 255:
             raise ValueError("max_hops must be within 1..255")
 
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> TracerouteConfig:
-        """Build from a TOML table; unknown keys are an error."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"unknown traceroute option(s): {', '.join(unknown)}")
-        return cls(**dict(data))
 
     def argv(self, tool: str) -> list[str]:
         """argv for ``tool`` with this configuration."""

@@ -12,8 +12,9 @@ Two halves, as every collector here (docs/architecture.md#choices):
   network and no pysnmp.
 
 The ``[[snmp]]`` table itself is :class:`~collectors.snmp_config.SnmpDeviceConfig`. This package
-re-exports everything from its modules: ``core`` (the pure half and :func:`poll_with_transport`),
-``pysnmp_transport`` (:class:`SnmpPoller`), ``fake`` (:class:`FakeSnmpTransport`, for tests).
+re-exports everything from its modules: ``oids`` (OIDs, errors, the transport protocol), ``reading``
+(the pure half), ``poll`` (:func:`poll_with_transport`), ``pysnmp_transport`` (:class:`SnmpPoller`),
+``fake`` (:class:`FakeSnmpTransport`, for tests).
 
 What one poll of a device reads (numeric OIDs, no MIB lookups):
 
@@ -67,7 +68,8 @@ walks); USM users are keyed by user name in an engine, so devices with the same 
 but different keys get separate engines.
 """
 
-from collectors.snmp.core import (
+from collectors.snmp.fake import FakeSnmpTransport
+from collectors.snmp.oids import (
     ALL_COLUMNS,
     COUNTER_COLUMNS,
     DEFAULT_MAX_CONCURRENT_DEVICES,
@@ -116,33 +118,36 @@ from collectors.snmp.core import (
     SNMP_ENGINE_TIME,
     SPEED_MBPS_MAX,
     SYS_UPTIME,
-    UPTIME_ENGINE_TIME,
-    UPTIME_SYS,
-    DevicePoll,
-    DeviceReading,
-    InterfaceReading,
-    InterfaceSelection,
-    PollWarning,
     Scalars,
     SnmpError,
     SnmpPollError,
     SnmpTransport,
     SnmpValue,
     Walks,
-    WarningMemory,
-    build_records,
-    fallback_columns,
     index_column,
-    poll_with_transport,
-    read_device,
-    records_from_reading,
 )
-from collectors.snmp.fake import FakeSnmpTransport
+from collectors.snmp.poll import (
+    DevicePoll,
+    WarningMemory,
+    poll_with_transport,
+)
 from collectors.snmp.pysnmp_transport import (
     SnmpPoller,
     TransportFactory,
     poll_device,
     poll_devices,
+)
+from collectors.snmp.reading import (
+    UPTIME_ENGINE_TIME,
+    UPTIME_SYS,
+    DeviceReading,
+    InterfaceReading,
+    InterfaceSelection,
+    PollWarning,
+    build_records,
+    fallback_columns,
+    read_device,
+    records_from_reading,
 )
 from collectors.snmp_config import (
     ADMIN_STATUS,

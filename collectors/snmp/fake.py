@@ -1,4 +1,4 @@
-"""An in-memory :class:`~collectors.snmp.core.SnmpTransport`: a device as plain columns, for tests and benches.
+"""An in-memory :class:`~collectors.snmp.oids.SnmpTransport`: a device as plain columns, for tests and benches.
 
 As ``collectors.runner.FakeCommandRunner`` stands in for the tools, :class:`FakeSnmpTransport`
 stands in for a device: ``walks`` (column OID -> {ifIndex: value}) and ``scalars`` (OID ->
@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 
-from collectors.snmp.core import SnmpError, SnmpValue
+from collectors.snmp.oids import SnmpError, SnmpValue
 
 __all__ = ["FakeSnmpTransport"]
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
-from collectors.snmp.core import (
+from collectors.snmp.oids import (
     DEFAULT_MAX_CONCURRENT_DEVICES,
     ERROR_AUTH,
     ERROR_INTERNAL,
@@ -26,14 +26,11 @@ from collectors.snmp.core import (
     ERROR_RESPONSE,
     ERROR_TIMEOUT,
     MAX_WALK_ROWS,
-    DevicePoll,
     SnmpError,
     SnmpTransport,
     SnmpValue,
-    WarningMemory,
-    _failed,
-    poll_with_transport,
 )
+from collectors.snmp.poll import DevicePoll, WarningMemory, _failed, poll_with_transport
 from collectors.snmp_config import SnmpDeviceConfig
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from collectors import owamp
+from collectors import ntp, owamp
 from collectors.runner import EXIT_NOT_FOUND, CommandResult, FakeCommandRunner, completed
 from tests.conftest import shared_fixture
 
@@ -185,7 +185,7 @@ def test_raw_statistics_computed_from_packets():
     assert session.clock_synced is False  # sync flags 0
     assert session.max_error_ms == 4.65662e-07  # 2 x 2.32831e-10 s
     assert (session.ttl_min, session.hops) == (255, 0)
-    assert session.start_time == owamp.ntp_to_datetime(17198335804672723210)
+    assert session.start_time == ntp.ntp_to_datetime(17198335804672723210)
 
 
 def test_raw_both_directions_concatenated_without_separator():
@@ -236,50 +236,6 @@ def test_parse_dispatches_on_format():
     assert [s.output_format for s in owamp.parse(fixture("owping-default-1.txt"))] == ["summary", "summary"]
     assert [s.output_format for s in owamp.parse(fixture("owping-R-2.txt"))] == ["raw", "raw"]
     assert owamp.parse(fixture("owping-error-noserver-stderr-1.txt")) == []
-
-
-# ---------------------------------------------------------------------------
-# twping
-# ---------------------------------------------------------------------------
-
-
-def test_twping_summary():
-    (session,) = owamp.parse_twamp_summary(fixture("twping-default-1.txt"))
-    assert (session.packets_sent, session.packets_lost) == (20, 0)
-    assert (session.send_duplicates, session.reflect_duplicates) == (0, 0)
-    assert session.round_trip == owamp.DelayStats(0.0472, 0.09, 2.27, 0.38, 9.31e-07)
-    assert session.send == owamp.DelayStats(0.0334, 0.07, 1.33, 0.04, 4.66e-07)
-    assert session.reflect == owamp.DelayStats(0.0119, 0.02, 0.947, 0.36, 4.66e-07)
-    assert (session.processing_min_ms, session.processing_max_ms) == (0.00286, 0.021)
-    assert session.percentiles_ms == {95.0: 0.47, 99.0: 2.28}
-    assert (session.send_hops_min, session.reflect_hops_max) == (0, 0)
-    # surprising but real: twping reports err= (synced) on the same unsynced host
-    assert session.clock_synced is True
-    assert owamp.parse_summary(fixture("twping-default-1.txt")) == []
-
-
-def test_twping_machine():
-    (session,) = owamp.parse_twamp_machine(fixture("twping-M-1.txt"))
-    assert session.round_trip.min_ms == 0.067234
-    assert (session.send.min_ms, session.send.median_ms, session.send.max_ms) == (0.0481606, 0.07, 2.3942)
-    assert (session.reflect.min_ms, session.reflect.max_ms) == (0.0119209, 0.0739098)
-    assert (session.processing_min_ms, session.processing_max_ms) == (0.00524521, 0.0219345)
-    assert session.send.error_ms == 4.65661e-07
-    assert (session.send_hops_min, session.reflect_hops_min) == (0, 0)
-
-
-def test_twping_raw():
-    session = owamp.parse_twamp_raw(fixture("twping-R-1.txt"))
-    assert (session.packets_sent, session.packets_lost) == (20, 0)
-    # seq 0: sent 17198335970638510159, reflector got 17198335970639025555
-    assert session.send.max_ms >= ntp_delay_ms(17198335970638510159, 17198335970639025555)
-    assert session.send.min_ms == 0.041
-    assert session.reflect.min_ms == 0.013
-    assert session.round_trip.min_ms == 0.057
-    assert (session.processing_min_ms, session.processing_max_ms) == (0.005, 0.021)
-    # the raw records carry sync flags 0, unlike twping's own summary
-    assert session.clock_synced is False
-    assert session.round_trip.error_ms is None
 
 
 # ---------------------------------------------------------------------------

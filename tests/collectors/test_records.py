@@ -23,7 +23,6 @@ from collectors.records import (
     SnmpRecord,
     ThroughputRecord,
     TracerouteRecord,
-    _BatchEnvelope,
     batch_json_schema,
     decode_batch,
     decode_records,
@@ -31,6 +30,7 @@ from collectors.records import (
     record_errors,
     record_to_dict,
 )
+from collectors.records.schema import _BatchEnvelope
 from tests.conftest import shared_fixture
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)

@@ -9,14 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collectors.records import (
-    Record,
-    RecordError,
-    _records_clean,
-    _semantic_errors,
-    decode_batch,
-    decode_batch_stream,
-)
+from collectors.records import Record, RecordError, decode_batch, decode_batch_stream
+from collectors.records.checks import _records_clean, _semantic_errors
 from tests.collectors.test_records import ALL_EXAMPLES, NOW, _field_values, body, snmp
 
 

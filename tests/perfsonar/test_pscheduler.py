@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import re
 import statistics
 from datetime import UTC, datetime
@@ -78,7 +79,11 @@ def test_twamp_latency_becomes_an_owamp_record_with_histogram_min_median_max():
     assert record.delay_median_ms == pytest.approx(statistics.median(delays))
     assert record.clock_error_ms == 27.47
     assert record.tool == "twping"
-    assert record.jitter_ms is None  # a histogram has lost the packets' order: no IPDV
+    # P95 - P50 of the histogram's delays, nearest rank (collectors/delay.py), as owping's jitter
+    ordered = sorted(delays)
+    p50, p95 = ordered[math.ceil(0.5 * len(ordered)) - 1], ordered[math.ceil(0.95 * len(ordered)) - 1]
+    assert record.jitter_ms == pytest.approx(p95 - p50)
+    assert record.jitter_ms > 0
     assert excerpt["protocol"] == "twamp"
 
 

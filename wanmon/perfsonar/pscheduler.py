@@ -11,9 +11,8 @@ What each test type becomes (docs/perfsonar.md):
   swaps source and dest): sender throughput, retransmissions, streams, the socket window asked for, MSS, the
   mean RTT of the streams (iperf3 reports microseconds); UDP: packets sent and lost, the rate asked for;
 - ``latency`` and ``latencybg`` (owping, twping, powstream) -> one ``owamp`` record: packets sent, lost,
-  duplicated and reordered, min/median/max of ``histogram-latency``, ``max-clock-error``. ``jitter_ms`` (the
-  mean absolute IPDV of consecutive packets, collectors/twamp.py) cannot be had from a histogram, which has
-  lost the packets' order: it stays unknown;
+  duplicated and reordered, min/median/max of ``histogram-latency``, ``max-clock-error``, and ``jitter_ms``,
+  P95 - P50 of the histogram's delays (the one definition, collectors/delay.py);
 - ``rtt`` (ping, twping, tcpping) -> one ``owamp`` record whose tool is the rtt tool (``ping``...) and whose
   delays are half the round-trip times (min, median of the round trips or else the mean, max): a symmetric
   one-way estimate, so that forward plus reverse gives the round trip as owamp would and no rule reads a
@@ -38,6 +37,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
+
+from collectors.delay import histogram_jitter, round_ms
 
 __all__ = [
     "MEASURED_TEST_TYPES",
@@ -453,8 +454,9 @@ def _iperf3_mss(diags: Any) -> int | None:
     return positive[0] if positive else None
 
 
-def _histogram(histogram: Any) -> tuple[float, float, float] | None:
-    """(min, median, max) of a pScheduler histogram ``{"value in ms": count}``; None when empty or unreadable."""
+def _histogram(histogram: Any) -> tuple[float, float, float, float] | None:
+    """(min, median, max, jitter) of a pScheduler histogram ``{"value in ms": count}``; None when empty or
+    unreadable."""
     if not isinstance(histogram, Mapping):
         return None
     bins: list[tuple[float, int]] = []
@@ -482,7 +484,7 @@ def _histogram(histogram: Any) -> tuple[float, float, float] | None:
             high_value = value
             break
         seen += n
-    return bins[0][0], (low_value + high_value) / 2, bins[-1][0]
+    return bins[0][0], (low_value + high_value) / 2, bins[-1][0], round_ms(histogram_jitter(bins))
 
 
 def _latency(run: PsRun, common: dict[str, Any]) -> RecordSource:
@@ -501,6 +503,7 @@ def _latency(run: PsRun, common: dict[str, Any]) -> RecordSource:
         "delay_min_ms": f"{p}result.histogram-latency",
         "delay_median_ms": f"{p}result.histogram-latency",
         "delay_max_ms": f"{p}result.histogram-latency",
+        "jitter_ms": f"{p}result.histogram-latency",
         "clock_error_ms": f"{p}result.max-clock-error",
     }
     data = {
@@ -516,7 +519,7 @@ def _latency(run: PsRun, common: dict[str, Any]) -> RecordSource:
     }
     delays = _histogram(result.get("histogram-latency"))
     if delays is not None and (sent is None or lost is None or sent > lost):
-        data["delay_min_ms"], data["delay_median_ms"], data["delay_max_ms"] = delays
+        data["delay_min_ms"], data["delay_median_ms"], data["delay_max_ms"], data["jitter_ms"] = delays
     if sent is None and not run.error:
         data["error"] = "the run reported no packet counts (result.packets-sent)"
     data["raw_excerpt"] = _excerpt(

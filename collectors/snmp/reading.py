@@ -1,208 +1,52 @@
-"""The pure half of the SNMP collector, and one device polled through any :class:`SnmpTransport`.
-
-OIDs, errors, plain values, the reading of walked columns into interfaces and records
-(:func:`read_device`, :func:`build_records`), and :func:`poll_with_transport`. Neither pysnmp
-nor a network is needed here: ``collectors.snmp.pysnmp_transport`` talks to devices,
-``collectors.snmp.fake`` stands in for them in tests. ``collectors.snmp`` (the package)
-re-exports everything; its docstring describes what a poll reads and why.
+"""The pure half of the SNMP collector: the walked columns and scalars of one device read into
+:class:`InterfaceReading` rows (:func:`read_device`) and wire records (:func:`build_records`). No pysnmp, no network;
+``collectors.snmp`` (the package) describes what a poll reads and why.
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import re
-import time as _time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from fnmatch import fnmatchcase
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Final
 
-from collectors.counters import COUNTER_SPECS, TICKS_PER_S, TIMETICKS_MAX, TIMETICKS_MODULUS
+from collectors.counters import COUNTER_SPECS
 from collectors.records import Counters, SnmpRecord
-from collectors.snmp_config import ADMIN_STATUS, IF_INDEX_MAX, SnmpDeviceConfig
-
-# --- OIDs --------------------------------------------------------------------------------------
-
-SYS_UPTIME: Final = "1.3.6.1.2.1.1.3.0"  # SNMPv2-MIB sysUpTime.0, TimeTicks
-SNMP_ENGINE_BOOTS: Final = "1.3.6.1.6.3.10.2.1.2.0"  # SNMP-FRAMEWORK-MIB snmpEngineBoots.0
-SNMP_ENGINE_TIME: Final = "1.3.6.1.6.3.10.2.1.3.0"  # SNMP-FRAMEWORK-MIB snmpEngineTime.0, seconds
-SCALAR_OIDS: Final = (SYS_UPTIME, SNMP_ENGINE_BOOTS, SNMP_ENGINE_TIME)
-
-_IF_ENTRY = "1.3.6.1.2.1.2.2.1"  # IF-MIB ifTable
-_IFX_ENTRY = "1.3.6.1.2.1.31.1.1.1"  # IF-MIB ifXTable
-IF_DESCR: Final = f"{_IF_ENTRY}.2"
-IF_TYPE: Final = f"{_IF_ENTRY}.3"  # IANAifType
-IF_MTU: Final = f"{_IF_ENTRY}.4"
-IF_SPEED: Final = f"{_IF_ENTRY}.5"  # Gauge32, bit/s; 4294967295 means "see ifHighSpeed"
-IF_ADMIN_STATUS: Final = f"{_IF_ENTRY}.7"
-IF_OPER_STATUS: Final = f"{_IF_ENTRY}.8"
-IF_IN_OCTETS: Final = f"{_IF_ENTRY}.10"
-IF_IN_DISCARDS: Final = f"{_IF_ENTRY}.13"
-IF_IN_ERRORS: Final = f"{_IF_ENTRY}.14"
-IF_OUT_OCTETS: Final = f"{_IF_ENTRY}.16"
-IF_OUT_DISCARDS: Final = f"{_IF_ENTRY}.19"
-IF_OUT_ERRORS: Final = f"{_IF_ENTRY}.20"
-IF_NAME: Final = f"{_IFX_ENTRY}.1"
-IF_HC_IN_OCTETS: Final = f"{_IFX_ENTRY}.6"
-IF_HC_IN_UCAST_PKTS: Final = f"{_IFX_ENTRY}.7"
-IF_HC_OUT_OCTETS: Final = f"{_IFX_ENTRY}.10"
-IF_HC_OUT_UCAST_PKTS: Final = f"{_IFX_ENTRY}.11"
-IF_HIGH_SPEED: Final = f"{_IFX_ENTRY}.15"  # Gauge32, Mbit/s
-IF_ALIAS: Final = f"{_IFX_ENTRY}.18"
-IF_COUNTER_DISCONTINUITY_TIME: Final = f"{_IFX_ENTRY}.19"  # TimeTicks
-
-# Counter name (records.Counters / counters.COUNTER_SPECS) -> column.
-COUNTER_COLUMNS: Final[Mapping[str, str]] = {
-    "hc_in_octets": IF_HC_IN_OCTETS,
-    "hc_out_octets": IF_HC_OUT_OCTETS,
-    "hc_in_ucast_pkts": IF_HC_IN_UCAST_PKTS,
-    "hc_out_ucast_pkts": IF_HC_OUT_UCAST_PKTS,
-    "in_octets": IF_IN_OCTETS,
-    "out_octets": IF_OUT_OCTETS,
-    "in_errors": IF_IN_ERRORS,
-    "out_errors": IF_OUT_ERRORS,
-    "in_discards": IF_IN_DISCARDS,
-    "out_discards": IF_OUT_DISCARDS,
-}
-# 32-bit octet counters are reported only where the 64-bit one is missing (docs/scenario-format.md).
-_OCTET_FALLBACKS: Final = {"in_octets": "hc_in_octets", "out_octets": "hc_out_octets"}
-
-PRIMARY_COLUMNS: Final = (
-    # Counters first: with max_parallel_requests walks at once they are read right after the uptime.
-    IF_HC_IN_OCTETS,
-    IF_HC_OUT_OCTETS,
-    IF_HC_IN_UCAST_PKTS,
-    IF_HC_OUT_UCAST_PKTS,
-    IF_IN_ERRORS,
-    IF_OUT_ERRORS,
-    IF_IN_DISCARDS,
-    IF_OUT_DISCARDS,
-    IF_COUNTER_DISCONTINUITY_TIME,
-    IF_NAME,
-    IF_DESCR,
-    IF_ALIAS,
-    IF_HIGH_SPEED,
-    IF_MTU,
+from collectors.records.types import TICKS_PER_S, TIMETICKS_MAX, TIMETICKS_MODULUS
+from collectors.snmp.oids import (
+    _OCTET_FALLBACKS,
+    COUNTER_COLUMNS,
+    ENGINE_BOOTS_MAX,
+    ENGINE_TIME_MAX,
     IF_ADMIN_STATUS,
+    IF_ALIAS,
+    IF_COUNTER_DISCONTINUITY_TIME,
+    IF_DESCR,
+    IF_HIGH_SPEED,
+    IF_IN_OCTETS,
+    IF_MTU,
+    IF_NAME,
     IF_OPER_STATUS,
+    IF_OUT_OCTETS,
+    IF_SPEED,
+    IF_SPEED_SATURATED,
+    IF_TYPE,
+    MTU_MAX,
+    NAME_MAX_CHARS,
+    OCTET_COUNTERS,
+    OPER_STATUS,
+    SNMP_ENGINE_BOOTS,
+    SNMP_ENGINE_TIME,
+    SPEED_MBPS_MAX,
+    SYS_UPTIME,
+    Scalars,
+    SnmpValue,
+    Walks,
 )
-"""Walked on every poll."""
-FALLBACK_COLUMNS: Final = (IF_IN_OCTETS, IF_OUT_OCTETS, IF_SPEED)
-"""Walked only when a selected interface lacks the HC octet counters or ifHighSpeed."""
-SELECTION_COLUMNS: Final = (IF_TYPE,)
-"""Walked only when the configuration selects interfaces by ifType."""
-ALL_COLUMNS: Final = PRIMARY_COLUMNS + FALLBACK_COLUMNS
-OCTET_COUNTERS: Final = ("hc_in_octets", "hc_out_octets", "in_octets", "out_octets")
-
-OPER_STATUS: Final[Mapping[int, str]] = {
-    1: "up",
-    2: "down",
-    3: "testing",
-    4: "unknown",
-    5: "dormant",
-    6: "notPresent",
-    7: "lowerLayerDown",
-}
-
-IF_SPEED_SATURATED: Final = 2**32 - 1  # ifSpeed's "too fast for 32 bits" value
-ENGINE_BOOTS_MAX: Final = 2**31 - 1
-ENGINE_TIME_MAX: Final = 2**31 - 1  # snmpEngineTime, seconds
-SPEED_MBPS_MAX: Final = 1e7  # records.SpeedMbps
-MTU_MAX: Final = 65536
-NAME_MAX_CHARS: Final = 128  # records.InterfaceName
-DEFAULT_MAX_CONCURRENT_DEVICES: Final = 64
-MAX_WALK_ROWS: Final = 100_000  # a column longer than this is an agent bug, not a router
-
-# --- errors ------------------------------------------------------------------------------------
-
-ERROR_TIMEOUT: Final = "timeout"  # no response within timeout_s x (retries + 1)
-ERROR_DEADLINE: Final = "deadline"  # the whole poll took longer than deadline_s
-ERROR_AUTH: Final = "auth"  # SNMPv3 USM: unknown user, wrong key, unsupported level...
-ERROR_RESOLVE: Final = "resolve"  # host name does not resolve
-ERROR_RESPONSE: Final = "response"  # the agent answered with an error status
-ERROR_PROTOCOL: Final = "protocol"  # other SNMP engine errors (malformed, non-increasing OIDs...)
-ERROR_NO_DATA: Final = "no_data"  # answered, but without any interface
-ERROR_CONFIG: Final = "config"  # the device configuration cannot be used
-ERROR_INTERNAL: Final = "internal"  # a bug here or in pysnmp; the message has the exception
-
-
-class SnmpError(Exception):
-    """An SNMP request failed. ``kind`` is one of the ``ERROR_*`` constants."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-
-
-@dataclass(frozen=True)
-class SnmpPollError:
-    """Why a whole device gave no records; what the agent logs (``str()`` is the log line)."""
-
-    equipment: str
-    host: str
-    port: int
-    kind: str
-    message: str
-    time: datetime
-    elapsed_s: float
-
-    def __str__(self) -> str:
-        return f"SNMP poll of {self.equipment} ({self.host}:{self.port}) failed after {self.elapsed_s:.2f} s: " + (
-            f"{self.kind}: {self.message}"
-        )
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready fields for structured logs."""
-        return {
-            "equipment": self.equipment,
-            "host": self.host,
-            "port": self.port,
-            "kind": self.kind,
-            "message": self.message,
-            "time": self.time.isoformat(),
-            "elapsed_s": round(self.elapsed_s, 3),
-        }
-
-
-# --- plain values ------------------------------------------------------------------------------
-
-SnmpValue = int | bytes | str | None
-"""A varbind value after the transport: numbers as int (Counter64 exact), OCTET STRING as bytes,
-OIDs as dotted text, None for noSuchObject / noSuchInstance / endOfMibView."""
-Walks = Mapping[str, Mapping[int, SnmpValue]]
-"""Walked columns: column OID -> {ifIndex: value}."""
-Scalars = Mapping[str, SnmpValue]
-"""Scalar OID (with its ``.0``) -> value."""
-
-
-@runtime_checkable
-class SnmpTransport(Protocol):
-    """Talks SNMP to one device. Raises :class:`SnmpError` when a request fails."""
-
-    async def get(self, oids: Sequence[str]) -> dict[str, SnmpValue]:
-        """GET these OIDs in one request; absent objects map to None."""
-        ...
-
-    async def bulk_walk(self, oid: str) -> dict[str, SnmpValue]:
-        """GETBULK-walk the subtree under ``oid``; full OID -> value, within the subtree only."""
-        ...
-
-
-def index_column(column_oid: str, rows: Mapping[str, SnmpValue]) -> dict[int, SnmpValue]:
-    """``{ifIndex: value}`` of a walked IF-MIB column (rows outside the column are ignored)."""
-    prefix = column_oid + "."
-    indexed: dict[int, SnmpValue] = {}
-    for oid, value in rows.items():
-        if not oid.startswith(prefix):
-            continue
-        suffix = oid[len(prefix) :]
-        if suffix.isdigit():
-            indexed[int(suffix)] = value
-    return indexed
-
+from collectors.snmp_config import ADMIN_STATUS, IF_INDEX_MAX, SnmpDeviceConfig
 
 # --- pure reading ------------------------------------------------------------------------------
 
@@ -617,181 +461,3 @@ def _utc(moment: datetime) -> datetime:
     if moment.tzinfo is None or moment.utcoffset() is None:
         raise ValueError("time must be timezone-aware (UTC expected), got a naive datetime")
     return moment.astimezone(UTC)
-
-
-# --- one device through a transport ------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class DevicePoll:
-    """The outcome of polling one device: records, or no records and ``error``.
-
-    ``notices`` are everything this poll ignored; ``warnings`` the messages to log as warnings
-    now and ``repeated`` those of kinds the device already reported (:class:`WarningMemory`;
-    without one, every notice is a warning).
-    """
-
-    equipment: str
-    host: str
-    port: int
-    time: datetime
-    elapsed_s: float
-    records: tuple[SnmpRecord, ...] = ()
-    interfaces: tuple[InterfaceReading, ...] = ()
-    error: SnmpPollError | None = None
-    warnings: tuple[str, ...] = ()
-    repeated: tuple[str, ...] = ()
-    notices: tuple[PollWarning, ...] = ()
-    uptime_source: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        """True when the device answered and gave records (possibly none, see ``warnings``)."""
-        return self.error is None
-
-
-class WarningMemory:
-    """Which notice kinds each device has reported: a kind is a warning once per device, then debug only.
-
-    A Junos SRX reports ifMtu 2147483647 on its internal interfaces at every poll; said every
-    minute that would be 1 440 warnings a day about one harmless value.
-    """
-
-    def __init__(self) -> None:
-        self._reported: dict[tuple[str, str, int], set[str]] = {}
-
-    def split(
-        self, config: SnmpDeviceConfig, notices: Iterable[PollWarning]
-    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """(new warnings, repeated ones) for this poll of ``config``'s device; remembers the new kinds."""
-        reported = self._reported.setdefault((config.equipment, config.host, config.port), set())
-        new: list[str] = []
-        repeated: list[str] = []
-        for notice in notices:
-            (repeated if notice.kind in reported else new).append(notice.message)
-            reported.add(notice.kind)
-        return tuple(new), tuple(repeated)
-
-
-async def poll_with_transport(
-    transport: SnmpTransport,
-    config: SnmpDeviceConfig,
-    *,
-    now: datetime | None = None,
-    started: float | None = None,
-    memory: WarningMemory | None = None,
-) -> DevicePoll:
-    """Poll one device through ``transport`` within ``config.effective_deadline_s``.
-
-    Never raises for anything the device, the network or pysnmp does (only cancellation
-    propagates): failures are ``DevicePoll.error``. The records' time is the moment the first
-    request (the uptime) was answered: ``now`` (default: the UTC clock) plus the time since
-    ``started`` (``time.monotonic()`` when the poll began, if before this call: name
-    resolution). ``memory`` turns notice kinds the device already reported into ``repeated``.
-    """
-    started = _time.monotonic() if started is None else started
-    start_time = datetime.now(UTC)
-    base_time = _utc(now) if now is not None else start_time - timedelta(seconds=_time.monotonic() - started)
-    deadline_s = config.effective_deadline_s
-    try:
-        async with asyncio.timeout(max(0.0, deadline_s - (_time.monotonic() - started))):
-            reading, answered, column_notices = await _read(transport, config)
-        if reading.interfaces_seen == 0:
-            raise SnmpError(
-                ERROR_NO_DATA,
-                "the device returned no IF-MIB interface rows (is IF-MIB in the view of this community/user?)",
-            )
-        poll_time = base_time + timedelta(seconds=answered - started)
-        records = records_from_reading(reading, equipment=config.equipment, time=poll_time, host=config.host)
-    except TimeoutError:
-        return _failed(
-            config,
-            start_time,
-            started,
-            ERROR_DEADLINE,
-            f"poll did not finish within its deadline of {deadline_s:g} s",
-        )
-    except SnmpError as exc:
-        return _failed(config, start_time, started, exc.kind, exc.message)
-    except Exception as exc:  # one device's surprise must not abort the cycle
-        return _failed(config, start_time, started, ERROR_INTERNAL, f"{type(exc).__name__}: {exc}")
-    notices = column_notices + reading.notices
-    if memory is None:
-        warnings, repeated = tuple(notice.message for notice in notices), ()
-    else:
-        warnings, repeated = memory.split(config, notices)
-    return DevicePoll(
-        equipment=config.equipment,
-        host=config.host,
-        port=config.port,
-        time=poll_time,
-        elapsed_s=_time.monotonic() - started,
-        records=tuple(records),
-        interfaces=reading.interfaces,
-        warnings=warnings,
-        repeated=repeated,
-        notices=notices,
-        uptime_source=reading.uptime_source,
-    )
-
-
-async def _read(
-    transport: SnmpTransport, config: SnmpDeviceConfig
-) -> tuple[DeviceReading, float, tuple[PollWarning, ...]]:
-    """The reading, the monotonic time the uptime was answered, and the notices of refused columns."""
-    scalars = await transport.get(SCALAR_OIDS)
-    answered = _time.monotonic()
-    limit = asyncio.Semaphore(config.max_parallel_requests)
-    notices: list[PollWarning] = []
-    selection = InterfaceSelection.from_config(config)
-    columns = PRIMARY_COLUMNS + (SELECTION_COLUMNS if selection.if_types is not None else ())
-    walks = await _walk_columns(transport, columns, limit, notices)
-    # Octet counters decide the selection only once the Counter32 fallback is known too.
-    first_round = dataclasses.replace(selection, require_octet_counters=False)
-    extra = fallback_columns(read_device(walks, scalars, selection=first_round))
-    if extra:
-        walks.update(await _walk_columns(transport, extra, limit, notices))
-    return read_device(walks, scalars, selection=selection), answered, tuple(notices)
-
-
-async def _walk_columns(
-    transport: SnmpTransport, columns: Sequence[str], limit: asyncio.Semaphore, notices: list[PollWarning]
-) -> dict[str, dict[int, SnmpValue]]:
-    async def walk(column: str) -> dict[int, SnmpValue]:
-        async with limit:
-            try:
-                return index_column(column, await transport.bulk_walk(column))
-            except SnmpError as exc:
-                if exc.kind != ERROR_RESPONSE:
-                    raise
-                notices.append(PollWarning(f"column {column}", f"column {column} left out: {exc.message}"))
-                return {}
-
-    try:
-        async with asyncio.TaskGroup() as group:
-            tasks = {column: group.create_task(walk(column)) for column in columns}
-    except BaseExceptionGroup as group_error:
-        # The first failure cancelled the other walks; report it (they failed for the same reason).
-        raise _first_leaf(group_error) from None
-    return {column: task.result() for column, task in tasks.items()}
-
-
-def _first_leaf(group: BaseExceptionGroup) -> BaseException:
-    first = group.exceptions[0]
-    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
-
-
-def _failed(config: SnmpDeviceConfig, start_time: datetime, started: float, kind: str, message: str) -> DevicePoll:
-    elapsed = _time.monotonic() - started
-    error = SnmpPollError(
-        equipment=config.equipment,
-        host=config.host,
-        port=config.port,
-        kind=kind,
-        message=message,
-        time=start_time,
-        elapsed_s=elapsed,
-    )
-    return DevicePoll(
-        equipment=config.equipment, host=config.host, port=config.port, time=start_time, elapsed_s=elapsed, error=error
-    )

@@ -1,0 +1,58 @@
+"""Delay statistics shared by the owamp, twping and TWAMP-light collectors: one median, one jitter.
+
+``jitter_ms`` of an ``owamp`` record (docs/scenario-format.md#measurement-records) is the packet delay
+variation P95 - P50 of the packets' delays in that direction (RFC 5481 §4.2, the PDV form): what
+owping and twping print as "jitter", what owamp's ``-M`` report calls ``PDV``, and what this
+module computes from packets. It says how far above the typical delay the slow packets sit, which
+is what a buffer must absorb; a constant clock offset between the two ends cancels out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TypeVar
+
+Number = TypeVar("Number", int, float)
+
+
+def nearest_rank(sorted_values: Sequence[Number], fraction: float) -> Number:
+    """Nearest-rank percentile: the value below which ``fraction`` of the (sorted, non-empty) sample lies."""
+    return sorted_values[max(1, math.ceil(fraction * len(sorted_values))) - 1]
+
+
+def median(sorted_values: Sequence[Number]) -> Number:
+    """The nearest-rank median of a sorted, non-empty sample (a value of the sample, as owamp's)."""
+    return nearest_rank(sorted_values, 0.5)
+
+
+def jitter(sorted_values: Sequence[Number]) -> Number:
+    """P95 - P50 of a sorted, non-empty sample of delays: the one definition of ``jitter_ms``."""
+    return nearest_rank(sorted_values, 0.95) - nearest_rank(sorted_values, 0.5)
+
+
+def round_ms(value: float) -> float:
+    """Round a delay computed from NTP timestamps to 1 ns (6 decimals in ms).
+
+    The 32-bit binary fraction would otherwise print as 0.03600004129111767; owamp's own clock
+    error estimate (~2.3e-10 s per timestamp) is finer than 1 ns, so nothing real is lost.
+    """
+    return round(value, 6)
+
+
+def histogram_jitter(bins: Sequence[tuple[float, int]]) -> float:
+    """:func:`jitter` of the sample a histogram of ``(value, count)`` bins (sorted by value, counts > 0) stands for.
+
+    A perfSONAR ``histogram-latency`` keeps the delays but not their order, which is all this jitter needs.
+    """
+    total = sum(count for _, count in bins)
+
+    def rank_value(fraction: float) -> float:
+        rank, seen = max(1, math.ceil(fraction * total)), 0
+        for value, count in bins:
+            seen += count
+            if seen >= rank:
+                return value
+        return bins[-1][0]
+
+    return rank_value(0.95) - rank_value(0.5)

@@ -97,8 +97,9 @@ def test_a_forged_mail_is_held_and_mutes_nothing_until_accepted(topology, tmp_pa
     assert b"GEANT-CHG-9" not in client.get(f"/maintenance/feeds/{secret}/all.ics").content
     assert window.events.filter(kind=EventKind.HELD).count() == 1
 
-    # when an operator accepts it on the review page
+    # when an operator accepts it on the review page (the calendar marks it held until then)
     client.force_login(operator)
+    assert "(held for review)" in client.get("/maintenance/?view=week").content.decode()
     page = client.get("/maintenance/review/").content.decode()
     assert "GEANT-CHG-9" in page and "on no carrier&#x27;s sender list" in page and 'value="accept"' in page
     r = client.post(f"/maintenance/{window.pk}/review/", {"decision": "accept", "note": "checked with GEANT"})

@@ -804,6 +804,13 @@ def _test_sigma(figures: Sequence[TestFigures], ref: float | None, sigma: float 
     return max(sigma or 0.0, own)
 
 
+def baseline_reference_at(a: PathAssessment, t: datetime) -> float | None:
+    """The baseline level for a result at ``t``: the hour's level where the history shows diurnal or weekly
+    load, else the baseline median (wanmon/diagnosis/baseline.py)."""
+    b = a.path.baseline
+    return (b.tcp_reference_at(t) if b is not None else None) or a.reference_bps
+
+
 def _reference_state(thr: float, ref: float | None, sigma: float | None) -> tuple[str, str]:
     """Judge one rate against a reference level: clearly below it in proportion, or far outside its spread."""
     if not ref:
@@ -850,7 +857,7 @@ def _tcp_state(
 ) -> tuple[str, str]:
     thr = f.test.throughput_bps or 0.0
     if a.reference_source == BASELINE_REFERENCE:
-        ref, sigma = a.reference_bps, a.test_sigma_bps
+        ref, sigma = baseline_reference_at(a, f.test.time), a.test_sigma_bps
     state, why = _reference_state(thr, ref, sigma)
     if state != OK:
         return state, why
@@ -962,7 +969,7 @@ def _observations(a: PathAssessment) -> list[Observation]:
         state, why = _tcp_state(a, f, ref, sigma)
         if state == OK and i in shifted:
             state, why = DEGRADED, shifted[i]
-        used = a.reference_bps if a.reference_source == BASELINE_REFERENCE else ref
+        used = baseline_reference_at(a, f.test.time) if a.reference_source == BASELINE_REFERENCE else ref
         out.append(
             Observation(
                 f.test.time, TCP, state, f.test.throughput_bps, f.expected_bps, why, f.test.measurement_id, used

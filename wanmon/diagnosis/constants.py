@@ -95,6 +95,15 @@ MEDIAN_STANDARD_ERROR_FACTOR = 1.2533
 #: half a day: shared links lose 15-25 % of a test's rate for a few hours every afternoon (diurnal load).
 SLIGHT_DROP_FRACTION = 0.75
 SLIGHT_DROP_MIN_SPAN_S = 12 * 3600.0
+#: History a path's baseline is learned from (wanmon/diagnosis/baseline.py): three weeks, as the WLCG alarm work
+#: on perfSONAR data uses, so that a fault of a week is a minority of it and every hour of the week is seen
+#: three times.
+BASELINE_HISTORY_DAYS = 21
+#: A time-of-day (or time-of-week) level needs results from this many different days (weeks) ...
+PROFILE_MIN_PERIODS = 3
+#: ... and must differ from the overall median by this many standard errors of its own median: diurnal load
+#: that really slows a path shows; the chance spread of three noisy results does not.
+PROFILE_SIGNIFICANCE = 3.0
 #: This many consecutive healthy observations of the same kind end an episode.
 EPISODE_BREAK_HEALTHY = 2
 #: A gap longer than this many measurement intervals (of that kind) ends an episode.
@@ -319,3 +328,11 @@ EXPLANATION_MIN_FRACTION = 0.5
 #: Median one-way delay worse than baseline by more than max(2 ms, 25 % of the baseline minimum).
 DELAY_DEGRADED_MIN_MS = 2.0
 DELAY_DEGRADED_FRACTION = 0.25
+
+# --------------------------------------------------------------------------- confidence and impact (engine)
+#: Critical means traffic is hurt now: a critical path finding whose path has since given this many healthy
+#: results in a row (the episode rule's own end of a degradation) is a warning: it hurt, it no longer does.
+RECOVERED_HEALTHY_RESULTS = EPISODE_BREAK_HEALTHY
+#: Confidence of a path finding: high with bad results of two measurement kinds, or this many bad results;
+#: medium with MIN_MODERATE_EPISODE_OBSERVATIONS; low below (a rule that could only see a little).
+CONFIDENCE_HIGH_OBSERVATIONS = 6

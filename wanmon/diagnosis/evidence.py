@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from wanmon.diagnosis import codes
+from wanmon.diagnosis.baseline import LearnedLevel, learn_level, level_at
 
 __all__ = [
     "AgentSchedule",
@@ -127,6 +128,14 @@ class PathSummary:
     rtt_ms: float | None = None
     mss_bytes: int | None = None
     traceroute_hops: tuple[str | None, ...] | None = None  # last traceroute of the period
+    tcp_excluded_tests: int = 0  # results left out of the level (excluded periods, degraded days, clear drops)
+    tcp_level: LearnedLevel | None = None  # the learned level with its time-of-day/week profile
+
+    def tcp_reference_at(self, t: datetime) -> float | None:
+        """The level a TCP result at ``t`` is judged against (its hour's when the history shows one)."""
+        if self.tcp_level is None:
+            return self.tcp_throughput_median_bps
+        return level_at(self.tcp_level, t)
 
 
 @dataclass(frozen=True)
@@ -451,11 +460,15 @@ def summarise_path(
     traceroutes: Iterable[TracerouteObservation] = (),
     start: datetime | None = None,
     end: datetime | None = None,
+    excluded: Sequence[tuple[datetime, datetime]] = (),
 ) -> PathSummary:
-    """Summarise a period of one path direction (baseline or reverse reference).
+    """Summarise a period of one path direction (its baseline).
 
     Failed tests and sessions with 100 % loss (outages) are left out of the
-    rates and loss figures: an outage is not a loss rate.
+    rates and loss figures: an outage is not a loss rate.  The TCP level is
+    learned (wanmon/diagnosis/baseline.py): ``excluded`` periods (maintenance)
+    and degraded days are left out, and a time-of-day/week profile is kept
+    where the history shows one.
     """
 
     def inside(t: datetime) -> bool:
@@ -465,9 +478,8 @@ def summarise_path(
     tcp = [t for t in tests if t.protocol == "tcp" and t.error is None and t.throughput_bps]
     udp = [t for t in tests if t.protocol == "udp" and t.error is None and t.packets_sent]
     sessions = [o for o in owamp_tests if inside(o.time) and o.packets_sent and o.packets_lost < o.packets_sent]
-    rates = [t.throughput_bps for t in tcp if t.throughput_bps is not None]
-    median = _median(rates)
-    mad = _median([abs(r - median) for r in rates]) if median is not None else None
+    level = learn_level(((t.time, t.throughput_bps) for t in tcp if t.throughput_bps is not None), excluded)
+    median, mad = level.median_bps, level.mad_bps
 
     retrans_lost = 0.0
     retrans_sent = 0.0
@@ -488,7 +500,9 @@ def summarise_path(
     return PathSummary(
         start=start if start is not None else (min(times) if times else None),
         end=end if end is not None else (max(times) if times else None),
-        tcp_tests=len(rates),
+        tcp_tests=len(level.rates_bps),
+        tcp_excluded_tests=level.excluded,
+        tcp_level=level,
         tcp_throughput_median_bps=median,
         tcp_throughput_mad_bps=mad,
         tcp_loss_fraction=(retrans_lost / retrans_sent) if retrans_sent > 0 else None,

@@ -238,6 +238,12 @@ def maintenance_windows_overlapping(start: datetime, end: datetime) -> list[Main
     return maintenance_window_list_for_diagnosis(start, end)
 
 
+def _maintenance_periods(start: datetime, end: datetime) -> tuple[tuple[datetime, datetime], ...]:
+    """Periods of announced work overlapping [start, end]: not a path's normal state, so left out of every
+    baseline (wanmon/diagnosis/baseline.py)."""
+    return tuple((w.start, w.end) for w in maintenance_windows_overlapping(start, end))
+
+
 def evidence_bundle_build(
     *,
     now: datetime,
@@ -248,6 +254,7 @@ def evidence_bundle_build(
 ) -> EvidenceBundle:
     """Everything the rules need for the window [window_start, now] and the baseline period."""
     first = min(window_start, baseline_start)
+    works = _maintenance_periods(baseline_start, baseline_end)
     tests = _throughput_tests(first, now)
     owamp = _owamp_tests(first, now)
     traces = _traceroutes(first, now)
@@ -270,6 +277,7 @@ def evidence_bundle_build(
                 [r for r in r_all if baseline_start <= r.time <= baseline_end],
                 baseline_start,
                 baseline_end,
+                excluded=works,
             )
             if baseline_tests
             else None
@@ -561,10 +569,11 @@ def _baselines_cached(
     if missing:
         owamp = _owamp_bucketed(missing, start, end, BASELINE_BUCKET_S, outages=False)
         _, routes = _traceroutes_for(missing, start, start, start, end)
+        works = _maintenance_periods(start, end)
         fresh = {
             k: summarise_path(
                 [t for t in tests.get(k, []) if start <= t.time <= end], owamp.get(k, []), routes.get(k, []),
-                start, end,
+                start, end, excluded=works,
             )
             for k in missing
         }

@@ -1,0 +1,143 @@
+"""A path direction's normal level, learned from its history (pure).
+
+The reference a test is judged against is what the path's own hosts achieve, not the link capacity, and it is
+learned from weeks of history (BASELINE_HISTORY_DAYS, as the WLCG alarm work on perfSONAR data does):
+
+- periods that were not normal are left out: maintenance windows and other excluded periods the caller knows
+  of, days whose median lies clearly below the level of the path's good days (a degradation), and single
+  results below DEGRADED_FRACTION of that level (a collapse, a busy host). A fault that lasted a week is then
+  not the new normal: the good days of the history still say what the path reaches;
+- the level depends on the time of day or week only where the data shows it: the median of an hour-of-week
+  slot (tests of at least PROFILE_MIN_PERIODS different weeks) or else of an hour-of-day slot (as many
+  different days) replaces the overall median only when it differs from it by more than PROFILE_SIGNIFICANCE
+  standard errors of that slot's median. A handful of noisy tests never makes a profile.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from wanmon.diagnosis import constants as k
+
+MAD_TO_SIGMA = 1.4826
+HOUR_S = 3600
+WEEK_H = 168
+
+
+@dataclass(frozen=True)
+class LearnedLevel:
+    """The healthy results of a history and the time-of-day/week profile they show."""
+
+    rates_bps: tuple[float, ...]  # healthy results (time order)
+    excluded: int  # results left out (excluded periods, degraded days, clear drops)
+    by_hour_of_week: tuple[tuple[int, float], ...] = ()  # slot (0 = Monday 00 UTC) -> median, significant only
+    by_hour_of_day: tuple[tuple[int, float], ...] = ()
+
+    @property
+    def median_bps(self) -> float | None:
+        return statistics.median(self.rates_bps) if self.rates_bps else None
+
+    @property
+    def mad_bps(self) -> float | None:
+        mid = self.median_bps
+        return statistics.median(abs(r - mid) for r in self.rates_bps) if mid is not None else None
+
+
+def hour_of_week(t: datetime) -> int:
+    return t.weekday() * 24 + t.hour
+
+
+def _inside(t: datetime, periods: Sequence[tuple[datetime, datetime]]) -> bool:
+    return any(s <= t <= e for s, e in periods)
+
+
+def healthy_results(
+    results: Iterable[tuple[datetime, float]], excluded: Sequence[tuple[datetime, datetime]] = ()
+) -> tuple[list[tuple[datetime, float]], int]:
+    """The results of a history that describe the path's normal state, and how many were left out.
+
+    The level of the good days is the upper quartile of the day medians (days with at least
+    MIN_REFERENCE_TESTS results): as long as a quarter of the history was healthy, a degradation that filled
+    the rest does not lower it. Days whose median is clearly below that level (as a day of the window is judged
+    by analysis._level_shift), and single results below DEGRADED_FRACTION of it, are left out.
+    """
+    all_results = sorted(results)
+    kept = [(t, r) for t, r in all_results if not _inside(t, excluded)]
+    days: dict[object, list[float]] = defaultdict(list)
+    for t, r in kept:
+        days[t.date()].append(r)
+    medians = sorted(statistics.median(v) for v in days.values() if len(v) >= k.MIN_REFERENCE_TESTS)
+    if medians:
+        good = medians[int(k.SELF_REFERENCE_QUANTILE * (len(medians) - 1) + 0.5)]
+    elif kept:
+        good = statistics.median(r for _, r in kept)
+    else:
+        return [], len(all_results)
+    # a day is degraded as a day of the evaluated window is (analysis._level_shift): its median below the good
+    # level by DEGRADED_STAT_MIN_DROP and by DEGRADED_STAT_SIGMAS standard errors of a median of that many
+    # results (sigma from the days that are not candidates): six noisy Reno results a day wander by 20 %
+    low = (1 - k.DEGRADED_STAT_MIN_DROP) * good
+    candidates = {d for d, v in days.items() if len(v) >= k.MIN_REFERENCE_TESTS and statistics.median(v) < low}
+    normal = [r for t, r in kept if t.date() not in candidates]
+    sigma = 0.0
+    if len(normal) >= k.MIN_REFERENCE_TESTS:
+        mid = statistics.median(normal)
+        sigma = statistics.median(abs(r - mid) for r in normal) * MAD_TO_SIGMA
+    bad_days = {
+        d
+        for d in candidates
+        if good - statistics.median(days[d])
+        > k.DEGRADED_STAT_SIGMAS * k.MEDIAN_STANDARD_ERROR_FACTOR * sigma / len(days[d]) ** 0.5
+    }
+    healthy = [(t, r) for t, r in kept if t.date() not in bad_days and r >= k.DEGRADED_FRACTION * good]
+    return healthy, len(all_results) - len(healthy)
+
+
+def _profile(
+    results: Sequence[tuple[datetime, float]], slot_of, period_of, overall: float, sigma: float
+) -> tuple[tuple[int, float], ...]:
+    slots: dict[int, list[tuple[object, float]]] = defaultdict(list)
+    for t, r in results:
+        slots[slot_of(t)].append((period_of(t), r))
+    out = []
+    for slot, values in sorted(slots.items()):
+        if len({p for p, _ in values}) < k.PROFILE_MIN_PERIODS:
+            continue
+        mid = statistics.median(r for _, r in values)
+        se = k.MEDIAN_STANDARD_ERROR_FACTOR * sigma / len(values) ** 0.5
+        if abs(mid - overall) > k.PROFILE_SIGNIFICANCE * se:
+            out.append((slot, mid))
+    return tuple(out)
+
+
+def learn_level(
+    results: Iterable[tuple[datetime, float]], excluded: Sequence[tuple[datetime, datetime]] = ()
+) -> LearnedLevel:
+    """Learn a path direction's level from its history of (time, rate) results (see the module docstring)."""
+    healthy, dropped = healthy_results(results, excluded)
+    rates = tuple(r for _, r in healthy)
+    if len(rates) < k.MIN_REFERENCE_TESTS:
+        return LearnedLevel(rates, dropped)
+    overall = statistics.median(rates)
+    sigma = statistics.median(abs(r - overall) for r in rates) * MAD_TO_SIGMA
+    if sigma <= 0:
+        return LearnedLevel(rates, dropped)
+    weekly = _profile(healthy, hour_of_week, lambda t: t.isocalendar()[:2], overall, sigma)
+    daily = _profile(healthy, lambda t: t.hour, lambda t: t.date(), overall, sigma)
+    return LearnedLevel(rates, dropped, weekly, daily)
+
+
+def level_at(level: LearnedLevel, t: datetime) -> float | None:
+    """The reference for a result at ``t``: its hour-of-week slot's, else its hour-of-day slot's, else the median
+    (a slot is listed only when it differs significantly from the median)."""
+    for slot, mid in level.by_hour_of_week:
+        if slot == hour_of_week(t):
+            return mid
+    for slot, mid in level.by_hour_of_day:
+        if slot == t.hour:
+            return mid
+    return level.median_bps

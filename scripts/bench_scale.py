@@ -36,6 +36,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "wanmon.settings")
+os.environ.setdefault("WANMON_LOG_LEVEL", "WARNING")  # a log line per login and batch would drown the figures
 import django  # noqa: E402
 
 django.setup()
@@ -54,11 +55,12 @@ from wanmon.measurements.ingest import batch_ingest  # noqa: E402
 from wanmon.measurements.services import measurements_process  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-SUSTAINED_MINUTES = 10
+SUSTAINED_MINUTES = 10  # --sustained-minutes
 
 
 def _say(msg: str) -> None:
-    print(msg, flush=True)
+    # the 1-minute load average beside each figure: a busy machine shows in every one of them
+    print(f"{msg} [load {os.getloadavg()[0]:.1f}]", flush=True)
 
 
 def _backend_cpu_s() -> float:
@@ -122,7 +124,7 @@ def load_history(w: World, *, start: datetime, end: datetime, snmp_start: dateti
     return {"tests": tests, "polls": polls}
 
 
-def sustained_ingest(w: World, *, start: datetime) -> float:
+def sustained_ingest(w: World, *, start: datetime, minutes: int = SUSTAINED_MINUTES) -> float:
     """10 minutes of results and polls, one batch per site a minute, rates after each SNMP batch. Returns the
     CPU share of one core (this process + its PostgreSQL backend) over the 10 simulated minutes."""
     owner = _site_of_equipment(w)
@@ -134,8 +136,8 @@ def sustained_ingest(w: World, *, start: datetime) -> float:
         by_site_paths[p[0]].append(p)
     cpu0, db0, wall0 = _own_cpu_s(), _backend_cpu_s(), time.perf_counter()
     rates_cpu = 0.0
-    end = start + timedelta(minutes=SUSTAINED_MINUTES)
-    for minute in range(SUSTAINED_MINUTES):
+    end = start + timedelta(minutes=minutes)
+    for minute in range(minutes):
         t = start + timedelta(minutes=minute)
         tp = throughput_records(w, t, end=end)
         for site in sorted(set(by_site_paths) | set(by_site_ifaces)):
@@ -152,10 +154,10 @@ def sustained_ingest(w: World, *, start: datetime) -> float:
                 rates_cpu += _own_cpu_s() + _backend_cpu_s() - c0
     cpu = (_own_cpu_s() - cpu0) + (_backend_cpu_s() - db0)
     wall = time.perf_counter() - wall0
-    share = cpu / (SUSTAINED_MINUTES * 60)
-    _say(f"sustained ingest: {SUSTAINED_MINUTES} min of {len(w.paths)} results + {len(w.interfaces)} polls a "
+    share = cpu / (minutes * 60)
+    _say(f"sustained ingest: {minutes} min of {len(w.paths)} results + {len(w.interfaces)} polls a "
          f"minute in {wall:.1f} s wall, {cpu:.1f} CPU s (rates and rollups {rates_cpu:.1f}): "
-         f"{share * 100:.1f} % of one core")
+         f"{share * 100:.1f} % of one core; without rates and rollups {(cpu - rates_cpu) / (minutes * 60) * 100:.1f} %")
     return share
 
 
@@ -178,7 +180,7 @@ def _workers(n: int, queue: str) -> list[subprocess.Popen]:
     return procs
 
 
-def diagnosis_cycle(n_workers: int, n_paths: int) -> float:
+def diagnosis_cycle(n_workers: int, at: datetime) -> float:
     from wanmon.diagnosis.models import DiagnosisCycle
     from wanmon.diagnosis.tasks import diagnosis_run_task
 
@@ -187,7 +189,7 @@ def diagnosis_cycle(n_workers: int, n_paths: int) -> float:
     try:
         before = set(DiagnosisCycle.objects.values_list("id", flat=True))
         t0 = time.perf_counter()
-        diagnosis_run_task.apply_async(queue=queue)
+        diagnosis_run_task.apply_async((at.isoformat(),), queue=queue)  # as of the end of the data loaded
         cycle = None
         while True:
             if cycle is None:
@@ -238,11 +240,12 @@ def _timed(client, url: str, params: dict | None = None, runs: int = 5) -> float
     return statistics.median(times)
 
 
-def overview(w: World) -> float:
+def overview(w: World, at: datetime) -> float:
+    """As of the end of the data loaded (the overview's ``at``), like a NOC looking at it then."""
     client = _client()
-    page_ms = _timed(client, "/")
+    page_ms = _timed(client, "/", {"at": at.isoformat()})
     region = w.sites[1]["region"]
-    group_ms = _timed(client, "/", {"region": region})
+    group_ms = _timed(client, "/", {"at": at.isoformat(), "region": region})
     _say(f"overview: page {page_ms:.0f} ms, the {region} matrix {group_ms:.0f} ms")
     return max(page_ms, group_ms)
 
@@ -312,11 +315,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--snmp-history-hours", type=float, default=6,
                         help="SNMP polls before the sustained ingest (the diagnosis window); size per day is per row")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--sustained-minutes", type=int, default=SUSTAINED_MINUTES)
     args = parser.parse_args(argv)
 
     w = world_generate(n_paths=args.paths)
     now = datetime.now(UTC).replace(second=0, microsecond=0)
-    sustained_start = now - timedelta(minutes=SUSTAINED_MINUTES)
+    sustained_start = now - timedelta(minutes=args.sustained_minutes)
     t0 = time.perf_counter()
     inventory_create(w, valid_from=now - timedelta(days=30))
     _say(f"inventory: {len(w.sites)} sites, {len(w.equipment)} equipment, {len(w.interfaces)} interfaces, "
@@ -324,13 +328,13 @@ def main(argv: list[str] | None = None) -> None:
          f"in {time.perf_counter() - t0:.1f} s")
     load_history(w, start=sustained_start - timedelta(hours=args.history_hours), end=sustained_start,
                  snmp_start=sustained_start - timedelta(hours=args.snmp_history_hours))
-    share = sustained_ingest(w, start=sustained_start)
-    cycle_s = diagnosis_cycle(args.workers, len(w.paths))
-    overview_ms = overview(w)
+    share = sustained_ingest(w, start=sustained_start, minutes=args.sustained_minutes)
+    cycle_s = diagnosis_cycle(args.workers, now)
+    overview_ms = overview(w, now)
     query(w, now)
     gb = db_per_day(w, history_hours=args.history_hours, snmp_hours=args.snmp_history_hours)
-    _say(f"scale_paths={len(w.paths)} diagnosis_cycle_s={cycle_s:.2f} ingest_cpu_share={share:.4f} "
-         f"overview_ms={overview_ms:.1f} db_gb_per_day={gb:.3f}")
+    print(f"scale_paths={len(w.paths)} diagnosis_cycle_s={cycle_s:.2f} ingest_cpu_share={share:.4f} "
+          f"overview_ms={overview_ms:.1f} db_gb_per_day={gb:.3f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Thin Celery tasks of the diagnosis: the minute's cycle fans out into shards the workers take."""
 
 import socket
+from datetime import UTC, datetime
 
 from celery import shared_task
 from django.utils import timezone
@@ -10,10 +11,14 @@ from wanmon.diagnosis.shards import diagnosis_cycle_open, diagnosis_shard_evalua
 
 
 @shared_task(bind=True, acks_late=True, autoretry_for=(Exception,), retry_backoff=10, retry_kwargs={"max_retries": 3})
-def diagnosis_run_task(self) -> dict:
+def diagnosis_run_task(self, at: str | None = None) -> dict:
     """Every minute: plan a cycle (the paths with new evidence or open findings) and queue one task per shard,
-    plus the elements shard, on the queue this task came from (Celery spreads them over the workers)."""
-    plan = diagnosis_cycle_open(now=timezone.now())
+    plus the elements shard, on the queue this task came from (Celery spreads them over the workers).
+    ``at`` (ISO 8601) evaluates as of that time instead of now (a benchmark of stored data, a re-run)."""
+    now = datetime.fromisoformat(at) if at else timezone.now()
+    if timezone.is_naive(now):
+        now = timezone.make_aware(now, UTC)
+    plan = diagnosis_cycle_open(now=now)
     queue = (self.request.delivery_info or {}).get("routing_key")
     options = {"queue": queue} if queue else {}
     for shard in plan.shards:

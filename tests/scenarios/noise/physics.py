@@ -66,10 +66,11 @@ def window_limit_bps(window_bytes: float, rtt_ms: float, autotuned: bool = True)
     return effective * 8 / (rtt_ms / 1e3)
 
 
-def mathis_bps(mss: int, rtt_ms: float, loss: float, congestion_control: str) -> float:
+def mathis_bps(mss: int, rtt_ms: float, loss: float, congestion_control: str, c: float = MATHIS_C_RENO) -> float:
     """Loss-limited ceiling of one stream: C * MSS * 8 / (RTT * sqrt(p)); infinite without loss.
 
-    BBR is not limited by random loss below BBR_LOSS_THRESHOLD; above it, it behaves like CUBIC.
+    BBR is not limited by random loss below BBR_LOSS_THRESHOLD; above it, it behaves like CUBIC. ``c`` is the
+    Mathis constant (Reno's sqrt(3/2) unless a case study measured another).
     """
     if loss <= 0:
         return math.inf
@@ -77,7 +78,7 @@ def mathis_bps(mss: int, rtt_ms: float, loss: float, congestion_control: str) ->
     if cc.startswith("bbr") and loss < BBR_LOSS_THRESHOLD:
         return math.inf
     rtt_s = rtt_ms / 1e3
-    reno = MATHIS_C_RENO * mss * 8 / (rtt_s * math.sqrt(loss))
+    reno = c * mss * 8 / (rtt_s * math.sqrt(loss))
     if cc not in LOSS_BASED_CUBIC_LIKE and not cc.startswith("bbr"):
         return reno
     # RFC 8312: average CUBIC window (C (3 + beta) / (4 (1 - beta)))^(1/4) * RTT^(3/4) / p^(3/4) segments.

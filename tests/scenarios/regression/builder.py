@@ -1,0 +1,571 @@
+"""The scenario builder of the regression corpus: a :class:`Scenario` collects topology, maintenance,
+measurements and expectations and writes a file of docs/scenario-format.md; the helpers build healthy pairs,
+SNMP counters and the sites and carriers the cases share."""
+
+from __future__ import annotations
+
+import random
+import zlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import yaml
+
+from tests.scenarios.noise import physics
+
+MiB = 1 << 20
+C64 = 2**64
+ALL_CODES = (
+    "WINDOW_LIMITED",
+    "LOSS_LIMITED",
+    "ASYMMETRIC_PATH",
+    "TCP_ONLY_DEGRADATION",
+    "TRUNK_IMBALANCE",
+    "SHARED_EQUIPMENT_SUSPECT",
+    "INTERFACE_ERRORS",
+    "LINK_CONGESTION",
+    "PERIODIC_LOSS",
+    "DELAY_LEVEL_SHIFT",
+    "ROUTE_CHANGE",
+    "MTU_MISMATCH",
+    "REORDERING",
+    "CLOCK_UNSYNC",
+    "COUNTER_DISCONTINUITY",
+    "PATH_DOWN",
+    "HOST_TCP_TUNING",
+    "MAINTENANCE_EXPLAINED",
+    "UNEXPLAINED_DEGRADATION",
+)
+
+
+# --------------------------------------------------------------------------- physics
+# Every figure comes from the physics oracle (tests/scenarios/noise/physics.py, written independently of the
+# engine on purpose); these name the forms the cases use.
+def window_rate_bps(window_bytes: float, rtt_ms: float) -> float:
+    """W * 8 / RTT of a window the test sets itself (no autotuning)."""
+    return physics.window_limit_bps(window_bytes, rtt_ms, autotuned=False)
+
+
+def bdp_bytes(capacity_bps: float, rtt_ms: float) -> float:
+    return physics.bdp_bytes(capacity_bps, rtt_ms)
+
+
+def mathis_bps(mss: int, rtt_ms: float, p: float, c: float = physics.MATHIS_C_RENO) -> float:
+    """The Mathis ceiling of one Reno stream (constant ``c``)."""
+    return physics.mathis_bps(mss, rtt_ms, p, "reno", c=c)
+
+
+def tcp_rate_bps(
+    cap_bps: float, rtt_ms: float, mss: int, window: float, p: float, host_limit_bps: float, cc: str = "cubic"
+) -> float:
+    """What one stream reaches: min(capacity, window limit, host limit, loss ceiling of the stack).
+
+    CUBIC is taken as twice Reno's Mathis rate (the emulated test of docs/diagnosis.md#the-physics)."""
+    factor = 1.0 if cc == "reno" else physics.CUBIC_RENO_FACTOR
+    loss = mathis_bps(mss, rtt_ms, p) * factor
+    return min(cap_bps, window_rate_bps(window, rtt_ms), host_limit_bps, loss)
+
+
+def segments(rate_bps: float, duration_s: float, mss: int) -> float:
+    return physics.packets(rate_bps, duration_s, mss)
+
+
+def fibre_ms(km: float) -> float:
+    """Propagation over ``km`` of fibre."""
+    return physics.one_way_delay_ms(km, 0)
+
+
+# --------------------------------------------------------------------------- building blocks
+def iso(t: datetime) -> str:
+    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def minutes(t0: datetime, every_min: float, hours: float, offset_s: float = 0) -> list[datetime]:
+    n = int(round(hours * 60 / every_min))
+    return [t0 + timedelta(seconds=offset_s + i * every_min * 60) for i in range(n + 1)]
+
+
+@dataclass
+class Scenario:
+    """A scenario being built: topology sections, maintenance, measurements and expectations."""
+
+    name: str
+    description: str
+    start: datetime
+    hours: float = 6.0
+    carriers: list[dict] = field(default_factory=list)
+    sites: list[dict] = field(default_factory=list)
+    hosts: list[dict] = field(default_factory=list)
+    equipment: list[dict] = field(default_factory=list)
+    interfaces: list[dict] = field(default_factory=list)
+    trunks: list[dict] = field(default_factory=list)
+    paths: list[dict] = field(default_factory=list)
+    maintenance: list[dict] = field(default_factory=list)
+    agents: list[dict] = field(default_factory=list)
+    measurements: list[dict] = field(default_factory=list)
+    expect: list[dict] = field(default_factory=list)
+    absent: list[dict] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(zlib.crc32(self.name.encode()))
+
+    @property
+    def now(self) -> datetime:
+        return self.start + timedelta(hours=self.hours)
+
+    def at(self, hh_mm: str) -> datetime:
+        """A time of the scenario's day, 'HH:MM' or 'HH:MM:SS'."""
+        parts = [int(x) for x in hh_mm.split(":")]
+        h, m, s = (parts + [0, 0])[:3]
+        return self.start.replace(hour=h, minute=m, second=s)
+
+    # -- topology
+    def carrier(self, code: str, name: str) -> None:
+        self.carriers.append({"code": code, "name": name})
+
+    def site(self, code: str, name: str, tier: int, lat: float, lon: float) -> None:
+        self.sites.append({"code": code, "name": name, "tier": tier, "lat": lat, "lon": lon})
+
+    def host(self, site: str, name: str, address: str) -> None:
+        self.hosts.append({"site": site, "name": name, "address": address})
+
+    def router(
+        self,
+        name: str,
+        *,
+        site: str | None = None,
+        carrier: str | None = None,
+        vendor="Juniper",
+        model="MX480",
+        role="router",
+    ) -> None:
+        e = {"name": name}
+        if site:
+            e["site"] = site
+        if carrier:
+            e["carrier"] = carrier
+        e.update({"role": role, "vendor": vendor, "model": model})
+        self.equipment.append(e)
+
+    def interface(self, equipment: str, name: str, if_index: int, speed_mbps: int, mtu: int = 9192) -> None:
+        self.interfaces.append(
+            {"equipment": equipment, "name": name, "if_index": if_index, "speed_mbps": speed_mbps, "mtu": mtu}
+        )
+
+    def path(self, src: str, dst: str, capacity_mbps: int, hops: list[str], both: bool = True) -> None:
+        self.paths.append({"src": src, "dst": dst, "capacity_mbps": capacity_mbps, "hops": list(hops)})
+        if both:
+            self.paths.append({"src": dst, "dst": src, "capacity_mbps": capacity_mbps, "hops": list(reversed(hops))})
+
+    # -- measurements
+    def tcp(
+        self,
+        t: datetime,
+        src: str,
+        dst: str,
+        thr: float,
+        *,
+        rtt_ms: float,
+        mss: int,
+        window: int | None,
+        retransmits: int | None,
+        duration_s: float = 10,
+        streams: int = 1,
+        src_host: str | None = None,
+        dst_host: str | None = None,
+        schedule_s: float | None = None,
+    ) -> None:
+        m = {
+            "type": "throughput",
+            "time": iso(t),
+            "src": src,
+            "dst": dst,
+            "tool": "nuttcp",
+            "protocol": "tcp",
+            "duration_s": duration_s,
+            "streams": streams,
+        }
+        if window is not None:
+            m["window_bytes"] = int(window)
+        m.update(
+            {"mss_bytes": mss, "throughput_bps": round(thr), "retransmits": retransmits, "rtt_ms": round(rtt_ms, 2)}
+        )
+        if retransmits is None:
+            del m["retransmits"]
+        if src_host:
+            m["src_host"] = src_host
+        if dst_host:
+            m["dst_host"] = dst_host
+        if schedule_s:
+            m["schedule_interval_s"] = schedule_s
+        self.measurements.append(m)
+
+    def tcp_failed(self, t: datetime, src: str, dst: str, error: str, duration_s: float = 10) -> None:
+        self.measurements.append(
+            {
+                "type": "throughput",
+                "time": iso(t),
+                "src": src,
+                "dst": dst,
+                "tool": "nuttcp",
+                "protocol": "tcp",
+                "duration_s": duration_s,
+                "error": error,
+            }
+        )
+
+    def udp(
+        self,
+        t: datetime,
+        src: str,
+        dst: str,
+        offered: float,
+        sent: int,
+        lost: int,
+        *,
+        datagram_bytes: int,
+        duration_s: float = 10,
+        dst_host: str | None = None,
+        src_host: str | None = None,
+    ) -> None:
+        received = sent - lost
+        m = {
+            "type": "throughput",
+            "time": iso(t),
+            "src": src,
+            "dst": dst,
+            "tool": "nuttcp",
+            "protocol": "udp",
+            "duration_s": duration_s,
+            "offered_bps": round(offered),
+            "throughput_bps": round(received * datagram_bytes * 8 / duration_s),
+            "packets_sent": sent,
+            "packets_lost": lost,
+        }
+        if src_host:
+            m["src_host"] = src_host
+        if dst_host:
+            m["dst_host"] = dst_host
+        self.measurements.append(m)
+
+    def owamp(
+        self,
+        t: datetime,
+        src: str,
+        dst: str,
+        dmin: float | None,
+        *,
+        lost: int = 0,
+        sent: int = 600,
+        queue_ms: float = 0.05,
+        spread_ms: float = 0.6,
+        clock_error_ms: float = 0.2,
+        reordered: int = 0,
+        extra: dict | None = None,
+    ) -> None:
+        m = {
+            "type": "owamp",
+            "time": iso(t),
+            "src": src,
+            "dst": dst,
+            "packets_sent": sent,
+            "packets_lost": lost,
+            "duplicates": 0,
+            "reordered": reordered,
+        }
+        if lost < sent:
+            med = dmin + queue_ms
+            m.update(
+                {
+                    "delay_min_ms": round(dmin, 3),
+                    "delay_median_ms": round(med, 3),
+                    "delay_max_ms": round(med + spread_ms, 3),
+                    "jitter_ms": round(max(0.01, queue_ms / 2), 3),
+                }
+            )
+        m["clock_error_ms"] = round(clock_error_ms, 2)
+        if extra:
+            m.update(extra)
+        self.measurements.append(m)
+
+    def owamp_down(self, t: datetime, src: str, dst: str, sent: int = 600) -> None:
+        self.measurements.append(
+            {
+                "type": "owamp",
+                "time": iso(t),
+                "src": src,
+                "dst": dst,
+                "packets_sent": sent,
+                "packets_lost": sent,
+                "duplicates": 0,
+                "reordered": 0,
+                "clock_error_ms": 0.2,
+            }
+        )
+
+    def traceroute(self, t: datetime, src: str, dst: str, hops: list[str], pmtu: int | None = 9000) -> None:
+        m = {"type": "traceroute", "time": iso(t), "src": src, "dst": dst, "hops": list(hops)}
+        if pmtu:
+            m["pmtu_bytes"] = pmtu
+        self.measurements.append(m)
+
+    def host_tcp(
+        self,
+        t: datetime,
+        site: str,
+        host: str,
+        *,
+        buf: int,
+        rmem: int | None = None,
+        wmem: int | None = None,
+        cc: str = "cubic",
+        mtu: int = 9000,
+        rmem_max: int | None = None,
+        wmem_max: int | None = None,
+    ) -> None:
+        self.measurements.append(
+            {
+                "type": "host_tcp",
+                "time": iso(t),
+                "site": site,
+                "host": host,
+                "tcp_rmem": [4096, 87380, rmem or buf],
+                "tcp_wmem": [4096, 65536, wmem or buf],
+                "rmem_max": rmem_max or buf,
+                "wmem_max": wmem_max or buf,
+                "congestion_control": cc,
+                "mtu": mtu,
+            }
+        )
+
+    def snmp(
+        self, t: datetime, equipment: str, interface: str, uptime_ticks: int, counters: dict, oper: str = "up"
+    ) -> None:
+        self.measurements.append(
+            {
+                "type": "snmp",
+                "time": iso(t),
+                "equipment": equipment,
+                "interface": interface,
+                "sys_uptime_ticks": int(uptime_ticks),
+                "oper_status": oper,
+                "counters": {k: int(v) for k, v in counters.items()},
+            }
+        )
+
+    # -- expectations
+    def want(self, code: str, rank: int | None = None, **subject: str) -> None:
+        e: dict = {"code": code}
+        if subject:
+            e["subject"] = dict(subject)
+        if rank is not None:
+            e["rank"] = rank
+        self.expect.append(e)
+
+    def forbid(self, code: str, rank: int | None = None, **subject: str) -> None:
+        e: dict = {"code": code}
+        if subject:
+            e["subject"] = dict(subject)
+        if rank is not None:
+            e["rank"] = rank
+        self.absent.append(e)
+
+    # -- output
+    def document(self) -> str:
+        topology = {
+            "carriers": self.carriers,
+            "sites": self.sites,
+            "hosts": self.hosts,
+            "equipment": self.equipment,
+            "interfaces": self.interfaces,
+            "trunks": self.trunks,
+            "paths": self.paths,
+        }
+        head = {"scenario": self.name, "description": self.description, "now": iso(self.now)}
+        out = [_block(head), "topology:"]
+        for key, items in topology.items():
+            out.append(f"  {key}:" + ("" if items else " []"))
+            out += [f"  - {_flow(item)}" for item in items]
+        if self.maintenance:
+            out.append("maintenance:")
+            out += [f"- {_flow(w)}" for w in self.maintenance]
+        if self.agents:
+            out.append("agents:")
+            out += [f"- {_flow(a)}" for a in self.agents]
+        out.append("measurements:")
+        order = {"host_tcp": 0, "traceroute": 1, "snmp": 2, "throughput": 3, "owamp": 4}
+        for m in sorted(self.measurements, key=lambda m: (m["time"], order[m["type"]])):
+            out.append(f"- {_flow(m)}")
+        out.append("expect:")
+        out.append("  findings:" + ("" if self.expect else " []"))
+        out += [f"  - {_flow(e)}" for e in self.expect]
+        out.append("  absent:" + ("" if self.absent else " []"))
+        out += [f"  - {_flow(e)}" for e in self.absent]
+        return "\n".join(out) + "\n"
+
+
+def _flow(value: dict) -> str:
+    return yaml.safe_dump(value, default_flow_style=True, sort_keys=False, width=10_000).strip()
+
+
+def _block(value: dict) -> str:
+    return yaml.safe_dump(value, sort_keys=False, width=110, allow_unicode=False).strip()
+
+
+class Counter64Port:
+    """SNMP counters of one interface: Counter64 octets/packets (mod 2^64), Counter32 errors, sysUpTime."""
+
+    def __init__(
+        self,
+        equipment: str,
+        name: str,
+        uptime_s: float,
+        in_octets: int = 0,
+        out_octets: int = 0,
+        mean_frame_bytes: float = 900.0,
+    ) -> None:
+        self.equipment, self.name = equipment, name
+        self.uptime_s = uptime_s
+        self.c = {
+            "hc_in_octets": in_octets % C64,
+            "hc_out_octets": out_octets % C64,
+            "hc_in_ucast_pkts": in_octets // 1400 % C64,
+            "hc_out_ucast_pkts": out_octets // 1400 % C64,
+            "in_errors": 0,
+            "out_errors": 0,
+            "in_discards": 0,
+            "out_discards": 0,
+        }
+        self.frame = mean_frame_bytes
+        self.frac = {k: 0.0 for k in self.c}
+
+    def advance(
+        self,
+        seconds: float,
+        in_bps: float,
+        out_bps: float,
+        in_errors_per_s: float = 0.0,
+        out_discards_per_s: float = 0.0,
+    ) -> None:
+        self.uptime_s += seconds
+        for name, amount in (
+            ("hc_in_octets", in_bps * seconds / 8),
+            ("hc_out_octets", out_bps * seconds / 8),
+            ("hc_in_ucast_pkts", in_bps * seconds / 8 / self.frame),
+            ("hc_out_ucast_pkts", out_bps * seconds / 8 / self.frame),
+            ("in_errors", in_errors_per_s * seconds),
+            ("out_discards", out_discards_per_s * seconds),
+        ):
+            total = self.frac[name] + amount
+            whole = int(total)
+            self.frac[name] = total - whole
+            modulus = C64 if name.startswith("hc_") else 2**32
+            self.c[name] = (self.c[name] + whole) % modulus
+
+    def reboot(self, uptime_s: float) -> None:
+        """The device booted ``uptime_s`` seconds ago: sysUpTime and every counter restart from zero."""
+        self.uptime_s = uptime_s
+        for k in self.c:
+            self.c[k] = 0
+            self.frac[k] = 0.0
+
+    def poll(self, sc: Scenario, t: datetime, oper: str = "up") -> None:
+        sc.snmp(t, self.equipment, self.name, round(self.uptime_s * 100) % 2**32, dict(self.c), oper)
+
+
+def jitter(rng: random.Random, value: float, rel: float) -> float:
+    return value * (1 + rng.uniform(-rel, rel))
+
+
+def healthy_pair(
+    sc: Scenario,
+    a: str,
+    b: str,
+    *,
+    rtt_ms: float,
+    cap_bps: float,
+    mss: int = 8948,
+    window: int = 64 * MiB,
+    host_limit_bps: float | None = None,
+    owd_split: float = 0.5,
+    tcp_offset_s: float = 0,
+    owamp_offset_s: float = 0,
+    hosts: tuple[str, str] | None = None,
+) -> None:
+    """Both directions of a clean path: TCP every 30 min, owamp every 5 min, rare single-packet loss."""
+    limit = host_limit_bps or 0.94 * cap_bps
+    for src, dst, share, off in ((a, b, owd_split, 0), (b, a, 1 - owd_split, 7)):
+        for t in minutes(sc.start, 30, sc.hours, tcp_offset_s + off):
+            rate = tcp_rate_bps(cap_bps, rtt_ms, mss, window, 0, limit)
+            thr = jitter(sc.rng, rate, 0.02)
+            sh, dh = (hosts if src == a else tuple(reversed(hosts))) if hosts else (None, None)
+            sc.tcp(
+                t,
+                src,
+                dst,
+                thr,
+                rtt_ms=jitter(sc.rng, rtt_ms, 0.003),
+                mss=mss,
+                window=window,
+                retransmits=sc.rng.choice([0, 0, 0, 1, 2]),
+                src_host=sh,
+                dst_host=dh,
+            )
+        for t in minutes(sc.start, 5, sc.hours, owamp_offset_s + off):
+            lost = 1 if sc.rng.random() < 0.03 else 0
+            sc.owamp(
+                t,
+                src,
+                dst,
+                rtt_ms * share - 0.05 + sc.rng.uniform(0, 0.02),
+                lost=lost,
+                queue_ms=sc.rng.uniform(0.03, 0.1),
+            )
+
+
+# --------------------------------------------------------------------------- the sites and carriers
+SITES = {
+    "CERN": ("CERN", 0, 46.23, 6.05),
+    "FZK": ("KIT GridKa", 1, 49.09, 8.43),
+    "CNAF": ("INFN CNAF", 1, 44.49, 11.34),
+    "IN2P3": ("CC-IN2P3", 1, 45.78, 4.87),
+    "RAL": ("RAL Tier-1", 1, 51.57, -1.31),
+    "FNAL": ("Fermilab", 1, 41.84, -88.26),
+    "BNL": ("Brookhaven National Laboratory", 1, 40.87, -72.88),
+    "ASGC": ("Academia Sinica Grid Computing", 1, 25.04, 121.61),
+    "PIC": ("Port d'Informacio Cientifica", 1, 41.50, 2.11),
+    "NDGF": ("Nordic Data Grid Facility", 1, 55.70, 12.57),
+    "SARA": ("NL-T1 SARA/Nikhef", 1, 52.36, 4.95),
+    "TRIUMF": ("TRIUMF", 1, 49.25, -123.23),
+    "CALTECH": ("Caltech Tier-2", 2, 34.14, -118.13),
+    "TAU": ("Tel Aviv University Tier-2", 2, 32.11, 34.80),
+    "LRZ": ("LRZ-LMU Munich Tier-2", 2, 48.26, 11.67),
+}
+CARRIERS = {
+    "GEANT": "GEANT",
+    "DFN": "DFN (Deutsches Forschungsnetz)",
+    "GARR": "GARR",
+    "RENATER": "RENATER",
+    "JANET": "Janet",
+    "REDIRIS": "RedIRIS",
+    "NORDUNET": "NORDUnet",
+    "SURFNET": "SURF",
+    "USLHCNET": "USLHCNet",
+    "ESNET": "ESnet",
+    "STARLIGHT": "StarLight",
+    "CENIC": "CENIC",
+    "CANARIE": "CANARIE",
+    "ASGCNET": "ASGCNet",
+    "IUCC": "IUCC (Israel)",
+}
+
+
+def add_sites(sc: Scenario, *codes: str) -> None:
+    for code in codes:
+        name, tier, lat, lon = SITES[code]
+        sc.site(code, name, tier, lat, lon)
+
+
+def add_carriers(sc: Scenario, *codes: str) -> None:
+    for code in codes:
+        sc.carrier(code, CARRIERS[code])

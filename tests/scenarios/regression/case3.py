@@ -1,0 +1,135 @@
+"""Case study 3 of docs/diagnosis.md#case-studies: a trunk member losing the odd-hashed flows."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from tests.scenarios.regression.builder import (
+    Counter64Port,
+    MiB,
+    Scenario,
+    add_carriers,
+    add_sites,
+    jitter,
+    minutes,
+    segments,
+)
+
+
+# --------------------------------------------------------------------------- case 3
+def scenario_case3() -> Scenario:
+    sc = Scenario(
+        "case3-trunk-odd-even-ral",
+        "Case study 3 (LHC SC2, RAL). CERN->RAL crosses ral-lag, two 1 Gb/s members bundled into 2 Gb/s at "
+        "janet-lon. From 08:10 the hashing sends flows to odd host addresses over a broken member: TCP to ral-dt01 "
+        "and ral-dt03 (odd last octet) becomes slow and unstable with many retransmissions, TCP to ral-dt02 and "
+        "ral-dt04 stays at ~940 Mb/s (one member's line rate), and 800 Mb/s UDP tests to every host are clean. "
+        "The member counters show the broken member carrying far less than the other. RAL->CERN is fine.",
+        datetime(2026, 3, 5, 6, 0, tzinfo=UTC),
+    )
+    add_carriers(sc, "GEANT", "JANET")
+    add_sites(sc, "CERN", "RAL")
+    hosts = [
+        ("ral-dt01", "203.0.113.21"),
+        ("ral-dt02", "203.0.113.22"),
+        ("ral-dt03", "203.0.113.23"),
+        ("ral-dt04", "203.0.113.24"),
+    ]
+    sc.host("CERN", "cern-dt02", "192.0.2.12")
+    for name, addr in hosts:
+        sc.host("RAL", name, addr)
+    sc.router("cern-border", site="CERN", model="MX960")
+    sc.router("geant-gva", carrier="GEANT", model="MX960")
+    sc.router("geant-lon", carrier="GEANT", model="MX960")
+    sc.router("janet-lon", carrier="JANET", vendor="Cisco", model="ASR 9010")
+    sc.router("ral-border", site="RAL", vendor="Cisco", model="Nexus 7700")
+    sc.interface("janet-lon", "ge-1/0/0", 2100, 1000, mtu=1500)
+    sc.interface("janet-lon", "ge-1/0/1", 2101, 1000, mtu=1500)
+    sc.trunks.append({"name": "ral-lag", "members": ["janet-lon:ge-1/0/0", "janet-lon:ge-1/0/1"]})
+    sc.path("CERN", "RAL", 2000, ["cern-border", "geant-gva", "geant-lon", "janet-lon", "ral-border"])
+
+    onset = sc.at("08:10")
+    rtt, mss, window = 11.4, 1448, 16 * MiB
+    line = 1e9 * 1448 / 1538  # TCP goodput of one 1 Gb/s member with 1500-byte frames
+    for i, t in enumerate(minutes(sc.start, 30, sc.hours)):
+        name, addr = hosts[i % 4]
+        odd = int(addr.rsplit(".", 1)[1]) % 2 == 1
+        if t >= onset and odd:
+            thr = sc.rng.uniform(0.04, 0.32) * 1e9  # slow and unstable
+            retrans = round(segments(thr, 10, mss) * sc.rng.uniform(0.01, 0.04))
+        else:
+            thr = jitter(sc.rng, line, 0.01)
+            retrans = sc.rng.choice([0, 0, 1, 2])
+        sc.tcp(
+            t,
+            "CERN",
+            "RAL",
+            thr,
+            rtt_ms=jitter(sc.rng, rtt, 0.004),
+            mss=mss,
+            window=window,
+            retransmits=retrans,
+            src_host="192.0.2.12",
+            dst_host=addr,
+        )
+        sent = round(800e6 * 10 / 8 / 1472)
+        if t + timedelta(minutes=15) < sc.now:
+            sc.udp(
+                t + timedelta(minutes=15),
+                "CERN",
+                "RAL",
+                800e6,
+                sent - sc.rng.randint(0, 3),
+                0,
+                datagram_bytes=1472,
+                src_host="192.0.2.12",
+                dst_host=addr,
+            )
+        back = t + timedelta(minutes=5)
+        sc.tcp(
+            back,
+            "RAL",
+            "CERN",
+            jitter(sc.rng, line, 0.01),
+            rtt_ms=jitter(sc.rng, rtt, 0.004),
+            mss=mss,
+            window=window,
+            retransmits=sc.rng.choice([0, 0, 1]),
+            src_host=addr,
+            dst_host="192.0.2.12",
+        )
+    for t in minutes(sc.start, 5, sc.hours, 50):
+        for src, dst in (("CERN", "RAL"), ("RAL", "CERN")):
+            sc.owamp(
+                t,
+                src,
+                dst,
+                rtt / 2 - 0.05 + sc.rng.uniform(0, 0.02),
+                lost=int(sc.rng.random() < 0.02),
+                queue_ms=sc.rng.uniform(0.03, 0.1),
+            )
+    m0 = Counter64Port("janet-lon", "ge-1/0/0", 86400 * 41.2, 912_334_201_778_112, 288_114_900_001_732, 1300)
+    m1 = Counter64Port("janet-lon", "ge-1/0/1", 86400 * 41.2, 899_101_553_020_990, 281_447_010_553_118, 1300)
+    for i, t in enumerate(minutes(sc.start, 1, sc.hours)):
+        if i:
+            towards_ral = 1.05e9 + sc.rng.gauss(0, 0.05e9)  # RAL's production inflow over the 2 Gb/s bundle
+            crawl = 1.0 if t < onset else sc.rng.uniform(0.2, 0.35)  # flows hashed onto the broken member crawl
+            m0.advance(60, sc.rng.gauss(0.21e9, 0.02e9), towards_ral * 0.5)
+            m1.advance(60, sc.rng.gauss(0.2e9, 0.02e9), towards_ral * 0.5 * crawl)
+        m0.poll(sc, t)
+        m1.poll(sc, t + timedelta(seconds=1))
+
+    sc.want("TRUNK_IMBALANCE", trunk="ral-lag")
+    sc.want("TCP_ONLY_DEGRADATION", src="CERN", dst="RAL")
+    sc.forbid("TCP_ONLY_DEGRADATION", src="RAL", dst="CERN")
+    for code in (
+        "LOSS_LIMITED",
+        "ASYMMETRIC_PATH",
+        "UNEXPLAINED_DEGRADATION",
+        "INTERFACE_ERRORS",
+        "LINK_CONGESTION",
+        "WINDOW_LIMITED",
+        "PATH_DOWN",
+    ):
+        sc.forbid(code)
+    return sc

@@ -1,0 +1,131 @@
+"""Case study 4 of docs/diagnosis.md#case-studies: a window-limited long path."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from tests.scenarios.regression.builder import (
+    MiB,
+    Scenario,
+    add_carriers,
+    add_sites,
+    jitter,
+    minutes,
+    tcp_rate_bps,
+    window_rate_bps,
+)
+
+
+# --------------------------------------------------------------------------- case 4
+def scenario_case4() -> Scenario:
+    sc = Scenario(
+        "case4-window-limited-fnal-asgc",
+        "Case study 4 (window-limited transatlantic and East-Asian flows). CERN<->FNAL: 10 Gb/s, RTT 125 ms, "
+        "nuttcp -w128m reaches ~6.5 Gb/s (host limit) until fnal-dt01 is reinstalled at 01:55 with an old sysctl "
+        "profile (net.core.rmem_max = wmem_max = 4 MiB): from then the 128 MiB request is cut to 4 MiB and both "
+        "directions run at ~0.95 x 4 MiB * 8 / 125 ms = 255 Mb/s. CERN<->ASGC: 1 Gb/s, RTT 318 ms, autotuned "
+        "with tcp_rmem/tcp_wmem max 16 MiB at ASGC: ~0.6 x 422 Mb/s; 1 Gb/s there needs 2 x BDP = 79.5 MB. "
+        "CERN's hosts are tuned (256 MiB).",
+        datetime(2026, 3, 6, 0, 0, tzinfo=UTC),
+    )
+    add_carriers(sc, "GEANT", "USLHCNET", "STARLIGHT", "ESNET", "ASGCNET")
+    add_sites(sc, "CERN", "FNAL", "ASGC")
+    sc.host("CERN", "cern-dt01", "192.0.2.10")
+    sc.host("FNAL", "fnal-dt01", "198.51.100.40")
+    sc.host("ASGC", "asgc-dt01", "203.0.113.60")
+    sc.router("cern-border", site="CERN", model="MX960")
+    sc.router("uslhcnet-gva", carrier="USLHCNET", vendor="Ciena", model="5410", role="switch")
+    sc.router("uslhcnet-chi", carrier="USLHCNET", vendor="Ciena", model="5410", role="switch")
+    sc.router("starlight", carrier="STARLIGHT", vendor="Juniper", model="QFX10008", role="switch")
+    sc.router("esnet-chi", carrier="ESNET", model="MX10003")
+    sc.router("fnal-border", site="FNAL", vendor="Cisco", model="Nexus 9500")
+    sc.router("geant-ams", carrier="GEANT", model="MX960")
+    sc.router("asgc-ams", carrier="ASGCNET", vendor="Cisco", model="ASR 9006")
+    sc.router("asgc-tpe", carrier="ASGCNET", vendor="Cisco", model="ASR 9006")
+    sc.router("asgc-border", site="ASGC", vendor="Cisco", model="Nexus 7700")
+    sc.path(
+        "CERN", "FNAL", 10000, ["cern-border", "uslhcnet-gva", "uslhcnet-chi", "starlight", "esnet-chi", "fnal-border"]
+    )
+    sc.path("CERN", "ASGC", 1000, ["cern-border", "geant-ams", "asgc-ams", "asgc-tpe", "asgc-border"])
+
+    reinstall = sc.at("01:55")
+    for t in minutes(sc.start, 60, sc.hours):
+        sc.host_tcp(t, "CERN", "cern-dt01", buf=256 * MiB)
+        if t < reinstall:
+            sc.host_tcp(t + timedelta(seconds=30), "FNAL", "fnal-dt01", buf=256 * MiB)
+        else:
+            sc.host_tcp(t + timedelta(seconds=30), "FNAL", "fnal-dt01", buf=4 * MiB)
+        sc.host_tcp(t + timedelta(seconds=60), "ASGC", "asgc-dt01", buf=16 * MiB)
+    mss = 8948
+    for t in minutes(sc.start, 30, sc.hours):
+        window = 128 * MiB if t < reinstall else 4 * MiB  # what the kernel grants of the 128 MiB asked for
+        for src, dst, off, sh, dh in (
+            ("CERN", "FNAL", 0, "192.0.2.10", "198.51.100.40"),
+            ("FNAL", "CERN", 40, "198.51.100.40", "192.0.2.10"),
+        ):
+            rtt = jitter(sc.rng, 125.0, 0.002)
+            rate = tcp_rate_bps(10e9, rtt, mss, window, 0, 6.5e9)
+            thr = rate * sc.rng.uniform(0.93, 0.98) if t >= reinstall else jitter(sc.rng, rate, 0.02)
+            sc.tcp(
+                t + timedelta(seconds=off),
+                src,
+                dst,
+                thr,
+                rtt_ms=rtt,
+                mss=mss,
+                window=128 * MiB,
+                retransmits=sc.rng.choice([0, 0, 0, 1]),
+                src_host=sh,
+                dst_host=dh,
+            )
+        for src, dst, off, sh, dh in (
+            ("CERN", "ASGC", 120, "192.0.2.10", "203.0.113.60"),
+            ("ASGC", "CERN", 160, "203.0.113.60", "192.0.2.10"),
+        ):
+            rtt = jitter(sc.rng, 318.0, 0.002)
+            # autotuning: the advertised window is only part of tcp_rmem's maximum (skb overhead)
+            thr = window_rate_bps(16 * MiB, rtt) * sc.rng.uniform(0.55, 0.68)
+            sc.tcp(
+                t + timedelta(seconds=off),
+                src,
+                dst,
+                thr,
+                rtt_ms=rtt,
+                mss=mss,
+                window=None,
+                retransmits=sc.rng.choice([0, 0, 1]),
+                src_host=sh,
+                dst_host=dh,
+            )
+    for t in minutes(sc.start, 5, sc.hours, 70):
+        for src, dst, owd in (
+            ("CERN", "FNAL", 62.5),
+            ("FNAL", "CERN", 62.5),
+            ("CERN", "ASGC", 159.0),
+            ("ASGC", "CERN", 159.0),
+        ):
+            sc.owamp(
+                t,
+                src,
+                dst,
+                owd - 0.05 + sc.rng.uniform(0, 0.03),
+                lost=int(sc.rng.random() < 0.02),
+                queue_ms=sc.rng.uniform(0.03, 0.12),
+            )
+
+    for src, dst in (("CERN", "FNAL"), ("FNAL", "CERN"), ("CERN", "ASGC"), ("ASGC", "CERN")):
+        sc.want("WINDOW_LIMITED", src=src, dst=dst)
+    sc.want("HOST_TCP_TUNING", site="FNAL", host="fnal-dt01")
+    sc.want("HOST_TCP_TUNING", site="ASGC", host="asgc-dt01")
+    sc.forbid("HOST_TCP_TUNING", site="CERN")
+    for code in (
+        "LOSS_LIMITED",
+        "ASYMMETRIC_PATH",
+        "UNEXPLAINED_DEGRADATION",
+        "TCP_ONLY_DEGRADATION",
+        "SHARED_EQUIPMENT_SUSPECT",
+        "PATH_DOWN",
+        "MTU_MISMATCH",
+    ):
+        sc.forbid(code)
+    return sc

@@ -1,0 +1,81 @@
+"""Case study 7 of docs/diagnosis.md#case-studies: a protection switch."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from tests.scenarios.regression.builder import (
+    MiB,
+    Scenario,
+    add_carriers,
+    add_sites,
+    fibre_ms,
+    jitter,
+    minutes,
+    tcp_rate_bps,
+)
+
+
+# --------------------------------------------------------------------------- case 7
+def scenario_case7() -> Scenario:
+    sc = Scenario(
+        "case7-protection-switch-pic",
+        "Case study 7 (protection switching). CERN<->PIC: minimum one-way delay 6.95 ms each way (RTT 13.9 ms). "
+        "At 02:37 the SDH working span fails and both directions switch to the protection route via Madrid, "
+        "520 km longer: +2.6 ms one way; at 04:12 they revert. Traceroutes every 30 min show the same IP hops "
+        "all along: the change is below IP. Throughput is unaffected (64 MiB window).",
+        datetime(2026, 3, 9, 0, 0, tzinfo=UTC),
+    )
+    add_carriers(sc, "GEANT", "REDIRIS")
+    add_sites(sc, "CERN", "PIC")
+    sc.router("cern-border", site="CERN", model="MX960")
+    sc.router("geant-gva", carrier="GEANT", model="MX960")
+    sc.router("geant-mar", carrier="GEANT", model="MX960")
+    sc.router("rediris-bcn", carrier="REDIRIS", model="MX480")
+    sc.router("pic-border", site="PIC", vendor="Cisco", model="Nexus 9500")
+    hops = ["cern-border", "geant-gva", "geant-mar", "rediris-bcn", "pic-border"]
+    sc.path("CERN", "PIC", 10000, hops)
+    switch, revert = sc.at("02:37:30"), sc.at("04:12:10")
+    extra = fibre_ms(520)
+
+    def owd(t: datetime) -> float:
+        return 6.95 + (extra if switch <= t < revert else 0.0)
+
+    mss, window = 8948, 64 * MiB
+    for src, dst, off in (("CERN", "PIC", 0), ("PIC", "CERN", 30)):
+        for t in minutes(sc.start, 30, sc.hours, off):
+            rtt = 2 * owd(t) + 0.05
+            sc.tcp(
+                t,
+                src,
+                dst,
+                jitter(sc.rng, tcp_rate_bps(10e9, rtt, mss, window, 0, 9.4e9), 0.015),
+                rtt_ms=jitter(sc.rng, rtt, 0.002),
+                mss=mss,
+                window=window,
+                retransmits=sc.rng.choice([0, 0, 1]),
+            )
+            route = hops if src == "CERN" else list(reversed(hops))
+            sc.traceroute(t + timedelta(seconds=300), src, dst, route)
+        for t in minutes(sc.start, 5, sc.hours, 15 + off):
+            sc.owamp(
+                t,
+                src,
+                dst,
+                owd(t) - 0.02 + sc.rng.uniform(0, 0.03),
+                lost=int(sc.rng.random() < 0.02),
+                queue_ms=sc.rng.uniform(0.03, 0.1),
+            )
+
+    sc.want("DELAY_LEVEL_SHIFT", src="CERN", dst="PIC")
+    sc.want("DELAY_LEVEL_SHIFT", src="PIC", dst="CERN")
+    for code in (
+        "ROUTE_CHANGE",
+        "CLOCK_UNSYNC",
+        "UNEXPLAINED_DEGRADATION",
+        "PATH_DOWN",
+        "LOSS_LIMITED",
+        "ASYMMETRIC_PATH",
+    ):
+        sc.forbid(code)
+    return sc

@@ -1,0 +1,114 @@
+"""Case study 8 of docs/diagnosis.md#case-studies: maintenance explains the degradation."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from tests.scenarios.noise.noise import poisson
+from tests.scenarios.regression.builder import (
+    MiB,
+    Scenario,
+    add_carriers,
+    add_sites,
+    healthy_pair,
+    iso,
+    jitter,
+    minutes,
+    segments,
+    tcp_rate_bps,
+)
+
+
+# --------------------------------------------------------------------------- case 8
+def scenario_case8() -> Scenario:
+    sc = Scenario(
+        "case8-maintenance-sara",
+        "Case study 8 (scheduled intervention). SURF announced SURF-CHG-2026-0310-017: software upgrade of "
+        "surfnet-asd, 03:00-04:30 UTC, impact degraded. From 03:02 to 04:27 CERN<->SARA is rerouted over the "
+        "backup via surfnet-ut, shared with the rest of SURF's rerouted traffic: ~0.4 % loss, RTT 19.8 instead of "
+        "18.6 ms, and TCP collapses from 9.3 Gb/s to the Mathis rate of that loss (~150 Mb/s). Everything is "
+        "back at 04:30. CERN<->FZK, not on SURF, is unaffected. Known and expected: nothing may alert.",
+        datetime(2026, 3, 10, 0, 0, tzinfo=UTC),
+    )
+    add_carriers(sc, "GEANT", "SURFNET", "DFN")
+    add_sites(sc, "CERN", "SARA", "FZK")
+    sc.router("cern-border", site="CERN", model="MX960")
+    sc.router("geant-gva", carrier="GEANT", model="MX960")
+    sc.router("geant-ams", carrier="GEANT", model="MX960")
+    sc.router("geant-fra", carrier="GEANT", model="MX960")
+    sc.router("surfnet-asd", carrier="SURFNET", model="MX2020")
+    sc.router("surfnet-ut", carrier="SURFNET", model="MX2020")
+    sc.router("sara-border", site="SARA", vendor="Arista", model="7280R")
+    sc.router("dfn-fra", carrier="DFN")
+    sc.router("fzk-border", site="FZK", vendor="Cisco", model="Nexus 7700")
+    hops = ["cern-border", "geant-gva", "geant-ams", "surfnet-asd", "sara-border"]
+    backup = ["cern-border", "geant-gva", "geant-ams", "surfnet-ut", "sara-border"]
+    sc.path("CERN", "SARA", 10000, hops)
+    sc.path("CERN", "FZK", 10000, ["cern-border", "geant-gva", "geant-fra", "dfn-fra", "fzk-border"])
+    sc.maintenance.append(
+        {
+            "reference": "SURF-CHG-2026-0310-017",
+            "carrier": "SURFNET",
+            "impact": "degraded",
+            "start": iso(sc.at("03:00")),
+            "end": iso(sc.at("04:30")),
+            "affects": ["surfnet-asd"],
+            "description": "JunOS upgrade of surfnet-asd; traffic via surfnet-ut",
+        }
+    )
+    moved, back = sc.at("03:02"), sc.at("04:27")
+
+    def rerouted(t: datetime) -> bool:
+        return moved <= t < back
+
+    mss, window = 8948, 64 * MiB
+    for src, dst, off in (("CERN", "SARA", 0), ("SARA", "CERN", 40)):
+        for t in minutes(sc.start, 30, sc.hours, off):
+            rtt = 19.8 if rerouted(t) else 18.6
+            p = sc.rng.uniform(0.003, 0.005) if rerouted(t) else 0.0
+            thr = jitter(sc.rng, tcp_rate_bps(10e9, rtt, mss, window, p, 9.3e9), 0.15 if p else 0.015)
+            sc.tcp(
+                t,
+                src,
+                dst,
+                thr,
+                rtt_ms=jitter(sc.rng, rtt, 0.003),
+                mss=mss,
+                window=window,
+                retransmits=round(p * segments(thr, 10, mss)) + sc.rng.choice([0, 0, 1]),
+            )
+            route = backup if rerouted(t + timedelta(seconds=20)) else hops
+            sc.traceroute(t + timedelta(seconds=20), src, dst, route if src == "CERN" else list(reversed(route)))
+        for t in minutes(sc.start, 5, sc.hours, 25 + off):
+            if rerouted(t):
+                sc.owamp(
+                    t,
+                    src,
+                    dst,
+                    9.9 + sc.rng.uniform(0, 0.02),
+                    lost=poisson(sc.rng, 600 * 0.004),
+                    queue_ms=sc.rng.uniform(0.8, 2.5),
+                    spread_ms=4.0,
+                )
+            else:
+                sc.owamp(
+                    t,
+                    src,
+                    dst,
+                    9.3 + sc.rng.uniform(0, 0.02),
+                    lost=int(sc.rng.random() < 0.02),
+                    queue_ms=sc.rng.uniform(0.03, 0.1),
+                )
+    healthy_pair(sc, "CERN", "FZK", rtt_ms=9.8, cap_bps=10e9, tcp_offset_s=90, owamp_offset_s=130)
+
+    sc.want("MAINTENANCE_EXPLAINED", equipment="surfnet-asd")
+    for code in (
+        "UNEXPLAINED_DEGRADATION",
+        "SHARED_EQUIPMENT_SUSPECT",
+        "PATH_DOWN",
+        "DELAY_LEVEL_SHIFT",
+        "ASYMMETRIC_PATH",
+        "CLOCK_UNSYNC",
+    ):
+        sc.forbid(code)
+    return sc

@@ -1,0 +1,354 @@
+"""Single symptoms of elements and routes: interface errors, congestion, route change, unexplained."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+
+from tests.scenarios.noise.noise import poisson
+from tests.scenarios.regression.builder import (
+    Counter64Port,
+    MiB,
+    Scenario,
+    add_carriers,
+    add_sites,
+    jitter,
+    minutes,
+    segments,
+    tcp_rate_bps,
+)
+
+
+def scenario_interface_errors() -> Scenario:
+    sc = Scenario(
+        "interface-errors-cnaf",
+        "CERN->CNAF: from 02:30 a dirty connector on garr-mil:xe-0/0/3 (receiving from GEANT) corrupts a growing "
+        "share of the frames: in_errors climb from ~1/s to ~40/s of ~370 k frames/s (1e-4 of 1000-byte frames, "
+        "so ~9e-4 of the 9000-byte TCP segments). 600 small owamp packets per session see none of it; TCP "
+        "retransmits do, and one stream at 11.8 ms drops from 9.3 Gb/s to the CUBIC ceiling of that loss, "
+        "a few hundred Mb/s. CNAF->CERN uses the other fibre of the pair and stays clean.",
+        datetime(2026, 3, 17, 0, 0, tzinfo=UTC),
+    )
+    add_carriers(sc, "GEANT", "GARR")
+    add_sites(sc, "CERN", "CNAF")
+    sc.router("cern-border", site="CERN", model="MX960")
+    sc.router("geant-gva", carrier="GEANT", model="MX960")
+    sc.router("geant-mil", carrier="GEANT", model="MX960")
+    sc.router("garr-mil", carrier="GARR", model="MX960")
+    sc.router("cnaf-border", site="CNAF", vendor="Cisco", model="Nexus 7700")
+    sc.interface("garr-mil", "xe-0/0/3", 1003, 10000)
+    sc.path("CERN", "CNAF", 10000, ["cern-border", "geant-gva", "geant-mil", "garr-mil:xe-0/0/3", "cnaf-border"])
+    onset = sc.at("02:30")
+    frame_bytes = 1000.0
+
+    def errors_per_s(t: datetime) -> float:
+        if t < onset:
+            return 0.0
+        x = (t - onset).total_seconds() / (sc.now - onset).total_seconds()
+        return 1.0 * math.exp(math.log(40.0) * x)  # the connector gets worse: 1/s -> 40/s
+
+    traffic = 3.0e9
+    rtt, mss, window = 11.8, 8948, 64 * MiB
+    for t in minutes(sc.start, 30, sc.hours):
+        frames = traffic / 8 / frame_bytes
+        p_tcp = errors_per_s(t) / frames * (mss + 52) / frame_bytes  # corruption scales with the frame length
+        thr = jitter(sc.rng, tcp_rate_bps(10e9, rtt, mss, window, p_tcp, 9.3e9), 0.1 if p_tcp else 0.015)
+        sc.tcp(
+            t,
+            "CERN",
+            "CNAF",
+            thr,
+            rtt_ms=jitter(sc.rng, rtt, 0.003),
+            mss=mss,
+            window=window,
+            retransmits=round(p_tcp * segments(thr, 10, mss)) + sc.rng.choice([0, 0, 1]),
+        )
+        sc.tcp(
+            t + timedelta(seconds=30),
+            "CNAF",
+            "CERN",
+            jitter(sc.rng, 9.3e9, 0.015),
+            rtt_ms=jitter(sc.rng, rtt, 0.003),
+            mss=mss,
+            window=window,
+            retransmits=sc.rng.choice([0, 0, 1]),
+        )
+    for t in minutes(sc.start, 5, sc.hours, 40):
+        for src, dst in (("CERN", "CNAF"), ("CNAF", "CERN")):
+            sc.owamp(
+                t,
+                src,
+                dst,
+                rtt / 2 - 0.05 + sc.rng.uniform(0, 0.02),
+                lost=int(sc.rng.random() < 0.02),
+                queue_ms=sc.rng.uniform(0.03, 0.1),
+            )
+    port = Counter64Port(
+        "garr-mil",
+        "xe-0/0/3",
+        86400 * 144.2,
+        5_550_118_204_337_001,
+        4_020_991_337_184_220,
+        mean_frame_bytes=frame_bytes,
+    )
+    port.c["in_errors"] = 17
+    for i, t in enumerate(minutes(sc.start, 1, sc.hours)):
+        if i:
+            port.advance(
+                60, traffic + sc.rng.gauss(0, 0.1e9), 2.5e9 + sc.rng.gauss(0, 0.1e9), in_errors_per_s=errors_per_s(t)
+            )
+        port.poll(sc, t)
+
+    sc.want("INTERFACE_ERRORS", equipment="garr-mil", interface="xe-0/0/3")
+    sc.want("ASYMMETRIC_PATH", src="CERN", dst="CNAF")
+    sc.forbid("ASYMMETRIC_PATH", src="CNAF", dst="CERN")
+    for code in (
+        "UNEXPLAINED_DEGRADATION",
+        "LINK_CONGESTION",
+        "COUNTER_DISCONTINUITY",
+        "PATH_DOWN",
+        "WINDOW_LIMITED",
+        "TCP_ONLY_DEGRADATION",
+    ):
+        sc.forbid(code)
+    return sc
+
+
+def scenario_link_congestion() -> Scenario:
+    sc = Scenario(
+        "link-congestion-pic",
+        "CERN->PIC: rediris-bcn:te-0/0/1, the 10 Gb/s link into PIC, carries 4-6 Gb/s until 02:30, when a "
+        "data-distribution campaign fills it to 92-99 % with output discards. The single nuttcp stream "
+        "competes with hundreds of flows: 0.3-0.8 % loss (owamp sees it too), queueing adds 2-6 ms to the "
+        "median delay (not to the minimum), and the stream gets a few hundred Mb/s. PIC->CERN is not affected.",
+        datetime(2026, 3, 18, 0, 0, tzinfo=UTC),
+    )
+    add_carriers(sc, "GEANT", "REDIRIS")
+    add_sites(sc, "CERN", "PIC")
+    sc.router("cern-border", site="CERN", model="MX960")
+    sc.router("geant-gva", carrier="GEANT", model="MX960")
+    sc.router("geant-mar", carrier="GEANT", model="MX960")
+    sc.router("rediris-bcn", carrier="REDIRIS", model="MX480")
+    sc.router("pic-border", site="PIC", vendor="Cisco", model="Nexus 9500")
+    sc.interface("rediris-bcn", "te-0/0/1", 601, 10000)
+    sc.path("CERN", "PIC", 10000, ["cern-border", "geant-gva", "geant-mar", "rediris-bcn:te-0/0/1", "pic-border"])
+    busy = sc.at("02:30")
+    rtt, mss, window = 13.9, 8948, 64 * MiB
+    for t in minutes(sc.start, 30, sc.hours):
+        if t >= busy:
+            p = sc.rng.uniform(0.003, 0.008)
+            thr = jitter(sc.rng, tcp_rate_bps(10e9, rtt + 4, mss, window, p, 9.3e9), 0.15)
+            sc.tcp(
+                t,
+                "CERN",
+                "PIC",
+                thr,
+                rtt_ms=jitter(sc.rng, rtt + 4, 0.05),
+                mss=mss,
+                window=window,
+                retransmits=round(p * segments(thr, 10, mss)),
+            )
+        else:
+            sc.tcp(
+                t,
+                "CERN",
+                "PIC",
+                jitter(sc.rng, 9.3e9, 0.015),
+                rtt_ms=jitter(sc.rng, rtt, 0.003),
+                mss=mss,
+                window=window,
+                retransmits=sc.rng.choice([0, 0, 1]),
+            )
+        sc.tcp(
+            t + timedelta(seconds=30),
+            "PIC",
+            "CERN",
+            jitter(sc.rng, 9.3e9, 0.015),
+            rtt_ms=jitter(sc.rng, rtt, 0.003),
+            mss=mss,
+            window=window,
+            retransmits=sc.rng.choice([0, 0, 1]),
+        )
+    for t in minutes(sc.start, 5, sc.hours, 20):
+        if t >= busy:
+            sc.owamp(
+                t,
+                "CERN",
+                "PIC",
+                rtt / 2 - 0.05 + sc.rng.uniform(0, 0.15),
+                lost=poisson(sc.rng, 600 * sc.rng.uniform(0.003, 0.008)),
+                queue_ms=sc.rng.uniform(2.0, 6.0),
+                spread_ms=6.0,
+            )
+        else:
+            sc.owamp(
+                t,
+                "CERN",
+                "PIC",
+                rtt / 2 - 0.05 + sc.rng.uniform(0, 0.02),
+                lost=int(sc.rng.random() < 0.02),
+                queue_ms=sc.rng.uniform(0.03, 0.1),
+            )
+        sc.owamp(
+            t + timedelta(seconds=70),
+            "PIC",
+            "CERN",
+            rtt / 2 - 0.05 + sc.rng.uniform(0, 0.02),
+            lost=int(sc.rng.random() < 0.02),
+            queue_ms=sc.rng.uniform(0.03, 0.1),
+        )
+    port = Counter64Port(
+        "rediris-bcn", "te-0/0/1", 86400 * 301.7, 901_337_221_004_118, 11_902_774_118_330_402, mean_frame_bytes=1400
+    )
+    for i, t in enumerate(minutes(sc.start, 1, sc.hours)):
+        if i:
+            out = sc.rng.uniform(9.2e9, 9.9e9) if t >= busy else sc.rng.uniform(4.0e9, 6.0e9)
+            drops = sc.rng.uniform(300, 1500) if t >= busy else 0.0
+            port.advance(60, 1.2e9 + sc.rng.gauss(0, 0.05e9), out, out_discards_per_s=drops)
+        port.poll(sc, t)
+
+    sc.want("LINK_CONGESTION", equipment="rediris-bcn", interface="te-0/0/1")
+    sc.forbid("ASYMMETRIC_PATH", src="PIC", dst="CERN")
+    for code in (
+        "UNEXPLAINED_DEGRADATION",
+        "INTERFACE_ERRORS",
+        "COUNTER_DISCONTINUITY",
+        "PATH_DOWN",
+        "DELAY_LEVEL_SHIFT",
+        "WINDOW_LIMITED",
+        "MAINTENANCE_EXPLAINED",
+    ):
+        sc.forbid(code)
+    return sc
+
+
+def scenario_route_change() -> Scenario:
+    sc = Scenario(
+        "route-change-fnal",
+        "CERN<->FNAL normally crosses the USLHCNet Geneva-Chicago link (RTT 118 ms). At 03:05 that link fails "
+        "and IP routing moves both directions via Amsterdam and New York: traceroutes show the new hops and the "
+        "RTT becomes 131 ms (+6.5 ms one way, ~1300 km of fibre). The 256 MiB window still covers the BDP, so "
+        "throughput is unchanged.",
+        datetime(2026, 3, 19, 0, 0, tzinfo=UTC),
+    )
+    add_carriers(sc, "USLHCNET", "STARLIGHT", "ESNET")
+    add_sites(sc, "CERN", "FNAL")
+    sc.router("cern-border", site="CERN", model="MX960")
+    for name in ("uslhcnet-gva", "uslhcnet-chi", "uslhcnet-ams", "uslhcnet-nyc"):
+        sc.router(name, carrier="USLHCNET", model="MX480")
+    sc.router("starlight", carrier="STARLIGHT", vendor="Juniper", model="QFX10008", role="switch")
+    sc.router("esnet-chi", carrier="ESNET", model="MX10003")
+    sc.router("fnal-border", site="FNAL", vendor="Cisco", model="Nexus 9500")
+    primary = ["cern-border", "uslhcnet-gva", "uslhcnet-chi", "starlight", "esnet-chi", "fnal-border"]
+    detour = [
+        "cern-border",
+        "uslhcnet-gva",
+        "uslhcnet-ams",
+        "uslhcnet-nyc",
+        "uslhcnet-chi",
+        "starlight",
+        "esnet-chi",
+        "fnal-border",
+    ]
+    sc.path("CERN", "FNAL", 10000, primary)
+    failover = sc.at("03:05")
+    mss, window = 8948, 256 * MiB
+    for src, dst, off in (("CERN", "FNAL", 0), ("FNAL", "CERN", 30)):
+        for t in minutes(sc.start, 30, sc.hours, off):
+            rtt = 131.0 if t >= failover else 118.0
+            sc.tcp(
+                t,
+                src,
+                dst,
+                jitter(sc.rng, 9.2e9, 0.015),
+                rtt_ms=jitter(sc.rng, rtt, 0.002),
+                mss=mss,
+                window=window,
+                retransmits=sc.rng.choice([0, 0, 1]),
+            )
+            tr = t + timedelta(seconds=240)
+            route = detour if tr >= failover else primary
+            sc.traceroute(tr, src, dst, route if src == "CERN" else list(reversed(route)))
+        for t in minutes(sc.start, 5, sc.hours, 60 + off):
+            owd = 65.5 if t >= failover else 59.0
+            sc.owamp(
+                t,
+                src,
+                dst,
+                owd - 0.05 + sc.rng.uniform(0, 0.03),
+                lost=int(sc.rng.random() < 0.02),
+                queue_ms=sc.rng.uniform(0.05, 0.15),
+            )
+
+    sc.want("ROUTE_CHANGE", src="CERN", dst="FNAL")
+    sc.want("ROUTE_CHANGE", src="FNAL", dst="CERN")
+    for code in (
+        "DELAY_LEVEL_SHIFT",
+        "UNEXPLAINED_DEGRADATION",
+        "CLOCK_UNSYNC",
+        "PATH_DOWN",
+        "WINDOW_LIMITED",
+        "ASYMMETRIC_PATH",
+    ):
+        sc.forbid(code)
+    return sc
+
+
+def scenario_unexplained() -> Scenario:
+    sc = Scenario(
+        "unexplained-degradation-fzk",
+        "CERN->FZK (10 Gb/s, RTT 9.8 ms, 64 MiB window) runs at ~9.3 Gb/s until 02:40, then at 4.2-4.8 Gb/s: no "
+        "loss in owamp or TCP retransmits, the same RTT and route, no SNMP symptom, no maintenance, FZK->CERN "
+        "unchanged. None of the rules explains it; the engine must say so rather than stay silent.",
+        datetime(2026, 3, 20, 0, 0, tzinfo=UTC),
+    )
+    add_carriers(sc, "GEANT", "DFN")
+    add_sites(sc, "CERN", "FZK")
+    sc.router("cern-border", site="CERN", model="MX960")
+    sc.router("geant-gva", carrier="GEANT", model="MX960")
+    sc.router("geant-fra", carrier="GEANT", model="MX960")
+    sc.router("dfn-fra", carrier="DFN")
+    sc.router("fzk-border", site="FZK", vendor="Cisco", model="Nexus 7700")
+    hops = ["cern-border", "geant-gva", "geant-fra", "dfn-fra", "fzk-border"]
+    sc.path("CERN", "FZK", 10000, hops)
+    onset = sc.at("02:40")
+    rtt, mss, window = 9.8, 8948, 64 * MiB
+    for src, dst, off in (("CERN", "FZK", 0), ("FZK", "CERN", 30)):
+        for t in minutes(sc.start, 30, sc.hours, off):
+            slow = src == "CERN" and t >= onset
+            thr = sc.rng.uniform(4.2e9, 4.8e9) if slow else jitter(sc.rng, 9.3e9, 0.015)
+            sc.tcp(
+                t,
+                src,
+                dst,
+                thr,
+                rtt_ms=jitter(sc.rng, rtt, 0.003),
+                mss=mss,
+                window=window,
+                retransmits=sc.rng.choice([0, 0, 1]),
+            )
+            sc.traceroute(t + timedelta(seconds=300), src, dst, hops if src == "CERN" else list(reversed(hops)))
+        for t in minutes(sc.start, 5, sc.hours, 10 + off):
+            sc.owamp(
+                t,
+                src,
+                dst,
+                rtt / 2 - 0.05 + sc.rng.uniform(0, 0.02),
+                lost=int(sc.rng.random() < 0.02),
+                queue_ms=sc.rng.uniform(0.03, 0.1),
+            )
+
+    sc.want("UNEXPLAINED_DEGRADATION", src="CERN", dst="FZK")
+    sc.forbid("UNEXPLAINED_DEGRADATION", src="FZK", dst="CERN")
+    for code in (
+        "LOSS_LIMITED",
+        "WINDOW_LIMITED",
+        "ASYMMETRIC_PATH",
+        "PATH_DOWN",
+        "SHARED_EQUIPMENT_SUSPECT",
+        "ROUTE_CHANGE",
+        "MAINTENANCE_EXPLAINED",
+        "TCP_ONLY_DEGRADATION",
+    ):
+        sc.forbid(code)
+    return sc

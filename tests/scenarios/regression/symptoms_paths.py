@@ -1,0 +1,324 @@
+"""Healthy paths and single symptoms of a path: clock, MTU, reordering, path down."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from tests.scenarios.regression.builder import (
+    ALL_CODES,
+    Counter64Port,
+    MiB,
+    Scenario,
+    add_carriers,
+    add_sites,
+    healthy_pair,
+    jitter,
+    minutes,
+    segments,
+)
+
+
+# --------------------------------------------------------------------------- healthy and single-symptom paths
+def scenario_healthy() -> Scenario:
+    sc = Scenario(
+        "healthy-long-fat-path-bnl",
+        "A clean long fat path: CERN<->BNL, 10 Gb/s, RTT 92 ms (BDP 115 MB), hosts with 256 MiB buffers and a "
+        "256 MiB window (window limit 23 Gb/s): single streams reach 9.2-9.5 Gb/s, owamp loses a stray packet "
+        "now and then (as on any shared path), traceroutes never change. Nothing to report.",
+        datetime(2026, 3, 12, 0, 0, tzinfo=UTC),
+    )
+    add_carriers(sc, "GEANT", "ESNET")
+    add_sites(sc, "CERN", "BNL")
+    sc.host("CERN", "cern-dt03", "192.0.2.13")
+    sc.host("BNL", "bnl-dt01", "198.51.100.80")
+    sc.router("cern-border", site="CERN", model="MX960")
+    sc.router("esnet-gva", carrier="ESNET", model="MX10003")
+    sc.router("esnet-ams", carrier="ESNET", model="MX10003")
+    sc.router("esnet-nyc", carrier="ESNET", model="MX10003")
+    sc.router("bnl-border", site="BNL", vendor="Arista", model="7280R")
+    hops = ["cern-border", "esnet-gva", "esnet-ams", "esnet-nyc", "bnl-border"]
+    sc.path("CERN", "BNL", 10000, hops)
+    healthy_pair(
+        sc,
+        "CERN",
+        "BNL",
+        rtt_ms=92.0,
+        cap_bps=10e9,
+        window=256 * MiB,
+        host_limit_bps=9.4e9,
+        hosts=("192.0.2.13", "198.51.100.80"),
+    )
+    for t in minutes(sc.start, 60, sc.hours, 600):
+        sc.traceroute(t, "CERN", "BNL", hops)
+        sc.traceroute(t + timedelta(seconds=20), "BNL", "CERN", list(reversed(hops)))
+        sc.host_tcp(t, "CERN", "cern-dt03", buf=256 * MiB)
+        sc.host_tcp(t + timedelta(seconds=30), "BNL", "bnl-dt01", buf=256 * MiB)
+    for code in ALL_CODES:
+        sc.forbid(code)
+    return sc
+
+
+def scenario_clock_unsync() -> Scenario:
+    sc = Scenario(
+        "clock-unsync-pic",
+        "The owamp host at PIC loses its NTP sources at 02:20 and a falseticker steps its clock 4.6 ms ahead; "
+        "from then owamp reports a clock error estimate that keeps growing. CERN->PIC reads 6.95 + 4.6 = "
+        "11.55 ms, PIC->CERN 2.35 ms: each direction's minimum delay 'jumps' without any route change, but the "
+        "sum stays 13.9 ms = the RTT. CERN<->FZK is measured from the same CERN host and is fine, so the clock "
+        "at PIC is the one to fix. No delay finding may be drawn from PIC's one-way delays.",
+        datetime(2026, 3, 13, 0, 0, tzinfo=UTC),
+    )
+    add_carriers(sc, "GEANT", "REDIRIS", "DFN")
+    add_sites(sc, "CERN", "PIC", "FZK")
+    sc.router("cern-border", site="CERN", model="MX960")
+    sc.router("geant-gva", carrier="GEANT", model="MX960")
+    sc.router("geant-mar", carrier="GEANT", model="MX960")
+    sc.router("geant-fra", carrier="GEANT", model="MX960")
+    sc.router("rediris-bcn", carrier="REDIRIS", model="MX480")
+    sc.router("dfn-fra", carrier="DFN")
+    sc.router("pic-border", site="PIC", vendor="Cisco", model="Nexus 9500")
+    sc.router("fzk-border", site="FZK", vendor="Cisco", model="Nexus 7700")
+    pic = ["cern-border", "geant-gva", "geant-mar", "rediris-bcn", "pic-border"]
+    sc.path("CERN", "PIC", 10000, pic)
+    sc.path("CERN", "FZK", 10000, ["cern-border", "geant-gva", "geant-fra", "dfn-fra", "fzk-border"])
+    step_at = sc.at("02:20")
+    mss, window, rtt = 8948, 64 * MiB, 13.9
+    for src, dst, off in (("CERN", "PIC", 0), ("PIC", "CERN", 30)):
+        sign = 1 if dst == "PIC" else -1  # PIC's clock ahead: arrivals at PIC look late, departures early
+        for t in minutes(sc.start, 30, sc.hours, off):
+            sc.tcp(
+                t,
+                src,
+                dst,
+                jitter(sc.rng, 9.35e9, 0.015),
+                rtt_ms=jitter(sc.rng, rtt, 0.002),
+                mss=mss,
+                window=window,
+                retransmits=sc.rng.choice([0, 0, 1]),
+            )
+            sc.traceroute(t + timedelta(seconds=300), src, dst, pic if src == "CERN" else list(reversed(pic)))
+        for t in minutes(sc.start, 5, sc.hours, 15 + off):
+            offset = 4.6 if t >= step_at else 0.0
+            err = 0.15 + (12 + 0.9 * (t - step_at).total_seconds() / 60 if t >= step_at else 0.0)
+            sc.owamp(
+                t,
+                src,
+                dst,
+                6.95 + sign * offset - 0.02 + sc.rng.uniform(0, 0.03),
+                lost=int(sc.rng.random() < 0.02),
+                queue_ms=sc.rng.uniform(0.03, 0.1),
+                clock_error_ms=err,
+            )
+    healthy_pair(sc, "CERN", "FZK", rtt_ms=9.8, cap_bps=10e9, tcp_offset_s=60, owamp_offset_s=45)
+
+    sc.want("CLOCK_UNSYNC", site="PIC")
+    sc.want("CLOCK_UNSYNC", src="CERN", dst="PIC")
+    sc.want("CLOCK_UNSYNC", src="PIC", dst="CERN")
+    sc.forbid("CLOCK_UNSYNC", site="CERN")
+    sc.forbid("CLOCK_UNSYNC", site="FZK")
+    sc.forbid("CLOCK_UNSYNC", src="CERN", dst="FZK")
+    sc.forbid("CLOCK_UNSYNC", src="FZK", dst="CERN")
+    for code in ("DELAY_LEVEL_SHIFT", "ROUTE_CHANGE", "UNEXPLAINED_DEGRADATION", "ASYMMETRIC_PATH", "PATH_DOWN"):
+        sc.forbid(code)
+    return sc
+
+
+def scenario_mtu() -> Scenario:
+    sc = Scenario(
+        "mtu-mismatch-in2p3",
+        "CERN<->IN2P3 is a jumbo-frame path (hosts MTU 9000, MSS 8948). At 02:10 RENATER swaps a line card in "
+        "renater-lyo and the new port comes up with the default MTU 1500: tracepath reports a path MTU of "
+        "1500, PMTU discovery drops the MSS to 1448, and single-stream throughput falls a little (9.4 -> "
+        "~8.6 Gb/s, more packets per second); the Mathis ceiling at any given loss is now 6.2 times lower.",
+        datetime(2026, 3, 14, 0, 0, tzinfo=UTC),
+    )
+    add_carriers(sc, "GEANT", "RENATER")
+    add_sites(sc, "CERN", "IN2P3")
+    sc.host("CERN", "cern-dt04", "192.0.2.14")
+    sc.host("IN2P3", "ccdt01", "198.51.100.90")
+    sc.router("cern-border", site="CERN", model="MX960")
+    sc.router("geant-gva", carrier="GEANT", model="MX960")
+    sc.router("renater-lyo", carrier="RENATER", model="MX480")
+    sc.router("in2p3-border", site="IN2P3", vendor="Cisco", model="ASR 9006")
+    hops = ["cern-border", "geant-gva", "renater-lyo", "in2p3-border"]
+    sc.path("CERN", "IN2P3", 10000, hops)
+    swap = sc.at("02:10")
+    rtt, window = 4.1, 32 * MiB
+    for src, dst, off, sh, dh in (
+        ("CERN", "IN2P3", 0, "192.0.2.14", "198.51.100.90"),
+        ("IN2P3", "CERN", 20, "198.51.100.90", "192.0.2.14"),
+    ):
+        for t in minutes(sc.start, 30, sc.hours, off):
+            small = t >= swap
+            thr = jitter(sc.rng, 8.6e9 if small else 9.4e9, 0.02)
+            sc.tcp(
+                t,
+                src,
+                dst,
+                thr,
+                rtt_ms=jitter(sc.rng, rtt, 0.005),
+                mss=1448 if small else 8948,
+                window=window,
+                retransmits=sc.rng.choice([0, 0, 1, 2]),
+                src_host=sh,
+                dst_host=dh,
+            )
+            route = hops if src == "CERN" else list(reversed(hops))
+            sc.traceroute(
+                t + timedelta(seconds=200), src, dst, route, pmtu=1500 if t + timedelta(seconds=200) >= swap else 9000
+            )
+        for t in minutes(sc.start, 5, sc.hours, 35 + off):
+            sc.owamp(
+                t,
+                src,
+                dst,
+                rtt / 2 - 0.03 + sc.rng.uniform(0, 0.02),
+                lost=int(sc.rng.random() < 0.02),
+                queue_ms=sc.rng.uniform(0.02, 0.06),
+            )
+    for t in minutes(sc.start, 60, sc.hours, 500):
+        sc.host_tcp(t, "CERN", "cern-dt04", buf=128 * MiB)
+        sc.host_tcp(t + timedelta(seconds=30), "IN2P3", "ccdt01", buf=128 * MiB)
+
+    sc.want("MTU_MISMATCH", src="CERN", dst="IN2P3")
+    sc.want("MTU_MISMATCH", src="IN2P3", dst="CERN")
+    for code in (
+        "UNEXPLAINED_DEGRADATION",
+        "LOSS_LIMITED",
+        "WINDOW_LIMITED",
+        "ROUTE_CHANGE",
+        "HOST_TCP_TUNING",
+        "ASYMMETRIC_PATH",
+        "PATH_DOWN",
+    ):
+        sc.forbid(code)
+    return sc
+
+
+def scenario_reordering() -> Scenario:
+    sc = Scenario(
+        "reordering-triumf",
+        "CERN->TRIUMF (10 Gb/s, RTT 150 ms). At 02:05 a misconfiguration enables per-packet load sharing over "
+        "the two CANARIE transatlantic waves, whose lengths differ by a few ms. The reordering owamp sessions "
+        "of this path send their 600 packets 1 ms apart (bursts; at 10 packets/s only >100 ms of delay "
+        "difference could reorder): 0.8-2.5 % of them arrive out of order. No packet is lost, but TCP takes the "
+        "reordering for loss: spurious fast retransmits, and the single stream falls from ~9.2 Gb/s to "
+        "1.5-3 Gb/s. TRIUMF->CERN is hashed per flow and unaffected.",
+        datetime(2026, 3, 15, 0, 0, tzinfo=UTC),
+    )
+    add_carriers(sc, "GEANT", "CANARIE")
+    add_sites(sc, "CERN", "TRIUMF")
+    sc.router("cern-border", site="CERN", model="MX960")
+    sc.router("geant-ams", carrier="GEANT", model="MX960")
+    sc.router("canarie-ams", carrier="CANARIE", vendor="Ciena", model="8700", role="switch")
+    sc.router("canarie-mtl", carrier="CANARIE", vendor="Ciena", model="8700", role="switch")
+    sc.router("canarie-van", carrier="CANARIE", vendor="Ciena", model="8700", role="switch")
+    sc.router("triumf-border", site="TRIUMF", vendor="Juniper", model="MX480")
+    sc.path(
+        "CERN",
+        "TRIUMF",
+        10000,
+        ["cern-border", "geant-ams", "canarie-ams", "canarie-mtl", "canarie-van", "triumf-border"],
+    )
+    start = sc.at("02:05")
+    rtt, mss, window = 150.0, 8948, 256 * MiB
+    burst = {"packet_interval_s": 0.001}
+    for src, dst, off in (("CERN", "TRIUMF", 0), ("TRIUMF", "CERN", 45)):
+        for t in minutes(sc.start, 30, sc.hours, off):
+            if src == "CERN" and t >= start:
+                thr = sc.rng.uniform(1.5e9, 3.0e9)
+                retrans = round(segments(thr, 10, mss) * sc.rng.uniform(0.002, 0.006))
+            else:
+                thr, retrans = jitter(sc.rng, 9.2e9, 0.015), sc.rng.choice([0, 0, 1])
+            sc.tcp(t, src, dst, thr, rtt_ms=jitter(sc.rng, rtt, 0.002), mss=mss, window=window, retransmits=retrans)
+        for t in minutes(sc.start, 5, sc.hours, 70 + off):
+            reordered = round(600 * sc.rng.uniform(0.008, 0.025)) if (src == "CERN" and t >= start) else 0
+            sc.owamp(
+                t,
+                src,
+                dst,
+                rtt / 2 - 0.05 + sc.rng.uniform(0, 0.02),
+                queue_ms=sc.rng.uniform(0.05, 0.15),
+                reordered=reordered,
+                spread_ms=3.5 if reordered else 0.6,
+                extra=burst,
+            )
+
+    sc.want("REORDERING", src="CERN", dst="TRIUMF")
+    sc.forbid("REORDERING", src="TRIUMF", dst="CERN")
+    for code in ("LOSS_LIMITED", "UNEXPLAINED_DEGRADATION", "PATH_DOWN", "WINDOW_LIMITED", "PERIODIC_LOSS"):
+        sc.forbid(code)
+    return sc
+
+
+def scenario_path_down() -> Scenario:
+    sc = Scenario(
+        "path-down-ndgf",
+        "CERN<->NDGF: at 03:12 a ship's anchor cuts the submarine cable between Hamburg and Copenhagen. "
+        "nordunet-cph:xe-1/2/0 goes oper-down (SNMP, every 60 s), its counters stop, every nuttcp test fails "
+        "to connect and every owamp session loses all 600 packets -- still so at 06:00. No maintenance is "
+        "announced. An outage is not a loss rate.",
+        datetime(2026, 3, 16, 0, 0, tzinfo=UTC),
+    )
+    add_carriers(sc, "GEANT", "NORDUNET")
+    add_sites(sc, "CERN", "NDGF")
+    sc.router("cern-border", site="CERN", model="MX960")
+    sc.router("geant-gva", carrier="GEANT", model="MX960")
+    sc.router("geant-ham", carrier="GEANT", model="MX960")
+    sc.router("nordunet-cph", carrier="NORDUNET", model="MX10008")
+    sc.router("ndgf-border", site="NDGF", vendor="Arista", model="7280R")
+    sc.interface("nordunet-cph", "xe-1/2/0", 1120, 10000)
+    sc.path("CERN", "NDGF", 10000, ["cern-border", "geant-gva", "geant-ham", "nordunet-cph:xe-1/2/0", "ndgf-border"])
+    cut = sc.at("03:12")
+    rtt, mss, window = 24.2, 8948, 64 * MiB
+    for src, dst, off in (("CERN", "NDGF", 0), ("NDGF", "CERN", 30)):
+        for t in minutes(sc.start, 30, sc.hours, off):
+            if t >= cut:
+                sc.tcp_failed(t, src, dst, "nuttcp-t: connect: Connection timed out")
+            else:
+                sc.tcp(
+                    t,
+                    src,
+                    dst,
+                    jitter(sc.rng, 9.3e9, 0.015),
+                    rtt_ms=jitter(sc.rng, rtt, 0.003),
+                    mss=mss,
+                    window=window,
+                    retransmits=sc.rng.choice([0, 0, 1]),
+                )
+        for t in minutes(sc.start, 5, sc.hours, 20 + off):
+            if t >= cut:
+                sc.owamp_down(t, src, dst)
+            else:
+                sc.owamp(
+                    t,
+                    src,
+                    dst,
+                    rtt / 2 - 0.05 + sc.rng.uniform(0, 0.02),
+                    lost=int(sc.rng.random() < 0.02),
+                    queue_ms=sc.rng.uniform(0.03, 0.1),
+                )
+    port = Counter64Port("nordunet-cph", "xe-1/2/0", 86400 * 63.0, 2_771_004_118_220_118, 2_519_880_300_117_445)
+    for i, t in enumerate(minutes(sc.start, 1, sc.hours)):
+        down = t >= cut
+        if i:
+            port.advance(
+                60, 0 if down else 3.1e9 + sc.rng.gauss(0, 0.15e9), 0 if down else 2.7e9 + sc.rng.gauss(0, 0.15e9)
+            )
+        port.poll(sc, t, oper="down" if down else "up")
+
+    sc.want("PATH_DOWN", src="CERN", dst="NDGF")
+    sc.want("PATH_DOWN", src="NDGF", dst="CERN")
+    for code in (
+        "LOSS_LIMITED",
+        "MAINTENANCE_EXPLAINED",
+        "UNEXPLAINED_DEGRADATION",
+        "COUNTER_DISCONTINUITY",
+        "LINK_CONGESTION",
+        "ASYMMETRIC_PATH",
+        "INTERFACE_ERRORS",
+        "PERIODIC_LOSS",
+        "SHARED_EQUIPMENT_SUSPECT",
+    ):
+        sc.forbid(code)
+    return sc

@@ -63,6 +63,7 @@ if str(ROOT) not in sys.path:  # run as a script: the scenario library lives und
 
 from tests.scenarios.noise import physics  # noqa: E402
 from tests.scenarios.noise.noise import poisson  # noqa: E402
+from tests.scenarios.regression.builder import iso, jitter  # noqa: E402
 
 DATA = ROOT / "wanmon" / "demo" / "data"
 TOPOLOGY = DATA / "lhc-topology.yaml"
@@ -111,16 +112,8 @@ SNMP_EQUIPMENT = ("geant-fra", "geant-gva", "uslhcnet-gva", "uslhcnet-chi", "jan
 
 
 # --------------------------------------------------------------------------- small helpers
-def jitter(rng: random.Random, value: float, rel: float) -> float:
-    return value * (1 + rng.uniform(-rel, rel))
-
-
 def parity(address: str) -> int:
     return int(address.rsplit(".", 1)[1]) & 1
-
-
-def iso(t: datetime) -> str:
-    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def every(minutes: float, offset_s: float = 0.0) -> list[datetime]:

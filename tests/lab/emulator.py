@@ -144,7 +144,7 @@ class Direction:
         if cause is None and imp.rate_bps:
             backlog_s = max(0.0, self.link_free_s - now_s)
             backlog_bytes = backlog_s * imp.rate_bps / 8
-            if backlog_bytes + size > imp.queue_bytes:
+            if backlog_bytes + size > imp.queue_bytes + 1e-6:  # (float arithmetic must not drop what fits)
                 cause = "queue"
             else:
                 c.max_queue_bytes = max(c.max_queue_bytes, int(backlog_bytes + size))

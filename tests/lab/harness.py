@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.collectors.snmpsim.simulator import _die_with_parent
 from tests.e2e.chain_harness import ROOT, _stop_process, wait_until
 from tests.lab import netns
 from tests.lab.emulator import EmulatorConfig
@@ -250,6 +251,7 @@ class Lab:
             process = subprocess.Popen(  # noqa: S603 - fixed argv
                 argv, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                preexec_fn=_die_with_parent,  # noqa: PLW1509 - a killed test run leaves nothing running
             )  # fmt: skip
         self.processes.append(process)
         return process

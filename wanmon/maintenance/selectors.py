@@ -21,7 +21,7 @@ from wanmon.maintenance import footprint as topo
 from wanmon.maintenance.choices import Behaviour, Review, Status
 from wanmon.maintenance.models import MaintenanceAffect, MaintenanceSource, MaintenanceWindow
 from wanmon.maintenance.parsed import impact_worst
-from wanmon.maintenance.recurrence import rrule_last_end, rrule_moments
+from wanmon.maintenance.recurrence import rrule_moments
 
 __all__ = [
     "ElementMatch",
@@ -31,7 +31,6 @@ __all__ = [
     "maintenance_matches_for_element",
     "maintenance_occurrence_list",
     "maintenance_paths_skipped",
-    "maintenance_recurrence_end",
     "maintenance_source_for_sender",
     "maintenance_window_footprint",
     "maintenance_window_get",
@@ -155,11 +154,6 @@ def window_occurrences(
         for moment in moments
         if start is None or moment + duration > start
     ]
-
-
-def maintenance_recurrence_end(*, start: datetime, end: datetime, rrule: str) -> datetime | None:
-    """End of the last occurrence of a rule with COUNT or UNTIL; None for a rule without end (``end`` without rule)."""
-    return rrule_last_end(start=start, end=end, rrule_text=rrule)
 
 
 def maintenance_occurrence_list(

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import signal
 import subprocess
 import time
@@ -256,6 +257,20 @@ def excerpt(text: str, limit_chars: int = DEFAULT_EXCERPT_CHARS, *, tail: bool =
     if len(text) <= limit_chars:
         return text
     return "..." + text[-limit_chars:] if tail else text[:limit_chars] + "..."
+
+
+def output_fields(result: CommandResult, argv: list[str] | None = None, *, exit_code: bool = True) -> dict[str, object]:
+    """What a record keeps of a tool run: its exit status, excerpts of stderr and stdout, the command line.
+
+    Empty output and an absent argv leave their keys out (records omit what is unknown)."""
+    fields_: dict[str, object] = {"exit_code": result.exit_code} if exit_code else {}
+    for key, text in (("stderr_excerpt", result.stderr), ("raw_excerpt", result.stdout)):
+        text_excerpt = excerpt(text)
+        if text_excerpt:
+            fields_[key] = text_excerpt
+    if argv:
+        fields_["command"] = shlex.join(argv)
+    return fields_
 
 
 def first_matching_line(lines: Iterable[str], needles: Iterable[str]) -> str | None:

@@ -30,7 +30,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, ClassVar
 
-from collectors.runner import EXIT_NOT_FOUND, CommandResult, CommandRunner, excerpt, utc_time
+from collectors.runner import EXIT_NOT_FOUND, CommandResult, CommandRunner, excerpt, output_fields, utc_time
 from collectors.table import TableConfig
 
 TRACEPATH = "tracepath"
@@ -410,11 +410,7 @@ def error_record(
         "error": error,
     }
     if command is not None:
-        record["exit_code"] = command.exit_code
-        for key, text in (("stderr_excerpt", command.stderr), ("raw_excerpt", command.stdout)):
-            text_excerpt = excerpt(text)
-            if text_excerpt:
-                record[key] = text_excerpt
+        record.update(output_fields(command))
     if argv:
         record["command"] = shlex.join(argv)
     return record

@@ -6,7 +6,7 @@ perfSONAR switch; carrier core routers per region (1 000 equipment in all, 20 in
 core -> [the other region's core] -> site router, both directions of a site pair; a subset of
 throughput paths tested every 6 h. Everything is seeded: the same arguments give the same world.
 
-Measurements are wire records (collectors/records.py) so that they go through the real ingest
+Measurements are wire records (collectors/records/) so that they go through the real ingest
 (``batch_ingest``: COPY) and rates/rollups (``measurements_process``), as an agent's would.
 Noise: a diurnal load on every port, single-packet losses now and then, delay jitter. Faults: a few
 paths losing 1-2 % of their packets, a core interface counting CRC errors, a site with a delay step.

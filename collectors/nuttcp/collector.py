@@ -25,7 +25,7 @@ from collectors.nuttcp.output import (
     parse_version_output,
 )
 from collectors.nuttcp.retrans import RetransCounter
-from collectors.runner import EXIT_NOT_FOUND, CommandResult, CommandRunner, excerpt, utc_time
+from collectors.runner import EXIT_NOT_FOUND, CommandResult, CommandRunner, output_fields, utc_time
 from collectors.table import TableConfig
 
 # ---------------------------------------------------------------------------
@@ -262,13 +262,7 @@ def error_record(
     record = _base_record(config, direction, src_site=src_site, dst_site=dst_site, time=utc_time(time))
     record["error"] = error
     if command is not None:
-        record["exit_code"] = command.exit_code
-        stderr_excerpt = excerpt(command.stderr)
-        if stderr_excerpt:
-            record["stderr_excerpt"] = stderr_excerpt
-        raw = excerpt(command.stdout)
-        if raw:
-            record["raw_excerpt"] = raw
+        record.update(output_fields(command))
     if argv:
         record["command"] = shlex.join(argv)
     if tool_version:
@@ -375,11 +369,5 @@ def _record_from_run(
     record = result_to_record(parsed, config, **common, host_retrans_segs=host_retrans_segs)
     if local_version and "tool_version" not in record:
         record["tool_version"] = local_version
-    record["command"] = shlex.join(argv)
-    raw = excerpt(result.stdout)
-    if raw:
-        record["raw_excerpt"] = raw
-    stderr_excerpt = excerpt(result.stderr)
-    if stderr_excerpt:
-        record["stderr_excerpt"] = stderr_excerpt
+    record.update(output_fields(result, argv, exit_code=False))
     return record

@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from collectors.owamp.common import OwampParseError, ntp_unsynced, parse_error
 from collectors.owamp.owping import OwampSession, parse
-from collectors.runner import CommandResult, CommandRunner, excerpt, utc_time
+from collectors.runner import CommandResult, CommandRunner, excerpt, output_fields, utc_time
 from collectors.table import TableConfig
 
 TOOL = "owping"
@@ -255,13 +255,7 @@ def error_record(
     }
     record.update({k: v for k, v in endpoints.items() if k.endswith("_host")})
     if command is not None:
-        record["exit_code"] = command.exit_code
-        stderr_excerpt = excerpt(command.stderr)
-        if stderr_excerpt:
-            record["stderr_excerpt"] = stderr_excerpt
-        raw = excerpt(command.stdout)
-        if raw:
-            record["raw_excerpt"] = raw
+        record.update(output_fields(command))
         warning = ntp_unsynced(command.stderr)
         if warning:
             record["clock_synced"] = False

@@ -28,7 +28,7 @@ SENDER_HEADER_BYTES: Final = _SENDER_HEADER.size  # 14
 REFLECTOR_HEADER_BYTES: Final = _REFLECTOR_HEADER.size  # 41
 _MAX_UDP_PAYLOAD_BYTES: Final = 65507  # IPv4: 65535 - 20 (IP) - 8 (UDP)
 
-# The owamp record schema (collectors/records.py) bounds delays to one hour.
+# The owamp record schema (collectors/records/) bounds delays to one hour.
 _MAX_RECORD_MS: Final = 3.6e6
 
 

@@ -1,7 +1,7 @@
 """The wire schema and the tables agree: every field the ingest stores has a column that holds every value the
 schema lets through, read from the migrated test database (information_schema), not from the models.
 
-The record structs of collectors/records.py are walked with ``msgspec.inspect`` (the counters too); their
+The record structs of collectors/records/ are walked with ``msgspec.inspect`` (the counters too); their
 columns are the ingest's COPY specification (wanmon/measurements/columns.py, which ingest.py copies from).
 Compatible means: a float in ``double precision`` or unconstrained ``numeric`` (``real`` would round); an
 integer in a type whose range covers the schema's bounds (Counter64's 2^64-1 needs ``numeric(20,0)``); a

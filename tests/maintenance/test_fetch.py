@@ -122,7 +122,7 @@ def test_non_public_destinations_are_refused_before_connecting(url, address, set
     began = time.monotonic()
     with pytest.raises(FetchRefused, match=f"resolves to .*{address}.*not a public address"):
         url_fetch(url)
-    assert time.monotonic() - began < 1.0  # refused at once, no connection attempted
+    assert time.monotonic() - began < 2.0  # refused at once, no connection attempted
 
 
 def test_loopback_needs_the_allow_list(server, settings):
@@ -151,7 +151,7 @@ def test_size_and_time_limits(server, allow_loopback, monkeypatch):
     began = time.monotonic()
     with pytest.raises(FetchRefused, match="no complete answer within 1 s"):
         url_fetch(f"{server}/drip")  # 10 s of one byte every 0.1 s
-    assert time.monotonic() - began < 2.5
+    assert time.monotonic() - began < 4.0  # the server would drip for 10 s
 
 
 def test_errors_never_carry_the_body(server, allow_loopback, api_operator):

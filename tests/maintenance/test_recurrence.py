@@ -67,24 +67,31 @@ def test_an_imported_secondly_rule_is_refused_naming_the_event(topology, api_ope
 
 
 def test_a_stored_secondly_rule_a_year_back_costs_no_cpu(topology, operator, client):
-    # given a rule stored before the check existed (a year of seconds: 31 million occurrences)
+    from wanmon.diagnosis.selectors import maintenance_windows_overlapping
+
     now = timezone.now()
+    client.force_login(operator)
+    _, secret = feed_token_create(name="noc")
+
+    def read_the_calendar() -> tuple[float, str]:
+        """The diagnosis, the calendar page and the feed read the calendar; seconds taken and the feed."""
+        began = time.monotonic()
+        assert maintenance_windows_overlapping(now - timedelta(hours=6), now) == []
+        assert client.get("/maintenance/?view=list").status_code == 200
+        body = client.get(f"/maintenance/feeds/{secret}/all.ics").content.decode()
+        return time.monotonic() - began, body
+
+    read_the_calendar()  # warm: URL resolution, templates
+    baseline_s, _ = read_the_calendar()
+    # given a rule stored before the check existed (a year of seconds: 31 million occurrences; expanding a
+    # month of it took 25 s before)
     window = MaintenanceWindow.objects.create(
         reference="STORM-2", carrier=Carrier.objects.get(code="COLT"), start=now - timedelta(days=365),
         end=now - timedelta(days=365) + timedelta(seconds=1), rrule="FREQ=SECONDLY",
     )
-    from wanmon.diagnosis.selectors import maintenance_windows_overlapping
-
-    client.force_login(operator)
-    _, secret = feed_token_create(name="noc")
-    began = time.monotonic()
-    # when the diagnosis, the calendar page and the feed read the calendar
-    assert maintenance_windows_overlapping(now - timedelta(hours=6), now) == []
-    assert client.get("/maintenance/?view=list").status_code == 200
-    body = client.get(f"/maintenance/feeds/{secret}/all.ics").content.decode()
-    elapsed_s = time.monotonic() - began
-    # then the rule counts as its first occurrence only, and none of it repeats in the feed
-    assert elapsed_s < 2.0, f"{elapsed_s:.1f} s"
+    elapsed_s, body = read_the_calendar()
+    # then it costs about nothing more: the rule counts as its first occurrence only, and does not repeat in the feed
+    assert elapsed_s < 3 * baseline_s + 1.0, f"{elapsed_s:.2f} s with the rule, {baseline_s:.2f} s without"
     assert "STORM-2" in body and "FREQ=SECONDLY" not in body
     assert len(window_occurrences(window, now - timedelta(days=366), now)) == 1
 
@@ -99,5 +106,5 @@ def test_expansion_near_the_range_gives_every_occurrence(rule):
     expected = [m for m in rrulestr(rule, dtstart=start).between(lo, hi, inc=True) if m < hi]
     began = time.monotonic()
     assert rrule_moments(rule, dtstart=start, lo=lo, hi=hi) == expected
-    assert time.monotonic() - began < 0.05
+    assert time.monotonic() - began < 0.5
     assert expected  # the test compares something

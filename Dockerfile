@@ -10,7 +10,7 @@ COPY templates ./templates
 COPY static ./static
 COPY manage.py ./
 # collectstatic reads the settings, which refuse to load without a secret key: a throw-away one for this step only.
-RUN pip install --no-cache-dir -e . && WANMON_SECRET_KEY=collectstatic-at-build-time python manage.py collectstatic --noinput \
+RUN pip install --no-cache-dir -e . && WANMON_SECRET_KEY=collectstatic-at-image-build-time-not-a-real-key python manage.py collectstatic --noinput \
     && useradd --system --uid 1000 wanmon
 USER wanmon
 EXPOSE 8000

@@ -42,9 +42,13 @@ DEBUG = env_bool("WANMON_DEBUG", False)
 WANMON_DEMO = env_bool("WANMON_DEMO", False)
 DEVELOPMENT_SECRET_KEY = "wanmon-insecure-local-development-key-change-me"
 SECRET_KEY = os.environ.get("WANMON_SECRET_KEY", "").strip()
-if not (DEBUG or WANMON_DEMO) and SECRET_KEY in ("", DEVELOPMENT_SECRET_KEY):
+# deploy/env.example's placeholder (CHANGE-ME) and short keys are as good as published ones.
+if not (DEBUG or WANMON_DEMO) and (
+    SECRET_KEY == DEVELOPMENT_SECRET_KEY or SECRET_KEY.upper().startswith("CHANGE") or len(SECRET_KEY) < 32
+):
     raise ImproperlyConfigured(
-        "WANMON_SECRET_KEY is not set, empty or the published development key: set it to a long random value "
+        "WANMON_SECRET_KEY is not set, empty, shorter than 32 characters, deploy/env.example's placeholder or the "
+        "published development key: set it to a long random value "
         "(python3 -c 'import secrets; print(secrets.token_urlsafe(50))'); only WANMON_DEBUG=1 or the local demo "
         "stack (WANMON_DEMO=1) run without one"
     )

@@ -19,7 +19,8 @@ def _load(**env: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("env", [{}, {"WANMON_SECRET_KEY": ""}, {"WANMON_SECRET_KEY": "  "},
-                                 {"WANMON_SECRET_KEY": "wanmon-insecure-local-development-key-change-me"}])
+                                 {"WANMON_SECRET_KEY": "wanmon-insecure-local-development-key-change-me"},
+                                 {"WANMON_SECRET_KEY": "CHANGE-ME"}, {"WANMON_SECRET_KEY": "short-key"}])
 def test_production_refuses_to_start_without_a_key(env):
     result = _load(**env)
     assert result.returncode != 0

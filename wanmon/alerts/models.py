@@ -229,6 +229,8 @@ class RoutingRule(IncidentFilter):
             raise ValidationError({"recipients": "give at least one e-mail address"})
         for address in self.recipients:
             try:
+                if not isinstance(address, str):  # JSON allows numbers and lists here; validate_email does not
+                    raise ValidationError("not text")
                 validate_email(address)
             except ValidationError:
                 raise ValidationError({"recipients": f"not an e-mail address: {address!r}"}) from None

@@ -23,7 +23,9 @@ from wanmon.inventory.api.serializers import CleanModelSerializer
 
 
 class IncidentListSerializer(serializers.ModelSerializer):
-    acknowledged_by = serializers.CharField(source="acknowledged_by.username", default=None, read_only=True)
+    acknowledged_by = serializers.CharField(
+        source="acknowledged_by.username", default=None, read_only=True, allow_null=True
+    )
     page = serializers.SerializerMethodField()
 
     class Meta:
@@ -46,7 +48,7 @@ class IncidentMemberSerializer(serializers.ModelSerializer):
 
 
 class IncidentEventSerializer(serializers.ModelSerializer):
-    user = serializers.CharField(source="user.username", default=None, read_only=True)
+    user = serializers.CharField(source="user.username", default=None, read_only=True, allow_null=True)
 
     class Meta:
         model = IncidentEvent
@@ -85,8 +87,8 @@ def _validate_matchers(value) -> dict:
 
 
 class SilenceSerializer(serializers.ModelSerializer):
-    author = serializers.CharField(source="author.username", default=None, read_only=True)
-    expired_by = serializers.CharField(source="expired_by.username", default=None, read_only=True)
+    author = serializers.CharField(source="author.username", default=None, read_only=True, allow_null=True)
+    expired_by = serializers.CharField(source="expired_by.username", default=None, read_only=True, allow_null=True)
     active = serializers.SerializerMethodField()
 
     class Meta:

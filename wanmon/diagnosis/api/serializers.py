@@ -6,7 +6,7 @@ from wanmon.diagnosis.models import Finding, FindingEvent
 
 
 class FindingEventSerializer(serializers.ModelSerializer):
-    user = serializers.CharField(source="user.username", default=None, read_only=True)
+    user = serializers.CharField(source="user.username", default=None, read_only=True, allow_null=True)
 
     class Meta:
         model = FindingEvent
@@ -14,7 +14,9 @@ class FindingEventSerializer(serializers.ModelSerializer):
 
 
 class FindingListSerializer(serializers.ModelSerializer):
-    acknowledged_by = serializers.CharField(source="acknowledged_by.username", default=None, read_only=True)
+    acknowledged_by = serializers.CharField(
+        source="acknowledged_by.username", default=None, read_only=True, allow_null=True
+    )
 
     class Meta:
         model = Finding

@@ -32,7 +32,7 @@ class AffectSerializer(serializers.Serializer):
 
 
 class EventSerializer(serializers.ModelSerializer):
-    user = serializers.CharField(source="user.username", default=None, read_only=True)
+    user = serializers.CharField(source="user.username", default=None, read_only=True, allow_null=True)
 
     class Meta:
         model = MaintenanceEvent
@@ -40,7 +40,7 @@ class EventSerializer(serializers.ModelSerializer):
 
 
 class WindowListSerializer(serializers.ModelSerializer):
-    carrier = serializers.CharField(source="carrier.code", default=None, read_only=True)
+    carrier = serializers.CharField(source="carrier.code", default=None, read_only=True, allow_null=True)
     affects = AffectSerializer(many=True, read_only=True, source="affects.all")
     page = serializers.SerializerMethodField()
 
@@ -68,7 +68,7 @@ class FootprintSerializer(serializers.Serializer):
 
 
 class WindowDetailSerializer(WindowListSerializer):
-    author = serializers.CharField(source="author.username", default=None, read_only=True)
+    author = serializers.CharField(source="author.username", default=None, read_only=True, allow_null=True)
     events = EventSerializer(many=True, read_only=True, source="events.all")
     footprint = serializers.SerializerMethodField()
 
@@ -177,7 +177,7 @@ class ImportReportSerializer(serializers.Serializer):
 
 
 class NotificationSerializer(serializers.ModelSerializer):
-    uploaded_by = serializers.CharField(source="uploaded_by.username", default=None, read_only=True)
+    uploaded_by = serializers.CharField(source="uploaded_by.username", default=None, read_only=True, allow_null=True)
     size_bytes = serializers.SerializerMethodField()
 
     class Meta:
@@ -198,7 +198,7 @@ class NotificationSerializer(serializers.ModelSerializer):
 class PathMatchSerializer(serializers.Serializer):
     window = serializers.IntegerField(source="window.pk")
     reference = serializers.CharField(source="window.reference")
-    carrier = serializers.CharField(source="window.carrier.code", default=None)
+    carrier = serializers.CharField(source="window.carrier.code", default=None, allow_null=True)
     status = serializers.CharField(source="window.status")
     behaviour = serializers.CharField(source="window.behaviour")
     start = serializers.DateTimeField()
@@ -214,7 +214,7 @@ class PathMatchSerializer(serializers.Serializer):
 class ElementMatchSerializer(serializers.Serializer):
     window = serializers.IntegerField(source="window.pk")
     reference = serializers.CharField(source="window.reference")
-    carrier = serializers.CharField(source="window.carrier.code", default=None)
+    carrier = serializers.CharField(source="window.carrier.code", default=None, allow_null=True)
     status = serializers.CharField(source="window.status")
     behaviour = serializers.CharField(source="window.behaviour")
     start = serializers.DateTimeField()

@@ -47,13 +47,12 @@ from tests.scenarios.regression.case4 import scenario_case4  # noqa: E402
 from tests.scenarios.regression.case5 import scenario_case5  # noqa: E402
 from tests.scenarios.regression.case6 import scenario_case6  # noqa: E402
 from tests.scenarios.regression.case7 import scenario_case7  # noqa: E402
-from tests.scenarios.regression.case8 import scenario_case8  # noqa: E402
+from tests.scenarios.regression.case8 import scenario_case8, scenario_near_miss_port_work  # noqa: E402
 from tests.scenarios.regression.case9 import scenario_case9  # noqa: E402
 from tests.scenarios.regression.near_misses import (  # noqa: E402
     scenario_near_miss_busy_link,
     scenario_near_miss_long_paths,
     scenario_near_miss_maintenance,
-    scenario_near_miss_port_work,
     scenario_near_miss_trunk,
 )
 from tests.scenarios.regression.symptoms_elements import (  # noqa: E402

@@ -1,4 +1,5 @@
-"""Case study 8 of docs/diagnosis.md#case-studies: maintenance explains the degradation."""
+"""Case study 8 of docs/diagnosis.md#case-studies: maintenance explains the degradation; and its near miss,
+maintenance on another port of a box the path crosses, which explains nothing."""
 
 from __future__ import annotations
 
@@ -110,5 +111,78 @@ def scenario_case8() -> Scenario:
         "ASYMMETRIC_PATH",
         "CLOCK_UNSYNC",
     ):
+        sc.forbid(code)
+    return sc
+
+
+# The near miss of case 8: maintenance on another port of a box the path crosses explains nothing.
+def scenario_near_miss_port_work() -> Scenario:
+    sc = Scenario(
+        "near-miss-port-work-elsewhere-sara",
+        "Near miss of MAINTENANCE_EXPLAINED. GEANT announced GEANT-CHG-2026-0312-044, outage, 03:00-04:30 UTC, on "
+        "geant-ams:et-7/1/0, the Amsterdam port towards another customer. CERN->SARA leaves geant-ams by et-3/0/0 (the "
+        "topology names that port), so the work is not on it. By bad luck, from 03:05 to 04:25 a dirty connector on "
+        "et-3/0/0 loses ~0.3 % of the frames towards SARA: TCP collapses from 9.3 Gb/s to the Mathis rate (~190 Mb/s "
+        "at 18.6 ms), owamp sees the loss, SARA->CERN is clean. That is a fault to chase (LOSS_LIMITED), not "
+        "announced work: explaining it by the window on another port would hide it.",
+        datetime(2026, 3, 12, 0, 0, tzinfo=UTC),
+    )
+    add_carriers(sc, "GEANT", "SURFNET")
+    add_sites(sc, "CERN", "SARA")
+    sc.router("cern-border", site="CERN", model="MX960")
+    sc.router("geant-gva", carrier="GEANT", model="MX960")
+    sc.router("geant-ams", carrier="GEANT", model="MX960")
+    sc.router("surfnet-asd", carrier="SURFNET", model="MX2020")
+    sc.router("sara-border", site="SARA", vendor="Arista", model="7280R")
+    sc.interface("geant-ams", "et-3/0/0", 3300, 100000)
+    sc.interface("geant-ams", "et-7/1/0", 7100, 100000)
+    hops = ["cern-border", "geant-gva", "geant-ams:et-3/0/0", "surfnet-asd", "sara-border"]
+    sc.path("CERN", "SARA", 10000, hops, both=False)
+    sc.path("SARA", "CERN", 10000, ["sara-border", "surfnet-asd", "geant-ams", "geant-gva", "cern-border"], both=False)
+    sc.maintenance.append(
+        {
+            "reference": "GEANT-CHG-2026-0312-044",
+            "carrier": "GEANT",
+            "impact": "outage",
+            "start": iso(sc.at("03:00")),
+            "end": iso(sc.at("04:30")),
+            "affects": ["geant-ams:et-7/1/0"],
+            "description": "Replace the line card optic of et-7/1/0 (customer link)",
+        }
+    )
+    dirty, clean = sc.at("03:05"), sc.at("04:25")
+
+    def lossy(t: datetime, src: str) -> bool:
+        return src == "CERN" and dirty <= t < clean
+
+    rtt, mss, window = 18.6, 8948, 64 * MiB
+    for src, dst, off in (("CERN", "SARA", 0), ("SARA", "CERN", 40)):
+        for t in minutes(sc.start, 30, sc.hours, off):
+            p = sc.rng.uniform(0.0025, 0.0035) if lossy(t, src) else 0.0
+            thr = jitter(sc.rng, tcp_rate_bps(10e9, rtt, mss, window, p, 9.3e9), 0.15 if p else 0.015)
+            sc.tcp(
+                t,
+                src,
+                dst,
+                thr,
+                rtt_ms=jitter(sc.rng, rtt, 0.003),
+                mss=mss,
+                window=window,
+                retransmits=round(p * segments(thr, 10, mss)) + sc.rng.choice([0, 0, 1]),
+            )
+        for t in minutes(sc.start, 5, sc.hours, 25 + off):
+            p = 0.003 if lossy(t, src) else 0.0
+            sc.owamp(
+                t,
+                src,
+                dst,
+                rtt / 2 + sc.rng.uniform(0, 0.02),
+                lost=poisson(sc.rng, 600 * p) if p else int(sc.rng.random() < 0.02),
+                queue_ms=sc.rng.uniform(0.03, 0.1),
+            )
+
+    sc.want("LOSS_LIMITED", src="CERN", dst="SARA")
+    sc.forbid("LOSS_LIMITED", src="SARA", dst="CERN")
+    for code in ("MAINTENANCE_EXPLAINED", "PATH_DOWN", "DELAY_LEVEL_SHIFT", "CLOCK_UNSYNC", "WINDOW_LIMITED"):
         sc.forbid(code)
     return sc

@@ -3,6 +3,7 @@ and no module imports another that imports it back, directly or through others (
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import grimp
@@ -94,3 +95,28 @@ def test_the_cycle_finder_sees_a_cycle_through_three_modules(tmp_path, monkeypat
     monkeypatch.syspath_prepend(str(tmp_path))
     cycles = import_cycles(grimp.build_graph("loop", cache_dir=None))
     assert cycles == [frozenset({"loop.a", "loop.b", "loop.c"})]
+
+
+def test_the_scenario_generators_compute_with_their_own_physics_not_the_engines():
+    """The corpora and the demo are built on the physics oracle (tests/scenarios/noise/physics.py), written apart
+    from the diagnosis on purpose: a generator that asked the engine would agree with it by construction."""
+    generators = [ROOT / "scripts" / "generate_demo.py", ROOT / "tests" / "scenarios" / "generate.py",
+                  ROOT / "tests" / "scenarios" / "noise" / "physics.py",
+                  *sorted((ROOT / "tests" / "scenarios" / "regression").glob("*.py"))]
+    offenders = {}
+    for path in generators:
+        bad = sorted(name for name in imported_modules(path) if name == "wanmon" or name.startswith("wanmon."))
+        if bad:
+            offenders[path.relative_to(ROOT).as_posix()] = bad
+    assert offenders == {}
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module a file imports, at any depth of its code (the file need not be importable)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names

@@ -1,0 +1,136 @@
+"""The inventory written as a topology document, deterministically (export -> import -> export is
+byte-identical)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+import yaml
+
+from wanmon.inventory import selectors
+from wanmon.inventory.choices import CarrierKind, CircuitStatus, HostRole
+from wanmon.inventory.labels import label_join
+from wanmon.inventory.models import Carrier, Circuit, Equipment, Host, Interface, Site, Trunk
+from wanmon.inventory.topology.schema import SECTIONS
+
+# --- export ------------------------------------------------------------------------------------------------------
+
+
+def _put(entry: dict, key: str, value: Any, default: Any = "") -> None:
+    """Add an optional key only when it differs from its default (so minimal documents stay minimal)."""
+    if value is not None and value != default:
+        entry[key] = value
+
+
+def _interface_label(interface: Interface | None) -> str | None:
+    return label_join(interface.equipment.name, interface.name) if interface is not None else None
+
+
+def topology_export(*, at: datetime | None = None) -> dict[str, list[dict]]:
+    """The whole inventory as a topology document (paths: the versions in force at ``at``, default now)."""
+    doc: dict[str, list[dict]] = {}
+
+    carriers = []
+    for c in Carrier.objects.order_by("code"):
+        entry = {"code": c.code, "name": c.name}
+        _put(entry, "kind", c.kind, CarrierKind.OTHER)
+        _put(entry, "noc_email", c.noc_email)
+        _put(entry, "notes", c.notes)
+        carriers.append(entry)
+    doc["carriers"] = carriers
+
+    sites = []
+    for s in Site.objects.order_by("code").prefetch_related("contacts"):
+        entry = {"code": s.code, "name": s.name}
+        _put(entry, "tier", s.tier)
+        _put(entry, "region", s.region)
+        _put(entry, "lat", s.lat)
+        _put(entry, "lon", s.lon)
+        _put(entry, "notes", s.notes)
+        contacts = []
+        for contact in sorted(s.contacts.all(), key=lambda c: (c.role, c.email)):
+            item = {"email": contact.email, "role": contact.role}
+            _put(item, "name", contact.name)
+            contacts.append(item)
+        if contacts:
+            entry["contacts"] = contacts
+        sites.append(entry)
+    doc["sites"] = sites
+
+    hosts = []
+    for h in Host.objects.select_related("site").order_by("site__code", "name"):
+        entry = {"site": h.site.code, "name": h.name}
+        _put(entry, "address", h.address)
+        _put(entry, "role", h.role, HostRole.TEST)
+        hosts.append(entry)
+    doc["hosts"] = hosts
+
+    equipment = []
+    for e in Equipment.objects.select_related("site", "carrier").order_by("name"):
+        entry: dict[str, Any] = {"name": e.name}
+        if e.site_id:
+            entry["site"] = e.site.code
+        elif e.carrier_id:
+            entry["carrier"] = e.carrier.code
+        entry["role"] = e.role
+        for key in ("vendor", "model", "os_version", "location"):
+            _put(entry, key, getattr(e, key))
+        _put(entry, "linecard_capacity_mbps", e.linecard_capacity_mbps)
+        _put(entry, "backplane_capacity_mbps", e.backplane_capacity_mbps)
+        _put(entry, "known_reordering", e.known_reordering, False)
+        _put(entry, "quirks", e.quirks)
+        equipment.append(entry)
+    doc["equipment"] = equipment
+
+    interfaces = []
+    for i in Interface.objects.select_related("equipment").order_by("equipment__name", "name"):
+        entry = {"equipment": i.equipment.name, "name": i.name}
+        _put(entry, "if_index", i.if_index)
+        _put(entry, "speed_mbps", i.speed_mbps)
+        _put(entry, "mtu", i.mtu)
+        _put(entry, "blade", i.blade)
+        _put(entry, "description", i.description)
+        interfaces.append(entry)
+    doc["interfaces"] = interfaces
+
+    circuits = []
+    for c in Circuit.objects.select_related(
+        "carrier", "a_interface__equipment", "z_interface__equipment"
+    ).order_by("carrier__code", "cid"):
+        entry = {"carrier": c.carrier.code, "cid": c.cid}
+        _put(entry, "a_interface", _interface_label(c.a_interface))
+        _put(entry, "z_interface", _interface_label(c.z_interface))
+        _put(entry, "capacity_mbps", c.capacity_mbps)
+        _put(entry, "status", c.status, CircuitStatus.ACTIVE)
+        _put(entry, "description", c.description)
+        circuits.append(entry)
+    if circuits:  # inventory-only: written when used, so plain documents stay plain
+        doc["circuits"] = circuits
+
+    trunks = []
+    for t in Trunk.objects.prefetch_related("members__equipment").order_by("name"):
+        entry = {"name": t.name, "members": sorted(_interface_label(m) for m in t.members.all())}
+        _put(entry, "description", t.description)
+        trunks.append(entry)
+    doc["trunks"] = trunks
+
+    paths = []
+    for p in selectors.path_list_valid_at(at=at):
+        entry = {"src": p.src.code, "dst": p.dst.code}
+        _put(entry, "capacity_mbps", p.capacity_mbps)
+        _put(entry, "rtt_ms", p.rtt_ms)
+        entry["hops"] = selectors.path_hops_labels(p)
+        _put(entry, "note", p.note)
+        paths.append(entry)
+    doc["paths"] = paths
+
+    return {key: doc[key] for key in SECTIONS if key in doc}
+
+
+def topology_dump(document: dict, *, fmt: str = "yaml") -> str:
+    """Serialise a document deterministically (stable key order, no flow style, UTF-8 text)."""
+    if fmt == "json":
+        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return yaml.safe_dump(document, sort_keys=False, default_flow_style=False, allow_unicode=True, width=4096)

@@ -219,3 +219,27 @@ def test_review_is_for_operators_page_api_and_admin(topology, tmp_path, api_oper
 def test_email_trust_without_a_listed_sender():
     verdict = email_trust(sender="", carrier_code=None, authentication_results=["mx; dkim=pass header.d=x.example"])
     assert verdict.trusted is False and verdict.reason == "sender (none) is on no carrier's sender list"
+
+
+def test_the_carriers_own_mailbox_is_trusted(topology, tmp_path):
+    # given GEANT's own mailbox (fetchmail delivers only GEANT's notifications there), from any sender
+    own = tmp_path / "geant"
+    MaintenanceSource.objects.create(carrier=Carrier.objects.get(code="GEANT"), mailbox=str(own))
+    box = mailbox.Maildir(own, create=True)
+    box.add(mail(sender="planned-works@ticketing.example"))
+    (n,) = maintenance_import_maildir(directory=tmp_path / "geant" / ".." / "geant").notifications
+    assert (n.trusted, n.trust, n.carrier) == (
+        True, "mailbox of GEANT's maintenance source (no DKIM/SPF results to check)", "GEANT")
+    assert act(MaintenanceWindow.objects.get()) == EVERYWHERE
+    # a message there that the MTA found forged is still held
+    box.add(mail(sender="planned-works@ticketing.example", sequence=2, hours=(-2, 3),
+                 auth=[f"{MTA}; dkim=fail header.d=ticketing.example; spf=fail smtp.mailfrom=ticketing.example"]))
+    report = maintenance_import_maildir(directory=own)
+    (held,) = [n for n in report.notifications if not n.duplicate]
+    assert not held.trusted and held.trust.startswith("mailbox of GEANT's maintenance source, but neither DKIM")
+    assert act(MaintenanceWindow.objects.get()) == NOTHING
+    # and another directory is not the carrier's mailbox
+    other = mailbox.Maildir(tmp_path / "other", create=True)
+    other.add(mail(sender="planned-works@ticketing.example", uid="other@x", sequence=1))
+    (n,) = maintenance_import_maildir(directory=tmp_path / "other").notifications
+    assert not n.trusted and "on no carrier's sender list" in n.trust

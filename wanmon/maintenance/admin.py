@@ -73,7 +73,7 @@ class CarrierNotificationAdmin(admin.ModelAdmin):
 
 @admin.register(MaintenanceSource)
 class MaintenanceSourceAdmin(admin.ModelAdmin):
-    list_display = ["carrier", "parser", "senders", "url", "enabled", "last_polled_at", "last_error"]
+    list_display = ["carrier", "parser", "senders", "url", "mailbox", "enabled", "last_polled_at", "last_error"]
     list_filter = ["enabled"]
 
 

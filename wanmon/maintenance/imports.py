@@ -39,7 +39,7 @@ from wanmon.maintenance.constants import MATERIAL_FIELDS
 from wanmon.maintenance.fetch import FetchRefused, url_fetch, url_redacted
 from wanmon.maintenance.models import CarrierNotification, MaintenanceSource, MaintenanceWindow
 from wanmon.maintenance.parsed import ParsedWindow, ParseResult, impact_normalise
-from wanmon.maintenance.selectors import maintenance_source_for_sender
+from wanmon.maintenance.selectors import maintenance_source_for_mailbox, maintenance_source_for_sender
 from wanmon.maintenance.services import (
     ObjectIndex,
     affects_replace,
@@ -309,12 +309,29 @@ def _window_apply(
 
 
 def _trust(
-    result: ParseResult, *, vouched_by: str, polled_source: MaintenanceSource | None, carrier: Carrier | None
+    result: ParseResult,
+    *,
+    vouched_by: str,
+    polled_source: MaintenanceSource | None,
+    mailbox_source: MaintenanceSource | None,
+    carrier: Carrier | None,
 ) -> Trust:
     if vouched_by:
         return Trust(True, vouched_by)
     if polled_source is not None:
         return Trust(True, f"calendar URL of {polled_source.carrier.code}'s maintenance source")
+    if mailbox_source is not None:
+        channel = f"mailbox of {mailbox_source.carrier.code}'s maintenance source"
+        if result.content_type != "message/rfc822":
+            return Trust(True, channel)
+        return email_trust(
+            sender=result.sender,
+            carrier_code=mailbox_source.carrier.code,
+            authentication_results=result.authentication_results,
+            authserv_ids=getattr(settings, "WANMON_MAINTENANCE_AUTHSERV_IDS", ()) or (),
+            require_authentication=bool(getattr(settings, "WANMON_MAINTENANCE_REQUIRE_EMAIL_AUTH", False)),
+            channel=channel,
+        )
     if result.content_type != "message/rfc822":
         return Trust(False, "a calendar from no carrier's source URL")
     listed = maintenance_source_for_sender(result.sender) if result.sender else None
@@ -349,12 +366,13 @@ def carrier_notification_import(
     now: datetime | None = None,
     vouched_by: str = "",
     polled_source: MaintenanceSource | None = None,
+    mailbox_source: MaintenanceSource | None = None,
 ) -> CarrierNotificationReport:
     """Keep one raw notification and apply the windows it announces (see the module docstring).
 
     Trust (``trust.py``): ``vouched_by`` (who imported it by hand, see :func:`vouched_by_user`), the
-    ``polled_source`` whose calendar URL it came from, or an e-mail from a listed and authenticated
-    sender; windows of any other notification are held for review.
+    ``polled_source`` whose calendar URL it came from, the ``mailbox_source`` whose mailbox it was in, or
+    an e-mail from a listed and authenticated sender; windows of any other notification are held for review.
     """
     now = now or timezone.now()
     user = user if user is not None and getattr(user, "is_authenticated", False) else None
@@ -387,8 +405,9 @@ def carrier_notification_import(
         # The sender is a known carrier whose e-mails need its own parser: read the message again with it.
         result = carrier_notification_parse(raw, provider=src.parser)
     index = ObjectIndex()
-    chosen = _carrier_for(result, carrier, polled_source or src, index)
-    trust = _trust(result, vouched_by=vouched_by, polled_source=polled_source, carrier=carrier)
+    chosen = _carrier_for(result, carrier, polled_source or mailbox_source or src, index)
+    trust = _trust(result, vouched_by=vouched_by, polled_source=polled_source, mailbox_source=mailbox_source,
+                   carrier=carrier)
     notification = existing or CarrierNotification(sha256=digest)
     notification.source = source
     notification.origin = origin[:1000]
@@ -466,12 +485,17 @@ def maintenance_import_maildir(
     directory = FilePath(directory)
     if not directory.is_dir():
         raise ValidationError({"path": [f"{directory} is not a directory"]})
+    mailbox_source = maintenance_source_for_mailbox(directory)
+    if mailbox_source is not None and carrier is None:
+        carrier = mailbox_source.carrier
+    elif mailbox_source is not None and mailbox_source.carrier_id != carrier.pk:
+        mailbox_source = None  # imported as another carrier's: the mailbox vouches for nothing
     report = ImportReport()
     for origin, raw in _mailbox_messages(directory):
         source = Source.ICAL_FILE if origin.lower().endswith(".ics") else Source.MAILDIR
         report.notifications.append(
             carrier_notification_import(raw=raw, source=source, origin=origin, carrier=carrier, parser=parser,
-                                            user=user, now=now)
+                                        user=user, now=now, mailbox_source=mailbox_source)
         )
     return report
 

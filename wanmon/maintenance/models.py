@@ -273,6 +273,13 @@ class MaintenanceSource(models.Model):
         default=list, blank=True, help_text="X-MAINTNOTE-PROVIDER values this carrier uses (e.g. 'example.com')"
     )
     url = models.URLField(max_length=1000, blank=True, help_text="an iCalendar feed to poll")
+    # --- 0005
+    mailbox = models.CharField(
+        max_length=1000,
+        blank=True,
+        help_text="a Maildir (or directory) only this carrier's notifications reach: what is imported from it is "
+        "the carrier's",
+    )
     enabled = models.BooleanField(default=True)
     last_polled_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path as FilePath
 
 from django.db.models import Prefetch, Q, QuerySet
 
@@ -31,6 +32,7 @@ __all__ = [
     "maintenance_matches_for_element",
     "maintenance_occurrence_list",
     "maintenance_paths_skipped",
+    "maintenance_source_for_mailbox",
     "maintenance_source_for_sender",
     "maintenance_window_footprint",
     "maintenance_window_get",
@@ -423,6 +425,21 @@ def maintenance_paths_skipped(at: datetime) -> list[str]:
 
 
 # --------------------------------------------------------------------------- sources and recipients
+
+
+def maintenance_source_for_mailbox(directory: str | FilePath) -> MaintenanceSource | None:
+    """The enabled source whose own mailbox is ``directory`` (paths compared resolved)."""
+    try:
+        wanted = FilePath(directory).resolve()
+    except OSError:
+        return None
+    for source in MaintenanceSource.objects.select_related("carrier").filter(enabled=True).exclude(mailbox=""):
+        try:
+            if FilePath(source.mailbox).resolve() == wanted:
+                return source
+        except OSError:
+            continue
+    return None
 
 
 def maintenance_source_for_sender(sender: str) -> MaintenanceSource | None:

@@ -5,13 +5,15 @@ window from such a notice would mute a real outage. So a notification is trusted
 
 - an operator who imports it (upload, API, or the command line on the server): they vouch for it;
 - the calendar URL of the carrier's maintenance source (polled hourly): the carrier publishes it;
+- the mailbox of the carrier's maintenance source, one only its notifications reach (an e-mail there
+  must still pass authentication when the MTA reports on it);
 - an e-mail whose sender is on a carrier's sender list and, when the receiving MTA adds
   Authentication-Results (RFC 8601), with DKIM, SPF or DMARC passing for the sender's domain. The
   MTA's own header is the topmost one, or the ones whose authserv-id is in
   ``WANMON_MAINTENANCE_AUTHSERV_IDS``; with that setting, or ``WANMON_MAINTENANCE_REQUIRE_EMAIL_AUTH``,
   a message without such a header is not trusted.
 
-Anything else (a sender on no list, failed authentication, an .ics from a mailbox) is held for an
+Anything else (a sender on no list, failed authentication, an .ics from another mailbox) is held for an
 operator's review: its windows are kept and shown, but explain, mute, skip and notify nothing.
 """
 
@@ -91,14 +93,18 @@ def email_trust(
     authentication_results: Sequence[str],
     authserv_ids: Sequence[str] = (),
     require_authentication: bool = False,
+    channel: str = "",
 ) -> Trust:
-    """The verdict on an e-mail whose sender is on the list of ``carrier_code`` (None: on no carrier's list)."""
+    """The verdict on an e-mail whose sender is on the list of ``carrier_code`` (None: on no carrier's list).
+
+    ``channel``: how else the e-mail is known to be the carrier's (its source's own mailbox), said in the reason.
+    """
     if not carrier_code:
         return Trust(False, f"sender {sender or '(none)'} is on no carrier's sender list")
     ids = {i.strip().lower() for i in authserv_ids if i.strip()}
     parsed = [authentication_results_parse(v) for v in authentication_results]
     ours = [results for serv, results in parsed if serv in ids] if ids else [r for _, r in parsed[:1]]
-    listed = f"sender {sender} on {carrier_code}'s list"
+    listed = channel or f"sender {sender} on {carrier_code}'s list"
     if not ours:
         if ids or require_authentication:
             return Trust(False, f"{listed}, but no Authentication-Results of the receiving MTA")

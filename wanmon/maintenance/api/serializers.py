@@ -258,8 +258,8 @@ class SourceSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = MaintenanceSource
-        fields = ["id", "carrier", "parser", "senders", "provider_names", "url", "enabled", "last_polled_at",
-                  "last_error"]
+        fields = ["id", "carrier", "parser", "senders", "provider_names", "url", "mailbox", "enabled",
+                  "last_polled_at", "last_error"]
         read_only_fields = ["last_polled_at", "last_error"]
 
     def to_representation(self, instance):
@@ -276,6 +276,11 @@ class SourceSerializer(serializers.ModelSerializer):
 
         if value not in PROVIDERS:
             raise serializers.ValidationError(f"unknown parser; known: {', '.join(PROVIDERS)}")
+        return value
+
+    def validate_mailbox(self, value: str) -> str:
+        if value and not value.startswith("/"):
+            raise serializers.ValidationError("an absolute path of a Maildir or directory on the server")
         return value
 
     def validate_senders(self, value):

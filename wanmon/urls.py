@@ -3,7 +3,7 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView
 
 from wanmon.core import views as core_views
 
@@ -23,7 +23,7 @@ urlpatterns = [
     path("", include("wanmon.alerts.urls")),
     path("", include("wanmon.perfsonar.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/docs/", core_views.ApiDocsView.as_view(url_name="api-schema"), name="api-docs"),
     # The NOC dashboard: the overview at "/" (name "home") and its pages.
     path("", include("wanmon.dashboard.urls")),
 ]

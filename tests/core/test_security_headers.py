@@ -70,3 +70,17 @@ def test_a_forged_forwarded_proto_is_not_believed_without_the_proxy_setting(clie
     assert "Strict-Transport-Security" not in response
     # Over TLS (here: the test client's secure request) HSTS is sent.
     assert client.get("/accounts/login/", secure=True)["Strict-Transport-Security"] == "max-age=3600"
+
+
+@pytest.mark.django_db
+def test_api_docs_have_no_inline_script_and_allow_only_the_swagger_assets_origin(admin_client):
+    page = admin_client.get("/api/docs/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    tags = re.findall(r"<script\b[^>]*>", html)
+    assert tags and all("src=" in tag for tag in tags)
+    policy = _directives(page["Content-Security-Policy"])
+    assert policy["script-src"] == ["'self'", "https://cdn.jsdelivr.net"]
+    assert policy["object-src"] == ["'none'"]
+    script = admin_client.get("/api/docs/?script=")
+    assert script.status_code == 200 and "SwaggerUIBundle" in script.content.decode()

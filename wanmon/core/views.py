@@ -7,9 +7,14 @@
   Anyone sees the status of each part; versions, worker names and error messages only staff.
 """
 
+from urllib.parse import urlsplit
+
+from django.conf import settings
 from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
+from drf_spectacular.settings import spectacular_settings
+from drf_spectacular.views import SpectacularSwaggerSplitView
 
 from wanmon.core.selectors import database_ping, health_report
 
@@ -39,3 +44,23 @@ def healthz(request):
     if not (user is not None and user.is_authenticated and user.is_staff):
         report = {k: ({"ok": v["ok"]} if isinstance(v, dict) else v) for k, v in report.items()}
     return JsonResponse(report, status=200 if ok else 503)
+
+
+class ApiDocsView(SpectacularSwaggerSplitView):
+    """/api/docs/: Swagger UI with its start-up script served as a file (no inline script), and a policy that
+    also allows the origin drf-spectacular loads the Swagger UI assets from (SWAGGER_UI_DIST)."""
+
+    def get(self, request, *args, **kwargs):
+        response = super().get(request, *args, **kwargs)
+        dist = urlsplit(str(spectacular_settings.SWAGGER_UI_DIST))
+        policy = getattr(settings, "WANMON_CSP", "")
+        if policy and dist.scheme in ("http", "https") and dist.netloc:
+            origin = f"{dist.scheme}://{dist.netloc}"
+            widened = ("script-src", "style-src", "img-src")
+            policy = "; ".join(
+                f"{part.strip()} {origin}" if part.split()[0] in widened else part.strip()
+                for part in policy.split(";")
+                if part.strip()
+            )
+            response["Content-Security-Policy"] = policy
+        return response

@@ -370,6 +370,17 @@ class Scenario:
             e["rank"] = rank
         self.absent.append(e)
 
+    def quiet_owamp(self, t: datetime, src: str, dst: str, rtt_ms: float, *, single_loss: float = 0.02) -> None:
+        """An owamp session of a healthy path: half the RTT plus up to 20 us, now and then one packet lost."""
+        delay_ms = rtt_ms / 2 - 0.05 + self.rng.uniform(0, 0.02)
+        lost = int(self.rng.random() < single_loss)
+        self.owamp(t, src, dst, delay_ms, lost=lost, queue_ms=self.rng.uniform(0.03, 0.1))
+
+    def forbid_codes(self, *codes: str) -> None:
+        """None of ``codes`` may be found, about anything."""
+        for code in codes:
+            self.forbid(code)
+
     # -- output
     def document(self) -> str:
         topology = {

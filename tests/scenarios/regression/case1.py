@@ -96,14 +96,7 @@ def scenario_case1() -> Scenario:
                 retransmits=round(p * segments(thr, 10, mss) / (1 - p)) + poisson(sc.rng, 1),
             )
         for t in minutes(sc.start, 5, sc.hours, 40):
-            sc.owamp(
-                t,
-                "CERN",
-                dst,
-                rtt / 2 - 0.05 + sc.rng.uniform(0, 0.02),
-                lost=int(sc.rng.random() < 0.03),
-                queue_ms=sc.rng.uniform(0.03, 0.1),
-            )
+            sc.quiet_owamp(t, "CERN", dst, rtt, single_loss=0.03)
             t2 = t + timedelta(seconds=75)
             p = fibre_loss(t2)
             sc.owamp(
@@ -157,16 +150,8 @@ def scenario_case1() -> Scenario:
     sc.forbid("ASYMMETRIC_PATH", src="CERN", dst="CNAF")
     sc.forbid("INTERFACE_ERRORS", equipment="geant-gva", interface="xe-2/0/0")
     sc.forbid("SHARED_EQUIPMENT_SUSPECT", rank=1, equipment="cern-border")
-    for code in (
-        "WINDOW_LIMITED",
-        "LINK_CONGESTION",
-        "MAINTENANCE_EXPLAINED",
-        "UNEXPLAINED_DEGRADATION",
-        "PATH_DOWN",
-        "COUNTER_DISCONTINUITY",
-        "CLOCK_UNSYNC",
-        "DELAY_LEVEL_SHIFT",
-        "PERIODIC_LOSS",
-    ):
-        sc.forbid(code)
+    sc.forbid_codes(
+        "WINDOW_LIMITED", "LINK_CONGESTION", "MAINTENANCE_EXPLAINED", "UNEXPLAINED_DEGRADATION", "PATH_DOWN",
+        "COUNTER_DISCONTINUITY", "CLOCK_UNSYNC", "DELAY_LEVEL_SHIFT", "PERIODIC_LOSS",
+    )
     return sc

@@ -69,15 +69,8 @@ def scenario_case2() -> Scenario:
     sc.want("PERIODIC_LOSS", site="CERN", host="cern-dt01")
     sc.forbid("PERIODIC_LOSS", src="CERN", dst="FZK")
     sc.forbid("PERIODIC_LOSS", site="FZK")
-    for code in (
-        "ASYMMETRIC_PATH",
-        "LOSS_LIMITED",
-        "UNEXPLAINED_DEGRADATION",
-        "SHARED_EQUIPMENT_SUSPECT",
-        "HOST_TCP_TUNING",
-        "INTERFACE_ERRORS",
-        "PATH_DOWN",
-        "WINDOW_LIMITED",
-    ):
-        sc.forbid(code)
+    sc.forbid_codes(
+        "ASYMMETRIC_PATH", "LOSS_LIMITED", "UNEXPLAINED_DEGRADATION", "SHARED_EQUIPMENT_SUSPECT", "HOST_TCP_TUNING",
+        "INTERFACE_ERRORS", "PATH_DOWN", "WINDOW_LIMITED",
+    )
     return sc

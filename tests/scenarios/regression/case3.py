@@ -100,14 +100,7 @@ def scenario_case3() -> Scenario:
         )
     for t in minutes(sc.start, 5, sc.hours, 50):
         for src, dst in (("CERN", "RAL"), ("RAL", "CERN")):
-            sc.owamp(
-                t,
-                src,
-                dst,
-                rtt / 2 - 0.05 + sc.rng.uniform(0, 0.02),
-                lost=int(sc.rng.random() < 0.02),
-                queue_ms=sc.rng.uniform(0.03, 0.1),
-            )
+            sc.quiet_owamp(t, src, dst, rtt)
     m0 = Counter64Port("janet-lon", "ge-1/0/0", 86400 * 41.2, 912_334_201_778_112, 288_114_900_001_732, 1300)
     m1 = Counter64Port("janet-lon", "ge-1/0/1", 86400 * 41.2, 899_101_553_020_990, 281_447_010_553_118, 1300)
     for i, t in enumerate(minutes(sc.start, 1, sc.hours)):
@@ -122,14 +115,8 @@ def scenario_case3() -> Scenario:
     sc.want("TRUNK_IMBALANCE", trunk="ral-lag")
     sc.want("TCP_ONLY_DEGRADATION", src="CERN", dst="RAL")
     sc.forbid("TCP_ONLY_DEGRADATION", src="RAL", dst="CERN")
-    for code in (
-        "LOSS_LIMITED",
-        "ASYMMETRIC_PATH",
-        "UNEXPLAINED_DEGRADATION",
-        "INTERFACE_ERRORS",
-        "LINK_CONGESTION",
-        "WINDOW_LIMITED",
-        "PATH_DOWN",
-    ):
-        sc.forbid(code)
+    sc.forbid_codes(
+        "LOSS_LIMITED", "ASYMMETRIC_PATH", "UNEXPLAINED_DEGRADATION", "INTERFACE_ERRORS", "LINK_CONGESTION",
+        "WINDOW_LIMITED", "PATH_DOWN",
+    )
     return sc

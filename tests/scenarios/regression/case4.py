@@ -118,14 +118,8 @@ def scenario_case4() -> Scenario:
     sc.want("HOST_TCP_TUNING", site="FNAL", host="fnal-dt01")
     sc.want("HOST_TCP_TUNING", site="ASGC", host="asgc-dt01")
     sc.forbid("HOST_TCP_TUNING", site="CERN")
-    for code in (
-        "LOSS_LIMITED",
-        "ASYMMETRIC_PATH",
-        "UNEXPLAINED_DEGRADATION",
-        "TCP_ONLY_DEGRADATION",
-        "SHARED_EQUIPMENT_SUSPECT",
-        "PATH_DOWN",
-        "MTU_MISMATCH",
-    ):
-        sc.forbid(code)
+    sc.forbid_codes(
+        "LOSS_LIMITED", "ASYMMETRIC_PATH", "UNEXPLAINED_DEGRADATION", "TCP_ONLY_DEGRADATION",
+        "SHARED_EQUIPMENT_SUSPECT", "PATH_DOWN", "MTU_MISMATCH",
+    )
     return sc

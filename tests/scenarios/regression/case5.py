@@ -134,14 +134,8 @@ def scenario_case5() -> Scenario:
     sc.want("SHARED_EQUIPMENT_SUSPECT", rank=1, equipment="uslhcnet-gva", interface="xe-0/0/0")
     sc.forbid("SHARED_EQUIPMENT_SUSPECT", equipment="cern-border")
     sc.forbid("SHARED_EQUIPMENT_SUSPECT", equipment="uslhcnet-gva", interface="xe-0/0/1")
-    for code in (
-        "LINK_CONGESTION",
-        "UNEXPLAINED_DEGRADATION",
-        "WINDOW_LIMITED",
-        "LOSS_LIMITED",
-        "ASYMMETRIC_PATH",
-        "PATH_DOWN",
+    sc.forbid_codes(
+        "LINK_CONGESTION", "UNEXPLAINED_DEGRADATION", "WINDOW_LIMITED", "LOSS_LIMITED", "ASYMMETRIC_PATH", "PATH_DOWN",
         "INTERFACE_ERRORS",
-    ):
-        sc.forbid(code)
+    )
     return sc

@@ -71,14 +71,8 @@ def scenario_case6() -> Scenario:
 
     sc.want("LOSS_LIMITED", src="CERN", dst="TAU")
     sc.want("LOSS_LIMITED", src="TAU", dst="CERN")
-    for code in (
-        "WINDOW_LIMITED",
-        "ASYMMETRIC_PATH",
-        "UNEXPLAINED_DEGRADATION",
-        "MTU_MISMATCH",
-        "TCP_ONLY_DEGRADATION",
-        "PATH_DOWN",
-        "PERIODIC_LOSS",
-    ):
-        sc.forbid(code)
+    sc.forbid_codes(
+        "WINDOW_LIMITED", "ASYMMETRIC_PATH", "UNEXPLAINED_DEGRADATION", "MTU_MISMATCH", "TCP_ONLY_DEGRADATION",
+        "PATH_DOWN", "PERIODIC_LOSS",
+    )
     return sc

@@ -69,13 +69,7 @@ def scenario_case7() -> Scenario:
 
     sc.want("DELAY_LEVEL_SHIFT", src="CERN", dst="PIC")
     sc.want("DELAY_LEVEL_SHIFT", src="PIC", dst="CERN")
-    for code in (
-        "ROUTE_CHANGE",
-        "CLOCK_UNSYNC",
-        "UNEXPLAINED_DEGRADATION",
-        "PATH_DOWN",
-        "LOSS_LIMITED",
-        "ASYMMETRIC_PATH",
-    ):
-        sc.forbid(code)
+    sc.forbid_codes(
+        "ROUTE_CHANGE", "CLOCK_UNSYNC", "UNEXPLAINED_DEGRADATION", "PATH_DOWN", "LOSS_LIMITED", "ASYMMETRIC_PATH",
+    )
     return sc

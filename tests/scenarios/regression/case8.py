@@ -103,15 +103,10 @@ def scenario_case8() -> Scenario:
     healthy_pair(sc, "CERN", "FZK", rtt_ms=9.8, cap_bps=10e9, tcp_offset_s=90, owamp_offset_s=130)
 
     sc.want("MAINTENANCE_EXPLAINED", equipment="surfnet-asd")
-    for code in (
-        "UNEXPLAINED_DEGRADATION",
-        "SHARED_EQUIPMENT_SUSPECT",
-        "PATH_DOWN",
-        "DELAY_LEVEL_SHIFT",
-        "ASYMMETRIC_PATH",
+    sc.forbid_codes(
+        "UNEXPLAINED_DEGRADATION", "SHARED_EQUIPMENT_SUSPECT", "PATH_DOWN", "DELAY_LEVEL_SHIFT", "ASYMMETRIC_PATH",
         "CLOCK_UNSYNC",
-    ):
-        sc.forbid(code)
+    )
     return sc
 
 
@@ -183,6 +178,5 @@ def scenario_near_miss_port_work() -> Scenario:
 
     sc.want("LOSS_LIMITED", src="CERN", dst="SARA")
     sc.forbid("LOSS_LIMITED", src="SARA", dst="CERN")
-    for code in ("MAINTENANCE_EXPLAINED", "PATH_DOWN", "DELAY_LEVEL_SHIFT", "CLOCK_UNSYNC", "WINDOW_LIMITED"):
-        sc.forbid(code)
+    sc.forbid_codes("MAINTENANCE_EXPLAINED", "PATH_DOWN", "DELAY_LEVEL_SHIFT", "CLOCK_UNSYNC", "WINDOW_LIMITED")
     return sc

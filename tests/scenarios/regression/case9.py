@@ -87,13 +87,8 @@ def scenario_case9() -> Scenario:
 
     sc.want("COUNTER_DISCONTINUITY", equipment="dfn-fra", interface="xe-2/0/0")
     sc.want("COUNTER_DISCONTINUITY", equipment="dfn-fra", interface="xe-2/1/0")
-    for code in (
-        "LINK_CONGESTION",
-        "PATH_DOWN",
-        "UNEXPLAINED_DEGRADATION",
-        "INTERFACE_ERRORS",
-        "SHARED_EQUIPMENT_SUSPECT",
+    sc.forbid_codes(
+        "LINK_CONGESTION", "PATH_DOWN", "UNEXPLAINED_DEGRADATION", "INTERFACE_ERRORS", "SHARED_EQUIPMENT_SUSPECT",
         "LOSS_LIMITED",
-    ):
-        sc.forbid(code)
+    )
     return sc

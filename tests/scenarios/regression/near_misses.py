@@ -134,14 +134,7 @@ def scenario_near_miss_trunk() -> Scenario:
             sc.traceroute(tr + timedelta(seconds=30), "RAL", "CERN", list(reversed(hops)), pmtu=9000)
     for t in minutes(sc.start, 5, sc.hours, 50):
         for src, dst in (("CERN", "RAL"), ("RAL", "CERN")):
-            sc.owamp(
-                t,
-                src,
-                dst,
-                rtt / 2 - 0.05 + sc.rng.uniform(0, 0.02),
-                lost=int(sc.rng.random() < 0.02),
-                queue_ms=sc.rng.uniform(0.03, 0.1),
-            )
+            sc.quiet_owamp(t, src, dst, rtt)
     for t in minutes(sc.start, 60, sc.hours, 400):
         sc.host_tcp(t, "CERN", "cern-dt02", buf=64 * MiB)
         for k, (name, _) in enumerate(hosts):
@@ -310,19 +303,10 @@ def scenario_near_miss_maintenance() -> Scenario:
     # xe-1/2/0's load doubled because its sibling's flows moved over, not because other traffic arrived
     sc.forbid("SHARED_EQUIPMENT_SUSPECT", equipment="nordunet-cph")
     sc.forbid("SHARED_EQUIPMENT_SUSPECT", trunk="ndgf-lag")
-    for code in (
-        "MAINTENANCE_EXPLAINED",
-        "TRUNK_IMBALANCE",
-        "PATH_DOWN",
-        "UNEXPLAINED_DEGRADATION",
-        "LINK_CONGESTION",
-        "COUNTER_DISCONTINUITY",
-        "TCP_ONLY_DEGRADATION",
-        "DELAY_LEVEL_SHIFT",
-        "CLOCK_UNSYNC",
-        "WINDOW_LIMITED",
-    ):
-        sc.forbid(code)
+    sc.forbid_codes(
+        "MAINTENANCE_EXPLAINED", "TRUNK_IMBALANCE", "PATH_DOWN", "UNEXPLAINED_DEGRADATION", "LINK_CONGESTION",
+        "COUNTER_DISCONTINUITY", "TCP_ONLY_DEGRADATION", "DELAY_LEVEL_SHIFT", "CLOCK_UNSYNC", "WINDOW_LIMITED",
+    )
     return sc
 
 

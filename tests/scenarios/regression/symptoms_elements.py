@@ -75,14 +75,7 @@ def scenario_interface_errors() -> Scenario:
         )
     for t in minutes(sc.start, 5, sc.hours, 40):
         for src, dst in (("CERN", "CNAF"), ("CNAF", "CERN")):
-            sc.owamp(
-                t,
-                src,
-                dst,
-                rtt / 2 - 0.05 + sc.rng.uniform(0, 0.02),
-                lost=int(sc.rng.random() < 0.02),
-                queue_ms=sc.rng.uniform(0.03, 0.1),
-            )
+            sc.quiet_owamp(t, src, dst, rtt)
     port = Counter64Port(
         "garr-mil",
         "xe-0/0/3",
@@ -102,15 +95,10 @@ def scenario_interface_errors() -> Scenario:
     sc.want("INTERFACE_ERRORS", equipment="garr-mil", interface="xe-0/0/3")
     sc.want("ASYMMETRIC_PATH", src="CERN", dst="CNAF")
     sc.forbid("ASYMMETRIC_PATH", src="CNAF", dst="CERN")
-    for code in (
-        "UNEXPLAINED_DEGRADATION",
-        "LINK_CONGESTION",
-        "COUNTER_DISCONTINUITY",
-        "PATH_DOWN",
-        "WINDOW_LIMITED",
+    sc.forbid_codes(
+        "UNEXPLAINED_DEGRADATION", "LINK_CONGESTION", "COUNTER_DISCONTINUITY", "PATH_DOWN", "WINDOW_LIMITED",
         "TCP_ONLY_DEGRADATION",
-    ):
-        sc.forbid(code)
+    )
     return sc
 
 
@@ -181,22 +169,8 @@ def scenario_link_congestion() -> Scenario:
                 spread_ms=6.0,
             )
         else:
-            sc.owamp(
-                t,
-                "CERN",
-                "PIC",
-                rtt / 2 - 0.05 + sc.rng.uniform(0, 0.02),
-                lost=int(sc.rng.random() < 0.02),
-                queue_ms=sc.rng.uniform(0.03, 0.1),
-            )
-        sc.owamp(
-            t + timedelta(seconds=70),
-            "PIC",
-            "CERN",
-            rtt / 2 - 0.05 + sc.rng.uniform(0, 0.02),
-            lost=int(sc.rng.random() < 0.02),
-            queue_ms=sc.rng.uniform(0.03, 0.1),
-        )
+            sc.quiet_owamp(t, "CERN", "PIC", rtt)
+        sc.quiet_owamp(t + timedelta(seconds=70), "PIC", "CERN", rtt)
     port = Counter64Port(
         "rediris-bcn", "te-0/0/1", 86400 * 301.7, 901_337_221_004_118, 11_902_774_118_330_402, mean_frame_bytes=1400
     )
@@ -209,16 +183,10 @@ def scenario_link_congestion() -> Scenario:
 
     sc.want("LINK_CONGESTION", equipment="rediris-bcn", interface="te-0/0/1")
     sc.forbid("ASYMMETRIC_PATH", src="PIC", dst="CERN")
-    for code in (
-        "UNEXPLAINED_DEGRADATION",
-        "INTERFACE_ERRORS",
-        "COUNTER_DISCONTINUITY",
-        "PATH_DOWN",
-        "DELAY_LEVEL_SHIFT",
-        "WINDOW_LIMITED",
-        "MAINTENANCE_EXPLAINED",
-    ):
-        sc.forbid(code)
+    sc.forbid_codes(
+        "UNEXPLAINED_DEGRADATION", "INTERFACE_ERRORS", "COUNTER_DISCONTINUITY", "PATH_DOWN", "DELAY_LEVEL_SHIFT",
+        "WINDOW_LIMITED", "MAINTENANCE_EXPLAINED",
+    )
     return sc
 
 
@@ -282,15 +250,10 @@ def scenario_route_change() -> Scenario:
 
     sc.want("ROUTE_CHANGE", src="CERN", dst="FNAL")
     sc.want("ROUTE_CHANGE", src="FNAL", dst="CERN")
-    for code in (
-        "DELAY_LEVEL_SHIFT",
-        "UNEXPLAINED_DEGRADATION",
-        "CLOCK_UNSYNC",
-        "PATH_DOWN",
-        "WINDOW_LIMITED",
+    sc.forbid_codes(
+        "DELAY_LEVEL_SHIFT", "UNEXPLAINED_DEGRADATION", "CLOCK_UNSYNC", "PATH_DOWN", "WINDOW_LIMITED",
         "ASYMMETRIC_PATH",
-    ):
-        sc.forbid(code)
+    )
     return sc
 
 
@@ -329,26 +292,12 @@ def scenario_unexplained() -> Scenario:
             )
             sc.traceroute(t + timedelta(seconds=300), src, dst, hops if src == "CERN" else list(reversed(hops)))
         for t in minutes(sc.start, 5, sc.hours, 10 + off):
-            sc.owamp(
-                t,
-                src,
-                dst,
-                rtt / 2 - 0.05 + sc.rng.uniform(0, 0.02),
-                lost=int(sc.rng.random() < 0.02),
-                queue_ms=sc.rng.uniform(0.03, 0.1),
-            )
+            sc.quiet_owamp(t, src, dst, rtt)
 
     sc.want("UNEXPLAINED_DEGRADATION", src="CERN", dst="FZK")
     sc.forbid("UNEXPLAINED_DEGRADATION", src="FZK", dst="CERN")
-    for code in (
-        "LOSS_LIMITED",
-        "WINDOW_LIMITED",
-        "ASYMMETRIC_PATH",
-        "PATH_DOWN",
-        "SHARED_EQUIPMENT_SUSPECT",
-        "ROUTE_CHANGE",
-        "MAINTENANCE_EXPLAINED",
-        "TCP_ONLY_DEGRADATION",
-    ):
-        sc.forbid(code)
+    sc.forbid_codes(
+        "LOSS_LIMITED", "WINDOW_LIMITED", "ASYMMETRIC_PATH", "PATH_DOWN", "SHARED_EQUIPMENT_SUSPECT", "ROUTE_CHANGE",
+        "MAINTENANCE_EXPLAINED", "TCP_ONLY_DEGRADATION",
+    )
     return sc

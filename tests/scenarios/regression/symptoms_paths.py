@@ -118,8 +118,7 @@ def scenario_clock_unsync() -> Scenario:
     sc.forbid("CLOCK_UNSYNC", site="FZK")
     sc.forbid("CLOCK_UNSYNC", src="CERN", dst="FZK")
     sc.forbid("CLOCK_UNSYNC", src="FZK", dst="CERN")
-    for code in ("DELAY_LEVEL_SHIFT", "ROUTE_CHANGE", "UNEXPLAINED_DEGRADATION", "ASYMMETRIC_PATH", "PATH_DOWN"):
-        sc.forbid(code)
+    sc.forbid_codes("DELAY_LEVEL_SHIFT", "ROUTE_CHANGE", "UNEXPLAINED_DEGRADATION", "ASYMMETRIC_PATH", "PATH_DOWN")
     return sc
 
 
@@ -182,16 +181,10 @@ def scenario_mtu() -> Scenario:
 
     sc.want("MTU_MISMATCH", src="CERN", dst="IN2P3")
     sc.want("MTU_MISMATCH", src="IN2P3", dst="CERN")
-    for code in (
-        "UNEXPLAINED_DEGRADATION",
-        "LOSS_LIMITED",
-        "WINDOW_LIMITED",
-        "ROUTE_CHANGE",
-        "HOST_TCP_TUNING",
-        "ASYMMETRIC_PATH",
-        "PATH_DOWN",
-    ):
-        sc.forbid(code)
+    sc.forbid_codes(
+        "UNEXPLAINED_DEGRADATION", "LOSS_LIMITED", "WINDOW_LIMITED", "ROUTE_CHANGE", "HOST_TCP_TUNING",
+        "ASYMMETRIC_PATH", "PATH_DOWN",
+    )
     return sc
 
 
@@ -246,8 +239,7 @@ def scenario_reordering() -> Scenario:
 
     sc.want("REORDERING", src="CERN", dst="TRIUMF")
     sc.forbid("REORDERING", src="TRIUMF", dst="CERN")
-    for code in ("LOSS_LIMITED", "UNEXPLAINED_DEGRADATION", "PATH_DOWN", "WINDOW_LIMITED", "PERIODIC_LOSS"):
-        sc.forbid(code)
+    sc.forbid_codes("LOSS_LIMITED", "UNEXPLAINED_DEGRADATION", "PATH_DOWN", "WINDOW_LIMITED", "PERIODIC_LOSS")
     return sc
 
 
@@ -290,14 +282,7 @@ def scenario_path_down() -> Scenario:
             if t >= cut:
                 sc.owamp_down(t, src, dst)
             else:
-                sc.owamp(
-                    t,
-                    src,
-                    dst,
-                    rtt / 2 - 0.05 + sc.rng.uniform(0, 0.02),
-                    lost=int(sc.rng.random() < 0.02),
-                    queue_ms=sc.rng.uniform(0.03, 0.1),
-                )
+                sc.quiet_owamp(t, src, dst, rtt)
     port = Counter64Port("nordunet-cph", "xe-1/2/0", 86400 * 63.0, 2_771_004_118_220_118, 2_519_880_300_117_445)
     for i, t in enumerate(minutes(sc.start, 1, sc.hours)):
         down = t >= cut
@@ -309,16 +294,8 @@ def scenario_path_down() -> Scenario:
 
     sc.want("PATH_DOWN", src="CERN", dst="NDGF")
     sc.want("PATH_DOWN", src="NDGF", dst="CERN")
-    for code in (
-        "LOSS_LIMITED",
-        "MAINTENANCE_EXPLAINED",
-        "UNEXPLAINED_DEGRADATION",
-        "COUNTER_DISCONTINUITY",
-        "LINK_CONGESTION",
-        "ASYMMETRIC_PATH",
-        "INTERFACE_ERRORS",
-        "PERIODIC_LOSS",
-        "SHARED_EQUIPMENT_SUSPECT",
-    ):
-        sc.forbid(code)
+    sc.forbid_codes(
+        "LOSS_LIMITED", "MAINTENANCE_EXPLAINED", "UNEXPLAINED_DEGRADATION", "COUNTER_DISCONTINUITY", "LINK_CONGESTION",
+        "ASYMMETRIC_PATH", "INTERFACE_ERRORS", "PERIODIC_LOSS", "SHARED_EQUIPMENT_SUSPECT",
+    )
     return sc

@@ -74,9 +74,16 @@ class Outcome:
         parts.append(f"retransmissions {m.retrans}; TUN tx_dropped {m.tx_dropped}; UDP dropped by the hosts "
                      f"{m.udp_receive_errors}; cc {m.congestion_control}")
         parts.append("findings: " + ("".join(f"\n    {f.severity} {f.code} {dict(f.subject)}: {f.summary[:160]}"
-                                             for f in self.findings) or "none"))  # fmt: skip
+                                             + _figures(f) for f in self.findings) or "none"))  # fmt: skip
         parts.append(f"time: {m.elapsed_s:.0f} s measuring, {self.total_s:.0f} s in all")
         return "\n  ".join(parts)
+
+
+def _figures(finding: Any) -> str:
+    """The figures of a finding's evidence that the lab note quotes (period, Mathis band), when present."""
+    keys = ("period_s", "throughput_median_bps", "loss_fraction", "mathis_conservative_bps", "mathis_reno_bps")
+    shown = {key: round(finding.evidence[key], 6) for key in keys if isinstance(finding.evidence.get(key), float)}
+    return f" {shown}" if shown else ""
 
 
 def _rows(sql: str, params: Any = ()) -> list[tuple]:

@@ -479,6 +479,27 @@ def bench_diagnosis(hours: int, history_days: int, corpus: list[str] | None) -> 
         f"history_days={history_days} findings={len(findings)} evaluate_with_history_s_median="
         f"{statistics.median(runs):.2f}"
     )
+    # The periodic cycle's evaluation of the same paths: set-based loading of one shard holding all 132 paths
+    # (wanmon/diagnosis/shards.py), baselines summarised once an hour, then the engine.
+    from wanmon.diagnosis import engine
+    from wanmon.diagnosis.selectors import evidence_bundle_for_paths, paths_valid_at
+
+    ids = [p.id for p in paths_valid_at(end)]
+    runs, load = [], []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        bundle = evidence_bundle_for_paths(
+            path_ids=ids, now=end, window_start=start, baseline_start=baseline_start, baseline_end=start,
+            unpathed_interfaces=True,
+        )
+        t1 = time.perf_counter()
+        findings = engine.diagnose(bundle, end)
+        runs.append(time.perf_counter() - t0)
+        load.append(t1 - t0)
+    print(
+        f"paths={len(ids)} hours={hours} history_days={history_days} findings={len(findings)} "
+        f"cycle_load_s_median={statistics.median(load):.2f} cycle_evaluate_s_median={statistics.median(runs):.2f}"
+    )
 
 
 def bench_dashboard(days: int, interfaces: int, runs: int, skip_seed: bool) -> None:

@@ -277,3 +277,27 @@ def test_a_window_naming_only_a_carrier_explains_nothing():
     # then the degradation stays unexplained
     assert codes.MAINTENANCE_EXPLAINED not in {f.code for f in findings}
     assert codes.UNEXPLAINED_DEGRADATION in {f.code for f in findings}
+
+
+def test_work_that_explains_an_earlier_drop_does_not_downgrade_a_later_real_one():
+    # a collapse during announced work (120-240), recovery, and a second collapse long after the work (420-540)
+    def thr(m):
+        return 2e7 if 120 <= m <= 240 or 420 <= m <= 540 else 9.2e8
+
+    fwd = path(
+        "CERN",
+        "FZK",
+        1e9,
+        EU_HOPS,
+        every(30, lambda m: tcp(m, thr(m), window_bytes=2_450_000, rtt_ms=9.8, retransmits=None), end=600),
+        every(5, lambda m: owamp(m, 4.9), end=600),
+        baseline_end_min=100,
+    )
+    w = MaintenanceWindow("FZK-DC-8", at(110), at(250), "outage", ("site:FZK",))
+    findings = run(bundle(fwd, maintenance=(w,)), at(600))
+    # the work explains the first drop ...
+    assert codes.MAINTENANCE_EXPLAINED in codes_of(findings)
+    # ... and the second is still a fault of the path, not info
+    symptoms = [f for f in findings if f.subject == {"src": "CERN", "dst": "FZK"} and f.severity != codes.INFO]
+    assert symptoms, [(f.code, f.severity, f.start, f.end) for f in findings]
+    assert all(f.start >= at(400) for f in symptoms)

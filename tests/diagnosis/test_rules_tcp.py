@@ -190,3 +190,29 @@ def test_autotuned_window_limited_by_the_hosts_tcp_rmem():
     assert "net.ipv4.tcp_rmem max of bnl-dt01" in f.evidence["window_caps"]
     # without host reports nothing is known about the window
     assert rule(window_limited, p) == []
+
+
+def test_window_advice_never_goes_beyond_linuxs_cap():
+    # 100G to the US (125 ms): 2 x BDP = 3.1 GB, beyond the 2^31-1 bytes Linux grants one socket; a 256 MiB
+    # window gives 17 Gb/s
+    [f] = rule(window_limited, transatlantic(16.5e9, window=256 * MiB, capacity=100e9))
+    assert f.evidence["recommended_window_bytes"] == pytest.approx(3.125e9)
+    window_action = f.actions[0]
+    # the advice is the cap and as many streams as hold 2 x BDP between them (3.1 GB / 2 GiB: 2)
+    assert "2147483647 bytes" in window_action and "-w2047m" in window_action
+    assert "with 2 parallel streams" in window_action
+    assert "-w2981m" not in window_action and "3125" not in window_action
+    assert "net.core.rmem_max = 2147483647" in f.evidence["sysctl"]
+
+
+def test_window_advice_fills_the_member_a_flow_rides_not_the_whole_bundle():
+    from tests.diagnosis.builders import iface
+    from wanmon.diagnosis.evidence import TrunkEvidence
+
+    # a 2 x 10G bundle on the path: one stream hashes onto one 10G member
+    members = (iface("b-border", "ae0-m1", 10e9), iface("b-border", "ae0-m2", 10e9))
+    p = transatlantic(2.55e8, capacity=20e9)
+    p = path(p.src, p.dst, p.capacity_bps, (*HOPS[:-1], "b-border:ae0-m1"), p.throughput_tests, p.owamp_tests)
+    [f] = rule(window_limited, p, trunks=(TrunkEvidence("ae0", members),))
+    # then 2 x BDP of 10G at 125 ms, not of 20G
+    assert f.evidence["recommended_window_bytes"] == pytest.approx(312.5e6)

@@ -12,6 +12,8 @@ from dataclasses import replace
 from datetime import datetime
 
 from wanmon.diagnosis import codes
+from wanmon.diagnosis import constants as k
+from wanmon.diagnosis.analysis import OK
 from wanmon.diagnosis.context import RuleContext
 from wanmon.diagnosis.evidence import EvidenceBundle, Finding
 from wanmon.diagnosis.registry import RULES, Rule
@@ -67,4 +69,66 @@ def diagnose(evidence_bundle: EvidenceBundle, now: datetime, rules: Sequence[Rul
             if f.code not in rule.codes:
                 raise ValueError(f"rule {rule.name} emitted {f.code}, not one of {rule.codes}")
         ctx.findings.extend(deduplicate(found))
-    return sort_findings(apply_explanations(deduplicate(ctx.findings)))
+    return sort_findings(with_confidence(ctx, by_impact(ctx, apply_explanations(deduplicate(ctx.findings)))))
+
+
+def _path_of(ctx: RuleContext, f: Finding):
+    if set(f.subject) != {"src", "dst"}:
+        return None
+    return ctx.bundle.path(f.subject["src"], f.subject["dst"])
+
+
+def by_impact(ctx: RuleContext, findings: Iterable[Finding]) -> list[Finding]:
+    """Severity by impact: critical only while traffic is hurt. A critical path finding whose path has given
+    RECOVERED_HEALTHY_RESULTS healthy results of every kind that was bad since the finding ended is a warning
+    (the operator still sees what happened; nobody is paged for what is over)."""
+    out = []
+    for f in findings:
+        p = _path_of(ctx, f) if f.severity == codes.CRITICAL else None
+        if p is not None:
+            a = ctx.assessment(p)
+            bad_kinds = {o.kind for o in a.observations if f.start <= o.time <= f.end and o.state != OK}
+            after = {kind: [o for o in a.observations if o.kind == kind and o.time > f.end] for kind in bad_kinds}
+            recovered = bool(bad_kinds) and all(
+                len(obs) >= k.RECOVERED_HEALTHY_RESULTS and all(o.state == OK for o in obs) for obs in after.values()
+            )
+            if recovered:
+                f = replace(
+                    f,
+                    severity=codes.WARNING,
+                    evidence={**f.evidence, "recovered": f"healthy results since {f.end:%Y-%m-%d %H:%M} UTC"},
+                )
+        out.append(f)
+    return out
+
+
+def with_confidence(ctx: RuleContext, findings: Iterable[Finding]) -> list[Finding]:
+    """Every path finding carries its confidence: how many results it rests on, of which kinds, which were bad,
+    and what was ruled out (``evidence["confidence"]``)."""
+    out = []
+    for f in findings:
+        p = _path_of(ctx, f)
+        if p is None or "confidence" in f.evidence:
+            out.append(f)
+            continue
+        a = ctx.assessment(p)
+        seen = [o for o in a.observations if f.start <= o.time <= f.end]
+        bad = [o for o in seen if o.state != OK]
+        bad_kinds = sorted({o.kind for o in bad})
+        if len(bad_kinds) >= 2 or len(bad) >= k.CONFIDENCE_HIGH_OBSERVATIONS:
+            level = "high"
+        elif len(bad) >= k.MIN_MODERATE_EPISODE_OBSERVATIONS:
+            level = "medium"
+        else:
+            level = "low"
+        confidence = {
+            "level": level,
+            "observations": len(seen),
+            "bad_observations": len(bad),
+            "kinds": sorted({o.kind for o in seen}),
+            "bad_kinds": bad_kinds,
+            "ruled_out": sorted((f.evidence.get("ruled_out") or {}).keys()),
+            "loss_detection_limit": a.loss.detection_limit,
+        }
+        out.append(replace(f, evidence={**f.evidence, "confidence": confidence}))
+    return out

@@ -6,6 +6,7 @@ allows: min(capacity, W*8/RTT, Mathis ceiling for the measured loss).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -93,10 +94,15 @@ def _window_finding(ctx: RuleContext, a: PathAssessment, matches: Sequence[TestF
     rtt = median(f.rtt_ms for f in matches if f.rtt_ms) or a.rtt_ms or 0.0
     streams = int(median(f.test.streams or 1 for f in matches) or 1)
     cap = a.flow_capacity_bps
-    bdp = physics.bdp_bytes(path.capacity_bps, rtt)
-    need = physics.recommended_window_bytes(path.capacity_bps, rtt)
+    # one flow rides one member of a bundle: the window to fill is the flow's capacity, not the path's sum
+    bdp = physics.bdp_bytes(cap, rtt)
+    need = physics.recommended_window_bytes(cap, rtt)
     target = k.TARGET_FRACTION_OF_CAPACITY * cap
     n_streams = advice.streams_needed(target, r_w / streams)
+    # Linux grants no socket more than 2^31-1 bytes: beyond it the advice is that window and parallel streams
+    beyond_cap = need > k.LINUX_MAX_SOCKET_BUFFER_BYTES
+    usable = min(need, k.LINUX_MAX_SOCKET_BUFFER_BYTES)
+    cap_streams = math.ceil(need / usable) if usable else None  # sockets that hold 2 x BDP between them
     caps = sorted({f.window_cap_reason for f in matches if f.window_cap_reason})
     sender = match_host(ctx.bundle, path.src, matches[-1].test.src_host, matches[-1].test.mss_bytes)
     lines = advice.sysctl_lines(need, sender)
@@ -107,7 +113,7 @@ def _window_finding(ctx: RuleContext, a: PathAssessment, matches: Sequence[TestF
     )
     summary = (
         f"{a.key}: {text.rate(thr)} = {text.pct(thr / r_w)} of the window limit {text.rate(r_w)} "
-        f"({text.size(window)} at {text.ms(rtt)}); {text.rate(path.capacity_bps)} needs {text.size(need)}"
+        f"({text.size(window)} at {text.ms(rtt)}); {text.rate(cap)} needs {text.size(need)}"
     )
     explanation = (
         f"{len(matches)} of {len(a.tcp)} TCP tests on {a.key} ran at {text.rate(thr)} (median), "
@@ -119,9 +125,15 @@ def _window_finding(ctx: RuleContext, a: PathAssessment, matches: Sequence[TestF
     )
     # at Linux's cap no setting gives more window: the advice is parallel streams, and nothing is mistuned
     at_cap = window >= k.LINUX_MAX_SOCKET_BUFFER_BYTES - k.HOST_BUFFER_ROUND_BYTES
+    window_bytes = min(advice.round_up_bytes(usable), k.LINUX_MAX_SOCKET_BUFFER_BYTES)
     actions = [
-        f"Use a TCP window of at least {text.size(need)} ({advice.round_up_bytes(need)} bytes) for {a.key}, "
-        f"e.g. nuttcp -w{advice.round_up_bytes(need) >> 20}m or globus-url-copy -tcp-bs {advice.round_up_bytes(need)}.",
+        (
+            f"Use Linux's largest window, {text.size(usable)} ({window_bytes} bytes), with {cap_streams} parallel "
+            f"streams for {a.key}: 2 x BDP = {text.size(need)} is beyond what one socket may have"
+            if beyond_cap
+            else f"Use a TCP window of at least {text.size(need)} ({window_bytes} bytes) for {a.key}"
+        )
+        + f", e.g. nuttcp -w{window_bytes >> 20}m or globus-url-copy -tcp-bs {window_bytes}.",
         f"Allow it on the hosts at {path.src} and {path.dst}: " + "; ".join(lines) + ".",
     ]
     if at_cap:

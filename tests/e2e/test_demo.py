@@ -20,7 +20,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.e2e
-DEMO_RECORDS = len(json.loads((ROOT / "wanmon" / "inventory" / "data" / "lhc-demo.yaml").read_text())["measurements"])
+DEMO_RECORDS = len(json.loads((ROOT / "wanmon" / "demo" / "data" / "lhc-demo.yaml").read_text())["measurements"])
 INJECTED = [  # (code, a subject fragment) the demo's diagnosis must show
     ("ASYMMETRIC_PATH", '"src": "FZK"'),
     ("SHARED_EQUIPMENT_SUSPECT", '"equipment": "geant-fra"'),

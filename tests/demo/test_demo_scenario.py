@@ -137,7 +137,7 @@ def test_demo_agents_sets_up_one_agent_per_site_idempotently(tmp_path, capsys):
         assert set(replay.equipment) == POLLERS.get(f"{site.lower()}-demo", set())
     window = MaintenanceWindow.objects.get(reference="SURF-CHG-DEMO-0117")
     assert window.start == anchor - timedelta(hours=4) and window.end == anchor - timedelta(hours=2)
-    assert window.rrule == "FREQ=HOURLY;INTERVAL=48" and window.carrier.code == "SURF"
+    assert window.rrule == "FREQ=DAILY;INTERVAL=2" and window.carrier.code == "SURF"  # the 48 h loop
 
     # Again: nothing changes. Without its token file an agent gets a new token (the old one stops working).
     (directory / "PIC.token").unlink()

@@ -113,7 +113,10 @@ def _duration(period: timedelta) -> str:
 
 
 def _rrule(period: timedelta) -> str:
+    # Whole days as DAILY: the maintenance app refuses rules whose FREQ is finer than daily.
     seconds = round(period.total_seconds())
+    if seconds % 86400 == 0:
+        return f"FREQ=DAILY;INTERVAL={seconds // 86400}"
     if seconds % 3600 == 0:
         return f"FREQ=HOURLY;INTERVAL={seconds // 3600}"
     if seconds % 60 == 0:

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from collectors.records import Record, RecordError, decode_batch, decode_batch_stream
 from collectors.records.checks import _records_clean, _semantic_errors
-from tests.collectors.test_records import ALL_EXAMPLES, NOW, _field_values, body, snmp
+from tests.collectors.test_records import ALL_EXAMPLES, NOW, body, snmp
+from tests.collectors.test_records_decode import _field_values
 
 
 def _outcome(decode):

@@ -178,15 +178,15 @@ def _toml(value: Any) -> str:
 class Lab:
     """One scenario's emulated WAN and site agents (see the module docstring)."""
 
-    def __init__(self, scenario: Scenario, work: Path, *, centre_url: str, ca_file: Path | None, tokens: Tokens,
-                 log=print) -> None:  # fmt: skip
+    def __init__(
+        self, scenario: Scenario, work: Path, *, centre_url: str, ca_file: Path | None, tokens: Tokens
+    ) -> None:
         self.s = scenario
         self.work = work
         self.centre_url = centre_url
         self.centre_port = int(centre_url.rsplit(":", 1)[1].split("/")[0])
         self.ca_file = ca_file
         self.tokens = tokens
-        self.log = log
         self.site_a, self.site_b = _addresses(scenario)
         self.processes: list[subprocess.Popen] = []
         self.forwarders: list[Forwarder] = []

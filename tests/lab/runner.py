@@ -94,15 +94,16 @@ def _rows(sql: str, params: Any = ()) -> list[tuple]:
         return cursor.fetchall()
 
 
-def run_scenario(s: Scenario, work: Path, *, centre_url: str, ca_file: Path | None, agent_suffix: str = "",
-                 log=print) -> Outcome:  # fmt: skip
+def run_scenario(
+    s: Scenario, work: Path, *, centre_url: str, ca_file: Path | None, agent_suffix: str = ""
+) -> Outcome:
     """Inventory, the lab run, the centre's view of it (tests, rates) and the diagnosis as of the end."""
     from django.utils import timezone
 
     t0 = time.monotonic()
     started = timezone.now()
     tokens = harness.build_inventory(s, agent_suffix=agent_suffix)
-    lab = harness.Lab(s, work, centre_url=centre_url, ca_file=ca_file, tokens=tokens, log=log)
+    lab = harness.Lab(s, work, centre_url=centre_url, ca_file=ca_file, tokens=tokens)
     with lab:
         measured = lab.measure()
     outcome = Outcome(s, measured, started=started)

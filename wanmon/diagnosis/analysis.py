@@ -206,8 +206,19 @@ def estimate_loss(
 
 
 # --------------------------------------------------------------------------- hosts
+_LATEST_HOSTS: dict[int, tuple[EvidenceBundle, list[HostTcpEvidence]]] = {}
+
+
 def latest_hosts(bundle: EvidenceBundle) -> list[HostTcpEvidence]:
-    """The latest snapshot of every host."""
+    """The latest snapshot of every host (worked out once per bundle: every test of every path asks)."""
+    hit = _LATEST_HOSTS.get(id(bundle))
+    if hit is None or hit[0] is not bundle:
+        _LATEST_HOSTS.clear()  # holds the latest bundle only
+        hit = _LATEST_HOSTS[id(bundle)] = (bundle, _latest_hosts(bundle))
+    return list(hit[1])
+
+
+def _latest_hosts(bundle: EvidenceBundle) -> list[HostTcpEvidence]:
     latest: dict[tuple[str, str], HostTcpEvidence] = {}
     for h in bundle.hosts:
         key = (h.site, h.host)
@@ -721,12 +732,15 @@ def assess_path(path: PathEvidence, bundle: EvidenceBundle, now: datetime) -> Pa
     flow_cap = _flow_capacity(bundle, path, streams)
 
     figures = []
+    caps = {streams: flow_cap}
     for t in tcp_ok:
         t_rtt = t.rtt_ms or rtt
         window, why = _effective_window(bundle, path, t)
         n = max(1, t.streams or 1)
         r_w = physics.window_limited_rate_bps(window, t_rtt) * n if (window and t_rtt) else None
-        cap = _flow_capacity(bundle, path, n)
+        if n not in caps:
+            caps[n] = _flow_capacity(bundle, path, n)
+        cap = caps[n]
         expected = min(cap, r_w) if r_w else cap
         figures.append(TestFigures(t, t_rtt, window, why, r_w, cap, expected))
     expected_path = median(f.expected_bps for f in figures) or flow_cap

@@ -20,6 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 
 from wanmon.diagnosis import constants as k
 
@@ -37,11 +38,11 @@ class LearnedLevel:
     by_hour_of_week: tuple[tuple[int, float], ...] = ()  # slot (0 = Monday 00 UTC) -> median, significant only
     by_hour_of_day: tuple[tuple[int, float], ...] = ()
 
-    @property
+    @cached_property
     def median_bps(self) -> float | None:
         return statistics.median(self.rates_bps) if self.rates_bps else None
 
-    @property
+    @cached_property
     def mad_bps(self) -> float | None:
         mid = self.median_bps
         return statistics.median(abs(r - mid) for r in self.rates_bps) if mid is not None else None

@@ -547,18 +547,20 @@ def _interfaces_bulk(
 
 
 def _baselines_cached(
-    keys: list[tuple[int, int]], tests: dict, baseline_start: datetime, baseline_end: datetime
+    keys: list[tuple[int, int]], baseline_start: datetime, baseline_end: datetime
 ) -> dict[tuple[int, int], PathSummary]:
     """Baseline summaries of these directions. A week of one-minute results is 10 080 sessions a path: the
     summary is computed once an hour (its period aligned on the hour, in the cache for two) instead of every
-    minute. Like ``evidence_bundle_build``, only directions with TCP tests in the baseline get one."""
+    minute, and the period's tests are read only for the summaries not in the cache. Like
+    ``evidence_bundle_build``, only directions with TCP tests in the baseline get one (the others are cached
+    as ``False``)."""
     span = baseline_end - baseline_start
     end = baseline_end.replace(minute=0, second=0, microsecond=0)
     start = end - span
-    wanted = [k for k in keys if any(start <= t.time <= end for t in tests.get(k, []))]
+    wanted = list(keys)
     if not wanted:
         return {}
-    names = {k: f"wanmon:diagnosis:baseline:{k[0]}:{k[1]}:{end.isoformat()}" for k in wanted}
+    names = {k: f"wanmon:diagnosis:baseline:v2:{k[0]}:{k[1]}:{end.isoformat()}" for k in wanted}
     try:
         hits = cache.get_many(list(names.values()))
     except Exception:  # noqa: BLE001 -- Redis down: compute, the diagnosis must not stop for a cache
@@ -567,14 +569,14 @@ def _baselines_cached(
     out = {k: hits[names[k]] for k in wanted if names[k] in hits}
     missing = [k for k in wanted if k not in out]
     if missing:
+        tests = _throughput_for(missing, start, end)
         owamp = _owamp_bucketed(missing, start, end, BASELINE_BUCKET_S, outages=False)
         _, routes = _traceroutes_for(missing, start, start, start, end)
         works = _maintenance_periods(start, end)
         fresh = {
-            k: summarise_path(
-                [t for t in tests.get(k, []) if start <= t.time <= end], owamp.get(k, []), routes.get(k, []),
-                start, end, excluded=works,
-            )
+            k: summarise_path(tests[k], owamp.get(k, []), routes.get(k, []), start, end, excluded=works)
+            if tests.get(k)
+            else False
             for k in missing
         }
         out.update(fresh)
@@ -582,7 +584,7 @@ def _baselines_cached(
             cache.set_many({names[k]: v for k, v in fresh.items()}, timeout=2 * 3600)
         except Exception:  # noqa: BLE001 -- as above
             logger.warning("baseline cache unavailable", exc_info=True)
-    return out
+    return {k: v for k, v in out.items() if v is not False}
 
 
 def evidence_bundle_for_paths(
@@ -615,11 +617,11 @@ def evidence_bundle_for_paths(
         label = f"{r['equipment']}:{r['interface']}" if r["interface_id"] else r["equipment"]
         hops[r["path_id"]].append((label, r["interface_id"]))
     keys = [(r["src_id"], r["dst_id"]) for r in path_rows]
-    first = min(window_start, baseline_start)
-    tests = _throughput_for(keys, first, now)
+    # the window's tests only: the baseline period's are read when its summary is not in the cache
+    tests = _throughput_for(keys, window_start, now)
     o_window = _owamp_bucketed(keys, window_start, now, WINDOW_BUCKET_S, outages=True)
     r_window, _ = _traceroutes_for(keys, window_start, now, baseline_start, baseline_end)
-    baselines = _baselines_cached(keys, tests, baseline_start, baseline_end)
+    baselines = _baselines_cached(keys, baseline_start, baseline_end)
 
     paths: list[PathEvidence] = []
     interface_ids: set[int] = set()

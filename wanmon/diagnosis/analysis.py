@@ -10,400 +10,55 @@ down.  Rules read these figures instead of recomputing them differently.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis import physics, text
+
+# the shared pieces live in their own modules; rules import them from here too
+from wanmon.diagnosis.episodes import (  # noqa: F401
+    DEGRADED,
+    DOWN,
+    OK,
+    Episode,
+    Observation,
+    build_runs,
+    consecutive_down_runs,
+    merge_runs,
+    other_kinds_near,
+    unconfirmed_downs,
+)
 from wanmon.diagnosis.evidence import (
     DerivedFigures,
     EvidenceBundle,
-    HostTcpEvidence,
     OwampTest,
     PathEvidence,
     ThroughputTest,
     split_element,
 )
+from wanmon.diagnosis.host_matching import (  # noqa: F401
+    RENO_LIKE,
+    host_name_for,
+    latest_hosts,
+    loss_tolerance_factor,
+    match_host,
+)
+from wanmon.diagnosis.loss import (  # noqa: F401
+    OWAMP,
+    TCP,
+    UDP,
+    LossEstimate,
+    LossSource,
+    estimate_loss,
+    usable_owamp,
+    usable_udp,
+)
+from wanmon.diagnosis.stats import MAD_TO_SIGMA, cadence_s, median, quantile, seconds  # noqa: F401
 from wanmon.inventory.membership import ALL_PORTS, Bundle, Element, element_on_path, hops_from_labels
 
-TCP, UDP, OWAMP = "tcp", "udp", "owamp"
-OK, DEGRADED, DOWN = "ok", "degraded", "down"
-MAD_TO_SIGMA = 1.4826
 BASELINE_REFERENCE = "baseline median"
-
-
-# --------------------------------------------------------------------------- small statistics helpers
-def median(values: Iterable[float]) -> float | None:
-    vals = [v for v in values if v is not None]
-    return statistics.median(vals) if vals else None
-
-
-def quantile(values: Sequence[float], q: float) -> float | None:
-    vals = sorted(v for v in values if v is not None)
-    if not vals:
-        return None
-    pos = q * (len(vals) - 1)
-    lo = int(pos)
-    hi = min(lo + 1, len(vals) - 1)
-    return vals[lo] + (vals[hi] - vals[lo]) * (pos - lo)
-
-
-def cadence_s(times: Sequence[datetime]) -> float | None:
-    """Median spacing of sorted times (the measurement interval), None with fewer than two."""
-    ts = sorted(times)
-    gaps = [(b - a).total_seconds() for a, b in zip(ts, ts[1:], strict=False) if b > a]
-    return statistics.median(gaps) if gaps else None
-
-
-def seconds(td: timedelta) -> float:
-    return td.total_seconds()
-
-
-# --------------------------------------------------------------------------- loss
-@dataclass(frozen=True)
-class LossSource:
-    """Packets lost and sent according to one kind of measurement."""
-
-    source: str  # "owamp" | "udp" | "tcp_retransmits"
-    lost: float
-    sent: float
-    samples: int
-
-    @property
-    def fraction(self) -> float:
-        return self.lost / self.sent if self.sent > 0 else 0.0
-
-    @property
-    def detection_limit(self) -> float:
-        """Smallest loss fraction this many packets can reveal (95 %, rule of three)."""
-        return k.ZERO_LOSS_UPPER_BOUND_EVENTS / self.sent if self.sent > 0 else 1.0
-
-    @property
-    def is_probe(self) -> bool:
-        return self.source in (OWAMP, UDP)
-
-    def describe(self) -> str:
-        unit = "segments" if self.source == "tcp_retransmits" else "packets"
-        label = {"owamp": "owamp", "udp": "UDP tests", "tcp_retransmits": "TCP retransmits"}[self.source]
-        if self.lost == 0:
-            return (
-                f"{label}: 0 of {self.sent:,.0f} {unit} lost in {self.samples} run(s), so loss is below "
-                f"{self.detection_limit:.1e} (the detection limit of that sample)"
-            )
-        return f"{label}: {self.lost:,.0f} of {self.sent:,.0f} {unit} ({text.loss(self.fraction)})"
-
-
-@dataclass(frozen=True)
-class LossEstimate:
-    """Loss of a path direction over a period, combining every source.
-
-    ``fraction`` is the best estimate: the largest loss any direct probe (owamp,
-    UDP) actually observed (the source that sees loss is the more sensitive one
-    for the traffic that matters); otherwise the TCP retransmit estimate;
-    otherwise 0 with ``detection_limit`` saying how small a loss could have
-    gone unseen; ``None`` when nothing measured loss at all.
-    """
-
-    fraction: float | None
-    source: str | None
-    detection_limit: float | None
-    sources: tuple[LossSource, ...]
-
-    def source_named(self, name: str) -> LossSource | None:
-        for s in self.sources:
-            if s.source == name:
-                return s
-        return None
-
-    @property
-    def probe_fraction(self) -> float | None:
-        probes = [s for s in self.sources if s.is_probe]
-        if not probes:
-            return None
-        return max(s.fraction for s in probes)
-
-    @property
-    def probe_detection_limit(self) -> float | None:
-        probes = [s for s in self.sources if s.is_probe]
-        return min(s.detection_limit for s in probes) if probes else None
-
-    @property
-    def tcp_fraction(self) -> float | None:
-        s = self.source_named("tcp_retransmits")
-        return s.fraction if s else None
-
-    def describe(self) -> str:
-        if not self.sources:
-            return "no loss measurement in this period"
-        return "; ".join(s.describe() for s in self.sources)
-
-
-def usable_owamp(sessions: Iterable[OwampTest]) -> list[OwampTest]:
-    """Sessions that measure loss (100 % loss is an outage, not a loss rate)."""
-    return [o for o in sessions if o.packets_sent > 0 and o.packets_lost < o.packets_sent]
-
-
-def usable_udp(tests: Iterable[ThroughputTest], capacity_bps: float | None) -> list[ThroughputTest]:
-    """UDP tests that measure path loss: completed, not 100 % lost, not offered above the capacity."""
-    out = []
-    for t in tests:
-        if t.protocol != UDP or t.error is not None or not t.packets_sent or t.packets_lost is None:
-            continue
-        if t.packets_lost >= t.packets_sent:
-            continue
-        if capacity_bps and t.offered_bps and t.offered_bps > capacity_bps:
-            continue  # overload loss says nothing about the path
-        out.append(t)
-    return out
-
-
-def estimate_loss(
-    owamp_tests: Iterable[OwampTest],
-    udp_tests: Iterable[ThroughputTest],
-    tcp_tests: Iterable[ThroughputTest],
-    capacity_bps: float | None = None,
-) -> LossEstimate:
-    """Combine owamp, UDP and TCP-retransmit loss over one period (see ``LossEstimate``)."""
-    sources: list[LossSource] = []
-    sessions = usable_owamp(owamp_tests)
-    if sessions:
-        sources.append(
-            LossSource(
-                OWAMP, sum(o.packets_lost for o in sessions), sum(o.packets_sent for o in sessions), len(sessions)
-            )
-        )
-    udp = usable_udp(udp_tests, capacity_bps)
-    if udp:
-        sources.append(
-            LossSource(UDP, sum(t.packets_lost or 0 for t in udp), sum(t.packets_sent or 0 for t in udp), len(udp))
-        )
-    lost = sent = 0.0
-    n = 0
-    for t in tcp_tests:
-        if t.protocol != TCP or t.error is not None:
-            continue
-        if t.retransmits is None or t.throughput_bps is None or not t.duration_s or not t.mss_bytes:
-            continue
-        delivered = t.throughput_bps * t.duration_s / 8.0 / t.mss_bytes
-        lost += t.retransmits
-        sent += delivered + t.retransmits
-        n += 1
-    if n and sent > 0:
-        sources.append(LossSource("tcp_retransmits", lost, sent, n))
-
-    if not sources:
-        return LossEstimate(None, None, None, ())
-    lossy_probes = [s for s in sources if s.is_probe and s.lost > 0]
-    tcp = next((s for s in sources if s.source == "tcp_retransmits"), None)
-    if lossy_probes:
-        best = max(lossy_probes, key=lambda s: s.fraction)
-        return LossEstimate(best.fraction, best.source, None, tuple(sources))
-    if tcp is not None and tcp.lost > 0:
-        return LossEstimate(tcp.fraction, tcp.source, None, tuple(sources))
-    limit = min(s.detection_limit for s in sources)
-    return LossEstimate(0.0, None, limit, tuple(sources))
-
-
-# --------------------------------------------------------------------------- hosts
-_LATEST_HOSTS: dict[int, tuple[EvidenceBundle, list[HostTcpEvidence]]] = {}
-
-
-def latest_hosts(bundle: EvidenceBundle) -> list[HostTcpEvidence]:
-    """The latest snapshot of every host (worked out once per bundle: every test of every path asks)."""
-    hit = _LATEST_HOSTS.get(id(bundle))
-    if hit is None or hit[0] is not bundle:
-        _LATEST_HOSTS.clear()  # holds the latest bundle only
-        hit = _LATEST_HOSTS[id(bundle)] = (bundle, _latest_hosts(bundle))
-    return list(hit[1])
-
-
-def _latest_hosts(bundle: EvidenceBundle) -> list[HostTcpEvidence]:
-    latest: dict[tuple[str, str], HostTcpEvidence] = {}
-    for h in bundle.hosts:
-        key = (h.site, h.host)
-        cur = latest.get(key)
-        if cur is None or (h.time and (cur.time is None or h.time > cur.time)):
-            latest[key] = h
-    return list(latest.values())
-
-
-def match_host(bundle: EvidenceBundle, site: str, address: str | None, mss_bytes: int | None = None):
-    """The host record a test ran on: by address or name; else the site's only host if its MTU fits the MSS."""
-    hosts = [h for h in latest_hosts(bundle) if h.site == site]
-    if address:
-        names = {kh.name for kh in bundle.known_hosts if kh.address == address and kh.site == site}
-        for h in hosts:
-            if address in (h.address, h.host) or h.host in names:
-                return h
-        return None
-    if len(hosts) == 1:
-        h = hosts[0]
-        if mss_bytes is None or h.mtu is None or mss_bytes <= h.mtu - k.TCP_IP_HEADER_BYTES:
-            return h
-    return None
-
-
-def host_name_for(bundle: EvidenceBundle, site: str, address: str | None) -> str | None:
-    """Inventory name of a host address (or the address itself when unknown)."""
-    if not address:
-        return None
-    for kh in bundle.known_hosts:
-        if kh.address == address or kh.name == address:
-            return kh.name
-    for h in bundle.hosts:
-        if address in (h.address, h.host):
-            return h.host
-    return address
-
-
-# --------------------------------------------------------------------------- congestion control
-RENO_LIKE = frozenset({"reno", "newreno", "veno", "westwood", "vegas", "lp"})
-
-
-def loss_tolerance_factor(congestion_control: str | None) -> float | None:
-    """Multiplier on the Reno Mathis ceiling: 1 for Reno-like, 2 for CUBIC and unknown (Linux default), None for BBR."""
-    if congestion_control is None:
-        return k.CUBIC_LOSS_TOLERANCE_FACTOR
-    cc = congestion_control.lower()
-    if cc in k.LOSS_INSENSITIVE_CONGESTION_CONTROLS:
-        return None
-    if cc in RENO_LIKE:
-        return 1.0
-    return k.CUBIC_LOSS_TOLERANCE_FACTOR
-
-
-# --------------------------------------------------------------------------- observations and episodes
-@dataclass(frozen=True)
-class Observation:
-    """One measurement judged ok, degraded or down."""
-
-    time: datetime
-    kind: str  # tcp | udp | owamp
-    state: str  # ok | degraded | down
-    value: float | None  # tcp: throughput_bps; udp/owamp: loss fraction
-    expected: float | None  # tcp: expected rate; probes: None
-    reason: str
-    measurement_id: int | str | None = None
-    reference: float | None = None  # tcp: the reference level the test was judged against
-
-
-@dataclass(frozen=True)
-class Episode:
-    """A period in which a path direction was degraded (or down)."""
-
-    start: datetime
-    end: datetime
-    observations: tuple[Observation, ...]  # the degraded / down ones
-
-    @property
-    def kinds(self) -> tuple[str, ...]:
-        return tuple(sorted({o.kind for o in self.observations}))
-
-    @property
-    def down_count(self) -> int:
-        return sum(1 for o in self.observations if o.state == DOWN)
-
-    @property
-    def degraded_count(self) -> int:
-        return sum(1 for o in self.observations if o.state == DEGRADED)
-
-    def overlaps(self, start: datetime, end: datetime, slack_s: float = 0.0) -> bool:
-        slack = timedelta(seconds=slack_s)
-        return self.start <= end + slack and start <= self.end + slack
-
-
-def build_runs(observations: Sequence[Observation], states: frozenset[str], min_count: int) -> list[list[Observation]]:
-    """Runs of observations in ``states`` per measurement kind.
-
-    A run ends after EPISODE_BREAK_HEALTHY consecutive other observations of the
-    same kind, or after a gap of EPISODE_MAX_GAP_FACTOR measurement intervals.
-    Kinds are handled separately because their cadences differ (owamp every few
-    minutes, TCP every 30 min) and a clean owamp session does not contradict a
-    TCP-only problem.
-    """
-    runs: list[list[Observation]] = []
-    for kind in sorted({o.kind for o in observations}):
-        obs = sorted((o for o in observations if o.kind == kind), key=lambda o: o.time)
-        cad = cadence_s([o.time for o in obs])
-        max_gap = k.EPISODE_MAX_GAP_FACTOR * cad if cad else k.EPISODE_DEFAULT_MAX_GAP_S
-        cur: list[Observation] = []
-        healthy = 0
-        for o in obs:
-            if o.state in states:
-                if cur and seconds(o.time - cur[-1].time) > max_gap:
-                    runs.append(cur)
-                    cur = []
-                cur.append(o)
-                healthy = 0
-            elif cur:
-                healthy += 1
-                if healthy >= k.EPISODE_BREAK_HEALTHY:
-                    runs.append(cur)
-                    cur, healthy = [], 0
-        if cur:
-            runs.append(cur)
-    return [r for r in runs if len(r) >= min_count]
-
-
-def merge_runs(runs: Sequence[Sequence[Observation]], slack_s: float = k.EPISODE_MERGE_SLACK_S) -> list[Episode]:
-    """Merge runs of different kinds that overlap (within ``slack_s``) into episodes."""
-    spans = sorted(((r[0].time, r[-1].time, list(r)) for r in runs), key=lambda s: s[0])
-    episodes: list[Episode] = []
-    for start, end, obs in spans:
-        if episodes and start <= episodes[-1].end + timedelta(seconds=slack_s):
-            last = episodes[-1]
-            merged = sorted(list(last.observations) + obs, key=lambda o: o.time)
-            episodes[-1] = Episode(last.start, max(last.end, end), tuple(merged))
-        else:
-            episodes.append(Episode(start, end, tuple(obs)))
-    return episodes
-
-
-def consecutive_down_runs(observations: Sequence[Observation]) -> list[list[Observation]]:
-    """Runs of consecutive DOWN observations of one kind: any other observation of that kind ends a run
-    (failed, ok, failed is two single failures, not a run of two)."""
-    runs: list[list[Observation]] = []
-    for kind in sorted({o.kind for o in observations}):
-        cur: list[Observation] = []
-        for o in sorted((o for o in observations if o.kind == kind), key=lambda o: o.time):
-            if o.state == DOWN:
-                cur.append(o)
-            elif cur:
-                runs.append(cur)
-                cur = []
-        if cur:
-            runs.append(cur)
-    return runs
-
-
-def _near(run: Sequence[Observation], o: Observation) -> bool:
-    slack = timedelta(seconds=k.PATH_DOWN_CROSS_CHECK_S)
-    return run[0].time - slack <= o.time <= run[-1].time + slack
-
-
-def other_kinds_near(
-    a: PathAssessment | Sequence[Observation], run: Sequence[Observation]
-) -> tuple[list[Observation], list[Observation]]:
-    """Observations of the other measurement kinds around a run of failures: (those that got through, those that
-    did not)."""
-    observations = a.observations if isinstance(a, PathAssessment) else a
-    others = [o for o in observations if o.kind != run[0].kind and _near(run, o)]
-    return [o for o in others if o.state != DOWN], [o for o in others if o.state == DOWN]
-
-
-def unconfirmed_downs(observations: Sequence[Observation]) -> set[int]:
-    """Indexes of failed observations that are noise: a failure alone of its kind (no consecutive one) that no
-    other measurement kind confirms (a test failing once between successes is a busy server)."""
-    out: set[int] = set()
-    index = {id(o): i for i, o in enumerate(observations)}
-    for run in consecutive_down_runs(observations):
-        if len(run) >= k.PATH_DOWN_MIN_OBSERVATIONS:
-            continue
-        _, failing = other_kinds_near(observations, run)
-        if not failing:
-            out |= {index[id(o)] for o in run}
-    return out
 
 
 # --------------------------------------------------------------------------- assessment

@@ -23,8 +23,8 @@ from datetime import datetime
 from functools import cached_property
 
 from wanmon.diagnosis import constants as k
+from wanmon.diagnosis.stats import MAD_TO_SIGMA
 
-MAD_TO_SIGMA = 1.4826
 HOUR_S = 3600
 WEEK_H = 168
 
@@ -41,6 +41,14 @@ class LearnedLevel:
     @cached_property
     def median_bps(self) -> float | None:
         return statistics.median(self.rates_bps) if self.rates_bps else None
+
+    @cached_property
+    def weekly(self) -> dict[int, float]:
+        return dict(self.by_hour_of_week)
+
+    @cached_property
+    def daily(self) -> dict[int, float]:
+        return dict(self.by_hour_of_day)
 
     @cached_property
     def mad_bps(self) -> float | None:
@@ -135,10 +143,12 @@ def learn_level(
 def level_at(level: LearnedLevel, t: datetime) -> float | None:
     """The reference for a result at ``t``: its hour-of-week slot's, else its hour-of-day slot's, else the median
     (a slot is listed only when it differs significantly from the median)."""
-    for slot, mid in level.by_hour_of_week:
-        if slot == hour_of_week(t):
+    if level.by_hour_of_week:
+        mid = level.weekly.get(hour_of_week(t))
+        if mid is not None:
             return mid
-    for slot, mid in level.by_hour_of_day:
-        if slot == t.hour:
+    if level.by_hour_of_day:
+        mid = level.daily.get(t.hour)
+        if mid is not None:
             return mid
     return level.median_bps

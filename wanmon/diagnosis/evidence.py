@@ -25,6 +25,7 @@ from typing import Any
 
 from wanmon.diagnosis import codes
 from wanmon.diagnosis.baseline import LearnedLevel, learn_level, level_at
+from wanmon.diagnosis.stats import median
 
 __all__ = [
     "AgentSchedule",
@@ -450,8 +451,6 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def _median(values: Sequence[float]) -> float | None:
-    return statistics.median(values) if values else None
 
 
 def summarise_path(
@@ -479,7 +478,7 @@ def summarise_path(
     udp = [t for t in tests if t.protocol == "udp" and t.error is None and t.packets_sent]
     sessions = [o for o in owamp_tests if inside(o.time) and o.packets_sent and o.packets_lost < o.packets_sent]
     level = learn_level(((t.time, t.throughput_bps) for t in tcp if t.throughput_bps is not None), excluded)
-    median, mad = level.median_bps, level.mad_bps
+    level_bps, mad = level.median_bps, level.mad_bps
 
     retrans_lost = 0.0
     retrans_sent = 0.0
@@ -503,14 +502,14 @@ def summarise_path(
         tcp_tests=len(level.rates_bps),
         tcp_excluded_tests=level.excluded,
         tcp_level=level,
-        tcp_throughput_median_bps=median,
+        tcp_throughput_median_bps=level_bps,
         tcp_throughput_mad_bps=mad,
         tcp_loss_fraction=(retrans_lost / retrans_sent) if retrans_sent > 0 else None,
         probe_packets=int(probe_sent),
         probe_loss_fraction=(probe_lost / probe_sent) if probe_sent > 0 else None,
         delay_min_ms=min(mins) if mins else None,
-        delay_median_ms=_median(medians),
-        rtt_ms=_median(rtts),
+        delay_median_ms=median(medians),
+        rtt_ms=median(rtts),
         mss_bytes=int(statistics.median(msss)) if msss else None,
         traceroute_hops=tuple(routes[-1].hops) if routes else None,
     )

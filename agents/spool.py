@@ -42,6 +42,9 @@ Invariants, and why they hold across a crash at any instruction:
 
 Times in file names are nanoseconds since the epoch, zero-padded so that name order is age
 order. Record counts are in the names too, so :meth:`Spool.status` never reads file contents.
+
+The file names, formats and the values read from them are in agents/spool_files.py; what the spool does
+with the centre's refusals (split, reject, count server errors, requeue) in agents/spool_refusals.py.
 """
 
 from __future__ import annotations
@@ -49,19 +52,50 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import logging
 import os
-import re
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
+
+from agents.spool_files import (
+    _BATCH_DECODER,
+    _BATCHES,
+    _CHUNK_DECODER,
+    _DISK_FULL,
+    _DROPPED,
+    _ENCODER,
+    _ERROR_SUFFIX,
+    _NAME,
+    _PENDING,
+    _REJECTED,
+    _TMP,
+    SPOOL_FORMAT,
+    RejectedFile,
+    SpoolBusyError,
+    SpooledBatch,
+    SpoolError,
+    SpoolStatus,
+    _batch_name,
+    _batch_of_error,
+    _BatchFile,
+    _ChunkFile,
+    _Entry,
+    _error_name,
+    _error_path,
+    _fsync_dir,
+    _iso,
+    _listdir,
+    _size,
+    _unlink,
+    logger,
+    records_as_dicts,
+)
+from agents.spool_refusals import SpoolRefusals
 
 __all__ = [
     "SPOOL_FORMAT",
@@ -74,133 +108,8 @@ __all__ = [
     "records_as_dicts",
 ]
 
-SPOOL_FORMAT = 1
-_PENDING, _BATCHES, _REJECTED, _TMP = "pending", "batches", "rejected", "tmp"
-_NAME = re.compile(r"^(?P<ns>\d{20})-(?P<key>[0-9a-f-]{8,36})-n(?P<count>\d+)\.json\Z")
-_ERROR_SUFFIX = ".error.json"
-_DROPPED = "dropped.json"
-_DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 
-logger = logging.getLogger(__name__)
-
-
-class SpoolError(RuntimeError):
-    """The spool directory cannot be used (permissions, read-only or missing file system...)."""
-
-
-class SpoolBusyError(SpoolError):
-    """Another process (a running ``wanmon-agent run``) holds the spool's lock."""
-
-
-class _ChunkFile(msgspec.Struct, kw_only=True):
-    format: int = SPOOL_FORMAT
-    created_at: str
-    source: str
-    records: list[msgspec.Raw]
-
-
-class _BatchFile(msgspec.Struct, kw_only=True):
-    format: int = SPOOL_FORMAT
-    batch_id: str
-    created_at: str
-    chunks: list[str] = []
-    split_from: str | None = None
-    records: list[msgspec.Raw]
-
-
-_ENCODER = msgspec.json.Encoder()
-_CHUNK_DECODER = msgspec.json.Decoder(_ChunkFile)
-_BATCH_DECODER = msgspec.json.Decoder(_BatchFile)
-
-
-@dataclass(frozen=True)
-class SpooledBatch:
-    """A batch on disk: ``records`` are the exact JSON bytes of each record, as spooled."""
-
-    batch_id: str
-    path: Path
-    created_ns: int
-    records: list[msgspec.Raw]
-    split_from: str | None = None
-
-    @property
-    def count(self) -> int:
-        """Number of records in the batch."""
-        return len(self.records)
-
-
-@dataclass(frozen=True)
-class SpoolStatus:
-    """What waits in the spool. ``oldest_age_s`` is None when nothing waits."""
-
-    pending_records: int
-    pending_chunks: int
-    batch_records: int
-    batches: int
-    oldest_age_s: float | None
-    rejected_batches: int
-    rejected_records: int
-    bytes: int
-    max_bytes: int
-    dropped_records: int = 0  # since the spool was created: dropped for its size bound or a full disk
-
-    @property
-    def records_waiting(self) -> int:
-        """Records not yet acknowledged by the centre (pending chunks and formed batches)."""
-        return self.pending_records + self.batch_records
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (``wanmon-agent spool --json``)."""
-        return {
-            "records_waiting": self.records_waiting,
-            "batches_waiting": self.batches,
-            "pending_records": self.pending_records,
-            "pending_chunks": self.pending_chunks,
-            "batch_records": self.batch_records,
-            "oldest_age_s": None if self.oldest_age_s is None else round(self.oldest_age_s, 3),
-            "rejected_batches": self.rejected_batches,
-            "rejected_records": self.rejected_records,
-            "bytes": self.bytes,
-            "max_bytes": self.max_bytes,
-            "dropped_records": self.dropped_records,
-        }
-
-
-@dataclass(frozen=True)
-class RejectedFile:
-    """A file in ``rejected/`` and why it is there (read from the ``.error.json`` next to it)."""
-
-    path: Path
-    records: int
-    status: int | None
-    reason: str
-    attempts: int | None = None
-    rejected_at: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (``wanmon-agent spool --json``)."""
-        return {
-            "file": str(self.path),
-            "records": self.records,
-            "status": self.status,
-            "reason": self.reason,
-            "attempts": self.attempts,
-            "rejected_at": self.rejected_at,
-        }
-
-
-@dataclass
-class _Entry:
-    """One spool file, described by its name (and size, for the size bound)."""
-
-    path: Path
-    created_ns: int
-    count: int
-    size_bytes: int
-    extra: list[Path] = field(default_factory=list)  # files that go with it (a rejected batch's .error.json)
-
-
-class Spool:
+class Spool(SpoolRefusals):
     """The on-disk queue between the collectors and the uploader (see the module docstring).
 
     ``clock_ns`` returns nanoseconds since the epoch (injectable for tests). Methods are
@@ -498,35 +407,6 @@ class Spool:
             dropped_records=self._dropped_total(),
         )
 
-    def rejected(self, *, limit: int | None = None) -> list[RejectedFile]:
-        """What ``rejected/`` holds, most recently parked first (at most ``limit``), with the reason.
-
-        Read-only, safe while the daemon runs; only the error files of the listed entries are read.
-        """
-        entries = self._entries(self.rejected_dir)
-        entries.sort(key=lambda e: max((_mtime(p) for p in (e.path, *e.extra)), default=0.0), reverse=True)
-        listed: list[RejectedFile] = []
-        for entry in entries[:limit] if limit is not None else entries:
-            error: Any = None
-            with contextlib.suppress(OSError, msgspec.DecodeError):
-                error = msgspec.json.decode(_error_path(entry.path).read_bytes())
-            if not isinstance(error, dict):
-                listed.append(RejectedFile(entry.path, entry.count, None, "no error file next to it"))
-                continue
-            status = error.get("status")
-            attempts = error.get("attempts")
-            listed.append(
-                RejectedFile(
-                    path=entry.path,
-                    records=entry.count,
-                    status=status if isinstance(status, int) else None,
-                    reason=_reason(error),
-                    attempts=attempts if isinstance(attempts, int) else None,
-                    rejected_at=error.get("rejected_at") if isinstance(error.get("rejected_at"), str) else None,
-                )
-            )
-        return listed
-
     # -- outcomes of an upload ----------------------------------------------------------------
 
     def ack(self, batch: SpooledBatch) -> None:
@@ -535,166 +415,6 @@ class Spool:
             removed = _unlink(batch.path)
             if _unlink(_error_path(batch.path)) or removed:
                 _fsync_dir(self.batches_dir)
-
-    def split(self, batch: SpooledBatch, *, reason: str = "too large for the centre (413)") -> list[SpooledBatch]:
-        """Replace ``batch`` by its two halves; ids are derived from the parent's.
-
-        Used after a 413, and to find the records the centre refuses (or fails on) when its answer
-        names none: bisecting isolates them while the others are stored. A batch of one record
-        cannot be split: the caller rejects it instead.
-        """
-        if batch.count < 2:
-            raise ValueError("a batch of one record cannot be split")
-        half = batch.count // 2
-        with self._mutex:
-            if not batch.path.exists():
-                return []  # dropped by the size bound while it was being sent
-            children = [
-                self._child(batch, batch.records[:half], "split-1-of-2"),
-                self._child(batch, batch.records[half:], "split-2-of-2"),
-            ]
-            _unlink(batch.path)
-            _unlink(_error_path(batch.path))
-            _fsync_dir(self.batches_dir)
-        logger.info(
-            "batch split in two",
-            extra={
-                "batch_id": batch.batch_id,
-                "records": batch.count,
-                "reason": reason,
-                "into": [c.batch_id for c in children],
-                "into_records": [c.count for c in children],
-            },
-        )
-        return children
-
-    def reject(
-        self,
-        batch: SpooledBatch,
-        *,
-        status: int | None,
-        response: Any,
-        record_indexes: set[int] | None = None,
-        attempts: int | None = None,
-    ) -> SpooledBatch | None:
-        """Move refused records to ``rejected/`` with the server's answer next to them.
-
-        With ``record_indexes`` (the records the server named), only those are rejected and
-        the others go on in a new batch (returned): one bad record must not cost a batch's
-        worth of good measurements. Without it, or when it names every record, the whole
-        batch is rejected. ``attempts``: how many times the centre gave that answer (repeated
-        500s), kept in the error file.
-        """
-        with self._mutex:
-            if not batch.path.exists():
-                return None
-            named = {i for i in (record_indexes or set()) if 0 <= i < batch.count}
-            now_ns = self._clock_ns()
-            error = {
-                "status": status,
-                "response": response,
-                "batch_id": batch.batch_id,
-                "rejected_at": _iso(now_ns),
-            }
-            if attempts is not None:
-                error["attempts"] = attempts
-            if not named or len(named) == batch.count:
-                name = batch.path.name
-                self._write_atomic(self.rejected_dir, _error_name(name), _ENCODER.encode(error))
-                os.replace(batch.path, self.rejected_dir / name)
-                _fsync_dir(self.rejected_dir)
-                rest = None
-                rejected_count = batch.count
-            else:
-                bad = [batch.records[i] for i in sorted(named)]
-                good = [r for i, r in enumerate(batch.records) if i not in named]
-                rejected_id = _derived_id(batch.batch_id, "rejected")
-                name = _batch_name(batch.created_ns, rejected_id, len(bad))
-                error["record_indexes"] = sorted(named)  # positions in the batch the server's paths refer to
-                body = _BatchFile(
-                    batch_id=rejected_id,
-                    created_at=_iso(batch.created_ns),
-                    split_from=batch.batch_id,
-                    records=bad,
-                )
-                self._write_atomic(self.rejected_dir, _error_name(name), _ENCODER.encode(error))
-                self._write_atomic(self.rejected_dir, name, _ENCODER.encode(body))
-                rest = self._child(batch, good, "accepted-part")
-                _unlink(batch.path)
-                rejected_count = len(bad)
-            # The batch's 500 count goes after the batch itself: a crash in between keeps a count, not a batch.
-            _unlink(_error_path(batch.path))
-            _fsync_dir(self.batches_dir)
-        logger.error(
-            "the centre refused records; kept in the spool's rejected/ folder",
-            extra={
-                "batch_id": batch.batch_id,
-                "status": status,
-                "records_rejected": rejected_count,
-                "records_resent": 0 if rest is None else rest.count,
-                "rejected_file": str(self.rejected_dir / name),
-                "response": response,
-                **({"attempts": attempts} if attempts is not None else {}),
-            },
-        )
-        return rest
-
-    def note_server_error(self, batch: SpooledBatch, *, status: int | None, response: Any) -> int:
-        """Count one more server error (500) in a row for ``batch``; returns the count so far.
-
-        Kept on disk next to the batch (``<name>.error.json``, with the last answer) so that the
-        count survives a restart and adds up across ``once`` runs. 0 if the batch is gone.
-        """
-        with self._mutex:
-            if not batch.path.exists():
-                return 0
-            previous = 0
-            with contextlib.suppress(OSError, msgspec.DecodeError, TypeError, ValueError):
-                previous = int(msgspec.json.decode(_error_path(batch.path).read_bytes()).get("attempts", 0))
-            attempts = previous + 1
-            error = {
-                "status": status,
-                "response": response,
-                "batch_id": batch.batch_id,
-                "attempts": attempts,
-                "last_at": _iso(self._clock_ns()),
-            }
-            self._write_atomic(self.batches_dir, _error_path(batch.path).name, _ENCODER.encode(error))
-            return attempts
-
-    def clear_server_errors(self, batch: SpooledBatch) -> None:
-        """Any other answer breaks a run of 500s: the next 500 counts from one again."""
-        with self._mutex:
-            if _unlink(_error_path(batch.path)):
-                _fsync_dir(self.batches_dir)
-
-    def requeue_rejected(self) -> int:
-        """Put every rejected batch back in the queue (after the cause was fixed); returns how many."""
-        moved = 0
-        with self._mutex:
-            for entry in self._entries(self.rejected_dir):
-                os.replace(entry.path, self.batches_dir / entry.path.name)
-                for extra in entry.extra:
-                    _unlink(extra)
-                moved += 1
-            if moved:
-                _fsync_dir(self.batches_dir)
-                _fsync_dir(self.rejected_dir)
-        return moved
-
-    # -- internals ----------------------------------------------------------------------------
-
-    def _child(self, parent: SpooledBatch, records: list[msgspec.Raw], role: str) -> SpooledBatch:
-        batch_id = _derived_id(parent.batch_id, role)
-        body = _BatchFile(
-            batch_id=batch_id, created_at=_iso(parent.created_ns), split_from=parent.batch_id, records=records
-        )
-        path = self._write_atomic(
-            self.batches_dir, _batch_name(parent.created_ns, batch_id, len(records)), _ENCODER.encode(body)
-        )
-        return SpooledBatch(
-            batch_id=batch_id, path=path, created_ns=parent.created_ns, records=records, split_from=parent.batch_id
-        )
 
     def _write_atomic(self, directory: Path, name: str, data: bytes) -> Path:
         """Write ``data`` under ``directory/name`` so that the file is either absent or complete."""
@@ -807,93 +527,3 @@ class Spool:
             return 0
         count = value.get("dropped_records") if isinstance(value, dict) else None
         return count if isinstance(count, int) else 0
-
-
-# --- helpers -------------------------------------------------------------------------------------
-
-
-def _batch_name(created_ns: int, batch_id: str, count: int) -> str:
-    return f"{created_ns:020d}-{batch_id}-n{count}.json"
-
-
-def _error_name(name: str) -> str:
-    return name.removesuffix(".json") + _ERROR_SUFFIX
-
-
-def _error_path(path: Path) -> Path:
-    """The ``.error.json`` that goes with a batch file, in the same directory."""
-    return path.with_name(_error_name(path.name))
-
-
-def _batch_of_error(path: Path) -> Path:
-    return path.with_name(path.name.removesuffix(_ERROR_SUFFIX) + ".json")
-
-
-def _derived_id(parent_id: str, role: str) -> str:
-    """A stable child id: re-splitting the same parent after a crash gives the same ids."""
-    return str(uuid.uuid5(uuid.UUID(parent_id), role))
-
-
-def _iso(ns: int) -> str:
-    return datetime.fromtimestamp(ns / 1e9, UTC).isoformat().replace("+00:00", "Z")
-
-
-def _listdir(directory: Path) -> list[Path]:
-    try:
-        return [Path(item.path) for item in os.scandir(directory)]
-    except FileNotFoundError:
-        return []
-
-
-def _unlink(path: Path) -> bool:
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        return False
-    return True
-
-
-def _reason(error: Mapping[str, Any]) -> str:
-    """One line saying why a file was parked: the server's first error, or the spool's own reason."""
-    if isinstance(error.get("reason"), str):
-        return error["reason"]
-    response = error.get("response")
-    errors = response.get("errors") if isinstance(response, dict) else None
-    if isinstance(errors, list) and errors:
-        first = errors[0] if isinstance(errors[0], dict) else {}
-        text = f"{first.get('path') or '(batch)'}: {first.get('message', '')}"
-        return text + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else "")
-    if response is None:
-        return "no answer recorded"
-    text = response if isinstance(response, str) else _ENCODER.encode(response).decode()
-    return " ".join(text.split())[:200] or "empty answer"
-
-
-def _mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except FileNotFoundError:
-        return 0.0
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except FileNotFoundError:
-        return 0
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    except FileNotFoundError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def records_as_dicts(batch: SpooledBatch) -> list[Mapping[str, Any]]:
-    """The batch's records decoded (for tests and the ``spool`` command)."""
-    return [msgspec.json.decode(raw) for raw in batch.records]

@@ -141,8 +141,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", DEFAULT_REDIS_URL)
 # Socket timeouts on every Redis client (cache, broker, results): a Redis that is blackholed (no RST, no answer)
-# must cost an ingest thread seconds, not hang it; ingest works without Redis (the rate limit is skipped, and the
-# catch-up computes the rates of what could not be queued).
+# must cost an ingest thread seconds, not hang it; ingest works without Redis (the rate limit counts in the process,
+# wanmon/core/throttling.py, and the catch-up computes the rates of what could not be queued).
 REDIS_CONNECT_TIMEOUT_S = float(os.environ.get("WANMON_REDIS_CONNECT_TIMEOUT_S", "2"))
 REDIS_SOCKET_TIMEOUT_S = float(os.environ.get("WANMON_REDIS_SOCKET_TIMEOUT_S", "5"))
 CACHES = {

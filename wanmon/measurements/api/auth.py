@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import logging
 
 from rest_framework import authentication, exceptions, throttling
 
+from wanmon.core.throttling import CacheFallbackMixin
 from wanmon.inventory.models import Agent
-
-logger = logging.getLogger(__name__)
 
 
 def token_hash(token: str) -> str:
@@ -56,8 +54,12 @@ class AgentTokenAuthentication(authentication.BaseAuthentication):
         return 'Bearer realm="wanmon-ingest"'
 
 
-class AgentIngestThrottle(throttling.SimpleRateThrottle):
-    """Per-agent request rate (settings WANMON_INGEST_RATE_LIMIT, e.g. '600/min'); 429 + Retry-After."""
+class AgentIngestThrottle(CacheFallbackMixin, throttling.SimpleRateThrottle):
+    """Per-agent request rate (settings WANMON_INGEST_RATE_LIMIT, e.g. '600/min'); 429 + Retry-After.
+
+    While Redis fails the count is kept in the process (wanmon/core/throttling.py): an upload waits on a
+    blackholed Redis at most once per pause, and an agent token that floods ingest is still refused.
+    """
 
     scope = "ingest"
 
@@ -71,10 +73,3 @@ class AgentIngestThrottle(throttling.SimpleRateThrottle):
         if isinstance(user, AgentPrincipal):
             return f"throttle_ingest_agent_{user.agent.pk}"
         return None
-
-    def allow_request(self, request, view):
-        try:
-            return super().allow_request(request, view)
-        except Exception:  # the cache (Redis) is down: measurements matter more than the rate limit
-            logger.warning("ingest rate limit unavailable (cache error); allowing the request", exc_info=True)
-            return True

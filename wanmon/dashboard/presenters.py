@@ -181,6 +181,7 @@ def maintenance_marks(items) -> list[fig.TimeMark]:
         fig.TimeMark(kind="maintenance", start=m.start, end=m.end, label=f"Maintenance {m.reference}",
                      detail=f"{m.carrier or ''} {m.impact}: {', '.join(m.affects)}".strip(), url="")
         for m in items
+        if not m.held  # held for review: no maintenance until an operator accepts it
     ]
 
 

@@ -1,5 +1,9 @@
 """Maintenance windows as the dashboard shows them: occurrences in a time range, with the labels they affect,
-and those touching given paths or elements."""
+and those touching given paths or elements.
+
+A window from an untrusted source is held for an operator's review and mutes nothing until accepted: the lists
+show it marked "held for review", the path statuses and charts leave it out. A rejected window is never shown.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from datetime import datetime
 
 from wanmon.inventory.models import Path
 from wanmon.inventory.selectors import MembershipInputs, path_membership_inputs, path_touched_by_labels
+from wanmon.maintenance.choices import Review
 from wanmon.maintenance.selectors import maintenance_occurrence_list
 
 
@@ -25,22 +30,31 @@ class MaintenanceItem:
     impact: str
     status: str
     affects: tuple[str, ...]
+    review: str = Review.ACCEPTED
+
+    @property
+    def held(self) -> bool:
+        """Held for an operator's review: listed, but it is no maintenance of anything until accepted."""
+        return self.review == Review.HELD
 
     def running_at(self, at: datetime) -> bool:
         return self.start <= at < self.end
 
 
-def maintenance_list(*, start: datetime, end: datetime) -> list[MaintenanceItem]:
-    """Occurrences of the windows (not cancelled) overlapping [start, end), oldest first (a recurring window
-    appears once per occurrence, as the maintenance app expands it)."""
+def maintenance_list(*, start: datetime, end: datetime, include_held: bool = True) -> list[MaintenanceItem]:
+    """Occurrences of the windows (not cancelled, not rejected) overlapping [start, end), oldest first (a recurring
+    window appears once per occurrence, as the maintenance app expands it); ``include_held=False`` keeps only the
+    accepted windows, those that are maintenance in force (what statuses and charts place on paths)."""
+    shown = {Review.ACCEPTED, Review.HELD} if include_held else {Review.ACCEPTED}
     return [
         MaintenanceItem(
             pk=o.window.pk, reference=o.window.reference,
             carrier=o.window.carrier.code if o.window.carrier_id else None, summary=o.window.summary,
             start=o.start, end=o.end, impact=o.window.impact, status=o.window.status,
-            affects=tuple(a.label for a in o.window.affects.all()),
+            affects=tuple(a.label for a in o.window.affects.all()), review=o.window.review,
         )
         for o in maintenance_occurrence_list(start=start, end=end, include_cancelled=False)
+        if o.window.review in shown
     ]
 
 

@@ -123,7 +123,7 @@ def path_observations(*, at: datetime, paths: Sequence[Path] | None = None) -> d
     latest = _latest_tcp(at)
     loss = _recent_loss(at)
     by_direction = path_findings_by_direction(finding_list_active_at(at))
-    running = [m for m in maintenance_list(start=at, end=at + timedelta(microseconds=1))]
+    running = maintenance_list(start=at, end=at + timedelta(microseconds=1), include_held=False)  # held: no status
     inputs = path_membership_inputs() if running else None
     cells: dict[tuple[str, str], GridCell] = {}
     for path in paths:
@@ -202,7 +202,7 @@ def _overview_paths(at: datetime) -> list:
     """Path versions in force at ``at``. Their hops are read only when maintenance is running (only then does
     the grid place maintenance on paths); otherwise plain rows: 10 000 paths as model instances with their sites
     cost a second and a half, as rows a few hundredths."""
-    if maintenance_list(start=at, end=at + timedelta(microseconds=1)):
+    if maintenance_list(start=at, end=at + timedelta(microseconds=1), include_held=False):
         return list(path_list_valid_at(at=at))
     return [
         _PathRow(r["id"], r["src_id"], r["dst_id"], _SiteRef(r["src"]), _SiteRef(r["dst"]), r["capacity_mbps"])

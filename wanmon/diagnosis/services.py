@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from django.db import connection, transaction
 from django.db.models import Q
 
+from wanmon.diagnosis import constants as k
 from wanmon.diagnosis import engine
 from wanmon.diagnosis.choices import ACTIVE_STATUSES, EventKind, FindingStatus
 from wanmon.diagnosis.evidence import AgentSchedule
@@ -16,9 +17,10 @@ from wanmon.diagnosis.evidence import Finding as EngineFinding
 from wanmon.diagnosis.models import Finding, FindingEvent
 from wanmon.diagnosis.selectors import evidence_bundle_build
 
-# Production look-back: the last 6 hours are judged against the 7 days before them.
+# Production look-back: the last 6 hours are judged against the 21 days before them.
 DEFAULT_WINDOW = timedelta(hours=6)
-DEFAULT_BASELINE = timedelta(days=7)
+# the baseline is learned from three weeks (constants.BASELINE_HISTORY_DAYS): a fault of a week stays a minority
+DEFAULT_BASELINE = timedelta(days=k.BASELINE_HISTORY_DAYS)
 
 
 def subject_key(subject: dict) -> str:

@@ -449,7 +449,9 @@ def test_each_rate_is_the_injected_delta_over_the_poll_interval(chain):
                     )
                     checked[column] += value is not None
     print(f"\nrates checked against the injected deltas: {dict(checked)}")
-    assert versions_seen == set(range(1, POLLS)), f"polls read versions {sorted(versions_seen)} (harness too slow?)"
+    # Version 0 may be read twice (a device polled again before the slowest finished: an interval without traffic,
+    # checked above like any other); every later version must have been read.
+    assert set(range(1, POLLS)) <= versions_seen, f"polls read versions {sorted(versions_seen)} (harness too slow?)"
     kept = sum(len(v) for v in chain.selection.values())
     assert checked["in_bps"] >= (kept - 20) * (POLLS - 1)  # all but the ambiguous Counter32 ones
 

@@ -2,13 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from wanmon.diagnosis import codes
 from wanmon.diagnosis.analysis import LossEstimate, PathAssessment, assess_path
 from wanmon.diagnosis.evidence import EvidenceBundle, Finding, PathEvidence, path_subject
+
+# Conclusions several rules share (the untrusted delay pairs of rules/clock.py, the maintenance matches of
+# rules/maintenance.py) are worked out by those rule modules, which register them here when the rules package is
+# imported: rules import the context, never the reverse.
+_SHARED_CONCLUSIONS: dict[str, Callable[[RuleContext], Any]] = {}
+
+
+def register_shared_conclusion(name: str, work_out: Callable[[RuleContext], Any]) -> None:
+    """Make ``work_out(ctx)`` the way the context derives the shared conclusion ``name``."""
+    _SHARED_CONCLUSIONS[name] = work_out
+
+
+def _shared(name: str) -> Callable[[RuleContext], Any]:
+    try:
+        return _SHARED_CONCLUSIONS[name]
+    except KeyError:
+        raise LookupError(f"{name}: no rule module registered it (import wanmon.diagnosis.rules)") from None
 
 
 class RuleContext:
@@ -49,17 +66,13 @@ class RuleContext:
     def untrusted_delay_pairs(self) -> set[tuple[str, str]]:
         """Path directions whose one-way delays must not be used (clock not synchronised)."""
         if self._untrusted is None:
-            from wanmon.diagnosis.rules.clock import untrusted_pairs
-
-            self._untrusted = untrusted_pairs(self)
+            self._untrusted = _shared("untrusted_delay_pairs")(self)
         return self._untrusted
 
     def maintenance_matches(self):
         """Degradation episodes explained by maintenance windows (see rules.maintenance.match_episodes)."""
         if self._maintenance is None:
-            from wanmon.diagnosis.rules.maintenance import match_episodes
-
-            self._maintenance = match_episodes(self)
+            self._maintenance = _shared("maintenance_matches")(self)
         return self._maintenance
 
     def findings_with(self, code: str) -> list[Finding]:

@@ -69,3 +69,12 @@ def test_a_burst_of_health_checks_costs_one_celery_ping(client):
         elapsed = time.perf_counter() - started
     assert ping.call_count == 1
     assert elapsed < 0.3 + 20 * 0.1
+
+
+def test_a_worker_that_has_just_come_up_is_seen_at_once(client):
+    """A failed ping is not kept: gunicorn's other processes must not answer 503 for 10 s after the worker is up
+    (the demo waits for one process to say 200, then the next request may reach another)."""
+    replies = [[], [{"celery@w1": {"ok": "pong"}}]]
+    with mock.patch("wanmon.celery.app.control.ping", side_effect=lambda timeout: replies.pop(0)):
+        assert client.get("/healthz").status_code == 503
+        assert client.get("/healthz").status_code == 200

@@ -36,6 +36,19 @@ from tests.lab.emulator import EmulatorConfig
 from tests.lab.scenarios import Scenario
 
 NAMESPACE_PREFIX = "wlab-"
+# Each run's namespaces carry its process id: two runs on one machine (two checkouts' test suites) never take
+# down each other's namespaces; those of a run that died are found by its pid and removed.
+RUN_PREFIX = f"{NAMESPACE_PREFIX}{os.getpid()}-"
+
+
+def leftover_namespaces() -> list[str]:
+    """Lab namespaces of runs whose process is gone (killed before its teardown)."""
+    out = []
+    for name in netns.existing(NAMESPACE_PREFIX):
+        pid = name[len(NAMESPACE_PREFIX):].partition("-")[0]
+        if not (pid.isdigit() and os.path.exists(f"/proc/{pid}")):
+            out.append(name)
+    return out
 DEVICE = "tun0"
 TXQUEUELEN = 10000  # a sender's bursts (slow start) queue in the device, as in a NIC's ring, not dropped by it
 SNMP_PORT = 1161
@@ -162,8 +175,8 @@ class Measured:
 
 def _addresses(s: Scenario) -> tuple[netns.Site, netns.Site]:
     base = f"10.77.{s.index}"
-    a = netns.Site(f"{NAMESPACE_PREFIX}{s.code.lower()}-a", DEVICE, f"{base}.1")
-    b = netns.Site(f"{NAMESPACE_PREFIX}{s.code.lower()}-b", DEVICE, f"{base}.2", extra_addresses=(f"{base}.3",))
+    a = netns.Site(f"{RUN_PREFIX}{s.code.lower()}-a", DEVICE, f"{base}.1")
+    b = netns.Site(f"{RUN_PREFIX}{s.code.lower()}-b", DEVICE, f"{base}.2", extra_addresses=(f"{base}.3",))
     return a, b
 
 

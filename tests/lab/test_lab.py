@@ -37,9 +37,9 @@ def centre(django_db_setup, django_db_blocker, tmp_path_factory):
     """gunicorn over HTTPS and a Celery worker on the test database (the e2e harness' pieces)."""
     from tests.agents.conftest import issue_server_certificate, make_ca
     from tests.e2e.chain_harness import Centre, Worker, database_url_for_subprocesses, private_redis_url
-    from tests.lab.harness import NAMESPACE_PREFIX
+    from tests.lab.harness import leftover_namespaces
 
-    for leftover in netns.existing(NAMESPACE_PREFIX):
+    for leftover in leftover_namespaces():
         netns.delete(leftover)
     work = tmp_path_factory.mktemp("lab")
     os.chmod(work, 0o755)
@@ -76,6 +76,8 @@ def _run(centre, name: str):
 
 def _assert_honest(outcome) -> None:
     """The emulator, not the host, decided every drop; each dropped TCP segment shows as a retransmission."""
+    from tests.lab.harness import RUN_PREFIX
+
     s: Scenario = outcome.scenario
     m = outcome.measured
     assert m.agent_errors == [], "\n".join(m.agent_errors[:5])
@@ -87,7 +89,7 @@ def _assert_honest(outcome) -> None:
     assert set(m.congestion_control.values()) == {expected_cc}, m.congestion_control
     for key, sender in (("a_to_b", "a"), ("b_to_a", "b")):
         drops = m.emulator[key]["tcp_data_drops"]
-        retrans = m.retrans[f"wlab-{s.code.lower()}-{sender}"]
+        retrans = m.retrans[f"{RUN_PREFIX}{s.code.lower()}-{sender}"]
         assert drops <= retrans <= 2 * drops + RETRANS_SLACK, (
             f"{key}: the emulator dropped {drops} TCP segments with payload, the sender retransmitted {retrans}"
         )

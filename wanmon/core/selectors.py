@@ -114,7 +114,10 @@ def celery_status_shared(now: float | None = None) -> ComponentStatus:
         if cached is not None and now - cached[0] < CELERY_STATUS_TTL_S:
             return cached[1]
         status = celery_status()
-        _celery_cached = (time.monotonic(), status)
+        # Only a success is kept for the TTL. A failure is the answer of the moment: the next request pings again
+        # (one thread at a time; the others get this answer meanwhile), so a worker that has just come up is seen
+        # at once by every web process, not 10 s later by those that asked before it was up.
+        _celery_cached = (time.monotonic() if status.ok else now - CELERY_STATUS_TTL_S, status)
         return status
     finally:
         _celery_lock.release()

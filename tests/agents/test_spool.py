@@ -16,24 +16,13 @@ import msgspec
 import pytest
 
 from agents.spool import Spool, SpoolBusyError, SpoolError, records_as_dicts
+from tests.agents.uploading import host_tcp_record
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def rec(n: int) -> dict:
-    """A small JSON-ready record (the spool stores what it is given; validation happens earlier)."""
-    return {
-        "type": "host_tcp",
-        "time": f"2026-03-01T11:{n // 60:02d}:{n % 60:02d}Z",
-        "site": "RAL",
-        "host": f"h{n}",
-        "tcp_rmem": [4096, 87380, 4194304],
-        "tcp_wmem": [4096, 65536, 4194304],
-        "rmem_max": 4194304,
-        "wmem_max": 4194304,
-        "congestion_control": "cubic",
-        "mtu": 9000,
-    }
+    return host_tcp_record(n, f"2026-03-01T11:{n // 60:02d}:{n % 60:02d}Z")
 
 
 class Clock:

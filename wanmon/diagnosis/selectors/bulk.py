@@ -1,0 +1,158 @@
+"""The evidence of one shard of a diagnosis cycle (wanmon/diagnosis/shards.py): a handful of set-based statements
+over all its path directions at once, never one query per path."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime
+
+from django.db import connection
+
+from wanmon.diagnosis.evidence import (
+    AgentSchedule,
+    EquipmentInfo,
+    EvidenceBundle,
+    KnownHost,
+    PathEvidence,
+    TrunkEvidence,
+)
+from wanmon.diagnosis.selectors.baselines import baselines_cached
+from wanmon.diagnosis.selectors.common import host_tcp_list, maintenance_windows_overlapping, sql_rows
+from wanmon.diagnosis.selectors.series import (
+    WINDOW_BUCKET_S,
+    interfaces_bulk,
+    owamp_bucketed,
+    throughput_for,
+    traceroutes_for,
+)
+from wanmon.inventory.models import Equipment, Host, Trunk
+
+
+def evidence_bundle_for_paths(
+    *,
+    path_ids: list[int],
+    now: datetime,
+    window_start: datetime,
+    baseline_start: datetime,
+    baseline_end: datetime,
+    unpathed_interfaces: bool = False,
+) -> EvidenceBundle:
+    """The evidence of some path directions (versions by id) for one shard of a diagnosis cycle: their tests,
+    the interfaces and trunks they cross, the hosts and equipment of their sites, the maintenance windows;
+    with ``unpathed_interfaces``, also every interface with data in the window that no current path crosses
+    (the shard that looks after elements alone)."""
+    path_rows = sql_rows(
+        """SELECT p.id, p.src_id, p.dst_id, s.code AS src, d.code AS dst, p.capacity_mbps
+           FROM inventory_path p JOIN inventory_site s ON s.id = p.src_id JOIN inventory_site d ON d.id = p.dst_id
+           WHERE p.id = ANY(%s) ORDER BY s.code, d.code""",
+        [list(path_ids)],
+    )
+    hops: dict[int, list[tuple[str, int | None]]] = defaultdict(list)
+    for r in sql_rows(
+        """SELECT h.path_id, e.name AS equipment, h.interface_id, i.name AS interface
+           FROM inventory_pathhop h JOIN inventory_equipment e ON e.id = h.equipment_id
+           LEFT JOIN inventory_interface i ON i.id = h.interface_id
+           WHERE h.path_id = ANY(%s) ORDER BY h.path_id, h.position""",
+        [list(path_ids)],
+    ):
+        label = f"{r['equipment']}:{r['interface']}" if r["interface_id"] else r["equipment"]
+        hops[r["path_id"]].append((label, r["interface_id"]))
+    keys = [(r["src_id"], r["dst_id"]) for r in path_rows]
+    # the window's tests only: the baseline period's are read when its summary is not in the cache
+    tests = throughput_for(keys, window_start, now)
+    o_window = owamp_bucketed(keys, window_start, now, WINDOW_BUCKET_S, outages=True)
+    r_window, _ = traceroutes_for(keys, window_start, now, baseline_start, baseline_end)
+    baselines = baselines_cached(keys, baseline_start, baseline_end)
+
+    paths: list[PathEvidence] = []
+    interface_ids: set[int] = set()
+    site_ids: set[int] = set()
+    for r in path_rows:
+        key = (r["src_id"], r["dst_id"])
+        site_ids.update(key)
+        interface_ids.update(i for _, i in hops[r["id"]] if i)
+        t_all = tests.get(key, [])
+        baseline = baselines.get(key)
+        paths.append(
+            PathEvidence(
+                src=r["src"],
+                dst=r["dst"],
+                capacity_bps=r["capacity_mbps"] * 1e6 if r["capacity_mbps"] else 0.0,
+                hops=tuple(label for label, _ in hops[r["id"]]),
+                throughput_tests=tuple(t for t in t_all if t.time >= window_start),
+                owamp_tests=tuple(o_window.get(key, [])),
+                traceroutes=tuple(r_window.get(key, [])),
+                baseline=baseline,
+            )
+        )
+
+    if unpathed_interfaces:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                """SELECT DISTINCT interface_id FROM measurements_interfacerate WHERE time >= %s AND time <= %s
+                   UNION SELECT DISTINCT interface_id FROM measurements_counterdiscontinuity
+                   WHERE time >= %s AND time <= %s
+                   EXCEPT SELECT h.interface_id FROM inventory_pathhop h JOIN inventory_path p ON p.id = h.path_id
+                   WHERE h.interface_id IS NOT NULL AND p.valid_from <= %s
+                     AND (p.valid_to IS NULL OR p.valid_to > %s)""",
+                [window_start, now, window_start, now, now, now],
+            )
+            interface_ids.update(r[0] for r in cursor.fetchall())
+    labels = {label for p in paths for label in p.hops}
+    trunks = [
+        t
+        for t in Trunk.objects.prefetch_related("members__equipment")
+        if unpathed_interfaces
+        or t.name in labels
+        or any(m.id in interface_ids or m.equipment.name in labels for m in t.members.all())
+    ]
+    member_ids = {m.id for t in trunks for m in t.members.all()}
+    interface_ids |= member_ids
+    ifaces = interfaces_bulk(interface_ids, window_start, now, raw_ids=member_ids, bucket_s=WINDOW_BUCKET_S)
+    trunk_evidence = tuple(
+        TrunkEvidence(t.name, tuple(ifaces[m.id] for m in t.members.all() if m.id in ifaces)) for t in trunks
+    )
+    site_codes = {p.src for p in paths} | {p.dst for p in paths}
+    hosts_qs = Host.objects.select_related("site")
+    if not unpathed_interfaces:
+        hosts_qs = hosts_qs.filter(site_id__in=site_ids)
+    hosts = list(hosts_qs)
+    known = {h.name: h.address for h in hosts}
+    equipment_names = {label.partition(":")[0] for label in labels} | {i.equipment for i in ifaces.values()}
+    return EvidenceBundle(
+        paths=tuple(paths),
+        window_start=window_start,
+        hosts=tuple(h for h in host_tcp_list(window_start, now, known) if unpathed_interfaces or h.site in site_codes),
+        known_hosts=tuple(KnownHost(h.site.code, h.name, h.address) for h in hosts),
+        interfaces=tuple(v for k, v in ifaces.items() if k not in member_ids),
+        trunks=trunk_evidence,
+        maintenance=tuple(maintenance_windows_overlapping(window_start, now)),
+        equipment=tuple(
+            EquipmentInfo(e.name, e.site.code if e.site_id else None, e.carrier.code if e.carrier_id else None, e.role)
+            for e in Equipment.objects.select_related("site", "carrier").filter(name__in=equipment_names)
+        ),
+        agent_schedules=tuple(_agent_schedules_of(keys, window_start, now)),
+    )
+
+
+def _agent_schedules_of(keys: list[tuple[int, int]], start: datetime, end: datetime) -> list[AgentSchedule]:
+    """Test periods the agents declared on these path directions: the first and the last test of each in the
+    window (two index probes per direction, not a scan of every result: a declared period rarely changes)."""
+    if not keys:
+        return []
+    parts = []
+    for table, kind in (("measurements_throughputtest", "throughput"), ("measurements_owamptest", "owamp")):
+        for order in ("ASC", "DESC"):
+            parts.append(
+                f"""SELECT k.src_id, '{kind}' AS kind, x.extra FROM k CROSS JOIN LATERAL (
+                        SELECT extra FROM {table} t WHERE t.src_id = k.src_id AND t.dst_id = k.dst_id
+                        AND t.time >= %(start)s AND t.time <= %(end)s ORDER BY t.time {order} LIMIT 1) x"""
+            )
+    rows = sql_rows(
+        f"""WITH k AS (SELECT unnest(%(src)s::bigint[]) AS src_id, unnest(%(dst)s::bigint[]) AS dst_id)
+            SELECT DISTINCT s.code AS site, t.kind, (t.extra->>'schedule_interval_s')::float8 AS interval_s
+            FROM ({" UNION ALL ".join(parts)}) t JOIN inventory_site s ON s.id = t.src_id
+            WHERE t.extra ? 'schedule_interval_s'""",
+        {"src": [k[0] for k in keys], "dst": [k[1] for k in keys], "start": start, "end": end},
+    )
+    return [AgentSchedule(r["site"], r["kind"], r["interval_s"]) for r in rows if r["interval_s"]]

@@ -1,0 +1,239 @@
+"""Set-based reads of many path directions at once (the periodic cycle's shards and the baselines).
+
+The periodic cycle evaluates thousands of path directions in shards (wanmon/diagnosis/shards.py). A shard's
+evidence comes from a handful of set-based statements over all its paths at once (never one query per path),
+and dense series are aggregated in SQL with time_bucket: a latencybg result every minute is 360 sessions in a
+6-hour window, 10 080 in a week of baseline; buckets keep the loss (packets are summed), the minimum delay and
+the worst maximum exactly. A bucket holding one row keeps that row's values and id, so sparse series (owamp
+every 5 or 20 minutes, SNMP every 5 minutes) reach the rules unchanged.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime, timedelta
+
+from wanmon.diagnosis.evidence import (
+    CounterDiscontinuity,
+    InterfaceEvidence,
+    InterfaceRate,
+    InterfaceStatus,
+    OwampTest,
+    ThroughputTest,
+    TracerouteObservation,
+)
+from wanmon.diagnosis.selectors.common import pairs_params, sql_rows
+
+WINDOW_BUCKET_S = 300  # window: 72 buckets in 6 hours
+# SNMP rates of the window's last half hour are never bucketed: the interface rules judge consecutive polls
+# (INTERFACE_ERRORS needs 3 in a row, LINK_CONGESTION a run of them), and a fault must be seen at the agents'
+# poll interval, not 5 minutes later. 30 one-minute polls per interface stay affordable at 20 000 interfaces.
+WINDOW_RAW_RECENT_S = 1800
+BASELINE_BUCKET_S = 3600  # baseline: 168 buckets in 7 days, only summarised
+
+
+def owamp_bucketed(keys: list[tuple[int, int]], start: datetime, end: datetime, bucket_s: int, *, outages: bool):
+    """Sessions of these path directions in [start, end], aggregated per time bucket. A session that lost every
+    packet (an outage) stays its own row when ``outages`` (the window: an outage is not a loss rate), and is left
+    out otherwise (the baseline summary ignores outages anyway)."""
+    out: dict[tuple[int, int], list[OwampTest]] = defaultdict(list)
+    if not keys:
+        return out
+    outage_filter = "" if outages else "AND o.packets_lost < o.packets_sent"
+    for r in sql_rows(
+        f"""WITH k AS (SELECT unnest(%s::bigint[]) AS src_id, unnest(%s::bigint[]) AS dst_id)
+            SELECT o.src_id, o.dst_id, max(o.time) AS time, count(*) AS n, min(o.id) AS id,
+                   sum(o.packets_sent) AS packets_sent, sum(coalesce(o.packets_lost, 0)) AS packets_lost,
+                   sum(coalesce(o.duplicates, 0)) AS duplicates, sum(coalesce(o.reordered, 0)) AS reordered,
+                   min(o.delay_min_ms) AS delay_min_ms,
+                   percentile_cont(0.5) WITHIN GROUP (ORDER BY o.delay_median_ms) AS delay_median_ms,
+                   max(o.delay_max_ms) AS delay_max_ms, avg(o.jitter_ms) AS jitter_ms,
+                   max(o.clock_error_ms) AS clock_error_ms
+            FROM measurements_owamptest o JOIN k ON k.src_id = o.src_id AND k.dst_id = o.dst_id
+            WHERE o.time >= %s AND o.time <= %s AND o.packets_sent IS NOT NULL {outage_filter}
+            GROUP BY o.src_id, o.dst_id, time_bucket(%s * interval '1 second', o.time),
+                     (o.packets_lost >= o.packets_sent)
+            ORDER BY 3""",
+        [*pairs_params(keys), start, end, bucket_s],
+    ):
+        out[(r["src_id"], r["dst_id"])].append(
+            OwampTest(
+                time=r["time"],
+                packets_sent=int(r["packets_sent"]),
+                packets_lost=int(r["packets_lost"]),
+                duplicates=int(r["duplicates"]),
+                reordered=int(r["reordered"]),
+                delay_min_ms=r["delay_min_ms"],
+                delay_median_ms=r["delay_median_ms"],
+                delay_max_ms=r["delay_max_ms"],
+                jitter_ms=r["jitter_ms"],
+                clock_error_ms=r["clock_error_ms"],
+                measurement_id=f"owamp:{r['id']}" if r["n"] == 1 else f"owamp:{r['id']}+{r['n'] - 1}",
+            )
+        )
+    return out
+
+
+def throughput_for(keys: list[tuple[int, int]], start: datetime, end: datetime):
+    """Throughput tests of these path directions (a few a day each: never bucketed)."""
+    out: dict[tuple[int, int], list[ThroughputTest]] = defaultdict(list)
+    if not keys:
+        return out
+    for r in sql_rows(
+        """WITH k AS (SELECT unnest(%s::bigint[]) AS src_id, unnest(%s::bigint[]) AS dst_id)
+           SELECT t.id, t.time, t.src_id, t.dst_id, protocol, throughput_bps, duration_s, streams, window_bytes,
+                  mss_bytes, rtt_ms, retransmits, offered_bps, packets_sent, packets_lost, src_host, dst_host,
+                  error, tool
+           FROM measurements_throughputtest t JOIN k ON k.src_id = t.src_id AND k.dst_id = t.dst_id
+           WHERE t.time >= %s AND t.time <= %s ORDER BY t.time""",
+        [*pairs_params(keys), start, end],
+    ):
+        out[(r["src_id"], r["dst_id"])].append(
+            ThroughputTest(
+                time=r["time"],
+                protocol=r["protocol"],
+                throughput_bps=r["throughput_bps"],
+                duration_s=r["duration_s"],
+                streams=r["streams"] or 1,
+                window_bytes=r["window_bytes"],
+                mss_bytes=r["mss_bytes"],
+                rtt_ms=r["rtt_ms"],
+                retransmits=r["retransmits"],
+                offered_bps=r["offered_bps"],
+                packets_sent=r["packets_sent"],
+                packets_lost=r["packets_lost"],
+                src_host=r["src_host"],
+                dst_host=r["dst_host"],
+                error=r["error"],
+                tool=r["tool"],
+                measurement_id=f"throughput:{r['id']}",
+            )
+        )
+    return out
+
+
+def traceroutes_for(keys: list[tuple[int, int]], start: datetime, end: datetime, baseline_start, baseline_end):
+    """Traceroutes of the window, and the last one of the baseline (all a summary keeps of it)."""
+    window: dict[tuple[int, int], list[TracerouteObservation]] = defaultdict(list)
+    last: dict[tuple[int, int], list[TracerouteObservation]] = defaultdict(list)
+    if not keys:
+        return window, last
+    params = pairs_params(keys)
+    for r in sql_rows(
+        """WITH k AS (SELECT unnest(%s::bigint[]) AS src_id, unnest(%s::bigint[]) AS dst_id)
+           SELECT t.id, t.time, t.src_id, t.dst_id, t.hops, t.pmtu_bytes FROM measurements_traceroute t
+           JOIN k ON k.src_id = t.src_id AND k.dst_id = t.dst_id
+           WHERE t.time >= %s AND t.time <= %s AND t.error IS NULL ORDER BY t.time""",
+        [*params, start, end],
+    ):
+        window[(r["src_id"], r["dst_id"])].append(
+            TracerouteObservation(r["time"], tuple(r["hops"]), r["pmtu_bytes"], f"traceroute:{r['id']}")
+        )
+    for r in sql_rows(
+        """WITH k AS (SELECT unnest(%s::bigint[]) AS src_id, unnest(%s::bigint[]) AS dst_id)
+           SELECT DISTINCT ON (t.src_id, t.dst_id) t.id, t.time, t.src_id, t.dst_id, t.hops, t.pmtu_bytes
+           FROM measurements_traceroute t JOIN k ON k.src_id = t.src_id AND k.dst_id = t.dst_id
+           WHERE t.time >= %s AND t.time <= %s AND t.error IS NULL ORDER BY t.src_id, t.dst_id, t.time DESC""",
+        [*params, baseline_start, baseline_end],
+    ):
+        last[(r["src_id"], r["dst_id"])].append(
+            TracerouteObservation(r["time"], tuple(r["hops"]), r["pmtu_bytes"], f"traceroute:{r['id']}")
+        )
+    return window, last
+
+
+def interfaces_bulk(
+    interface_ids: set[int], start: datetime, end: datetime, *, raw_ids: set[int], bucket_s: int
+) -> dict[int, InterfaceEvidence]:
+    """Interface evidence of many interfaces in a few statements: rates before the window's last half hour
+    bucketed (time-weighted means, summed error and discard rates; the last half hour and trunk members in
+    ``raw_ids`` keep every poll: consecutive polls and per-poll load sharing are judged there), every
+    non-'up' status sample and every change of status (what outage spans are made of), counter
+    discontinuities and the speed the device reports."""
+    if not interface_ids:
+        return {}
+    ids = sorted(interface_ids)
+    raw = sorted(raw_ids & interface_ids)
+    recent = max(start, end - timedelta(seconds=WINDOW_RAW_RECENT_S))
+
+    def wavg(col: str) -> str:
+        return f"sum({col} * interval_s) / nullif(sum(CASE WHEN {col} IS NOT NULL THEN interval_s END), 0)"
+
+    rates: dict[int, list[InterfaceRate]] = defaultdict(list)
+    for r in sql_rows(
+        f"""SELECT max(time) AS time, interface_id, sum(interval_s) AS interval_s,
+                   {wavg("in_bps")} AS in_bps, {wavg("out_bps")} AS out_bps,
+                   {wavg("in_pps")} AS in_pps, {wavg("out_pps")} AS out_pps,
+                   {wavg("in_errors_per_s")} AS in_errors_per_s, {wavg("out_errors_per_s")} AS out_errors_per_s,
+                   {wavg("in_discards_per_s")} AS in_discards_per_s,
+                   {wavg("out_discards_per_s")} AS out_discards_per_s,
+                   (array_agg(oper_status ORDER BY time DESC))[1] AS oper_status
+            FROM measurements_interfacerate
+            WHERE interface_id = ANY(%s) AND NOT interface_id = ANY(%s) AND time >= %s AND time < %s
+            GROUP BY interface_id, time_bucket(%s * interval '1 second', time)
+            UNION ALL
+            SELECT time, interface_id, interval_s, in_bps, out_bps, in_pps, out_pps, in_errors_per_s,
+                   out_errors_per_s, in_discards_per_s, out_discards_per_s, oper_status
+            FROM measurements_interfacerate
+            WHERE interface_id = ANY(%s) AND time >= %s AND time <= %s AND (interface_id = ANY(%s) OR time >= %s)
+            ORDER BY 1""",
+        [ids, raw, start, recent, bucket_s, ids, start, end, raw, recent],
+    ):
+        rates[r["interface_id"]].append(
+            InterfaceRate(
+                time=r["time"],
+                in_bps=r["in_bps"],
+                out_bps=r["out_bps"],
+                in_errors_per_s=r["in_errors_per_s"],
+                out_errors_per_s=r["out_errors_per_s"],
+                in_discards_per_s=r["in_discards_per_s"],
+                out_discards_per_s=r["out_discards_per_s"],
+                in_pkts_per_s=r["in_pps"],
+                out_pkts_per_s=r["out_pps"],
+                oper_status=r["oper_status"],
+                interval_s=r["interval_s"],
+            )
+        )
+    gaps: dict[int, list[CounterDiscontinuity]] = defaultdict(list)
+    for r in sql_rows(
+        """SELECT time, previous_time, interface_id, code, reason FROM measurements_counterdiscontinuity
+           WHERE interface_id = ANY(%s) AND time >= %s AND time <= %s ORDER BY time""",
+        [ids, start, end],
+    ):
+        gaps[r["interface_id"]].append(
+            CounterDiscontinuity(r["time"], f"{r['code']}: {r['reason']}", r["previous_time"])
+        )
+    status: dict[int, list[InterfaceStatus]] = defaultdict(list)
+    reported: dict[int, float] = {}
+    for r in sql_rows(
+        """SELECT time, interface_id, oper_status, speed_mbps, is_last FROM (
+               SELECT time, interface_id, oper_status, speed_mbps,
+                      lag(oper_status) OVER w AS previous, row_number() OVER (PARTITION BY interface_id
+                                                                             ORDER BY time DESC) = 1 AS is_last
+               FROM measurements_snmpsample
+               WHERE interface_id = ANY(%s) AND time >= %s AND time <= %s AND oper_status IS NOT NULL
+               WINDOW w AS (PARTITION BY interface_id ORDER BY time)) s
+           WHERE is_last OR lower(oper_status) <> 'up' OR previous IS DISTINCT FROM oper_status
+              OR interface_id = ANY(%s)
+           ORDER BY time""",
+        [ids, start, end, raw],
+    ):
+        status[r["interface_id"]].append(InterfaceStatus(r["time"], r["oper_status"]))
+        if r["is_last"] and r["speed_mbps"]:
+            reported[r["interface_id"]] = r["speed_mbps"] * 1e6
+    out = {}
+    for r in sql_rows(
+        """SELECT i.id, i.name, i.speed_mbps, i.mtu, e.name AS equipment FROM inventory_interface i
+           JOIN inventory_equipment e ON e.id = i.equipment_id WHERE i.id = ANY(%s)""",
+        [ids],
+    ):
+        out[r["id"]] = InterfaceEvidence(
+            equipment=r["equipment"],
+            interface=r["name"],
+            speed_bps=reported.get(r["id"]) or (r["speed_mbps"] * 1e6 if r["speed_mbps"] else None),
+            rates=tuple(rates[r["id"]]),
+            discontinuities=tuple(gaps[r["id"]]),
+            status=tuple(status[r["id"]]),
+            mtu_bytes=r["mtu"],
+        )
+    return out

@@ -119,6 +119,14 @@ class Scenario:
         h, m, s = (parts + [0, 0])[:3]
         return self.start.replace(hour=h, minute=m, second=s)
 
+    def every(self, every_min: float, offset_s: float = 0) -> list[datetime]:
+        """The times of a test run every ``every_min`` minutes over the scenario, ``offset_s`` after the start."""
+        return minutes(self.start, every_min, self.hours, offset_s)
+
+    def jitter(self, value: float, rel: float) -> float:
+        """``value`` give or take ``rel`` of it, drawn from the scenario's seeded generator."""
+        return jitter(self.rng, value, rel)
+
     # -- topology
     def carrier(self, code: str, name: str) -> None:
         self.carriers.append({"code": code, "name": name})
@@ -146,6 +154,22 @@ class Scenario:
             e["carrier"] = carrier
         e.update({"role": role, "vendor": vendor, "model": model})
         self.equipment.append(e)
+
+    def add_carriers(self, *codes: str) -> None:
+        """Carriers of :data:`CARRIERS`, in this order."""
+        for code in codes:
+            self.carrier(code, CARRIERS[code])
+
+    def add_sites(self, *codes: str) -> None:
+        """Sites of :data:`SITES`, in this order."""
+        for code in codes:
+            name, tier, lat, lon = SITES[code]
+            self.site(code, name, tier, lat, lon)
+
+    def add_routers(self, *names: str) -> None:
+        """Routers of :data:`ROUTERS` as declared there; a router a case declares otherwise goes through router()."""
+        for name in names:
+            self.router(name, **ROUTERS[name])
 
     def interface(self, equipment: str, name: str, if_index: int, speed_mbps: int, mtu: int = 9192) -> None:
         self.interfaces.append(
@@ -506,23 +530,23 @@ def healthy_pair(
     """Both directions of a clean path: TCP every 30 min, owamp every 5 min, rare single-packet loss."""
     limit = host_limit_bps or 0.94 * cap_bps
     for src, dst, share, off in ((a, b, owd_split, 0), (b, a, 1 - owd_split, 7)):
-        for t in minutes(sc.start, 30, sc.hours, tcp_offset_s + off):
+        for t in sc.every(30, tcp_offset_s + off):
             rate = tcp_rate_bps(cap_bps, rtt_ms, mss, window, 0, limit)
-            thr = jitter(sc.rng, rate, 0.02)
+            thr = sc.jitter(rate, 0.02)
             sh, dh = (hosts if src == a else tuple(reversed(hosts))) if hosts else (None, None)
             sc.tcp(
                 t,
                 src,
                 dst,
                 thr,
-                rtt_ms=jitter(sc.rng, rtt_ms, 0.003),
+                rtt_ms=sc.jitter(rtt_ms, 0.003),
                 mss=mss,
                 window=window,
                 retransmits=sc.rng.choice([0, 0, 0, 1, 2]),
                 src_host=sh,
                 dst_host=dh,
             )
-        for t in minutes(sc.start, 5, sc.hours, owamp_offset_s + off):
+        for t in sc.every(5, owamp_offset_s + off):
             lost = 1 if sc.rng.random() < 0.03 else 0
             sc.owamp(
                 t,
@@ -571,12 +595,54 @@ CARRIERS = {
 }
 
 
-def add_sites(sc: Scenario, *codes: str) -> None:
-    for code in codes:
-        name, tier, lat, lon = SITES[code]
-        sc.site(code, name, tier, lat, lon)
 
 
-def add_carriers(sc: Scenario, *codes: str) -> None:
-    for code in codes:
-        sc.carrier(code, CARRIERS[code])
+ROUTERS = {  # name: how the scenarios declare it unless they say otherwise (sc.router)
+    "asgc-ams": {"carrier": "ASGCNET", "vendor": "Cisco", "model": "ASR 9006"},
+    "asgc-border": {"site": "ASGC", "vendor": "Cisco", "model": "Nexus 7700"},
+    "asgc-tpe": {"carrier": "ASGCNET", "vendor": "Cisco", "model": "ASR 9006"},
+    "bnl-border": {"site": "BNL", "vendor": "Arista", "model": "7280R"},
+    "caltech-border": {"site": "CALTECH", "vendor": "Cisco", "model": "Catalyst 6509"},
+    "canarie-ams": {"carrier": "CANARIE", "vendor": "Ciena", "model": "8700", "role": "switch"},
+    "canarie-mtl": {"carrier": "CANARIE", "vendor": "Ciena", "model": "8700", "role": "switch"},
+    "canarie-van": {"carrier": "CANARIE", "vendor": "Ciena", "model": "8700", "role": "switch"},
+    "cenic-lax": {"carrier": "CENIC", "vendor": "Cisco", "model": "CRS-1"},
+    "cern-border": {"site": "CERN", "model": "MX960"},
+    "cnaf-border": {"site": "CNAF", "vendor": "Cisco", "model": "Nexus 7700"},
+    "dfn-fra": {"carrier": "DFN"},
+    "dfn-gar": {"carrier": "DFN", "model": "MX480"},
+    "esnet-ams": {"carrier": "ESNET", "model": "MX10003"},
+    "esnet-chi": {"carrier": "ESNET", "model": "MX10003"},
+    "esnet-gva": {"carrier": "ESNET", "model": "MX10003"},
+    "esnet-nyc": {"carrier": "ESNET", "model": "MX10003"},
+    "fnal-border": {"site": "FNAL", "vendor": "Cisco", "model": "Nexus 9500"},
+    "fzk-border": {"site": "FZK", "vendor": "Cisco", "model": "Nexus 7700"},
+    "garr-mil": {"carrier": "GARR"},
+    "geant-ams": {"carrier": "GEANT", "model": "MX960"},
+    "geant-fra": {"carrier": "GEANT", "model": "MX960"},
+    "geant-gva": {"carrier": "GEANT", "model": "MX960"},
+    "geant-ham": {"carrier": "GEANT", "model": "MX960"},
+    "geant-lon": {"carrier": "GEANT", "model": "MX960"},
+    "geant-mar": {"carrier": "GEANT", "model": "MX960"},
+    "geant-mil": {"carrier": "GEANT", "model": "MX960"},
+    "in2p3-border": {"site": "IN2P3", "vendor": "Cisco", "model": "ASR 9006"},
+    "iucc-mil": {"carrier": "IUCC", "vendor": "Cisco", "model": "7609"},
+    "iucc-tlv": {"carrier": "IUCC", "vendor": "Cisco", "model": "7609"},
+    "janet-lon": {"carrier": "JANET", "vendor": "Cisco", "model": "ASR 9010"},
+    "lrz-border": {"site": "LRZ", "vendor": "Cisco", "model": "Nexus 9300"},
+    "ndgf-border": {"site": "NDGF", "vendor": "Arista", "model": "7280R"},
+    "nordunet-cph": {"carrier": "NORDUNET", "model": "MX10008"},
+    "pic-border": {"site": "PIC", "vendor": "Cisco", "model": "Nexus 9500"},
+    "ral-border": {"site": "RAL", "vendor": "Cisco", "model": "Nexus 7700"},
+    "rediris-bcn": {"carrier": "REDIRIS", "model": "MX480"},
+    "renater-lyo": {"carrier": "RENATER"},
+    "sara-border": {"site": "SARA", "vendor": "Arista", "model": "7280R"},
+    "starlight": {"carrier": "STARLIGHT", "vendor": "Juniper", "model": "QFX10008", "role": "switch"},
+    "surfnet-asd": {"carrier": "SURFNET", "model": "MX2020"},
+    "surfnet-ut": {"carrier": "SURFNET", "model": "MX2020"},
+    "tau-border": {"site": "TAU", "vendor": "Cisco", "model": "Catalyst 6509"},
+    "triumf-border": {"site": "TRIUMF", "vendor": "Juniper", "model": "MX480"},
+    "uslhcnet-chi": {"carrier": "USLHCNET", "vendor": "Ciena", "model": "5410", "role": "switch"},
+    "uslhcnet-gva": {"carrier": "USLHCNET", "vendor": "Ciena", "model": "5410", "role": "switch"},
+    "uslhcnet-nyc": {"carrier": "USLHCNET", "vendor": "Force10", "model": "E600"},
+}

@@ -6,18 +6,7 @@ import math
 from datetime import UTC, datetime, timedelta
 
 from tests.scenarios.noise.noise import poisson
-from tests.scenarios.regression.builder import (
-    Counter64Port,
-    MiB,
-    Scenario,
-    add_carriers,
-    add_sites,
-    healthy_pair,
-    jitter,
-    minutes,
-    segments,
-    tcp_rate_bps,
-)
+from tests.scenarios.regression.builder import Counter64Port, MiB, Scenario, healthy_pair, segments, tcp_rate_bps
 
 
 # --------------------------------------------------------------------------- case 1
@@ -31,17 +20,12 @@ def scenario_case1() -> Scenario:
         "(the receiving port of that fibre) counts CRC errors in proportion.",
         datetime(2026, 3, 3, 6, 0, tzinfo=UTC),
     )
-    add_carriers(sc, "GEANT", "DFN", "GARR", "RENATER")
-    add_sites(sc, "CERN", "FZK", "CNAF", "IN2P3")
-    sc.router("cern-border", site="CERN", model="MX960")
-    sc.router("fzk-border", site="FZK", vendor="Cisco", model="Nexus 7700")
-    sc.router("cnaf-border", site="CNAF", vendor="Cisco", model="Nexus 7700")
-    sc.router("in2p3-border", site="IN2P3", vendor="Cisco", model="ASR 9006")
+    sc.add_carriers("GEANT", "DFN", "GARR", "RENATER")
+    sc.add_sites("CERN", "FZK", "CNAF", "IN2P3")
+    sc.add_routers("cern-border", "fzk-border", "cnaf-border", "in2p3-border")
     for name in ("geant-gva", "geant-par", "geant-fra", "geant-mil"):
         sc.router(name, carrier="GEANT", model="MX960")
-    sc.router("dfn-fra", carrier="DFN")
-    sc.router("garr-mil", carrier="GARR")
-    sc.router("renater-lyo", carrier="RENATER")
+    sc.add_routers("dfn-fra", "garr-mil", "renater-lyo")
     sc.interface("geant-gva", "xe-1/0/0", 1100, 10000)  # towards geant-par
     sc.interface("geant-gva", "xe-2/0/0", 1200, 10000)  # towards renater-lyo
     fzk = ["cern-border", "geant-gva:xe-1/0/0", "geant-par", "geant-fra", "dfn-fra", "fzk-border"]
@@ -65,16 +49,16 @@ def scenario_case1() -> Scenario:
 
     window, mss = 16 * MiB, 8948
     for dst, rtt in (("FZK", 14.2), ("CNAF", 16.8)):
-        for t in minutes(sc.start, 30, sc.hours):
+        for t in sc.every(30):
             # CERN->X: clean; its ACKs cross the bad fibre, which costs a few spurious retransmits only
             p_ack = fibre_loss(t)
-            thr = jitter(sc.rng, tcp_rate_bps(1e9, rtt, mss, window, 0, 0.94e9), 0.015) * (1 - 0.3 * p_ack)
+            thr = sc.jitter(tcp_rate_bps(1e9, rtt, mss, window, 0, 0.94e9), 0.015) * (1 - 0.3 * p_ack)
             sc.tcp(
                 t,
                 "CERN",
                 dst,
                 thr,
-                rtt_ms=jitter(sc.rng, rtt, 0.004),
+                rtt_ms=sc.jitter(rtt, 0.004),
                 mss=mss,
                 window=window,
                 retransmits=poisson(sc.rng, 2 + 400 * p_ack),
@@ -84,18 +68,18 @@ def scenario_case1() -> Scenario:
             p = fibre_loss(t2)
             # at a few per cent loss and ~15 ms CUBIC runs in its Reno-friendly region: the Reno ceiling applies
             rate = tcp_rate_bps(1e9, rtt, mss, window, p, 0.94e9, cc="reno")
-            thr = jitter(sc.rng, rate, 0.25 if p else 0.015)
+            thr = sc.jitter(rate, 0.25 if p else 0.015)
             sc.tcp(
                 t2,
                 dst,
                 "CERN",
                 thr,
-                rtt_ms=jitter(sc.rng, rtt, 0.004),
+                rtt_ms=sc.jitter(rtt, 0.004),
                 mss=mss,
                 window=window,
                 retransmits=round(p * segments(thr, 10, mss) / (1 - p)) + poisson(sc.rng, 1),
             )
-        for t in minutes(sc.start, 5, sc.hours, 40):
+        for t in sc.every(5, 40):
             sc.quiet_owamp(t, "CERN", dst, rtt, single_loss=0.03)
             t2 = t + timedelta(seconds=75)
             p = fibre_loss(t2)
@@ -129,7 +113,7 @@ def scenario_case1() -> Scenario:
     bad.c["in_errors"] = 1372
     good.c["in_errors"] = 88
     prev = None
-    for t in minutes(sc.start, 1, sc.hours):
+    for t in sc.every(1):
         if prev is not None:
             hour = (t - sc.start).total_seconds() / 3600
             base_in = 2.6e9 + 0.6e9 * math.sin(hour / 3) + sc.rng.gauss(0, 0.12e9)

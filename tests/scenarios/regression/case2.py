@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from tests.scenarios.regression.builder import MiB, Scenario, add_carriers, add_sites, jitter, minutes, tcp_rate_bps
+from tests.scenarios.regression.builder import MiB, Scenario, tcp_rate_bps
 
 
 # --------------------------------------------------------------------------- case 2
@@ -19,15 +19,11 @@ def scenario_case2() -> Scenario:
         "clean. The 10 s nuttcp tests at :00 and :30 never overlap a read.",
         datetime(2026, 3, 4, 0, 0, tzinfo=UTC),
     )
-    add_carriers(sc, "GEANT", "DFN")
-    add_sites(sc, "CERN", "FZK")
+    sc.add_carriers("GEANT", "DFN")
+    sc.add_sites("CERN", "FZK")
     sc.host("CERN", "cern-dt01", "192.0.2.10")
     sc.host("FZK", "fzk-dt01", "198.51.100.20")
-    sc.router("cern-border", site="CERN", model="MX960")
-    sc.router("fzk-border", site="FZK", vendor="Cisco", model="Nexus 7700")
-    sc.router("geant-gva", carrier="GEANT", model="MX960")
-    sc.router("geant-fra", carrier="GEANT", model="MX960")
-    sc.router("dfn-fra", carrier="DFN")
+    sc.add_routers("cern-border", "fzk-border", "geant-gva", "geant-fra", "dfn-fra")
     sc.path("FZK", "CERN", 10000, ["fzk-border", "dfn-fra", "geant-fra", "geant-gva", "cern-border"])
     sc.agents.append({"site": "CERN", "collector": "host_tcp", "interval_s": 300})
 
@@ -36,18 +32,18 @@ def scenario_case2() -> Scenario:
     reads = [agent_start + timedelta(seconds=300 * i) for i in range(int(4 * 3600 / 300))]
     for r in reads:
         sc.host_tcp(r, "CERN", "cern-dt01", buf=256 * MiB)
-    for t in minutes(sc.start, 30, sc.hours):
+    for t in sc.every(30):
         for src, dst, sh, dh in (
             ("FZK", "CERN", "198.51.100.20", "192.0.2.10"),
             ("CERN", "FZK", "192.0.2.10", "198.51.100.20"),
         ):
-            thr = jitter(sc.rng, tcp_rate_bps(10e9, rtt, mss, window, 0, 9.4e9), 0.015)
+            thr = sc.jitter(tcp_rate_bps(10e9, rtt, mss, window, 0, 9.4e9), 0.015)
             sc.tcp(
                 t + timedelta(seconds=0 if src == "FZK" else 15),
                 src,
                 dst,
                 thr,
-                rtt_ms=jitter(sc.rng, rtt, 0.003),
+                rtt_ms=sc.jitter(rtt, 0.003),
                 mss=mss,
                 window=window,
                 retransmits=sc.rng.choice([0, 0, 1, 2, 3]),
@@ -56,7 +52,7 @@ def scenario_case2() -> Scenario:
             )
     # a few random single-packet losses on both directions, as on any shared path
     stray = {("FZK", "CERN"): {sc.at("00:47"), sc.at("04:23")}, ("CERN", "FZK"): {sc.at("01:31"), sc.at("03:52")}}
-    for t in minutes(sc.start, 1, sc.hours):
+    for t in sc.every(1):
         for src, dst in (("FZK", "CERN"), ("CERN", "FZK")):
             lost = 1 if t in stray[(src, dst)] else 0
             if dst == "CERN" and any(t <= r < t + timedelta(seconds=60) for r in reads):

@@ -4,16 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from tests.scenarios.regression.builder import (
-    Counter64Port,
-    MiB,
-    Scenario,
-    add_carriers,
-    add_sites,
-    jitter,
-    minutes,
-    segments,
-)
+from tests.scenarios.regression.builder import Counter64Port, MiB, Scenario, segments
 
 
 # --------------------------------------------------------------------------- case 3
@@ -27,8 +18,8 @@ def scenario_case3() -> Scenario:
         "The member counters show the broken member carrying far less than the other. RAL->CERN is fine.",
         datetime(2026, 3, 5, 6, 0, tzinfo=UTC),
     )
-    add_carriers(sc, "GEANT", "JANET")
-    add_sites(sc, "CERN", "RAL")
+    sc.add_carriers("GEANT", "JANET")
+    sc.add_sites("CERN", "RAL")
     hosts = [
         ("ral-dt01", "203.0.113.21"),
         ("ral-dt02", "203.0.113.22"),
@@ -38,11 +29,7 @@ def scenario_case3() -> Scenario:
     sc.host("CERN", "cern-dt02", "192.0.2.12")
     for name, addr in hosts:
         sc.host("RAL", name, addr)
-    sc.router("cern-border", site="CERN", model="MX960")
-    sc.router("geant-gva", carrier="GEANT", model="MX960")
-    sc.router("geant-lon", carrier="GEANT", model="MX960")
-    sc.router("janet-lon", carrier="JANET", vendor="Cisco", model="ASR 9010")
-    sc.router("ral-border", site="RAL", vendor="Cisco", model="Nexus 7700")
+    sc.add_routers("cern-border", "geant-gva", "geant-lon", "janet-lon", "ral-border")
     sc.interface("janet-lon", "ge-1/0/0", 2100, 1000, mtu=1500)
     sc.interface("janet-lon", "ge-1/0/1", 2101, 1000, mtu=1500)
     sc.trunks.append({"name": "ral-lag", "members": ["janet-lon:ge-1/0/0", "janet-lon:ge-1/0/1"]})
@@ -51,21 +38,21 @@ def scenario_case3() -> Scenario:
     onset = sc.at("08:10")
     rtt, mss, window = 11.4, 1448, 16 * MiB
     line = 1e9 * 1448 / 1538  # TCP goodput of one 1 Gb/s member with 1500-byte frames
-    for i, t in enumerate(minutes(sc.start, 30, sc.hours)):
+    for i, t in enumerate(sc.every(30)):
         name, addr = hosts[i % 4]
         odd = int(addr.rsplit(".", 1)[1]) % 2 == 1
         if t >= onset and odd:
             thr = sc.rng.uniform(0.04, 0.32) * 1e9  # slow and unstable
             retrans = round(segments(thr, 10, mss) * sc.rng.uniform(0.01, 0.04))
         else:
-            thr = jitter(sc.rng, line, 0.01)
+            thr = sc.jitter(line, 0.01)
             retrans = sc.rng.choice([0, 0, 1, 2])
         sc.tcp(
             t,
             "CERN",
             "RAL",
             thr,
-            rtt_ms=jitter(sc.rng, rtt, 0.004),
+            rtt_ms=sc.jitter(rtt, 0.004),
             mss=mss,
             window=window,
             retransmits=retrans,
@@ -90,20 +77,20 @@ def scenario_case3() -> Scenario:
             back,
             "RAL",
             "CERN",
-            jitter(sc.rng, line, 0.01),
-            rtt_ms=jitter(sc.rng, rtt, 0.004),
+            sc.jitter(line, 0.01),
+            rtt_ms=sc.jitter(rtt, 0.004),
             mss=mss,
             window=window,
             retransmits=sc.rng.choice([0, 0, 1]),
             src_host=addr,
             dst_host="192.0.2.12",
         )
-    for t in minutes(sc.start, 5, sc.hours, 50):
+    for t in sc.every(5, 50):
         for src, dst in (("CERN", "RAL"), ("RAL", "CERN")):
             sc.quiet_owamp(t, src, dst, rtt)
     m0 = Counter64Port("janet-lon", "ge-1/0/0", 86400 * 41.2, 912_334_201_778_112, 288_114_900_001_732, 1300)
     m1 = Counter64Port("janet-lon", "ge-1/0/1", 86400 * 41.2, 899_101_553_020_990, 281_447_010_553_118, 1300)
-    for i, t in enumerate(minutes(sc.start, 1, sc.hours)):
+    for i, t in enumerate(sc.every(1)):
         if i:
             towards_ral = 1.05e9 + sc.rng.gauss(0, 0.05e9)  # RAL's production inflow over the 2 Gb/s bundle
             crawl = 1.0 if t < onset else sc.rng.uniform(0.2, 0.35)  # flows hashed onto the broken member crawl

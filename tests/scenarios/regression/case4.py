@@ -4,16 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from tests.scenarios.regression.builder import (
-    MiB,
-    Scenario,
-    add_carriers,
-    add_sites,
-    jitter,
-    minutes,
-    tcp_rate_bps,
-    window_rate_bps,
-)
+from tests.scenarios.regression.builder import MiB, Scenario, tcp_rate_bps, window_rate_bps
 
 
 # --------------------------------------------------------------------------- case 4
@@ -28,28 +19,20 @@ def scenario_case4() -> Scenario:
         "CERN's hosts are tuned (256 MiB).",
         datetime(2026, 3, 6, 0, 0, tzinfo=UTC),
     )
-    add_carriers(sc, "GEANT", "USLHCNET", "STARLIGHT", "ESNET", "ASGCNET")
-    add_sites(sc, "CERN", "FNAL", "ASGC")
+    sc.add_carriers("GEANT", "USLHCNET", "STARLIGHT", "ESNET", "ASGCNET")
+    sc.add_sites("CERN", "FNAL", "ASGC")
     sc.host("CERN", "cern-dt01", "192.0.2.10")
     sc.host("FNAL", "fnal-dt01", "198.51.100.40")
     sc.host("ASGC", "asgc-dt01", "203.0.113.60")
-    sc.router("cern-border", site="CERN", model="MX960")
-    sc.router("uslhcnet-gva", carrier="USLHCNET", vendor="Ciena", model="5410", role="switch")
-    sc.router("uslhcnet-chi", carrier="USLHCNET", vendor="Ciena", model="5410", role="switch")
-    sc.router("starlight", carrier="STARLIGHT", vendor="Juniper", model="QFX10008", role="switch")
-    sc.router("esnet-chi", carrier="ESNET", model="MX10003")
-    sc.router("fnal-border", site="FNAL", vendor="Cisco", model="Nexus 9500")
-    sc.router("geant-ams", carrier="GEANT", model="MX960")
-    sc.router("asgc-ams", carrier="ASGCNET", vendor="Cisco", model="ASR 9006")
-    sc.router("asgc-tpe", carrier="ASGCNET", vendor="Cisco", model="ASR 9006")
-    sc.router("asgc-border", site="ASGC", vendor="Cisco", model="Nexus 7700")
+    sc.add_routers("cern-border", "uslhcnet-gva", "uslhcnet-chi", "starlight", "esnet-chi", "fnal-border", "geant-ams")
+    sc.add_routers("asgc-ams", "asgc-tpe", "asgc-border")
     sc.path(
         "CERN", "FNAL", 10000, ["cern-border", "uslhcnet-gva", "uslhcnet-chi", "starlight", "esnet-chi", "fnal-border"]
     )
     sc.path("CERN", "ASGC", 1000, ["cern-border", "geant-ams", "asgc-ams", "asgc-tpe", "asgc-border"])
 
     reinstall = sc.at("01:55")
-    for t in minutes(sc.start, 60, sc.hours):
+    for t in sc.every(60):
         sc.host_tcp(t, "CERN", "cern-dt01", buf=256 * MiB)
         if t < reinstall:
             sc.host_tcp(t + timedelta(seconds=30), "FNAL", "fnal-dt01", buf=256 * MiB)
@@ -57,15 +40,15 @@ def scenario_case4() -> Scenario:
             sc.host_tcp(t + timedelta(seconds=30), "FNAL", "fnal-dt01", buf=4 * MiB)
         sc.host_tcp(t + timedelta(seconds=60), "ASGC", "asgc-dt01", buf=16 * MiB)
     mss = 8948
-    for t in minutes(sc.start, 30, sc.hours):
+    for t in sc.every(30):
         window = 128 * MiB if t < reinstall else 4 * MiB  # what the kernel grants of the 128 MiB asked for
         for src, dst, off, sh, dh in (
             ("CERN", "FNAL", 0, "192.0.2.10", "198.51.100.40"),
             ("FNAL", "CERN", 40, "198.51.100.40", "192.0.2.10"),
         ):
-            rtt = jitter(sc.rng, 125.0, 0.002)
+            rtt = sc.jitter(125.0, 0.002)
             rate = tcp_rate_bps(10e9, rtt, mss, window, 0, 6.5e9)
-            thr = rate * sc.rng.uniform(0.93, 0.98) if t >= reinstall else jitter(sc.rng, rate, 0.02)
+            thr = rate * sc.rng.uniform(0.93, 0.98) if t >= reinstall else sc.jitter(rate, 0.02)
             sc.tcp(
                 t + timedelta(seconds=off),
                 src,
@@ -82,7 +65,7 @@ def scenario_case4() -> Scenario:
             ("CERN", "ASGC", 120, "192.0.2.10", "203.0.113.60"),
             ("ASGC", "CERN", 160, "203.0.113.60", "192.0.2.10"),
         ):
-            rtt = jitter(sc.rng, 318.0, 0.002)
+            rtt = sc.jitter(318.0, 0.002)
             # autotuning: the advertised window is only part of tcp_rmem's maximum (skb overhead)
             thr = window_rate_bps(16 * MiB, rtt) * sc.rng.uniform(0.55, 0.68)
             sc.tcp(
@@ -97,7 +80,7 @@ def scenario_case4() -> Scenario:
                 src_host=sh,
                 dst_host=dh,
             )
-    for t in minutes(sc.start, 5, sc.hours, 70):
+    for t in sc.every(5, 70):
         for src, dst, owd in (
             ("CERN", "FNAL", 62.5),
             ("FNAL", "CERN", 62.5),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from tests.scenarios.regression.builder import Counter64Port, MiB, Scenario, add_carriers, add_sites, jitter, minutes
+from tests.scenarios.regression.builder import Counter64Port, MiB, Scenario
 
 
 # --------------------------------------------------------------------------- case 5
@@ -18,8 +18,8 @@ def scenario_case5() -> Scenario:
         "Geneva on the New York link and stays healthy.",
         datetime(2026, 3, 7, 6, 0, tzinfo=UTC),
     )
-    add_carriers(sc, "USLHCNET", "STARLIGHT", "ESNET", "CENIC")
-    add_sites(sc, "CERN", "FNAL", "CALTECH", "BNL")
+    sc.add_carriers("USLHCNET", "STARLIGHT", "ESNET", "CENIC")
+    sc.add_sites("CERN", "FNAL", "CALTECH", "BNL")
     sc.router("cern-border", site="CERN", model="MX960")
     sc.router("uslhcnet-gva", carrier="USLHCNET", vendor="Force10", model="E600")
     sc.router("uslhcnet-chi", carrier="USLHCNET", vendor="Force10", model="E600")
@@ -51,10 +51,10 @@ def scenario_case5() -> Scenario:
     onset = sc.at("08:30")
     mss, window = 8948, 128 * MiB
     fnal_rate: dict[datetime, float] = {}
-    for t in minutes(sc.start, 30, sc.hours):
-        rtt = jitter(sc.rng, 120.0, 0.002)
+    for t in sc.every(30):
+        rtt = sc.jitter(120.0, 0.002)
         if t < onset:
-            thr, retrans = jitter(sc.rng, 5.0e9, 0.02), sc.rng.choice([0, 0, 1, 2])
+            thr, retrans = sc.jitter(5.0e9, 0.02), sc.rng.choice([0, 0, 1, 2])
         else:
             thr, retrans = sc.rng.uniform(2.6e9, 3.4e9), sc.rng.randint(20, 150)  # burst losses at the receivers
         fnal_rate[t] = thr
@@ -63,7 +63,7 @@ def scenario_case5() -> Scenario:
             t + timedelta(seconds=30),
             "FNAL",
             "CERN",
-            jitter(sc.rng, 5.0e9, 0.02),
+            sc.jitter(5.0e9, 0.02),
             rtt_ms=rtt,
             mss=mss,
             window=window,
@@ -75,8 +75,8 @@ def scenario_case5() -> Scenario:
                 t + timedelta(seconds=60),
                 "CERN",
                 "CALTECH",
-                jitter(sc.rng, 3.99e8, 0.003),
-                rtt_ms=jitter(sc.rng, 171.0, 0.002),
+                sc.jitter(3.99e8, 0.003),
+                rtt_ms=sc.jitter(171.0, 0.002),
                 mss=mss,
                 window=window,
                 retransmits=0,
@@ -86,13 +86,13 @@ def scenario_case5() -> Scenario:
                 t + timedelta(seconds=90 if src == "CERN" else 120),
                 src,
                 dst,
-                jitter(sc.rng, 9.2e9, 0.015),
-                rtt_ms=jitter(sc.rng, 92.0, 0.002),
+                sc.jitter(9.2e9, 0.015),
+                rtt_ms=sc.jitter(92.0, 0.002),
                 mss=mss,
                 window=window,
                 retransmits=sc.rng.choice([0, 1]),
             )
-    for t in minutes(sc.start, 5, sc.hours, 150):
+    for t in sc.every(5, 150):
         for src, dst, owd in (
             ("CERN", "FNAL", 60.0),
             ("FNAL", "CERN", 60.0),
@@ -122,7 +122,7 @@ def scenario_case5() -> Scenario:
     nyc = Counter64Port(
         "uslhcnet-gva", "xe-0/0/1", 86400 * 12.6, 812_990_117_340_002, 5_442_781_990_017_776, mean_frame_bytes=6000
     )
-    for i, t in enumerate(minutes(sc.start, 1, sc.hours)):
+    for i, t in enumerate(sc.every(1)):
         if i:
             prod = 5.0e9 if t < onset else 3.3e9
             extra = 0.0 if t < onset else 0.4e9

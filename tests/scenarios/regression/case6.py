@@ -5,16 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from tests.scenarios.noise.noise import poisson
-from tests.scenarios.regression.builder import (
-    MiB,
-    Scenario,
-    add_carriers,
-    add_sites,
-    jitter,
-    mathis_bps,
-    minutes,
-    segments,
-)
+from tests.scenarios.regression.builder import MiB, Scenario, mathis_bps, segments
 
 # --------------------------------------------------------------------------- case 6
 #: The Mathis constant of the case study's own measurement (its description computes with it).
@@ -32,14 +23,9 @@ def scenario_case6() -> Scenario:
         "it holds over the whole timeline.",
         datetime(2026, 3, 8, 0, 0, tzinfo=UTC),
     )
-    add_carriers(sc, "GEANT", "IUCC")
-    add_sites(sc, "CERN", "TAU")
-    sc.router("cern-border", site="CERN", model="MX960")
-    sc.router("geant-gva", carrier="GEANT", model="MX960")
-    sc.router("geant-mil", carrier="GEANT", model="MX960")
-    sc.router("iucc-mil", carrier="IUCC", vendor="Cisco", model="7609")
-    sc.router("iucc-tlv", carrier="IUCC", vendor="Cisco", model="7609")
-    sc.router("tau-border", site="TAU", vendor="Cisco", model="Catalyst 6509")
+    sc.add_carriers("GEANT", "IUCC")
+    sc.add_sites("CERN", "TAU")
+    sc.add_routers("cern-border", "geant-gva", "geant-mil", "iucc-mil", "iucc-tlv", "tau-border")
     sc.interface("iucc-mil", "so-1/0/0", 300, 622, mtu=9180)
     sc.path(
         "CERN", "TAU", 622, ["cern-border", "geant-gva", "geant-mil", "iucc-mil:so-1/0/0", "iucc-tlv", "tau-border"]
@@ -51,8 +37,8 @@ def scenario_case6() -> Scenario:
     p = 5 / sent
     for src, dst in (("CERN", "TAU"), ("TAU", "CERN")):
         off = 0 if src == "CERN" else 45
-        for i, t in enumerate(minutes(sc.start, 30, sc.hours, off)):
-            r = jitter(sc.rng, rtt, 0.003)
+        for i, t in enumerate(sc.every(30, off)):
+            r = sc.jitter(rtt, 0.003)
             thr = mathis_bps(mss, r, p, c=MATHIS_C_CASE6) * sc.rng.uniform(0.9, 1.1)
             sc.tcp(
                 t,
@@ -66,7 +52,7 @@ def scenario_case6() -> Scenario:
             )
             if t + timedelta(minutes=15) < sc.now:
                 sc.udp(t + timedelta(minutes=15), src, dst, 500e6, sent, lost_seq[src][i], datagram_bytes=8000)
-        for t in minutes(sc.start, 5, sc.hours, 100 + off):
+        for t in sc.every(5, 100 + off):
             sc.owamp(t, src, dst, rtt / 2 - 0.05 + sc.rng.uniform(0, 0.02), queue_ms=sc.rng.uniform(0.03, 0.1))
 
     sc.want("LOSS_LIMITED", src="CERN", dst="TAU")

@@ -4,16 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from tests.scenarios.regression.builder import (
-    MiB,
-    Scenario,
-    add_carriers,
-    add_sites,
-    fibre_ms,
-    jitter,
-    minutes,
-    tcp_rate_bps,
-)
+from tests.scenarios.regression.builder import MiB, Scenario, fibre_ms, tcp_rate_bps
 
 
 # --------------------------------------------------------------------------- case 7
@@ -26,13 +17,9 @@ def scenario_case7() -> Scenario:
         "all along: the change is below IP. Throughput is unaffected (64 MiB window).",
         datetime(2026, 3, 9, 0, 0, tzinfo=UTC),
     )
-    add_carriers(sc, "GEANT", "REDIRIS")
-    add_sites(sc, "CERN", "PIC")
-    sc.router("cern-border", site="CERN", model="MX960")
-    sc.router("geant-gva", carrier="GEANT", model="MX960")
-    sc.router("geant-mar", carrier="GEANT", model="MX960")
-    sc.router("rediris-bcn", carrier="REDIRIS", model="MX480")
-    sc.router("pic-border", site="PIC", vendor="Cisco", model="Nexus 9500")
+    sc.add_carriers("GEANT", "REDIRIS")
+    sc.add_sites("CERN", "PIC")
+    sc.add_routers("cern-border", "geant-gva", "geant-mar", "rediris-bcn", "pic-border")
     hops = ["cern-border", "geant-gva", "geant-mar", "rediris-bcn", "pic-border"]
     sc.path("CERN", "PIC", 10000, hops)
     switch, revert = sc.at("02:37:30"), sc.at("04:12:10")
@@ -43,21 +30,21 @@ def scenario_case7() -> Scenario:
 
     mss, window = 8948, 64 * MiB
     for src, dst, off in (("CERN", "PIC", 0), ("PIC", "CERN", 30)):
-        for t in minutes(sc.start, 30, sc.hours, off):
+        for t in sc.every(30, off):
             rtt = 2 * owd(t) + 0.05
             sc.tcp(
                 t,
                 src,
                 dst,
-                jitter(sc.rng, tcp_rate_bps(10e9, rtt, mss, window, 0, 9.4e9), 0.015),
-                rtt_ms=jitter(sc.rng, rtt, 0.002),
+                sc.jitter(tcp_rate_bps(10e9, rtt, mss, window, 0, 9.4e9), 0.015),
+                rtt_ms=sc.jitter(rtt, 0.002),
                 mss=mss,
                 window=window,
                 retransmits=sc.rng.choice([0, 0, 1]),
             )
             route = hops if src == "CERN" else list(reversed(hops))
             sc.traceroute(t + timedelta(seconds=300), src, dst, route)
-        for t in minutes(sc.start, 5, sc.hours, 15 + off):
+        for t in sc.every(5, 15 + off):
             sc.owamp(
                 t,
                 src,

@@ -6,18 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from tests.scenarios.noise.noise import poisson
-from tests.scenarios.regression.builder import (
-    MiB,
-    Scenario,
-    add_carriers,
-    add_sites,
-    healthy_pair,
-    iso,
-    jitter,
-    minutes,
-    segments,
-    tcp_rate_bps,
-)
+from tests.scenarios.regression.builder import MiB, Scenario, healthy_pair, iso, segments, tcp_rate_bps
 
 
 # --------------------------------------------------------------------------- case 8
@@ -31,17 +20,10 @@ def scenario_case8() -> Scenario:
         "back at 04:30. CERN<->FZK, not on SURF, is unaffected. Known and expected: nothing may alert.",
         datetime(2026, 3, 10, 0, 0, tzinfo=UTC),
     )
-    add_carriers(sc, "GEANT", "SURFNET", "DFN")
-    add_sites(sc, "CERN", "SARA", "FZK")
-    sc.router("cern-border", site="CERN", model="MX960")
-    sc.router("geant-gva", carrier="GEANT", model="MX960")
-    sc.router("geant-ams", carrier="GEANT", model="MX960")
-    sc.router("geant-fra", carrier="GEANT", model="MX960")
-    sc.router("surfnet-asd", carrier="SURFNET", model="MX2020")
-    sc.router("surfnet-ut", carrier="SURFNET", model="MX2020")
-    sc.router("sara-border", site="SARA", vendor="Arista", model="7280R")
-    sc.router("dfn-fra", carrier="DFN")
-    sc.router("fzk-border", site="FZK", vendor="Cisco", model="Nexus 7700")
+    sc.add_carriers("GEANT", "SURFNET", "DFN")
+    sc.add_sites("CERN", "SARA", "FZK")
+    sc.add_routers("cern-border", "geant-gva", "geant-ams", "geant-fra", "surfnet-asd", "surfnet-ut", "sara-border")
+    sc.add_routers("dfn-fra", "fzk-border")
     hops = ["cern-border", "geant-gva", "geant-ams", "surfnet-asd", "sara-border"]
     backup = ["cern-border", "geant-gva", "geant-ams", "surfnet-ut", "sara-border"]
     sc.path("CERN", "SARA", 10000, hops)
@@ -64,23 +46,23 @@ def scenario_case8() -> Scenario:
 
     mss, window = 8948, 64 * MiB
     for src, dst, off in (("CERN", "SARA", 0), ("SARA", "CERN", 40)):
-        for t in minutes(sc.start, 30, sc.hours, off):
+        for t in sc.every(30, off):
             rtt = 19.8 if rerouted(t) else 18.6
             p = sc.rng.uniform(0.003, 0.005) if rerouted(t) else 0.0
-            thr = jitter(sc.rng, tcp_rate_bps(10e9, rtt, mss, window, p, 9.3e9), 0.15 if p else 0.015)
+            thr = sc.jitter(tcp_rate_bps(10e9, rtt, mss, window, p, 9.3e9), 0.15 if p else 0.015)
             sc.tcp(
                 t,
                 src,
                 dst,
                 thr,
-                rtt_ms=jitter(sc.rng, rtt, 0.003),
+                rtt_ms=sc.jitter(rtt, 0.003),
                 mss=mss,
                 window=window,
                 retransmits=round(p * segments(thr, 10, mss)) + sc.rng.choice([0, 0, 1]),
             )
             route = backup if rerouted(t + timedelta(seconds=20)) else hops
             sc.traceroute(t + timedelta(seconds=20), src, dst, route if src == "CERN" else list(reversed(route)))
-        for t in minutes(sc.start, 5, sc.hours, 25 + off):
+        for t in sc.every(5, 25 + off):
             if rerouted(t):
                 sc.owamp(
                     t,
@@ -122,13 +104,9 @@ def scenario_near_miss_port_work() -> Scenario:
         "announced work: explaining it by the window on another port would hide it.",
         datetime(2026, 3, 12, 0, 0, tzinfo=UTC),
     )
-    add_carriers(sc, "GEANT", "SURFNET")
-    add_sites(sc, "CERN", "SARA")
-    sc.router("cern-border", site="CERN", model="MX960")
-    sc.router("geant-gva", carrier="GEANT", model="MX960")
-    sc.router("geant-ams", carrier="GEANT", model="MX960")
-    sc.router("surfnet-asd", carrier="SURFNET", model="MX2020")
-    sc.router("sara-border", site="SARA", vendor="Arista", model="7280R")
+    sc.add_carriers("GEANT", "SURFNET")
+    sc.add_sites("CERN", "SARA")
+    sc.add_routers("cern-border", "geant-gva", "geant-ams", "surfnet-asd", "sara-border")
     sc.interface("geant-ams", "et-3/0/0", 3300, 100000)
     sc.interface("geant-ams", "et-7/1/0", 7100, 100000)
     hops = ["cern-border", "geant-gva", "geant-ams:et-3/0/0", "surfnet-asd", "sara-border"]
@@ -152,20 +130,20 @@ def scenario_near_miss_port_work() -> Scenario:
 
     rtt, mss, window = 18.6, 8948, 64 * MiB
     for src, dst, off in (("CERN", "SARA", 0), ("SARA", "CERN", 40)):
-        for t in minutes(sc.start, 30, sc.hours, off):
+        for t in sc.every(30, off):
             p = sc.rng.uniform(0.0025, 0.0035) if lossy(t, src) else 0.0
-            thr = jitter(sc.rng, tcp_rate_bps(10e9, rtt, mss, window, p, 9.3e9), 0.15 if p else 0.015)
+            thr = sc.jitter(tcp_rate_bps(10e9, rtt, mss, window, p, 9.3e9), 0.15 if p else 0.015)
             sc.tcp(
                 t,
                 src,
                 dst,
                 thr,
-                rtt_ms=jitter(sc.rng, rtt, 0.003),
+                rtt_ms=sc.jitter(rtt, 0.003),
                 mss=mss,
                 window=window,
                 retransmits=round(p * segments(thr, 10, mss)) + sc.rng.choice([0, 0, 1]),
             )
-        for t in minutes(sc.start, 5, sc.hours, 25 + off):
+        for t in sc.every(5, 25 + off):
             p = 0.003 if lossy(t, src) else 0.0
             sc.owamp(
                 t,

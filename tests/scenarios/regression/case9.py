@@ -5,16 +5,7 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime, timedelta
 
-from tests.scenarios.regression.builder import (
-    C64,
-    Counter64Port,
-    Scenario,
-    add_carriers,
-    add_sites,
-    healthy_pair,
-    iso,
-    minutes,
-)
+from tests.scenarios.regression.builder import C64, Counter64Port, Scenario, healthy_pair, iso
 
 
 # --------------------------------------------------------------------------- case 9
@@ -30,11 +21,9 @@ def scenario_case9() -> Scenario:
         "never reaches 90 %.",
         datetime(2026, 3, 11, 0, 0, tzinfo=UTC),
     )
-    add_carriers(sc, "GEANT", "DFN")
-    add_sites(sc, "CERN", "FZK")
-    sc.router("cern-border", site="CERN", model="MX960")
-    sc.router("geant-gva", carrier="GEANT", model="MX960")
-    sc.router("geant-fra", carrier="GEANT", model="MX960")
+    sc.add_carriers("GEANT", "DFN")
+    sc.add_sites("CERN", "FZK")
+    sc.add_routers("cern-border", "geant-gva", "geant-fra")
     sc.router("dfn-fra", carrier="DFN", model="MX960")
     sc.router("fzk-border", site="FZK", vendor="Cisco", model="Nexus 7700")
     sc.interface("dfn-fra", "xe-2/0/0", 2000, 10000)
@@ -55,7 +44,7 @@ def scenario_case9() -> Scenario:
             m["packets_lost"] = m["packets_sent"]
 
     # load: a slow swing plus minute-to-minute noise, 5.5-8.3 Gb/s into xe-2/0/0 (per 60 s poll interval)
-    polls = minutes(sc.start, 1, sc.hours)
+    polls = sc.every(1)
     load = {
         t: min(8.3e9, max(5.5e9, 6.9e9 + 0.9e9 * math.sin(i / 78) + sc.rng.gauss(0, 0.2e9)))
         for i, t in enumerate(polls)

@@ -7,20 +7,7 @@ import math
 from datetime import UTC, datetime, timedelta
 
 from tests.scenarios.noise.noise import poisson
-from tests.scenarios.regression.builder import (
-    ALL_CODES,
-    C64,
-    Counter64Port,
-    MiB,
-    Scenario,
-    add_carriers,
-    add_sites,
-    iso,
-    jitter,
-    minutes,
-    segments,
-    tcp_rate_bps,
-)
+from tests.scenarios.regression.builder import ALL_CODES, C64, Counter64Port, MiB, Scenario, iso, segments, tcp_rate_bps
 
 
 # --------------------------------------------------------------------------- near misses
@@ -59,8 +46,8 @@ def scenario_near_miss_trunk() -> Scenario:
         "tracepath PMTU 9000 and MSS 8948 (9000 - 40 - 12 of timestamps), members MTU 9192. Nothing to report.",
         datetime(2026, 3, 21, 0, 0, tzinfo=UTC),
     )
-    add_carriers(sc, "GEANT", "JANET")
-    add_sites(sc, "CERN", "RAL")
+    sc.add_carriers("GEANT", "JANET")
+    sc.add_sites("CERN", "RAL")
     cern_host = "192.0.2.12"
     hosts = [
         ("ral-dt01", "203.0.113.21"),
@@ -71,11 +58,7 @@ def scenario_near_miss_trunk() -> Scenario:
     sc.host("CERN", "cern-dt02", cern_host)
     for name, addr in hosts:
         sc.host("RAL", name, addr)
-    sc.router("cern-border", site="CERN", model="MX960")
-    sc.router("geant-gva", carrier="GEANT", model="MX960")
-    sc.router("geant-lon", carrier="GEANT", model="MX960")
-    sc.router("janet-lon", carrier="JANET", vendor="Cisco", model="ASR 9010")
-    sc.router("ral-border", site="RAL", vendor="Cisco", model="Nexus 7700")
+    sc.add_routers("cern-border", "geant-gva", "geant-lon", "janet-lon", "ral-border")
     members = ("xe-1/0/0", "xe-1/0/1")
     ral_members = ("xe-0/0/0", "xe-0/1/0")  # the same two links, seen from RAL's end
     for i, m in enumerate(members):
@@ -89,7 +72,7 @@ def scenario_near_miss_trunk() -> Scenario:
     sc.path("CERN", "RAL", 20000, hops)
 
     speed = 10e9
-    polls = minutes(sc.start, 1, sc.hours)
+    polls = sc.every(1)
     towards_ral: dict[datetime, list[float]] = {}  # members' out (towards RAL), per 60 s poll interval
     from_ral: dict[datetime, list[float]] = {}
     for i, t in enumerate(polls):
@@ -101,7 +84,7 @@ def scenario_near_miss_trunk() -> Scenario:
 
     rtt, mss, window = 11.4, 8948, 64 * MiB
     sent = round(3e9 * 10 / 8 / 8972)  # 3 Gb/s for 10 s in 8972-byte datagrams (MTU 9000)
-    for i, t in enumerate(minutes(sc.start, 30, sc.hours)):
+    for i, t in enumerate(sc.every(30)):
         name, addr = hosts[i % 4]
         for when, src, dst, loads, sh, dh in (
             (t, "CERN", "RAL", towards_ral, cern_host, addr),
@@ -110,13 +93,13 @@ def scenario_near_miss_trunk() -> Scenario:
             if when > sc.now:
                 continue
             member = sc.rng.randrange(2)  # the hash of addresses and ports picks a member, not the parity
-            thr = jitter(sc.rng, min(9.4e9, 0.95 * _free_bps(loads, sc, when, member, speed)), 0.015)
+            thr = sc.jitter(min(9.4e9, 0.95 * _free_bps(loads, sc, when, member, speed)), 0.015)
             sc.tcp(
                 when,
                 src,
                 dst,
                 thr,
-                rtt_ms=jitter(sc.rng, rtt, 0.004),
+                rtt_ms=sc.jitter(rtt, 0.004),
                 mss=mss,
                 window=window,
                 retransmits=sc.rng.choice([0, 0, 1, 2]),
@@ -132,10 +115,10 @@ def scenario_near_miss_trunk() -> Scenario:
         if tr < sc.now:
             sc.traceroute(tr, "CERN", "RAL", hops, pmtu=9000)
             sc.traceroute(tr + timedelta(seconds=30), "RAL", "CERN", list(reversed(hops)), pmtu=9000)
-    for t in minutes(sc.start, 5, sc.hours, 50):
+    for t in sc.every(5, 50):
         for src, dst in (("CERN", "RAL"), ("RAL", "CERN")):
             sc.quiet_owamp(t, src, dst, rtt)
-    for t in minutes(sc.start, 60, sc.hours, 400):
+    for t in sc.every(60, 400):
         sc.host_tcp(t, "CERN", "cern-dt02", buf=64 * MiB)
         for k, (name, _) in enumerate(hosts):
             sc.host_tcp(t + timedelta(seconds=10 * (k + 1)), "RAL", name, buf=64 * MiB)
@@ -179,13 +162,9 @@ def scenario_near_miss_maintenance() -> Scenario:
         "does not affect traffic: the degradation is not explained and INTERFACE_ERRORS and the asymmetry must alert.",
         datetime(2026, 3, 22, 0, 0, tzinfo=UTC),
     )
-    add_carriers(sc, "GEANT", "NORDUNET")
-    add_sites(sc, "CERN", "NDGF")
-    sc.router("cern-border", site="CERN", model="MX960")
-    sc.router("geant-gva", carrier="GEANT", model="MX960")
-    sc.router("geant-ham", carrier="GEANT", model="MX960")
-    sc.router("nordunet-cph", carrier="NORDUNET", model="MX10008")
-    sc.router("ndgf-border", site="NDGF", vendor="Arista", model="7280R")
+    sc.add_carriers("GEANT", "NORDUNET")
+    sc.add_sites("CERN", "NDGF")
+    sc.add_routers("cern-border", "geant-gva", "geant-ham", "nordunet-cph", "ndgf-border")
     sc.interface("geant-ham", "et-2/0/0", 700, 100000)
     members = ("xe-1/2/0", "xe-1/2/1")
     for i, m in enumerate(members):
@@ -221,7 +200,7 @@ def scenario_near_miss_maintenance() -> Scenario:
         return frame_loss[key]
 
     speed, frame_bytes = 10e9, 1000.0
-    polls = minutes(sc.start, 1, sc.hours)
+    polls = sc.every(1)
     production: dict[datetime, tuple[float, float, float]] = {}  # per poll interval: into NDGF, its share, back
     into_ndgf: dict[datetime, list[float]] = {}  # members' 60 s averages
     from_ndgf: dict[datetime, list[float]] = {}
@@ -243,7 +222,7 @@ def scenario_near_miss_maintenance() -> Scenario:
         return load * (s if member == 0 else 1 - s)
 
     rtt, mss, window = 24.2, 8948, 64 * MiB
-    for t in minutes(sc.start, 30, sc.hours):
+    for t in sc.every(30):
         for when, src, dst, loads in (
             (t, "CERN", "NDGF", into_ndgf),
             (t + timedelta(seconds=40), "NDGF", "CERN", from_ndgf),
@@ -255,19 +234,19 @@ def scenario_near_miss_maintenance() -> Scenario:
             # corruption scales with the frame length: 9000-byte segments see 9 x the loss of 1000-byte frames
             p = p_frame(when) * (mss + 52) / frame_bytes if dst == "NDGF" else 0.0
             rate = tcp_rate_bps(20e9, rtt, mss, window, p, limit)
-            thr = jitter(sc.rng, rate, 0.12 if p else 0.015)
+            thr = sc.jitter(rate, 0.12 if p else 0.015)
             sc.tcp(
                 when,
                 src,
                 dst,
                 thr,
-                rtt_ms=jitter(sc.rng, rtt, 0.003),
+                rtt_ms=sc.jitter(rtt, 0.003),
                 mss=mss,
                 window=window,
                 retransmits=round(p * segments(thr, 10, mss)) + sc.rng.choice([0, 0, 1]),
             )
             _carry(loads, sc, when, member, thr)
-    for t in minutes(sc.start, 5, sc.hours, 20):
+    for t in sc.every(5, 20):
         for src, dst in (("CERN", "NDGF"), ("NDGF", "CERN")):
             # owamp's ~100-byte packets see a tenth of the frame loss: about nothing
             p = p_frame(t) * 0.1 if dst == "NDGF" else 0.0
@@ -325,21 +304,14 @@ def scenario_near_miss_long_paths() -> Scenario:
         "~0.5 ms, negligible against delays of 150 ms. Nothing to report.",
         datetime(2026, 3, 23, 0, 0, tzinfo=UTC),
     )
-    add_carriers(sc, "GEANT", "ESNET", "ASGCNET")
-    add_sites(sc, "CERN", "BNL", "ASGC")
+    sc.add_carriers("GEANT", "ESNET", "ASGCNET")
+    sc.add_sites("CERN", "BNL", "ASGC")
     cern, bnl, asgc = "192.0.2.15", "198.51.100.82", "203.0.113.62"
     sc.host("CERN", "cern-dt05", cern)
     sc.host("BNL", "bnl-dt02", bnl)
     sc.host("ASGC", "asgc-dt02", asgc)
-    sc.router("cern-border", site="CERN", model="MX960")
-    sc.router("esnet-gva", carrier="ESNET", model="MX10003")
-    sc.router("esnet-ams", carrier="ESNET", model="MX10003")
-    sc.router("esnet-nyc", carrier="ESNET", model="MX10003")
-    sc.router("bnl-border", site="BNL", vendor="Arista", model="7280R")
-    sc.router("geant-ams", carrier="GEANT", model="MX960")
-    sc.router("asgc-ams", carrier="ASGCNET", vendor="Cisco", model="ASR 9006")
-    sc.router("asgc-tpe", carrier="ASGCNET", vendor="Cisco", model="ASR 9006")
-    sc.router("asgc-border", site="ASGC", vendor="Cisco", model="Nexus 7700")
+    sc.add_routers("cern-border", "esnet-gva", "esnet-ams", "esnet-nyc", "bnl-border", "geant-ams", "asgc-ams")
+    sc.add_routers("asgc-tpe", "asgc-border")
     bnl_hops = ["cern-border", "esnet-gva", "esnet-ams", "esnet-nyc", "bnl-border"]
     asgc_hops = ["cern-border", "geant-ams", "asgc-ams", "asgc-tpe", "asgc-border"]
     sc.path("CERN", "BNL", 10000, bnl_hops)
@@ -353,9 +325,9 @@ def scenario_near_miss_long_paths() -> Scenario:
     for a, b, hops, ab, ba, window, ha, hb, off in pairs:
         rtt = ab + ba + 0.2  # TCP's smoothed RTT sits a little above the propagation minimum
         for src, dst, sh, dh, d in ((a, b, ha, hb, 0), (b, a, hb, ha, 45)):
-            for t in minutes(sc.start, 30, sc.hours, off + d):
-                r = jitter(sc.rng, rtt, 0.002)
-                thr = jitter(sc.rng, tcp_rate_bps(10e9, r, mss, window, 0, 9.4e9), 0.015)
+            for t in sc.every(30, off + d):
+                r = sc.jitter(rtt, 0.002)
+                thr = sc.jitter(tcp_rate_bps(10e9, r, mss, window, 0, 9.4e9), 0.015)
                 sc.tcp(
                     t,
                     src,
@@ -368,9 +340,9 @@ def scenario_near_miss_long_paths() -> Scenario:
                     src_host=sh,
                     dst_host=dh,
                 )
-            for t in minutes(sc.start, 60, sc.hours, 900 + off + d):
+            for t in sc.every(60, 900 + off + d):
                 sc.traceroute(t, src, dst, hops if src == a else list(reversed(hops)))
-    sessions = minutes(sc.start, 5, sc.hours, 30)
+    sessions = sc.every(5, 30)
     # 0.02 % of the CERN->BNL packets out of order: 9 of 73 x 600, one here and there
     reordering = set(sc.rng.sample(range(len(sessions)), round(2e-4 * 600 * len(sessions))))
     for i, t in enumerate(sessions):
@@ -396,7 +368,7 @@ def scenario_near_miss_long_paths() -> Scenario:
                 queue_ms=sc.rng.uniform(0.05, 0.15),
                 clock_error_ms=sc.rng.uniform(0.45, 0.55),
             )
-    for t in minutes(sc.start, 60, sc.hours, 300):
+    for t in sc.every(60, 300):
         sc.host_tcp(t, "CERN", "cern-dt05", buf=512 * MiB)
         sc.host_tcp(t + timedelta(seconds=20), "BNL", "bnl-dt02", buf=128 * MiB)
         sc.host_tcp(t + timedelta(seconds=40), "ASGC", "asgc-dt02", buf=512 * MiB)
@@ -423,24 +395,21 @@ def scenario_near_miss_busy_link() -> Scenario:
         "no reboot, every interval keeps its rate and no counter discontinuity may be reported.",
         datetime(2026, 3, 24, 0, 0, tzinfo=UTC),
     )
-    add_carriers(sc, "GEANT", "DFN")
-    add_sites(sc, "CERN", "LRZ")
+    sc.add_carriers("GEANT", "DFN")
+    sc.add_sites("CERN", "LRZ")
     cern, lrz = "192.0.2.16", "198.51.100.110"
     sc.host("CERN", "cern-dt06", cern)
     sc.host("LRZ", "lrz-ps01", lrz)
-    sc.router("cern-border", site="CERN", model="MX960")
-    sc.router("geant-gva", carrier="GEANT", model="MX960")
-    sc.router("geant-fra", carrier="GEANT", model="MX960")
+    sc.add_routers("cern-border", "geant-gva", "geant-fra")
     sc.router("dfn-fra", carrier="DFN", model="MX960")
-    sc.router("dfn-gar", carrier="DFN", model="MX480")
-    sc.router("lrz-border", site="LRZ", vendor="Cisco", model="Nexus 9300")
+    sc.add_routers("dfn-gar", "lrz-border")
     sc.interface("geant-fra", "xe-2/0/0", 2200, 10000)  # towards dfn-fra
     sc.interface("geant-fra", "et-1/0/0", 1000, 100000)  # from geant-gva
     sc.path("CERN", "LRZ", 1000, ["cern-border", "geant-gva", "geant-fra:xe-2/0/0", "dfn-fra", "dfn-gar", "lrz-border"])
     sc.agents.append({"site": "LRZ", "collector": "host_tcp", "interval_s": 300})
 
     rtt, mss, window = 12.6, 8948, 16 * MiB
-    polls = minutes(sc.start, 1, sc.hours)
+    polls = sc.every(1)
     campaign = sc.at("02:00")
     out_bps, in_bps = {}, {}
     for i, t in enumerate(polls):
@@ -462,19 +431,19 @@ def scenario_near_miss_busy_link() -> Scenario:
     drop_times = {("CERN", "LRZ"): drops(720.0), ("LRZ", "CERN"): drops(1800.0)}
     p_of = {key: len(times) / (sc.hours * 3600 * 10) for key, times in drop_times.items()}  # per probe packet
 
-    for t in minutes(sc.start, 30, sc.hours):
+    for t in sc.every(30):
         for when, src, dst, sh, dh, loads in (
             (t, "CERN", "LRZ", cern, lrz, out_bps),
             (t + timedelta(seconds=30), "LRZ", "CERN", lrz, cern, in_bps),
         ):
             p = p_of[(src, dst)]  # the drops hit TCP segments as often as probe packets
-            thr = jitter(sc.rng, tcp_rate_bps(1e9, rtt, mss, window, p, 0.94e9), 0.01)
+            thr = sc.jitter(tcp_rate_bps(1e9, rtt, mss, window, p, 0.94e9), 0.01)
             sc.tcp(
                 when,
                 src,
                 dst,
                 thr,
-                rtt_ms=jitter(sc.rng, rtt, 0.004),
+                rtt_ms=sc.jitter(rtt, 0.004),
                 mss=mss,
                 window=window,
                 retransmits=poisson(sc.rng, p * segments(thr, 10, mss)),
@@ -484,14 +453,14 @@ def scenario_near_miss_busy_link() -> Scenario:
             _carry(loads, sc, when, 0, thr)
     for (src, dst), every_min in ((("CERN", "LRZ"), 1), (("LRZ", "CERN"), 5)):
         times = drop_times[(src, dst)]
-        for t in minutes(sc.start, every_min, sc.hours, 0 if src == "CERN" else 20):
+        for t in sc.every(every_min, 0 if src == "CERN" else 20):
             lost = sum(1 for d in times if t <= d < t + timedelta(seconds=60))  # a session lasts 60 s
             sc.owamp(
                 t, src, dst, rtt / 2 - 0.05 + sc.rng.uniform(0, 0.02), lost=lost, queue_ms=sc.rng.uniform(0.03, 0.1)
             )
-    for t in minutes(sc.start, 5, sc.hours, 130):
+    for t in sc.every(5, 130):
         sc.host_tcp(t, "LRZ", "lrz-ps01", buf=32 * MiB)
-    for t in minutes(sc.start, 60, sc.hours, 400):
+    for t in sc.every(60, 400):
         sc.host_tcp(t, "CERN", "cern-dt06", buf=64 * MiB)
 
     # Counter64 wrap: ifHCOutOctets starts where the traffic up to the middle of the 03:17 interval brings it to 2^64

@@ -6,17 +6,7 @@ import math
 from datetime import UTC, datetime, timedelta
 
 from tests.scenarios.noise.noise import poisson
-from tests.scenarios.regression.builder import (
-    Counter64Port,
-    MiB,
-    Scenario,
-    add_carriers,
-    add_sites,
-    jitter,
-    minutes,
-    segments,
-    tcp_rate_bps,
-)
+from tests.scenarios.regression.builder import Counter64Port, MiB, Scenario, segments, tcp_rate_bps
 
 
 def scenario_interface_errors() -> Scenario:
@@ -29,11 +19,9 @@ def scenario_interface_errors() -> Scenario:
         "a few hundred Mb/s. CNAF->CERN uses the other fibre of the pair and stays clean.",
         datetime(2026, 3, 17, 0, 0, tzinfo=UTC),
     )
-    add_carriers(sc, "GEANT", "GARR")
-    add_sites(sc, "CERN", "CNAF")
-    sc.router("cern-border", site="CERN", model="MX960")
-    sc.router("geant-gva", carrier="GEANT", model="MX960")
-    sc.router("geant-mil", carrier="GEANT", model="MX960")
+    sc.add_carriers("GEANT", "GARR")
+    sc.add_sites("CERN", "CNAF")
+    sc.add_routers("cern-border", "geant-gva", "geant-mil")
     sc.router("garr-mil", carrier="GARR", model="MX960")
     sc.router("cnaf-border", site="CNAF", vendor="Cisco", model="Nexus 7700")
     sc.interface("garr-mil", "xe-0/0/3", 1003, 10000)
@@ -49,16 +37,16 @@ def scenario_interface_errors() -> Scenario:
 
     traffic = 3.0e9
     rtt, mss, window = 11.8, 8948, 64 * MiB
-    for t in minutes(sc.start, 30, sc.hours):
+    for t in sc.every(30):
         frames = traffic / 8 / frame_bytes
         p_tcp = errors_per_s(t) / frames * (mss + 52) / frame_bytes  # corruption scales with the frame length
-        thr = jitter(sc.rng, tcp_rate_bps(10e9, rtt, mss, window, p_tcp, 9.3e9), 0.1 if p_tcp else 0.015)
+        thr = sc.jitter(tcp_rate_bps(10e9, rtt, mss, window, p_tcp, 9.3e9), 0.1 if p_tcp else 0.015)
         sc.tcp(
             t,
             "CERN",
             "CNAF",
             thr,
-            rtt_ms=jitter(sc.rng, rtt, 0.003),
+            rtt_ms=sc.jitter(rtt, 0.003),
             mss=mss,
             window=window,
             retransmits=round(p_tcp * segments(thr, 10, mss)) + sc.rng.choice([0, 0, 1]),
@@ -67,13 +55,13 @@ def scenario_interface_errors() -> Scenario:
             t + timedelta(seconds=30),
             "CNAF",
             "CERN",
-            jitter(sc.rng, 9.3e9, 0.015),
-            rtt_ms=jitter(sc.rng, rtt, 0.003),
+            sc.jitter(9.3e9, 0.015),
+            rtt_ms=sc.jitter(rtt, 0.003),
             mss=mss,
             window=window,
             retransmits=sc.rng.choice([0, 0, 1]),
         )
-    for t in minutes(sc.start, 5, sc.hours, 40):
+    for t in sc.every(5, 40):
         for src, dst in (("CERN", "CNAF"), ("CNAF", "CERN")):
             sc.quiet_owamp(t, src, dst, rtt)
     port = Counter64Port(
@@ -85,7 +73,7 @@ def scenario_interface_errors() -> Scenario:
         mean_frame_bytes=frame_bytes,
     )
     port.c["in_errors"] = 17
-    for i, t in enumerate(minutes(sc.start, 1, sc.hours)):
+    for i, t in enumerate(sc.every(1)):
         if i:
             port.advance(
                 60, traffic + sc.rng.gauss(0, 0.1e9), 2.5e9 + sc.rng.gauss(0, 0.1e9), in_errors_per_s=errors_per_s(t)
@@ -111,27 +99,23 @@ def scenario_link_congestion() -> Scenario:
         "median delay (not to the minimum), and the stream gets a few hundred Mb/s. PIC->CERN is not affected.",
         datetime(2026, 3, 18, 0, 0, tzinfo=UTC),
     )
-    add_carriers(sc, "GEANT", "REDIRIS")
-    add_sites(sc, "CERN", "PIC")
-    sc.router("cern-border", site="CERN", model="MX960")
-    sc.router("geant-gva", carrier="GEANT", model="MX960")
-    sc.router("geant-mar", carrier="GEANT", model="MX960")
-    sc.router("rediris-bcn", carrier="REDIRIS", model="MX480")
-    sc.router("pic-border", site="PIC", vendor="Cisco", model="Nexus 9500")
+    sc.add_carriers("GEANT", "REDIRIS")
+    sc.add_sites("CERN", "PIC")
+    sc.add_routers("cern-border", "geant-gva", "geant-mar", "rediris-bcn", "pic-border")
     sc.interface("rediris-bcn", "te-0/0/1", 601, 10000)
     sc.path("CERN", "PIC", 10000, ["cern-border", "geant-gva", "geant-mar", "rediris-bcn:te-0/0/1", "pic-border"])
     busy = sc.at("02:30")
     rtt, mss, window = 13.9, 8948, 64 * MiB
-    for t in minutes(sc.start, 30, sc.hours):
+    for t in sc.every(30):
         if t >= busy:
             p = sc.rng.uniform(0.003, 0.008)
-            thr = jitter(sc.rng, tcp_rate_bps(10e9, rtt + 4, mss, window, p, 9.3e9), 0.15)
+            thr = sc.jitter(tcp_rate_bps(10e9, rtt + 4, mss, window, p, 9.3e9), 0.15)
             sc.tcp(
                 t,
                 "CERN",
                 "PIC",
                 thr,
-                rtt_ms=jitter(sc.rng, rtt + 4, 0.05),
+                rtt_ms=sc.jitter(rtt + 4, 0.05),
                 mss=mss,
                 window=window,
                 retransmits=round(p * segments(thr, 10, mss)),
@@ -141,8 +125,8 @@ def scenario_link_congestion() -> Scenario:
                 t,
                 "CERN",
                 "PIC",
-                jitter(sc.rng, 9.3e9, 0.015),
-                rtt_ms=jitter(sc.rng, rtt, 0.003),
+                sc.jitter(9.3e9, 0.015),
+                rtt_ms=sc.jitter(rtt, 0.003),
                 mss=mss,
                 window=window,
                 retransmits=sc.rng.choice([0, 0, 1]),
@@ -151,13 +135,13 @@ def scenario_link_congestion() -> Scenario:
             t + timedelta(seconds=30),
             "PIC",
             "CERN",
-            jitter(sc.rng, 9.3e9, 0.015),
-            rtt_ms=jitter(sc.rng, rtt, 0.003),
+            sc.jitter(9.3e9, 0.015),
+            rtt_ms=sc.jitter(rtt, 0.003),
             mss=mss,
             window=window,
             retransmits=sc.rng.choice([0, 0, 1]),
         )
-    for t in minutes(sc.start, 5, sc.hours, 20):
+    for t in sc.every(5, 20):
         if t >= busy:
             sc.owamp(
                 t,
@@ -174,7 +158,7 @@ def scenario_link_congestion() -> Scenario:
     port = Counter64Port(
         "rediris-bcn", "te-0/0/1", 86400 * 301.7, 901_337_221_004_118, 11_902_774_118_330_402, mean_frame_bytes=1400
     )
-    for i, t in enumerate(minutes(sc.start, 1, sc.hours)):
+    for i, t in enumerate(sc.every(1)):
         if i:
             out = sc.rng.uniform(9.2e9, 9.9e9) if t >= busy else sc.rng.uniform(4.0e9, 6.0e9)
             drops = sc.rng.uniform(300, 1500) if t >= busy else 0.0
@@ -199,14 +183,12 @@ def scenario_route_change() -> Scenario:
         "throughput is unchanged.",
         datetime(2026, 3, 19, 0, 0, tzinfo=UTC),
     )
-    add_carriers(sc, "USLHCNET", "STARLIGHT", "ESNET")
-    add_sites(sc, "CERN", "FNAL")
+    sc.add_carriers("USLHCNET", "STARLIGHT", "ESNET")
+    sc.add_sites("CERN", "FNAL")
     sc.router("cern-border", site="CERN", model="MX960")
     for name in ("uslhcnet-gva", "uslhcnet-chi", "uslhcnet-ams", "uslhcnet-nyc"):
         sc.router(name, carrier="USLHCNET", model="MX480")
-    sc.router("starlight", carrier="STARLIGHT", vendor="Juniper", model="QFX10008", role="switch")
-    sc.router("esnet-chi", carrier="ESNET", model="MX10003")
-    sc.router("fnal-border", site="FNAL", vendor="Cisco", model="Nexus 9500")
+    sc.add_routers("starlight", "esnet-chi", "fnal-border")
     primary = ["cern-border", "uslhcnet-gva", "uslhcnet-chi", "starlight", "esnet-chi", "fnal-border"]
     detour = [
         "cern-border",
@@ -222,14 +204,14 @@ def scenario_route_change() -> Scenario:
     failover = sc.at("03:05")
     mss, window = 8948, 256 * MiB
     for src, dst, off in (("CERN", "FNAL", 0), ("FNAL", "CERN", 30)):
-        for t in minutes(sc.start, 30, sc.hours, off):
+        for t in sc.every(30, off):
             rtt = 131.0 if t >= failover else 118.0
             sc.tcp(
                 t,
                 src,
                 dst,
-                jitter(sc.rng, 9.2e9, 0.015),
-                rtt_ms=jitter(sc.rng, rtt, 0.002),
+                sc.jitter(9.2e9, 0.015),
+                rtt_ms=sc.jitter(rtt, 0.002),
                 mss=mss,
                 window=window,
                 retransmits=sc.rng.choice([0, 0, 1]),
@@ -237,7 +219,7 @@ def scenario_route_change() -> Scenario:
             tr = t + timedelta(seconds=240)
             route = detour if tr >= failover else primary
             sc.traceroute(tr, src, dst, route if src == "CERN" else list(reversed(route)))
-        for t in minutes(sc.start, 5, sc.hours, 60 + off):
+        for t in sc.every(5, 60 + off):
             owd = 65.5 if t >= failover else 59.0
             sc.owamp(
                 t,
@@ -265,33 +247,29 @@ def scenario_unexplained() -> Scenario:
         "unchanged. None of the rules explains it; the engine must say so rather than stay silent.",
         datetime(2026, 3, 20, 0, 0, tzinfo=UTC),
     )
-    add_carriers(sc, "GEANT", "DFN")
-    add_sites(sc, "CERN", "FZK")
-    sc.router("cern-border", site="CERN", model="MX960")
-    sc.router("geant-gva", carrier="GEANT", model="MX960")
-    sc.router("geant-fra", carrier="GEANT", model="MX960")
-    sc.router("dfn-fra", carrier="DFN")
-    sc.router("fzk-border", site="FZK", vendor="Cisco", model="Nexus 7700")
+    sc.add_carriers("GEANT", "DFN")
+    sc.add_sites("CERN", "FZK")
+    sc.add_routers("cern-border", "geant-gva", "geant-fra", "dfn-fra", "fzk-border")
     hops = ["cern-border", "geant-gva", "geant-fra", "dfn-fra", "fzk-border"]
     sc.path("CERN", "FZK", 10000, hops)
     onset = sc.at("02:40")
     rtt, mss, window = 9.8, 8948, 64 * MiB
     for src, dst, off in (("CERN", "FZK", 0), ("FZK", "CERN", 30)):
-        for t in minutes(sc.start, 30, sc.hours, off):
+        for t in sc.every(30, off):
             slow = src == "CERN" and t >= onset
-            thr = sc.rng.uniform(4.2e9, 4.8e9) if slow else jitter(sc.rng, 9.3e9, 0.015)
+            thr = sc.rng.uniform(4.2e9, 4.8e9) if slow else sc.jitter(9.3e9, 0.015)
             sc.tcp(
                 t,
                 src,
                 dst,
                 thr,
-                rtt_ms=jitter(sc.rng, rtt, 0.003),
+                rtt_ms=sc.jitter(rtt, 0.003),
                 mss=mss,
                 window=window,
                 retransmits=sc.rng.choice([0, 0, 1]),
             )
             sc.traceroute(t + timedelta(seconds=300), src, dst, hops if src == "CERN" else list(reversed(hops)))
-        for t in minutes(sc.start, 5, sc.hours, 10 + off):
+        for t in sc.every(5, 10 + off):
             sc.quiet_owamp(t, src, dst, rtt)
 
     sc.want("UNEXPLAINED_DEGRADATION", src="CERN", dst="FZK")

@@ -4,18 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from tests.scenarios.regression.builder import (
-    ALL_CODES,
-    Counter64Port,
-    MiB,
-    Scenario,
-    add_carriers,
-    add_sites,
-    healthy_pair,
-    jitter,
-    minutes,
-    segments,
-)
+from tests.scenarios.regression.builder import ALL_CODES, Counter64Port, MiB, Scenario, healthy_pair, segments
 
 
 # --------------------------------------------------------------------------- healthy and single-symptom paths
@@ -27,15 +16,11 @@ def scenario_healthy() -> Scenario:
         "now and then (as on any shared path), traceroutes never change. Nothing to report.",
         datetime(2026, 3, 12, 0, 0, tzinfo=UTC),
     )
-    add_carriers(sc, "GEANT", "ESNET")
-    add_sites(sc, "CERN", "BNL")
+    sc.add_carriers("GEANT", "ESNET")
+    sc.add_sites("CERN", "BNL")
     sc.host("CERN", "cern-dt03", "192.0.2.13")
     sc.host("BNL", "bnl-dt01", "198.51.100.80")
-    sc.router("cern-border", site="CERN", model="MX960")
-    sc.router("esnet-gva", carrier="ESNET", model="MX10003")
-    sc.router("esnet-ams", carrier="ESNET", model="MX10003")
-    sc.router("esnet-nyc", carrier="ESNET", model="MX10003")
-    sc.router("bnl-border", site="BNL", vendor="Arista", model="7280R")
+    sc.add_routers("cern-border", "esnet-gva", "esnet-ams", "esnet-nyc", "bnl-border")
     hops = ["cern-border", "esnet-gva", "esnet-ams", "esnet-nyc", "bnl-border"]
     sc.path("CERN", "BNL", 10000, hops)
     healthy_pair(
@@ -48,7 +33,7 @@ def scenario_healthy() -> Scenario:
         host_limit_bps=9.4e9,
         hosts=("192.0.2.13", "198.51.100.80"),
     )
-    for t in minutes(sc.start, 60, sc.hours, 600):
+    for t in sc.every(60, 600):
         sc.traceroute(t, "CERN", "BNL", hops)
         sc.traceroute(t + timedelta(seconds=20), "BNL", "CERN", list(reversed(hops)))
         sc.host_tcp(t, "CERN", "cern-dt03", buf=256 * MiB)
@@ -68,16 +53,10 @@ def scenario_clock_unsync() -> Scenario:
         "at PIC is the one to fix. No delay finding may be drawn from PIC's one-way delays.",
         datetime(2026, 3, 13, 0, 0, tzinfo=UTC),
     )
-    add_carriers(sc, "GEANT", "REDIRIS", "DFN")
-    add_sites(sc, "CERN", "PIC", "FZK")
-    sc.router("cern-border", site="CERN", model="MX960")
-    sc.router("geant-gva", carrier="GEANT", model="MX960")
-    sc.router("geant-mar", carrier="GEANT", model="MX960")
-    sc.router("geant-fra", carrier="GEANT", model="MX960")
-    sc.router("rediris-bcn", carrier="REDIRIS", model="MX480")
-    sc.router("dfn-fra", carrier="DFN")
-    sc.router("pic-border", site="PIC", vendor="Cisco", model="Nexus 9500")
-    sc.router("fzk-border", site="FZK", vendor="Cisco", model="Nexus 7700")
+    sc.add_carriers("GEANT", "REDIRIS", "DFN")
+    sc.add_sites("CERN", "PIC", "FZK")
+    sc.add_routers("cern-border", "geant-gva", "geant-mar", "geant-fra", "rediris-bcn", "dfn-fra", "pic-border")
+    sc.add_routers("fzk-border")
     pic = ["cern-border", "geant-gva", "geant-mar", "rediris-bcn", "pic-border"]
     sc.path("CERN", "PIC", 10000, pic)
     sc.path("CERN", "FZK", 10000, ["cern-border", "geant-gva", "geant-fra", "dfn-fra", "fzk-border"])
@@ -85,19 +64,19 @@ def scenario_clock_unsync() -> Scenario:
     mss, window, rtt = 8948, 64 * MiB, 13.9
     for src, dst, off in (("CERN", "PIC", 0), ("PIC", "CERN", 30)):
         sign = 1 if dst == "PIC" else -1  # PIC's clock ahead: arrivals at PIC look late, departures early
-        for t in minutes(sc.start, 30, sc.hours, off):
+        for t in sc.every(30, off):
             sc.tcp(
                 t,
                 src,
                 dst,
-                jitter(sc.rng, 9.35e9, 0.015),
-                rtt_ms=jitter(sc.rng, rtt, 0.002),
+                sc.jitter(9.35e9, 0.015),
+                rtt_ms=sc.jitter(rtt, 0.002),
                 mss=mss,
                 window=window,
                 retransmits=sc.rng.choice([0, 0, 1]),
             )
             sc.traceroute(t + timedelta(seconds=300), src, dst, pic if src == "CERN" else list(reversed(pic)))
-        for t in minutes(sc.start, 5, sc.hours, 15 + off):
+        for t in sc.every(5, 15 + off):
             offset = 4.6 if t >= step_at else 0.0
             err = 0.15 + (12 + 0.9 * (t - step_at).total_seconds() / 60 if t >= step_at else 0.0)
             sc.owamp(
@@ -131,12 +110,11 @@ def scenario_mtu() -> Scenario:
         "~8.6 Gb/s, more packets per second); the Mathis ceiling at any given loss is now 6.2 times lower.",
         datetime(2026, 3, 14, 0, 0, tzinfo=UTC),
     )
-    add_carriers(sc, "GEANT", "RENATER")
-    add_sites(sc, "CERN", "IN2P3")
+    sc.add_carriers("GEANT", "RENATER")
+    sc.add_sites("CERN", "IN2P3")
     sc.host("CERN", "cern-dt04", "192.0.2.14")
     sc.host("IN2P3", "ccdt01", "198.51.100.90")
-    sc.router("cern-border", site="CERN", model="MX960")
-    sc.router("geant-gva", carrier="GEANT", model="MX960")
+    sc.add_routers("cern-border", "geant-gva")
     sc.router("renater-lyo", carrier="RENATER", model="MX480")
     sc.router("in2p3-border", site="IN2P3", vendor="Cisco", model="ASR 9006")
     hops = ["cern-border", "geant-gva", "renater-lyo", "in2p3-border"]
@@ -147,15 +125,15 @@ def scenario_mtu() -> Scenario:
         ("CERN", "IN2P3", 0, "192.0.2.14", "198.51.100.90"),
         ("IN2P3", "CERN", 20, "198.51.100.90", "192.0.2.14"),
     ):
-        for t in minutes(sc.start, 30, sc.hours, off):
+        for t in sc.every(30, off):
             small = t >= swap
-            thr = jitter(sc.rng, 8.6e9 if small else 9.4e9, 0.02)
+            thr = sc.jitter(8.6e9 if small else 9.4e9, 0.02)
             sc.tcp(
                 t,
                 src,
                 dst,
                 thr,
-                rtt_ms=jitter(sc.rng, rtt, 0.005),
+                rtt_ms=sc.jitter(rtt, 0.005),
                 mss=1448 if small else 8948,
                 window=window,
                 retransmits=sc.rng.choice([0, 0, 1, 2]),
@@ -166,7 +144,7 @@ def scenario_mtu() -> Scenario:
             sc.traceroute(
                 t + timedelta(seconds=200), src, dst, route, pmtu=1500 if t + timedelta(seconds=200) >= swap else 9000
             )
-        for t in minutes(sc.start, 5, sc.hours, 35 + off):
+        for t in sc.every(5, 35 + off):
             sc.owamp(
                 t,
                 src,
@@ -175,7 +153,7 @@ def scenario_mtu() -> Scenario:
                 lost=int(sc.rng.random() < 0.02),
                 queue_ms=sc.rng.uniform(0.02, 0.06),
             )
-    for t in minutes(sc.start, 60, sc.hours, 500):
+    for t in sc.every(60, 500):
         sc.host_tcp(t, "CERN", "cern-dt04", buf=128 * MiB)
         sc.host_tcp(t + timedelta(seconds=30), "IN2P3", "ccdt01", buf=128 * MiB)
 
@@ -199,14 +177,9 @@ def scenario_reordering() -> Scenario:
         "1.5-3 Gb/s. TRIUMF->CERN is hashed per flow and unaffected.",
         datetime(2026, 3, 15, 0, 0, tzinfo=UTC),
     )
-    add_carriers(sc, "GEANT", "CANARIE")
-    add_sites(sc, "CERN", "TRIUMF")
-    sc.router("cern-border", site="CERN", model="MX960")
-    sc.router("geant-ams", carrier="GEANT", model="MX960")
-    sc.router("canarie-ams", carrier="CANARIE", vendor="Ciena", model="8700", role="switch")
-    sc.router("canarie-mtl", carrier="CANARIE", vendor="Ciena", model="8700", role="switch")
-    sc.router("canarie-van", carrier="CANARIE", vendor="Ciena", model="8700", role="switch")
-    sc.router("triumf-border", site="TRIUMF", vendor="Juniper", model="MX480")
+    sc.add_carriers("GEANT", "CANARIE")
+    sc.add_sites("CERN", "TRIUMF")
+    sc.add_routers("cern-border", "geant-ams", "canarie-ams", "canarie-mtl", "canarie-van", "triumf-border")
     sc.path(
         "CERN",
         "TRIUMF",
@@ -217,14 +190,14 @@ def scenario_reordering() -> Scenario:
     rtt, mss, window = 150.0, 8948, 256 * MiB
     burst = {"packet_interval_s": 0.001}
     for src, dst, off in (("CERN", "TRIUMF", 0), ("TRIUMF", "CERN", 45)):
-        for t in minutes(sc.start, 30, sc.hours, off):
+        for t in sc.every(30, off):
             if src == "CERN" and t >= start:
                 thr = sc.rng.uniform(1.5e9, 3.0e9)
                 retrans = round(segments(thr, 10, mss) * sc.rng.uniform(0.002, 0.006))
             else:
-                thr, retrans = jitter(sc.rng, 9.2e9, 0.015), sc.rng.choice([0, 0, 1])
-            sc.tcp(t, src, dst, thr, rtt_ms=jitter(sc.rng, rtt, 0.002), mss=mss, window=window, retransmits=retrans)
-        for t in minutes(sc.start, 5, sc.hours, 70 + off):
+                thr, retrans = sc.jitter(9.2e9, 0.015), sc.rng.choice([0, 0, 1])
+            sc.tcp(t, src, dst, thr, rtt_ms=sc.jitter(rtt, 0.002), mss=mss, window=window, retransmits=retrans)
+        for t in sc.every(5, 70 + off):
             reordered = round(600 * sc.rng.uniform(0.008, 0.025)) if (src == "CERN" and t >= start) else 0
             sc.owamp(
                 t,
@@ -252,19 +225,15 @@ def scenario_path_down() -> Scenario:
         "announced. An outage is not a loss rate.",
         datetime(2026, 3, 16, 0, 0, tzinfo=UTC),
     )
-    add_carriers(sc, "GEANT", "NORDUNET")
-    add_sites(sc, "CERN", "NDGF")
-    sc.router("cern-border", site="CERN", model="MX960")
-    sc.router("geant-gva", carrier="GEANT", model="MX960")
-    sc.router("geant-ham", carrier="GEANT", model="MX960")
-    sc.router("nordunet-cph", carrier="NORDUNET", model="MX10008")
-    sc.router("ndgf-border", site="NDGF", vendor="Arista", model="7280R")
+    sc.add_carriers("GEANT", "NORDUNET")
+    sc.add_sites("CERN", "NDGF")
+    sc.add_routers("cern-border", "geant-gva", "geant-ham", "nordunet-cph", "ndgf-border")
     sc.interface("nordunet-cph", "xe-1/2/0", 1120, 10000)
     sc.path("CERN", "NDGF", 10000, ["cern-border", "geant-gva", "geant-ham", "nordunet-cph:xe-1/2/0", "ndgf-border"])
     cut = sc.at("03:12")
     rtt, mss, window = 24.2, 8948, 64 * MiB
     for src, dst, off in (("CERN", "NDGF", 0), ("NDGF", "CERN", 30)):
-        for t in minutes(sc.start, 30, sc.hours, off):
+        for t in sc.every(30, off):
             if t >= cut:
                 sc.tcp_failed(t, src, dst, "nuttcp-t: connect: Connection timed out")
             else:
@@ -272,19 +241,19 @@ def scenario_path_down() -> Scenario:
                     t,
                     src,
                     dst,
-                    jitter(sc.rng, 9.3e9, 0.015),
-                    rtt_ms=jitter(sc.rng, rtt, 0.003),
+                    sc.jitter(9.3e9, 0.015),
+                    rtt_ms=sc.jitter(rtt, 0.003),
                     mss=mss,
                     window=window,
                     retransmits=sc.rng.choice([0, 0, 1]),
                 )
-        for t in minutes(sc.start, 5, sc.hours, 20 + off):
+        for t in sc.every(5, 20 + off):
             if t >= cut:
                 sc.owamp_down(t, src, dst)
             else:
                 sc.quiet_owamp(t, src, dst, rtt)
     port = Counter64Port("nordunet-cph", "xe-1/2/0", 86400 * 63.0, 2_771_004_118_220_118, 2_519_880_300_117_445)
-    for i, t in enumerate(minutes(sc.start, 1, sc.hours)):
+    for i, t in enumerate(sc.every(1)):
         down = t >= cut
         if i:
             port.advance(

@@ -54,6 +54,15 @@ def process(now, flush=False):
     return result
 
 
+def clear(start):
+    """Evaluations that find nothing from ``start`` on, until the stored findings are resolved (three misses over
+    10 min: FINDING_CLOSE_ABSENT_*); returns the time of the resolving evaluation."""
+    for minutes in (0, 5, 10):
+        findings_sync(findings=[], now=start + timedelta(minutes=minutes))
+    assert not Finding.objects.exclude(status="resolved").exists()
+    return start + timedelta(minutes=10)
+
+
 def finding(code="PATH_DOWN", src="CERN", dst="RAL", severity="critical", at=T, summary=None):
     return EngineFinding(code=code, severity=severity, subject={"src": src, "dst": dst}, start=at - timedelta(hours=1),
                          end=at, summary=summary or f"{src}->{dst}: {code} for 1 h", explanation="because of x = 1.5",
@@ -201,17 +210,20 @@ def test_resolved_email_when_the_evidence_clears_after_the_hold(smtp):
     smtp.wait_for(1, 5)
     findings_sync(findings=[], now=T + timedelta(minutes=1))  # the next evaluation finds nothing
     process(T + timedelta(minutes=1))
+    assert Incident.objects.get().cleared_at is None  # one miss: the findings stay active (hysteresis)
+    cleared = clear(T + timedelta(minutes=2))  # 12:12: three misses, 12 min after the findings were last seen
+    process(cleared)
     assert len(smtp.wait_for(2, 1)) == 1  # held (ALERTS_RESOLVE_HOLD_S = 180)
     incident = Incident.objects.get()
-    assert incident.status == "open" and incident.cleared_at == T + timedelta(minutes=1)
+    assert incident.status == "open" and incident.cleared_at == cleared
 
-    process(T + timedelta(minutes=4))
+    process(cleared + timedelta(minutes=3))
     messages = smtp.wait_for(2, 5)
     assert len(messages) == 2
     resolved = messages[1]
     assert resolved.rcpt_tos == [NOC]
     assert resolved.subject == FZK_SUBJECT.replace("[wanmon CRITICAL]", "[wanmon RESOLVED]")
-    assert "Resolved at 2026-03-01 12:04 UTC after 4 min." in resolved.text
+    assert "Resolved at 2026-03-01 12:15 UTC after 15 min." in resolved.text
     assert resolved.message["In-Reply-To"] == messages[0].message["In-Reply-To"]  # one thread per incident
     incident.refresh_from_db()
     assert incident.status == "resolved"
@@ -222,14 +234,35 @@ def test_a_flapping_finding_sends_nothing_more(smtp):
     replay(FZK, "--keep", "--notify")
     smtp.wait_for(1, 5)
     incident = Incident.objects.get()
-    findings_sync(findings=[], now=T + timedelta(minutes=1))
-    process(T + timedelta(minutes=1))
-    replay_at(FZK, T + timedelta(minutes=2))  # back again: new Finding rows, same codes and subjects
-    process(T + timedelta(minutes=2))
-    process(T + timedelta(minutes=10))
+    findings = set(Finding.objects.values_list("id", flat=True))
+    for minutes in range(1, 21, 2):  # good, bad, good, bad ... for 20 min
+        findings_sync(findings=[], now=T + timedelta(minutes=minutes))
+        process(T + timedelta(minutes=minutes))
+        replay_at(FZK, T + timedelta(minutes=minutes + 1))
+        process(T + timedelta(minutes=minutes + 1))
     assert len(smtp.wait_for(2, 1)) == 1
     assert Incident.objects.get(status="open").id == incident.id
-    assert list(incident.events.values_list("kind", flat=True)) == ["opened", "notified", "cleared", "recurred"]
+    assert list(incident.events.values_list("kind", flat=True)) == ["opened", "notified"]
+    assert set(Finding.objects.values_list("id", flat=True)) == findings  # one finding each, never resolved
+    assert not Finding.objects.filter(status="resolved").exists()
+
+
+def test_a_finding_back_soon_after_its_resolution_reopens_its_incident_without_a_new_email(smtp):
+    replay(FZK, "--keep", "--notify")
+    smtp.wait_for(1, 5)
+    incident = Incident.objects.get()
+    findings = set(Finding.objects.values_list("id", flat=True))
+    cleared = clear(T + timedelta(minutes=1))
+    process(cleared, flush=True)  # resolved: the RESOLVED e-mail goes out
+    assert len(smtp.wait_for(2, 5)) == 2
+    back = cleared + timedelta(minutes=20)  # within FINDING_REOPEN_WITHIN_S
+    replay_at(FZK, back)
+    process(back, flush=True)
+    assert set(Finding.objects.values_list("id", flat=True)) == findings  # the same findings, reopened
+    assert {e.kind for f in Finding.objects.all() for e in f.events.all()} == {"opened", "resolved", "reopened"}
+    assert Incident.objects.get(status="open").id == incident.id
+    assert len(smtp.wait_for(3, 1)) == 2  # no second first notice
+    assert list(incident.events.values_list("kind", flat=True))[-1] == "reopened"
 
 
 # --- silences ---
@@ -272,8 +305,7 @@ def test_resolved_is_sent_for_a_muted_incident_unless_configured_otherwise(smtp,
     smtp.wait_for(1, 5)
     silence_create(author=None, matchers={"site": "CERN"}, comment="works at CERN", now=T, duration_s=7200)
     process(T + timedelta(minutes=1))
-    findings_sync(findings=[], now=T + timedelta(minutes=2))
-    process(T + timedelta(minutes=2), flush=True)
+    process(clear(T + timedelta(minutes=2)), flush=True)
     messages = smtp.wait_for(2, 5)
     assert [m.subject.split("]")[0] for m in messages] == ["[wanmon CRITICAL", "[wanmon RESOLVED"]
 
@@ -284,8 +316,7 @@ def test_resolved_is_not_sent_for_a_muted_incident_when_disabled(smtp, settings)
     smtp.wait_for(1, 5)
     silence_create(author=None, matchers={"equipment": "geant-fra"}, comment="known", now=T, duration_s=7200)
     process(T + timedelta(minutes=1))
-    findings_sync(findings=[], now=T + timedelta(minutes=2))
-    process(T + timedelta(minutes=2), flush=True)
+    process(clear(T + timedelta(minutes=2)), flush=True)
     assert len(smtp.wait_for(2, 1)) == 1
     assert Incident.objects.get().status == "resolved"
 

@@ -6,8 +6,9 @@ import pytest
 from django.contrib.auth.models import Group
 
 from wanmon.diagnosis.evidence import Finding as EngineFinding
-from wanmon.diagnosis.models import Finding
+from wanmon.diagnosis.models import DiagnosisCycle, Finding
 from wanmon.diagnosis.services import finding_acknowledge, findings_sync
+from wanmon.diagnosis.shards import diagnosis_cycle_close
 
 pytestmark = pytest.mark.django_db
 T = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -28,16 +29,85 @@ def test_same_code_and_subject_updates_the_open_finding():
     assert [e.kind for e in finding.events.all()] == ["opened", "updated"]
 
 
-def test_cleared_evidence_resolves_and_recurrence_opens_a_new_finding():
-    findings_sync(findings=[engine_finding(), engine_finding(code="PATH_DOWN", subject={"src": "CERN", "dst": "RAL"})],
-                  now=T)
-    result = findings_sync(findings=[engine_finding()], now=T + timedelta(minutes=5))
-    down = Finding.objects.get(code="PATH_DOWN")
-    assert result.resolved == [down.id] and down.status == "resolved" and down.resolved_at == T + timedelta(minutes=5)
-    findings_sync(findings=[engine_finding(code="PATH_DOWN", subject={"src": "CERN", "dst": "RAL"})],
-                  now=T + timedelta(minutes=10))
+def test_cleared_evidence_resolves_after_three_misses_over_ten_minutes():
+    down = engine_finding(code="PATH_DOWN", subject={"src": "CERN", "dst": "RAL"})
+    findings_sync(findings=[engine_finding(), down], now=T)
+    for minutes in (1, 2, 3, 9):  # four misses, but the last still 9 min after it was seen: it stays active
+        result = findings_sync(findings=[engine_finding()], now=T + timedelta(minutes=minutes))
+        finding = Finding.objects.get(code="PATH_DOWN")
+        assert result.resolved == [] and finding.status == "open" and finding.resolved_at is None
+        assert result.absent == [finding.id]
+    assert finding.absent_evaluations == 4 and finding.last_seen_at == T
+    result = findings_sync(findings=[engine_finding()], now=T + timedelta(minutes=10))
+    finding.refresh_from_db()
+    assert result.resolved == [finding.id] and finding.status == "resolved"
+    assert finding.resolved_at == T + timedelta(minutes=10) and finding.absent_evaluations == 5
+    assert [e.kind for e in finding.events.all()] == ["opened", "resolved"]
+    assert Finding.objects.get(code="ASYMMETRIC_PATH").status == "open"
+
+
+def test_a_finding_needs_three_misses_in_a_row_to_clear():
+    down = engine_finding(code="PATH_DOWN", subject={"src": "CERN", "dst": "RAL"})
+    findings_sync(findings=[down], now=T)
+    findings_sync(findings=[], now=T + timedelta(minutes=15))
+    findings_sync(findings=[], now=T + timedelta(minutes=16))  # two misses, 16 min: not yet
+    findings_sync(findings=[down], now=T + timedelta(minutes=17))  # seen again: the count starts over
+    finding = Finding.objects.get()
+    assert finding.status == "open" and finding.absent_evaluations == 0
+    for minutes in (30, 31):
+        findings_sync(findings=[], now=T + timedelta(minutes=minutes))
+    assert Finding.objects.get().status == "open"
+    findings_sync(findings=[], now=T + timedelta(minutes=32))
+    assert Finding.objects.get().status == "resolved"
+
+
+def test_flapping_evidence_keeps_one_finding():
+    down = engine_finding(code="PATH_DOWN", subject={"src": "CERN", "dst": "RAL"})
+    for minutes in range(0, 120, 2):  # bad, good, bad, good ... every minute for two hours
+        findings_sync(findings=[down], now=T + timedelta(minutes=minutes))
+        findings_sync(findings=[], now=T + timedelta(minutes=minutes + 1))
+    finding = Finding.objects.get()
+    assert finding.status == "open" and finding.first_seen_at == T
+    assert [e.kind for e in finding.events.all()] == ["opened"]
+
+
+def test_a_recurrence_soon_after_the_resolution_reopens_the_same_finding():
+    down = engine_finding(code="PATH_DOWN", subject={"src": "CERN", "dst": "RAL"})
+    findings_sync(findings=[down], now=T)
+    for minutes in (5, 10, 15):
+        findings_sync(findings=[], now=T + timedelta(minutes=minutes))
+    finding = Finding.objects.get()
+    assert finding.status == "resolved" and finding.resolved_at == T + timedelta(minutes=15)
+    result = findings_sync(findings=[down], now=T + timedelta(minutes=40))  # 25 min later: the same problem
+    finding.refresh_from_db()
+    assert result.reopened == [finding.id] and result.opened == []
+    assert finding.status == "open" and finding.resolved_at is None and finding.first_seen_at == T
+    assert [e.kind for e in finding.events.all()] == ["opened", "resolved", "reopened"]
+    assert finding.events.last().note == "reported again 25 min after it was resolved"
+    # resolved again, then back 2 h later: a new problem, a new finding
+    for minutes in (50, 55, 60):
+        findings_sync(findings=[], now=T + timedelta(minutes=minutes))
+    result = findings_sync(findings=[down], now=T + timedelta(hours=3))
+    assert len(result.opened) == 1 and result.reopened == []
     assert Finding.objects.filter(code="PATH_DOWN").count() == 2
     assert Finding.objects.filter(code="PATH_DOWN", status="open").count() == 1
+
+
+def test_the_sharded_cycle_counts_misses_the_same_way():
+    """Path findings count a miss in the shard that evaluates their path (``resolve_ids``), element findings when
+    a cycle closes without anyone seeing them: both are resolved after three misses over 10 min."""
+    errors = engine_finding(code="INTERFACE_ERRORS", subject={"equipment": "geant-fra", "interface": "et-1/0/0"})
+    findings_sync(findings=[errors, engine_finding()], now=T)
+    path_id = Finding.objects.get(code="ASYMMETRIC_PATH").id
+    for minutes in (1, 2, 11):
+        at = T + timedelta(minutes=minutes)
+        shard = findings_sync(findings=[], now=at, resolve_ids=[path_id])
+        closed = diagnosis_cycle_close(cycle=DiagnosisCycle.objects.create(at=at))
+        statuses = dict(Finding.objects.values_list("code", "status"))
+        if minutes < 11:
+            assert shard.resolved == closed == [] and set(statuses.values()) == {"open"}
+    assert shard.resolved == [path_id] and closed == [Finding.objects.get(code="INTERFACE_ERRORS").id]
+    assert set(statuses.values()) == {"resolved"}
 
 
 def test_acknowledged_stays_acknowledged_while_present(django_user_model):

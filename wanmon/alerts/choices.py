@@ -37,6 +37,7 @@ class IncidentEventKind(models.TextChoices):
     ACKNOWLEDGED = "acknowledged", "Acknowledged"
     CLEARED = "cleared", "Evidence cleared (resolve hold)"
     RECURRED = "recurred", "Recurred during the resolve hold"
+    REOPENED = "reopened", "Reopened: a finding came back soon after the resolution"
     RESOLVED = "resolved", "Resolved"
     MERGED = "merged", "Merged into another incident"
 

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 from django.db.models import Count, Q, QuerySet
 
-from wanmon.alerts.choices import ACTIVE_INCIDENT_STATUSES, NotificationKind, NotificationStatus
+from wanmon.alerts.choices import ACTIVE_INCIDENT_STATUSES, IncidentStatus, NotificationKind, NotificationStatus
 from wanmon.alerts.conf import AlertSettings
 from wanmon.alerts.constants import ROOT_CAUSE_CODES
 from wanmon.alerts.grouping import FindingFacts
@@ -16,6 +16,7 @@ from wanmon.alerts.models import Incident, Notification, RoutingRule, Silence, S
 from wanmon.alerts.policy import filter_matches
 from wanmon.diagnosis import codes
 from wanmon.diagnosis.choices import ACTIVE_STATUSES
+from wanmon.diagnosis.constants import FINDING_REOPEN_WITHIN_S
 from wanmon.diagnosis.models import Finding
 from wanmon.inventory.choices import ContactRole
 from wanmon.inventory.models import Equipment
@@ -85,6 +86,19 @@ def finding_facts_list(*, at: datetime) -> list[FindingFacts]:
             element_paths = cache.get(key, ()) if key else ()
         out.append(finding_facts(f, element_paths=element_paths))
     return out
+
+
+def incident_resolved_holding(*, key: str, finding_ids: list[int], at: datetime) -> Incident | None:
+    """The incident of group ``key`` resolved within FINDING_REOPEN_WITHIN_S before ``at`` (not merged) that one of
+    these findings belonged to: a finding reopened by the diagnosis (it came back soon after its resolution)
+    reopens it instead of opening a new incident (row-locked)."""
+    return (
+        Incident.objects.select_for_update()
+        .filter(key=key, status=IncidentStatus.RESOLVED, merged_into__isnull=True, members__finding_id__in=finding_ids,
+                resolved_at__gte=at - timedelta(seconds=FINDING_REOPEN_WITHIN_S))
+        .order_by("-resolved_at", "-id")
+        .first()
+    )
 
 
 @dataclass

@@ -51,6 +51,7 @@ from wanmon.alerts.selectors import (
     Recipient,
     TopologyIndex,
     finding_facts_list,
+    incident_resolved_holding,
     maintenance_inhibiting,
     maintenance_list_touching,
     recipient_list_for_incident,
@@ -147,7 +148,7 @@ class _Run:
         due: list[tuple[Incident, list[FindingFacts], frozenset[str], frozenset[str]]] = []
         for group in groups:
             members = [by_id[i] for i in group.roles]
-            incident = active.get(group.key) or self._open(group, members)
+            incident = active.get(group.key) or self._reopen(group) or self._open(group, members)
             active[group.key] = incident
             touched.add(incident.id)
             moved_to.update(self._sync_members(incident, group))
@@ -169,6 +170,14 @@ class _Run:
         )
         _event(incident, IncidentEventKind.OPENED, self.now, head.title)
         self.result.opened.append(incident.id)
+        return incident
+
+    def _reopen(self, group: Group) -> Incident | None:
+        """The resolved incident of a finding the diagnosis reopened: reopened too, not announced as new."""
+        if incident := incident_resolved_holding(key=group.key, finding_ids=list(group.roles), at=self.now):
+            _event(incident, IncidentEventKind.REOPENED, self.now, "a finding came back soon after the resolution")
+            incident.status, incident.resolved_at, incident.cleared_at = IncidentStatus.OPEN, None, None
+            incident.save(update_fields=["status", "resolved_at", "cleared_at"])
         return incident
 
     def _sync_members(self, incident: Incident, group: Group) -> dict[int, int]:

@@ -336,3 +336,15 @@ RECOVERED_HEALTHY_RESULTS = EPISODE_BREAK_HEALTHY
 #: Confidence of a path finding: high with bad results of two measurement kinds, or this many bad results;
 #: medium with MIN_MODERATE_EPISODE_OBSERVATIONS; low below (a rule that could only see a little).
 CONFIDENCE_HIGH_OBSERVATIONS = 6
+
+# --------------------------------------------------------------------------- stored findings (hysteresis)
+#: A stored finding is resolved only once this many consecutive evaluations have not reported it ...
+FINDING_CLOSE_ABSENT_EVALUATIONS = 3
+#: ... and at least this long after the last evaluation that did: results arrive up to 10 min after their session
+#: (an owamp session of 60 s, a test uploaded by the agent's next batch), so a fault can vanish from one
+#: evaluation only because its latest evidence is still on its way. Opening is damped by the rules (episodes).
+FINDING_CLOSE_ABSENT_S = 600.0
+#: A finding that comes back within this time after being resolved is the same problem: the resolved finding is
+#: reopened (same id, same incident, no new first notice) instead of a new one. Two throughput tests at the usual
+#: 30-minute cadence: a fault that the next test or the one after shows again is not a new fault.
+FINDING_REOPEN_WITHIN_S = 3600.0

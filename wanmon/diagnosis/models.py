@@ -11,8 +11,11 @@ class Finding(models.Model):
     """A diagnosis result with a lifecycle (open -> acknowledged -> resolved).
 
     One active finding per code and subject: a new evaluation that finds the same thing updates it
-    (window end, numbers, explanation) instead of creating a duplicate; when the evidence clears,
-    it is resolved automatically; a later recurrence opens a new finding.
+    (window end, numbers, explanation) instead of creating a duplicate. Closing is damped: an active finding
+    that an evaluation does not report counts the miss (``absent_evaluations``) and stays active until
+    FINDING_CLOSE_ABSENT_EVALUATIONS misses in a row spanning FINDING_CLOSE_ABSENT_S since ``last_seen_at``;
+    only then is it resolved. A recurrence within FINDING_REOPEN_WITHIN_S of the resolution reopens the same
+    finding; a later one opens a new finding.
     """
 
     code = models.CharField(max_length=40, choices=Code.choices)
@@ -35,6 +38,9 @@ class Finding(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="acknowledged_findings"
     )
     resolved_at = models.DateTimeField(null=True, blank=True)
+    absent_evaluations = models.PositiveIntegerField(
+        default=0, help_text="consecutive evaluations that did not report it (resolved after a few)"
+    )
 
     class Meta:
         ordering = ["-last_seen_at", "code"]
@@ -45,7 +51,14 @@ class Finding(models.Model):
                 name="%(app_label)s_%(class)s_unique_active",
             )
         ]
-        indexes = [models.Index(fields=["status", "code"], name="diagnosis_finding_status_code")]
+        indexes = [
+            models.Index(fields=["status", "code"], name="diagnosis_finding_status_code"),
+            models.Index(
+                fields=["subject_key", "code", "resolved_at"],
+                condition=Q(status=FindingStatus.RESOLVED),
+                name="diagnosis_finding_resolved_key",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.code} {self.subject_key} ({self.status})"

@@ -28,10 +28,10 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from wanmon.diagnosis import engine
-from wanmon.diagnosis.choices import ACTIVE_STATUSES, EventKind, FindingStatus
-from wanmon.diagnosis.models import DiagnosisCycle, Finding, FindingEvent
+from wanmon.diagnosis.choices import ACTIVE_STATUSES
+from wanmon.diagnosis.models import DiagnosisCycle, Finding
 from wanmon.diagnosis.selectors import evidence_bundle_for_paths, paths_to_evaluate
-from wanmon.diagnosis.services import DEFAULT_BASELINE, DEFAULT_WINDOW, SyncResult, findings_sync
+from wanmon.diagnosis.services import DEFAULT_BASELINE, DEFAULT_WINDOW, SyncResult, findings_mark_absent, findings_sync
 
 # Directions per shard (settings.DIAGNOSIS_SHARD_PATHS): ~1 s of work, so that two workers stay balanced.
 SHARD_PATHS = 200
@@ -150,8 +150,9 @@ def diagnosis_shard_evaluate(
 
 
 def diagnosis_cycle_close(*, cycle: DiagnosisCycle) -> list[int]:
-    """Every shard of the cycle is done: resolve the active element findings nobody saw in it (path findings
-    are resolved by their shard). A later cycle already closed makes this one's view stale: nothing then."""
+    """Every shard of the cycle is done: the active element findings nobody saw in it count a miss, and are
+    resolved after enough of them (``findings_mark_absent``; path findings are counted by their shard). A later
+    cycle already closed makes this one's view stale: nothing then."""
     with connection.cursor() as cursor:
         cursor.execute(
             "UPDATE diagnosis_diagnosiscycle SET closed_at = now() WHERE id = %s AND closed_at IS NULL "
@@ -166,14 +167,9 @@ def diagnosis_cycle_close(*, cycle: DiagnosisCycle) -> list[int]:
         .filter(status__in=ACTIVE_STATUSES, last_seen_at__lt=cycle.at)
         .exclude(subject__has_keys=["src", "dst"])
     )
-    resolved = []
-    for finding in stale:
-        finding.status = FindingStatus.RESOLVED
-        finding.resolved_at = cycle.at
-        finding.save(update_fields=["status", "resolved_at"])
-        FindingEvent.objects.create(finding=finding, time=cycle.at, kind=EventKind.RESOLVED, note="evidence cleared")
-        resolved.append(finding.id)
-    return resolved
+    result = SyncResult()
+    findings_mark_absent(findings=stale, now=cycle.at, result=result)
+    return result.resolved
 
 
 def diagnosis_cycles_prune(*, now: datetime, keep: timedelta = timedelta(days=2)) -> int:

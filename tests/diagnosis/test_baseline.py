@@ -7,7 +7,7 @@ import random
 from datetime import timedelta
 
 from tests.diagnosis.builders import T0, at, bundle, every, path, tcp
-from wanmon.diagnosis.analysis import assess_path
+from wanmon.diagnosis.assessment import assess_path
 from wanmon.diagnosis.baseline import learn_level, level_at
 from wanmon.diagnosis.evidence import summarise_path
 

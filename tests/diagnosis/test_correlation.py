@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from tests.diagnosis.builders import NOW, T0, at, iface, rate_row
-from wanmon.diagnosis.correlation import (
+from wanmon.diagnosis.shared_elements import (
     DegradedPath,
     PathRoute,
     bundle_load_rise,
@@ -128,7 +128,7 @@ def test_load_moved_between_bundle_members_is_not_a_rise():
 def test_paths_watched_by_owamp_alone_do_not_clear_an_element_whose_fault_only_tcp_sees():
     from tests.diagnosis.builders import bundle, every, owamp, path, tcp
     from wanmon.diagnosis.context import RuleContext
-    from wanmon.diagnosis.correlation import shared_equipment_suspects
+    from wanmon.diagnosis.rules.correlation import shared_equipment_suspects
 
     tail = ("geant-fra", "dfn-fra", "fzk-border")
 
@@ -165,7 +165,7 @@ def test_a_port_whose_own_counters_show_errors_outranks_an_ecmp_sibling_seen_in_
 def test_traffic_rising_the_other_way_through_a_port_does_not_compete_with_the_path():
     from tests.diagnosis.builders import MiB, bundle, every, owamp, path, tcp
     from wanmon.diagnosis.context import RuleContext
-    from wanmon.diagnosis.correlation import shared_equipment_suspects
+    from wanmon.diagnosis.rules.correlation import shared_equipment_suspects
 
     # given CERN->FNAL leaving usl-gva by so-1/0/0 (out) and degrading at minute 180, when the port's *inbound*
     # traffic rises from 0.2 to 6 Gb/s while its outbound stays at 1 Gb/s
@@ -180,8 +180,8 @@ def test_traffic_rising_the_other_way_through_a_port_does_not_compete_with_the_p
 
 def test_tests_every_four_hours_are_not_traffic_that_started_at_an_onset():
     from tests.diagnosis.builders import bundle, every, path, tcp
-    from wanmon.diagnosis.analysis import assess_path
-    from wanmon.diagnosis.correlation import path_load_rise
+    from wanmon.diagnosis.assessment import assess_path
+    from wanmon.diagnosis.shared_elements import path_load_rise
 
     # given another path tested every 4 h at a steady 5 Gb/s: the 2-hour look-back before an onset at 12:10
     # holds none of its tests, and the next one falls 10 min after the onset

@@ -25,7 +25,7 @@ from tests.diagnosis.builders import (
     trace,
 )
 from wanmon.diagnosis import codes
-from wanmon.diagnosis.analysis import assess_path
+from wanmon.diagnosis.assessment import assess_path
 from wanmon.diagnosis.evidence import summarise_path
 
 GiB_CAP = (1 << 31) - 1  # Linux's cap on a socket buffer
@@ -351,7 +351,7 @@ def test_a_short_steady_baseline_does_not_make_ordinary_slower_results_a_degrada
 
 
 def test_another_path_within_its_usual_spread_is_not_extra_traffic():
-    from wanmon.diagnosis.correlation import path_load_rise
+    from wanmon.diagnosis.shared_elements import path_load_rise
 
     # given another path at 7-9 Gb/s run to run (baseline median ~8.1 Gb/s), tested every 4 h; its three tests
     # before an onset happen to be 7.3-7.4 Gb/s and those after it are at its usual level

@@ -26,9 +26,10 @@ from tests.diagnosis.builders import (
     udp,
 )
 from wanmon.diagnosis import codes
-from wanmon.diagnosis.analysis import DEGRADED, estimate_loss
 from wanmon.diagnosis.context import RuleContext
+from wanmon.diagnosis.episodes import DEGRADED
 from wanmon.diagnosis.evidence import MaintenanceWindow
+from wanmon.diagnosis.loss import estimate_loss
 from wanmon.diagnosis.rules.hosts import host_tcp_tuning
 from wanmon.diagnosis.rules.maintenance import impact_explains
 

@@ -72,7 +72,7 @@ def healthy_results(
     The level of the good days is the upper quartile of the day medians (days with at least
     MIN_REFERENCE_TESTS results): as long as a quarter of the history was healthy, a degradation that filled
     the rest does not lower it. Days whose median is clearly below that level (as a day of the window is judged
-    by analysis._level_shift), and single results below DEGRADED_FRACTION of it, are left out.
+    by degradation._level_shift), and single results below DEGRADED_FRACTION of it, are left out.
     """
     all_results = sorted(results)
     kept = [(t, r) for t, r in all_results if not _inside(t, excluded)]
@@ -86,7 +86,7 @@ def healthy_results(
         good = statistics.median(r for _, r in kept)
     else:
         return [], len(all_results)
-    # a day is degraded as a day of the evaluated window is (analysis._level_shift): its median below the good
+    # a day is degraded as a day of the evaluated window is (degradation._level_shift): its median below the good
     # level by DEGRADED_STAT_MIN_DROP and by DEGRADED_STAT_SIGMAS standard errors of a median of that many
     # results (sigma from the days that are not candidates): six noisy Reno results a day wander by 20 %
     low = (1 - k.DEGRADED_STAT_MIN_DROP) * good

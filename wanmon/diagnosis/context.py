@@ -7,8 +7,9 @@ from datetime import datetime
 from typing import Any
 
 from wanmon.diagnosis import codes
-from wanmon.diagnosis.analysis import LossEstimate, PathAssessment, assess_path
+from wanmon.diagnosis.assessment import PathAssessment, assess_path
 from wanmon.diagnosis.evidence import EvidenceBundle, Finding, PathEvidence, path_subject
+from wanmon.diagnosis.loss import LossEstimate
 
 # Conclusions several rules share (the untrusted delay pairs of rules/clock.py, the maintenance matches of
 # rules/maintenance.py) are worked out by those rule modules, which register them here when the rules package is

@@ -13,8 +13,8 @@ from datetime import datetime
 
 from wanmon.diagnosis import codes
 from wanmon.diagnosis import constants as k
-from wanmon.diagnosis.analysis import OK
 from wanmon.diagnosis.context import RuleContext
+from wanmon.diagnosis.episodes import OK
 from wanmon.diagnosis.evidence import EvidenceBundle, Finding
 from wanmon.diagnosis.registry import RULES, Rule
 from wanmon.diagnosis.rules.maintenance import apply_explanations

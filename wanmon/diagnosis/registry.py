@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from wanmon.diagnosis import codes, correlation
+from wanmon.diagnosis import codes
 from wanmon.diagnosis.context import RuleContext
 from wanmon.diagnosis.evidence import Finding
 from wanmon.diagnosis.rules import (
     asymmetry,
     clock,
+    correlation,
     delay,
     gaps,
     hosts,

@@ -6,11 +6,14 @@ from datetime import datetime
 
 from wanmon.diagnosis import codes, text
 from wanmon.diagnosis import constants as k
-from wanmon.diagnosis.analysis import BASELINE_REFERENCE, PathAssessment, median, trunks_on_path
+from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext, path_finding
+from wanmon.diagnosis.degradation import BASELINE_REFERENCE
 from wanmon.diagnosis.evidence import Finding
+from wanmon.diagnosis.path_elements import trunks_on_path
 from wanmon.diagnosis.rules.loss_patterns import periodic_pattern
 from wanmon.diagnosis.rules.trunk import host_bimodality
+from wanmon.diagnosis.stats import median
 
 
 def asymmetric_path(ctx: RuleContext) -> list[Finding]:

@@ -17,9 +17,10 @@ from datetime import datetime
 
 from wanmon.diagnosis import codes, text
 from wanmon.diagnosis import constants as k
-from wanmon.diagnosis.analysis import median, usable_owamp
 from wanmon.diagnosis.context import RuleContext, path_finding
 from wanmon.diagnosis.evidence import Finding, OwampTest, PathEvidence
+from wanmon.diagnosis.loss import usable_owamp
+from wanmon.diagnosis.stats import median
 
 
 def _sessions(ctx: RuleContext, path: PathEvidence) -> list[OwampTest]:

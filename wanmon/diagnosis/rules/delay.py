@@ -8,9 +8,12 @@ from datetime import datetime
 
 from wanmon.diagnosis import codes, physics, text
 from wanmon.diagnosis import constants as k
-from wanmon.diagnosis.analysis import PathAssessment, base_equipment, median, usable_owamp
+from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext, path_finding
 from wanmon.diagnosis.evidence import Finding, TracerouteObservation
+from wanmon.diagnosis.loss import usable_owamp
+from wanmon.diagnosis.path_elements import base_equipment
+from wanmon.diagnosis.stats import median
 
 SILENT_HOPS = frozenset({"", "*", "???"})
 

@@ -6,10 +6,12 @@ from datetime import datetime
 
 from wanmon.diagnosis import codes, text
 from wanmon.diagnosis import constants as k
-from wanmon.diagnosis.analysis import DOWN, PathAssessment, cadence_s
+from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext, path_finding
+from wanmon.diagnosis.episodes import DOWN
 from wanmon.diagnosis.evidence import Finding
 from wanmon.diagnosis.rules.outage import consecutive_down_runs, other_kinds_near
+from wanmon.diagnosis.stats import cadence_s
 
 KIND_LABELS = {"tcp": "throughput tests", "udp": "UDP tests", "owamp": "owamp sessions"}
 

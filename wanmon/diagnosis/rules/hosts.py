@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from wanmon.diagnosis import advice, codes, physics, text
 from wanmon.diagnosis import constants as k
-from wanmon.diagnosis.analysis import PathAssessment, latest_hosts
+from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext
 from wanmon.diagnosis.evidence import Finding, HostTcpEvidence
+from wanmon.diagnosis.host_matching import latest_hosts
 
 
 def longest_path(ctx: RuleContext, site: str) -> PathAssessment | None:

@@ -9,9 +9,11 @@ from datetime import datetime, timedelta
 
 from wanmon.diagnosis import codes, text
 from wanmon.diagnosis import constants as k
-from wanmon.diagnosis.analysis import PathAssessment, cadence_s, interface_on_path, median
+from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext
 from wanmon.diagnosis.evidence import Finding, InterfaceEvidence, InterfaceRate
+from wanmon.diagnosis.path_elements import interface_on_path
+from wanmon.diagnosis.stats import cadence_s, median
 
 
 def _subject(iface: InterfaceEvidence) -> dict[str, str]:

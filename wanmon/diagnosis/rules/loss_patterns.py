@@ -9,9 +9,12 @@ from datetime import datetime
 
 from wanmon.diagnosis import codes, text
 from wanmon.diagnosis import constants as k
-from wanmon.diagnosis.analysis import PathAssessment, cadence_s, host_name_for, latest_hosts, median, usable_owamp
+from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext, path_finding
 from wanmon.diagnosis.evidence import Finding
+from wanmon.diagnosis.host_matching import host_name_for, latest_hosts
+from wanmon.diagnosis.loss import usable_owamp
+from wanmon.diagnosis.stats import cadence_s, median
 
 
 def _binomial_tail(n: int, successes: int, q: float) -> float:

@@ -8,8 +8,8 @@ from datetime import datetime, timedelta
 
 from wanmon.diagnosis import codes, text
 from wanmon.diagnosis import constants as k
-from wanmon.diagnosis.analysis import Episode, base_equipment, interface_on_path, path_elements
 from wanmon.diagnosis.context import RuleContext
+from wanmon.diagnosis.episodes import Episode
 from wanmon.diagnosis.evidence import (
     EvidenceBundle,
     Finding,
@@ -19,6 +19,7 @@ from wanmon.diagnosis.evidence import (
     path_key,
     split_element,
 )
+from wanmon.diagnosis.path_elements import base_equipment, interface_on_path, path_elements
 
 
 def affected_elements(window: MaintenanceWindow, bundle: EvidenceBundle) -> tuple[str, ...]:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from wanmon.diagnosis import codes, physics
 from wanmon.diagnosis import constants as k
-from wanmon.diagnosis.analysis import PathAssessment, latest_hosts, match_host, median
+from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext, path_finding
 from wanmon.diagnosis.evidence import Finding
+from wanmon.diagnosis.host_matching import latest_hosts, match_host
+from wanmon.diagnosis.stats import median
 
 
 def _site_mtu(ctx: RuleContext, a: PathAssessment, site: str, field: str) -> int | None:

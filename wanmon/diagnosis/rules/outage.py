@@ -6,16 +6,10 @@ from datetime import datetime, timedelta
 
 from wanmon.diagnosis import codes
 from wanmon.diagnosis import constants as k
-from wanmon.diagnosis.analysis import (
-    DOWN,
-    Observation,
-    consecutive_down_runs,
-    interface_on_path,
-    other_kinds_near,
-    trunks_on_path,
-)
 from wanmon.diagnosis.context import RuleContext, path_finding
+from wanmon.diagnosis.episodes import DOWN, Observation, consecutive_down_runs, other_kinds_near
 from wanmon.diagnosis.evidence import EvidenceBundle, Finding, InterfaceEvidence, PathEvidence
+from wanmon.diagnosis.path_elements import interface_on_path, trunks_on_path
 
 DOWN_STATUSES = frozenset({"down", "lowerlayerdown", "notpresent"})
 

@@ -12,9 +12,13 @@ from datetime import datetime
 
 from wanmon.diagnosis import advice, codes, physics, text
 from wanmon.diagnosis import constants as k
-from wanmon.diagnosis.analysis import LossEstimate, PathAssessment, TestFigures, match_host, median
+from wanmon.diagnosis.assessment import PathAssessment, TestFigures
 from wanmon.diagnosis.context import RuleContext, path_finding
 from wanmon.diagnosis.evidence import Finding, ThroughputTest
+from wanmon.diagnosis.host_matching import match_host
+from wanmon.diagnosis.loss import LossEstimate
+from wanmon.diagnosis.path_elements import trunks_on_path
+from wanmon.diagnosis.stats import median
 
 
 def window_limited(ctx: RuleContext) -> list[Finding]:
@@ -431,8 +435,6 @@ def _demonstrated_rate(a: PathAssessment) -> float | None:
 
 
 def _tcp_only_finding(ctx, a: PathAssessment, slow, clean, lossy, slow_bps: float) -> Finding:
-    from wanmon.diagnosis.analysis import trunks_on_path
-
     predicted = median(p for _, p in slow) or 0.0
     udp_rate = median(_udp_rate(t) for t in clean) or 0.0
     fast = [f for f in a.tcp if all(f is not s for s, _ in slow)]

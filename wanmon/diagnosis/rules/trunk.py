@@ -11,7 +11,7 @@ from datetime import timedelta
 
 from wanmon.diagnosis import codes, text
 from wanmon.diagnosis import constants as k
-from wanmon.diagnosis.analysis import PathAssessment
+from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext
 from wanmon.diagnosis.evidence import (
     EvidenceBundle,

@@ -6,9 +6,12 @@ from datetime import datetime, timedelta
 
 from wanmon.diagnosis import codes, text
 from wanmon.diagnosis import constants as k
-from wanmon.diagnosis.analysis import PathAssessment, interface_on_path, median, path_elements, usable_owamp
+from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext, path_finding
 from wanmon.diagnosis.evidence import Finding
+from wanmon.diagnosis.loss import usable_owamp
+from wanmon.diagnosis.path_elements import interface_on_path, path_elements
+from wanmon.diagnosis.stats import median
 
 #: Path-subject findings that explain a throughput/loss degradation of their path.
 PATH_EXPLANATIONS = (

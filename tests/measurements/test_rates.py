@@ -1,5 +1,6 @@
 """Counter samples become rates through the shared wrap/reset-safe arithmetic, then roll up."""
 
+import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -122,3 +123,54 @@ def test_recompute_is_idempotent(topo):
     first = _rates()
     measurements_process(interface_since=result.interface_since)
     assert _rates() == first and len(first) == 3
+
+
+def _polls(names: list[str], minutes: range, *, reset: str | None = None):
+    """One poll a minute of each interface, each polled at its own second (devices are not polled in step);
+    ``reset`` restarts its counters at the third poll."""
+    records = []
+    for n, name in enumerate(names):
+        step = (n + 1) * 10**8 * 60 // 8
+        for k in minutes:
+            since_start = k - 2 if name == reset and k >= 2 else k + 1000
+            octets, ticks = 5_000 + since_start * step, 200 + since_start * 6000
+            records.append({"type": "snmp", "time": T0 + timedelta(minutes=k, seconds=n % 50),
+                            "equipment": "geant-par", "interface": name, "sys_uptime_ticks": ticks,
+                            "oper_status": "up", "counters": {"hc_in_octets": octets, "hc_out_octets": 7 * k,
+                                                              "in_errors": k, "in_discards": 0}})
+    return decode_records(records)
+
+
+def _process_counting(records) -> int:
+    from django.test.utils import CaptureQueriesContext
+
+    result = batch_ingest(batch_id=str(uuid.uuid4()), records=records, source="test")
+    with CaptureQueriesContext(connection) as queries:
+        measurements_process(interface_since=result.interface_since)
+    return len(queries.captured_queries)
+
+
+def test_rates_of_a_batch_take_the_same_statements_for_2_or_40_interfaces_and_match_the_counter_functions(topo):
+    from collectors.counters import rates_from_series, sample_from_snmp
+
+    few, many = [f"xe-2/0/{i}" for i in range(2)], [f"xe-3/0/{i}" for i in range(40)]
+    counted = [_process_counting(_polls(few, range(4))), _process_counting(_polls(many, range(4), reset=many[7]))]
+    # and a later batch of every interface, its watermark from the batch before
+    counted.append(_process_counting(_polls(many, range(4, 6), reset=many[7])))
+    assert counted[0] == counted[1] == counted[2] <= 12
+    with connection.cursor() as c:
+        c.execute("SELECT i.name, r.time, r.interval_s, r.in_bps, r.out_bps, r.in_errors_per_s, r.in_utilisation "
+                  "FROM measurements_interfacerate r JOIN inventory_interface i ON i.id = r.interface_id "
+                  "WHERE i.name LIKE 'xe-3/%%' ORDER BY i.name, r.time")
+        stored = c.fetchall()
+        c.execute("SELECT count(*), min(code) FROM measurements_counterdiscontinuity")
+        assert c.fetchone() == (1, "sys_uptime_reset")
+    expected = []
+    polls = _polls(many, range(6), reset=many[7])
+    for name in sorted(many):
+        # no inventory speed for these interfaces and none polled: utilisation unknown
+        samples = [sample_from_snmp(r) for r in polls if r.interface == name]
+        expected += [(name, r.end, r.interval_s, r.in_bps, r.out_bps, r.in_errors_per_s, None)
+                     for r in rates_from_series(samples) if r.valid]
+    assert len(stored) == 40 * 5 - 1
+    assert stored == [tuple(pytest.approx(v) if isinstance(v, float) else v for v in row) for row in expected]

@@ -3,19 +3,26 @@
 The arithmetic (wraps, resets, plausibility) is collectors.counters, shared with the agent; this
 module only feeds it samples from the database and writes what it returns. Recomputing from a
 time ``since`` is idempotent, so late or replayed samples simply trigger a recompute.
+
+A recompute is a fixed number of statements whatever the number of interfaces (the ingest's follow-up runs
+after every batch of 20 000 polls a minute): one read of every interface's samples and of the sample before
+each one's ``since``, one delete of the rates and discontinuities it rewrites, one COPY of the new rates.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db import connection
 
 from collectors.counters import Sample, rate_between
+from wanmon.core.sql import sql_array
 from wanmon.measurements.constants import SNMP_COUNTERS
 
 SAMPLE_COLUMNS = (
+    "interface_id",
     "time",
     "sys_uptime_ticks",
     "engine_boots",
@@ -40,6 +47,7 @@ RATE_COLUMNS = (
     "out_utilisation",
     "oper_status",
 )
+_COUNTERS_AT = len(SAMPLE_COLUMNS) - len(SNMP_COUNTERS)
 
 
 @dataclass
@@ -53,74 +61,77 @@ class RatesRefreshResult:
     until: dict[int, datetime] = field(default_factory=dict)
 
 
-def _sample(row: dict, speed_mbps_default: int | None) -> Sample:
-    speed_mbps = row["speed_mbps"] or speed_mbps_default
-    return Sample(
-        time=row["time"],
-        sys_uptime_ticks=row["sys_uptime_ticks"],
-        engine_boots=row["engine_boots"],
-        discontinuity_ticks=row["discontinuity_ticks"],
-        counters={c: int(row[c]) for c in SNMP_COUNTERS if row[c] is not None},
-        speed_bps=speed_mbps * 1e6 if speed_mbps else None,
-    )
+# Per interface: its newest sample before ``since`` (the starting point of the first interval; a probe of the
+# (interface_id, time) index that stops at the newest chunk holding one), then every sample from ``since`` on.
+# The constant lower bound lets the planner skip the chunks older than the earliest ``since``.
+_SAMPLES_SQL = f"""
+WITH u AS (SELECT * FROM unnest(%(ids)s::bigint[], %(since)s::timestamptz[]) AS u(interface_id, since))
+SELECT p.* FROM u CROSS JOIN LATERAL (
+    SELECT {", ".join(SAMPLE_COLUMNS)} FROM measurements_snmpsample s
+    WHERE s.interface_id = u.interface_id AND s.time < u.since ORDER BY s.time DESC LIMIT 1) p
+UNION ALL
+SELECT {", ".join(f"s.{c}" for c in SAMPLE_COLUMNS)} FROM measurements_snmpsample s
+JOIN u ON s.interface_id = u.interface_id AND s.time >= u.since
+WHERE s.interface_id = ANY(%(ids)s::bigint[]) AND s.time >= %(earliest)s
+ORDER BY interface_id, time
+"""
+
+# The rows stamped at the rewritten sample times, and only those: rates are kept longer than raw samples (see
+# RETENTION_DAYS), and a recompute must never delete history it cannot compute again, however early ``since``.
+_DELETE_SQL = """
+DELETE FROM {table} t USING unnest(%(ids)s::bigint[], %(times)s::timestamptz[]) AS d(interface_id, time)
+WHERE t.interface_id = d.interface_id AND t.time = d.time AND t.interface_id = ANY(%(ids)s::bigint[])
+  AND t.time >= %(first)s AND t.time <= %(last)s
+"""
 
 
-def interface_rates_refresh(*, interface_ids: list[int], since: datetime) -> RatesRefreshResult:
-    """Recompute rates (and discontinuities) of these interfaces for every sample at or after ``since``.
+def _samples(rows: list[tuple], inventory_speed_mbps: Mapping[int, int]) -> list[Sample]:
+    """One interface's samples (rows of _SAMPLES_SQL in time order) for collectors.counters.
 
-    The sample just before ``since`` is the starting point, so the first interval is computed too. Only
-    the rates and discontinuities stamped at the times of the samples read are replaced: rates are kept
-    longer than raw samples (see RETENTION_DAYS), and a recompute must never delete history it cannot
-    compute again, however early ``since`` is.
+    The inventory speed first (the operator's truth); ifHighSpeed from the device otherwise.
+    """
+    default_mbps = inventory_speed_mbps.get(rows[0][0]) if rows else None
+    samples = []
+    for row in rows:
+        speed_mbps = default_mbps or row[6]
+        values = zip(SNMP_COUNTERS, row[_COUNTERS_AT:], strict=True)
+        counters = {name: int(value) for name, value in values if value is not None}
+        samples.append(Sample(row[1], row[2], row[3], row[4], counters, speed_mbps * 1e6 if speed_mbps else None))
+    return samples
+
+
+def interface_rates_refresh(*, interface_since: Mapping[int, datetime]) -> RatesRefreshResult:
+    """Recompute rates (and discontinuities) of these interfaces, each for every sample at or after its ``since``.
+
+    The sample just before ``since`` is the starting point, so the first interval is computed too. Only the rates
+    and discontinuities stamped at the times of the samples read are replaced. A fixed number of statements for
+    any number of interfaces.
     """
     result = RatesRefreshResult()
-    if not interface_ids:
+    if not interface_since:
         return result
-    cols = ", ".join(SAMPLE_COLUMNS)
+    ids = sorted(interface_since)
+    since = [interface_since[i] for i in ids]
     with connection.cursor() as cursor:
-        cursor.execute("SELECT id, speed_mbps FROM inventory_interface WHERE id = ANY(%s)", [list(interface_ids)])
-        inventory_speed = dict(cursor.fetchall())
+        cursor.execute("SELECT id, speed_mbps FROM inventory_interface WHERE id = ANY(%s::bigint[])", [sql_array(ids)])
+        inventory_speed_mbps = dict(cursor.fetchall())
+        cursor.execute(_SAMPLES_SQL, {"ids": sql_array(ids), "since": sql_array(since), "earliest": min(since)})
+        by_interface: dict[int, list[tuple]] = {}
+        for row in cursor.fetchall():
+            by_interface.setdefault(row[0], []).append(row)
         rate_rows: list[tuple] = []
         disc_rows: list[tuple] = []
-        for iid in interface_ids:
-            cursor.execute(
-                f"""(SELECT {cols} FROM measurements_snmpsample WHERE interface_id = %(i)s AND time < %(s)s
-                     ORDER BY time DESC LIMIT 1)
-                    UNION ALL
-                    (SELECT {cols} FROM measurements_snmpsample WHERE interface_id = %(i)s AND time >= %(s)s)
-                    ORDER BY time""",
-                {"i": iid, "s": since},
-            )
-            names = [d[0] for d in cursor.description]
-            rows = [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
-            if rows:
-                result.until[iid] = rows[-1]["time"]
+        rewritten_ids: list[int] = []
+        rewritten_times: list[datetime] = []
+        for iid, rows in by_interface.items():
+            result.until[iid] = rows[-1][1]
             if len(rows) < 2:
                 continue  # no interval to compute, so nothing to replace
-            rewritten = [r["time"] for r in rows[1:]]
-            result.since[iid] = rewritten[0]
-            cursor.execute(
-                "DELETE FROM measurements_interfacerate WHERE interface_id = %s AND time = ANY(%s)", [iid, rewritten]
-            )
-            cursor.execute(
-                "DELETE FROM measurements_counterdiscontinuity WHERE interface_id = %s AND time = ANY(%s)",
-                [iid, rewritten],
-            )
-            # Inventory speed first (the operator's truth); ifHighSpeed from the device otherwise.
-            speed_default = inventory_speed.get(iid)
-            samples = [_sample(r, None) for r in rows]
-            if speed_default:
-                samples = [
-                    Sample(
-                        s.time,
-                        s.sys_uptime_ticks,
-                        s.engine_boots,
-                        s.discontinuity_ticks,
-                        s.counters,
-                        speed_default * 1e6,
-                    )
-                    for s in samples
-                ]
+            result.since[iid] = rows[1][1]
+            for row in rows[1:]:
+                rewritten_ids.append(iid)
+                rewritten_times.append(row[1])
+            samples = _samples(rows, inventory_speed_mbps)
             for k in range(1, len(samples)):
                 prev, cur = samples[k - 1], samples[k]
                 rate = rate_between(prev, cur)
@@ -145,9 +156,18 @@ def interface_rates_refresh(*, interface_ids: list[int], since: datetime) -> Rat
                         rate.out_discards_per_s,
                         rate.in_bps / speed if speed and rate.in_bps is not None else None,
                         rate.out_bps / speed if speed and rate.out_bps is not None else None,
-                        rows[k]["oper_status"],
+                        rows[k][5],
                     )
                 )
+        if rewritten_times:
+            params = {
+                "ids": sql_array(rewritten_ids),
+                "times": sql_array(rewritten_times),
+                "first": min(rewritten_times),
+                "last": max(rewritten_times),
+            }
+            for table in ("measurements_interfacerate", "measurements_counterdiscontinuity"):
+                cursor.execute(_DELETE_SQL.format(table=table), params)
         raw = cursor.cursor
         if rate_rows:
             with raw.copy(f"COPY measurements_interfacerate ({', '.join(RATE_COLUMNS)}) FROM STDIN") as copy:

@@ -8,32 +8,59 @@ and bucketed by that time.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from wanmon.core.sql import sql_array
 from wanmon.measurements.constants import RETENTION_DAYS, ROLLUP_LEVELS
+
+# The buckets to recompute, per interface: from the bucket holding its ``since`` on. The constant lower bound (the
+# earliest ``since``) lets the planner skip older chunks; the join keeps each interface to its own range.
+_RANGE = """unnest(%(ids)s::bigint[], %(since)s::timestamptz[]) AS u(interface_id, since)"""
 
 
 def _rollup_sql(width: str, table: str) -> str:
+    """One statement per level for every interface of a batch: the buckets computed from the raw rates, upserted,
+    and the buckets in the range whose raw rates all disappeared (an interval dropped for a discontinuity on
+    recompute) deleted. The delete and the upsert touch disjoint rows, so one scan of the rates serves both."""
+
     def avg(col: str) -> str:
         return f"sum({col} * interval_s) / nullif(sum(CASE WHEN {col} IS NOT NULL THEN interval_s END), 0)"
 
     return f"""
+    WITH agg AS (
+        SELECT time_bucket(interval '{width}', r.time) AS bucket, r.interface_id, count(*) AS samples,
+            sum(interval_s) AS covered_s,
+            {avg("in_bps")} AS in_bps_avg, max(in_bps) AS in_bps_max,
+            percentile_cont(0.95) WITHIN GROUP (ORDER BY in_bps) AS in_bps_p95,
+            {avg("out_bps")} AS out_bps_avg, max(out_bps) AS out_bps_max,
+            percentile_cont(0.95) WITHIN GROUP (ORDER BY out_bps) AS out_bps_p95,
+            sum(in_errors_per_s * interval_s) AS in_errors, sum(out_errors_per_s * interval_s) AS out_errors,
+            sum(in_discards_per_s * interval_s) AS in_discards, sum(out_discards_per_s * interval_s) AS out_discards,
+            max(in_utilisation) AS in_utilisation_max, max(out_utilisation) AS out_utilisation_max
+        FROM measurements_interfacerate r
+        JOIN {_RANGE} ON r.interface_id = u.interface_id AND r.time >= time_bucket(interval '{width}', u.since)
+        WHERE r.interface_id = ANY(%(ids)s::bigint[])
+          AND r.time >= time_bucket(interval '{width}', %(earliest)s::timestamptz)
+        GROUP BY bucket, r.interface_id
+    ), gone AS (
+        DELETE FROM {table} t USING {_RANGE}
+        WHERE t.interface_id = u.interface_id AND t.time >= time_bucket(interval '{width}', u.since)
+          AND t.interface_id = ANY(%(ids)s::bigint[])
+          AND t.time >= time_bucket(interval '{width}', %(earliest)s::timestamptz)
+          AND NOT EXISTS (SELECT 1 FROM agg WHERE agg.interface_id = t.interface_id AND agg.bucket = t.time)
+    )
     INSERT INTO {table} AS t (time, interface_id, samples, covered_s,
         in_bps_avg, in_bps_max, in_bps_p95, out_bps_avg, out_bps_max, out_bps_p95,
         in_errors, out_errors, in_discards, out_discards, in_utilisation_max, out_utilisation_max)
-    SELECT time_bucket(interval '{width}', time) AS bucket, interface_id, count(*), sum(interval_s),
-        {avg("in_bps")}, max(in_bps), percentile_cont(0.95) WITHIN GROUP (ORDER BY in_bps),
-        {avg("out_bps")}, max(out_bps), percentile_cont(0.95) WITHIN GROUP (ORDER BY out_bps),
-        sum(in_errors_per_s * interval_s), sum(out_errors_per_s * interval_s),
-        sum(in_discards_per_s * interval_s), sum(out_discards_per_s * interval_s),
-        max(in_utilisation), max(out_utilisation)
-    FROM measurements_interfacerate
-    WHERE interface_id = ANY(%(ids)s) AND time >= time_bucket(interval '{width}', %(since)s::timestamptz)
-    GROUP BY bucket, interface_id
+    SELECT bucket, interface_id, samples, covered_s, in_bps_avg, in_bps_max, in_bps_p95,
+        out_bps_avg, out_bps_max, out_bps_p95, in_errors, out_errors, in_discards, out_discards,
+        in_utilisation_max, out_utilisation_max
+    FROM agg
     ON CONFLICT (interface_id, time) DO UPDATE SET
         samples = EXCLUDED.samples, covered_s = EXCLUDED.covered_s,
         in_bps_avg = EXCLUDED.in_bps_avg, in_bps_max = EXCLUDED.in_bps_max, in_bps_p95 = EXCLUDED.in_bps_p95,
@@ -44,30 +71,24 @@ def _rollup_sql(width: str, table: str) -> str:
     """
 
 
-def _stale_buckets_sql(width: str, table: str) -> str:
-    # Buckets whose raw rates all disappeared (e.g. an interval dropped for a discontinuity on recompute).
-    # The live buckets are computed once and anti-joined: a subquery correlated on the rollup row's time
-    # cannot exclude hypertable chunks and probed every chunk's index per row (minutes for a week of 5 min
-    # buckets on 100 interfaces; now one scan of the rates the rollup reads anyway).
-    return f"""
-    DELETE FROM {table} t
-    WHERE t.interface_id = ANY(%(ids)s) AND t.time >= time_bucket(interval '{width}', %(since)s::timestamptz)
-      AND NOT EXISTS (SELECT 1 FROM (SELECT DISTINCT interface_id, time_bucket(interval '{width}', time) AS bucket
-                                     FROM measurements_interfacerate
-                                     WHERE interface_id = ANY(%(ids)s)
-                                       AND time >= time_bucket(interval '{width}', %(since)s::timestamptz)) r
-                      WHERE r.interface_id = t.interface_id AND r.bucket = t.time)
-    """
-
-
-def interface_rollups_refresh(*, interface_ids: list[int], since: datetime) -> None:
-    """Recompute every rollup bucket from ``since`` on for these interfaces (idempotent upsert)."""
-    if not interface_ids:
+def interface_rollups_refresh(
+    *,
+    interface_ids: list[int] | None = None,
+    since: datetime | None = None,
+    interface_since: Mapping[int, datetime] | None = None,
+) -> None:
+    """Recompute every rollup bucket of these interfaces from ``since`` on (idempotent upsert): one statement per
+    level for any number of interfaces. Either ``interface_ids`` and one ``since``, or ``interface_since`` (a
+    ``since`` per interface)."""
+    if interface_since is None:
+        interface_since = dict.fromkeys(interface_ids or (), since)
+    if not interface_since:
         return
-    params = {"ids": list(interface_ids), "since": since}
+    ids = sorted(interface_since)
+    times = [interface_since[i] for i in ids]
+    params = {"ids": sql_array(ids), "since": sql_array(times), "earliest": min(times)}
     with connection.cursor() as cursor:
         for width, table in ROLLUP_LEVELS.values():
-            cursor.execute(_stale_buckets_sql(width, table), params)
             cursor.execute(_rollup_sql(width, table), params)
 
 

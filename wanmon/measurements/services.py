@@ -16,29 +16,35 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from wanmon.core.sql import sql_array
 from wanmon.measurements.rates import RatesRefreshResult, interface_rates_refresh
 from wanmon.measurements.rollups import interface_rollups_refresh
 
 # An interface with no watermark yet is computed from its first sample (the first task of a new interface may
 # be the one that was lost).
 _BEGINNING = datetime(1970, 1, 1, tzinfo=UTC)
+# The watermark's own sample has its rate: a recompute that starts at the watermark starts just after it (the
+# database keeps microseconds), so the usual batch computes each new sample's rate once, not the previous one again.
+_AFTER = timedelta(microseconds=1)
 
 
 def _watermarks_lock(interface_ids: list[int], *, skip_locked: bool) -> dict[int, datetime | None]:
     """Create missing watermark rows and lock them (in id order: two tasks never deadlock). Returns the locked
     interfaces and their watermark; with ``skip_locked``, interfaces another transaction is computing are left out.
     """
+    ids = sql_array(interface_ids)
     with connection.cursor() as cursor:
         cursor.execute(
             "INSERT INTO measurements_interfacewatermark (interface_id, processed_until, updated_at) "
-            "SELECT i.id, NULL, now() FROM inventory_interface i WHERE i.id = ANY(%s) ORDER BY i.id "
+            "SELECT i.id, NULL, now() FROM inventory_interface i WHERE i.id = ANY(%s::bigint[]) ORDER BY i.id "
             "ON CONFLICT (interface_id) DO NOTHING",
-            [interface_ids],
+            [ids],
         )
         cursor.execute(
-            "SELECT interface_id, processed_until FROM measurements_interfacewatermark WHERE interface_id = ANY(%s) "
+            "SELECT interface_id, processed_until FROM measurements_interfacewatermark "
+            "WHERE interface_id = ANY(%s::bigint[]) "
             f"ORDER BY interface_id FOR UPDATE{' SKIP LOCKED' if skip_locked else ''}",
-            [interface_ids],
+            [ids],
         )
         return dict(cursor.fetchall())
 
@@ -52,7 +58,7 @@ def _watermarks_advance(until: dict[int, datetime]) -> None:
             "UPDATE measurements_interfacewatermark w SET processed_until = greatest(w.processed_until, u.until), "
             "updated_at = now() FROM unnest(%s::bigint[], %s::timestamptz[]) AS u(interface_id, until) "
             "WHERE w.interface_id = u.interface_id",
-            [list(ids), list(times)],
+            [sql_array(ids), sql_array(times)],
         )
 
 
@@ -60,33 +66,24 @@ def measurements_process(*, interface_since: dict[int, datetime], skip_locked: b
     """Recompute rates and rollups for interfaces with new samples, each from its earliest new sample or its
     watermark, whichever is earlier, and advance the watermarks.
 
-    Starting at the watermark when it is earlier redoes the samples of a lost earlier task, so the watermark means
-    "everything up to here" (at most one extra rate is recomputed in the usual case, where the watermark is the
-    previous batch's last sample). Rollups are recomputed from the first rate the recompute rewrote, not from
+    Starting just after the watermark when it is earlier redoes the samples of a lost earlier task, so the watermark
+    means "everything up to here" (in the usual case the watermark is the previous batch's last sample, and each
+    new sample's rate is computed once). Rollups are recomputed from the first rate the recompute rewrote, not from
     ``since``: buckets before it may hold rollups whose rates are gone (rates are kept longer than raw samples,
-    rollups longer than rates), and recomputing those would shrink or delete them.
+    rollups longer than rates), and recomputing those would shrink or delete them. A fixed number of statements
+    whatever the number of interfaces.
     """
     total = RatesRefreshResult()
     if not interface_since:
         return total
     with transaction.atomic():
         watermarks = _watermarks_lock(sorted(interface_since), skip_locked=skip_locked)
-        by_since: dict[datetime, list[int]] = {}
-        for iid, processed_until in watermarks.items():
-            since = interface_since[iid]
-            since = min(since, processed_until) if processed_until is not None else _BEGINNING
-            by_since.setdefault(since, []).append(iid)
-        for since, ids in sorted(by_since.items()):
-            done = interface_rates_refresh(interface_ids=sorted(ids), since=since)
-            total.rates += done.rates
-            total.discontinuities += done.discontinuities
-            total.since.update(done.since)
-            total.until.update(done.until)
-        by_rewritten: dict[datetime, list[int]] = {}
-        for iid, rewritten in total.since.items():
-            by_rewritten.setdefault(rewritten, []).append(iid)
-        for rewritten, ids in sorted(by_rewritten.items()):
-            interface_rollups_refresh(interface_ids=sorted(ids), since=rewritten)
+        since = {
+            iid: min(interface_since[iid], processed_until + _AFTER) if processed_until is not None else _BEGINNING
+            for iid, processed_until in watermarks.items()
+        }
+        total = interface_rates_refresh(interface_since=since)
+        interface_rollups_refresh(interface_since=total.since)
         _watermarks_advance(total.until)
     return total
 

@@ -105,7 +105,7 @@ class HostTcpTarget:
 
     interval_s: float = field(default=DEFAULT_INTERVALS_S["host_tcp"], metadata=_meta(ge=1, le=MAX_INTERVAL_S))
     host: str | None = None  # default: the short host name, as in the inventory's hosts[].name
-    interface: str | None = None  # whose MTU; default: the default-route interface
+    interface: str | None = None  # whose MTU and speed; default: the default-route interface
     proc_root: Path = Path("/proc")
     sys_root: Path = Path("/sys")
 

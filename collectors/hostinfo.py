@@ -1,7 +1,9 @@
 """Host TCP settings collector (``host_tcp`` records) for the HOST_TCP_TUNING rule.
 
 Reads the Linux sysctls that bound a TCP flow's window and its behaviour on
-long fat paths, from a ``/proc`` tree, and an interface MTU from ``/sys``.
+long fat paths, from a ``/proc`` tree, and an interface's MTU and link speed
+from ``/sys`` (the speed caps what a window can achieve: the window advice
+never asks for more than fills the NIC).
 Both roots are injectable so tests run against a fake tree (and so the agent
 can read a host's view from inside a container, e.g. ``/host/proc``).
 
@@ -58,6 +60,7 @@ class HostTcpSettings:
     available_congestion_control: tuple[str, ...] | None
     interface: str | None = None
     mtu: int | None = None
+    nic_speed_mbps: float | None = None
     optional: dict[str, int | str] = field(default_factory=dict)
     errors: tuple[str, ...] = ()
 
@@ -109,13 +112,20 @@ def _read(root: Path, relative: str) -> str:
     return (root / relative).read_text()
 
 
+def parse_nic_speed(text: str) -> float | None:
+    """``/sys/class/net/<if>/speed`` in Mbit/s; None when the kernel does not know it (-1 or 0: virtual
+    interfaces, no link, a driver that does not say)."""
+    speed = int(text.strip())
+    return float(speed) if speed > 0 else None
+
+
 def read_host_tcp(
     *,
     proc_root: Path = DEFAULT_PROC_ROOT,
     sys_root: Path = DEFAULT_SYS_ROOT,
     interface: str | None = None,
 ) -> HostTcpSettings:
-    """Read the TCP settings under ``proc_root`` and the MTU of ``interface`` under ``sys_root``.
+    """Read the TCP settings under ``proc_root`` and the MTU and speed of ``interface`` under ``sys_root``.
 
     Without ``interface``, the default-route interface is used (IPv4, then
     IPv6). Never raises for a missing or odd file: the value is ``None`` and
@@ -160,6 +170,7 @@ def read_host_tcp(
             except OSError:
                 interface = None
     mtu: int | None = None
+    nic_speed_mbps: float | None = None
     if interface is None:
         errors.append("no interface given and no default route found: MTU unknown")
     else:
@@ -167,6 +178,10 @@ def read_host_tcp(
             mtu = int(_read(sys_root, f"class/net/{interface}/mtu").strip())
         except (OSError, ValueError) as exc:
             errors.append(f"class/net/{interface}/mtu: {exc.__class__.__name__}: {exc}")
+        try:
+            nic_speed_mbps = parse_nic_speed(_read(sys_root, f"class/net/{interface}/speed"))
+        except (OSError, ValueError):
+            nic_speed_mbps = None  # no link (reading fails with EINVAL), or no such file: unknown, not an error
 
     return HostTcpSettings(
         tcp_rmem=tcp_rmem,
@@ -177,6 +192,7 @@ def read_host_tcp(
         available_congestion_control=available,
         interface=interface,
         mtu=mtu,
+        nic_speed_mbps=nic_speed_mbps,
         optional=optional,
         errors=tuple(errors),
     )
@@ -199,6 +215,7 @@ def settings_to_record(settings: HostTcpSettings, *, site: str, host: str, time:
         "wmem_max": settings.wmem_max,
         "congestion_control": settings.congestion_control,
         "mtu": settings.mtu,
+        "nic_speed_mbps": settings.nic_speed_mbps,
     }
     if settings.available_congestion_control is not None:
         record["available_congestion_control"] = list(settings.available_congestion_control)

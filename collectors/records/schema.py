@@ -31,6 +31,7 @@ from collectors.records.types import (
     Label,
     MssBytes,
     MtuBytes,
+    NicSpeedMbps,
     OperStatus,
     PacketBytes,
     PmtuBytes,
@@ -193,7 +194,8 @@ class HostTcpRecord(_Record, tag="host_tcp", kw_only=True, frozen=True):
     wmem_max: SizeBytes | None = None
     congestion_control: Label | None = None
     mtu: MtuBytes | None = None
-    interface: InterfaceName | None = None  # whose MTU this is
+    interface: InterfaceName | None = None  # whose MTU and speed these are
+    nic_speed_mbps: NicSpeedMbps | None = None  # null when the kernel does not know (-1, virtual interfaces)
 
 
 Record = ThroughputRecord | OwampRecord | SnmpRecord | TracerouteRecord | HostTcpRecord

@@ -113,6 +113,9 @@ ExitCode = Annotated[int, Meta(ge=-(2**31), le=2**31 - 1)]  # negative: killed b
 IfIndex = Annotated[int, Meta(ge=1, le=2**31 - 1)]
 EngineBoots = Annotated[int, Meta(ge=0, le=2**31 - 1)]
 SpeedMbps = Annotated[float, Meta(ge=0, le=1e7, description="ifHighSpeed, Mbit/s; 0 = unknown")]
+NicSpeedMbps = Annotated[
+    float, Meta(gt=0, le=1e7, description="link speed of the host's test interface (/sys/class/net/IF/speed), Mbit/s")
+]
 SysctlTriple = Annotated[list[Annotated[int, Meta(ge=0, le=2**40)]], Meta(min_length=3, max_length=3)]
 Hop = Annotated[str, Meta(min_length=1, max_length=255, pattern=_TOKEN_PATTERN)]
 

@@ -59,6 +59,7 @@ def fake_host(tmp_path: Path, *, congestion: str = "reno", mtu: str = "1500\n") 
     write(proc, "sys/net/core/default_qdisc", "fq_codel\n")
     write(proc, "net/route", PROC_NET_ROUTE)
     write(sys, "class/net/eth0/mtu", mtu)
+    write(sys, "class/net/eth0/speed", "25000\n")
     return proc, sys
 
 
@@ -77,6 +78,7 @@ def test_record_from_fake_tree(tmp_path):
         "wmem_max": 4194304,
         "congestion_control": "reno",
         "mtu": 1500,
+        "nic_speed_mbps": 25000.0,
         "available_congestion_control": ["reno", "cubic"],
         "interface": "eth0",  # from the default route
         "tcp_mtu_probing": 0,
@@ -88,7 +90,7 @@ def test_explicit_interface(tmp_path):
     proc, sys = fake_host(tmp_path)
     write(sys, "class/net/ens1f0/mtu", "9000\n")
     settings = hostinfo.read_host_tcp(proc_root=proc, sys_root=sys, interface="ens1f0")
-    assert (settings.interface, settings.mtu) == ("ens1f0", 9000)
+    assert (settings.interface, settings.mtu, settings.nic_speed_mbps) == ("ens1f0", 9000, None)  # no speed file
 
 
 def test_default_route_parsers_on_real_tables():

@@ -3,9 +3,29 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.evidence import HostTcpEvidence
+
+
+@dataclass(frozen=True)
+class FillRate:
+    """The rate a window must fill on a path: its capacity, or the slowest known NIC of the hosts at its ends
+    when that is lower (a window beyond what fills the NIC helps nothing). ``nic_host`` names that host."""
+
+    rate_bps: float
+    nic_host: HostTcpEvidence | None = None
+
+
+def fill_rate(capacity_bps: float, hosts: Iterable[HostTcpEvidence | None]) -> FillRate:
+    """min(path capacity, NIC speeds of ``hosts`` that reported one)."""
+    best = FillRate(capacity_bps)
+    for h in hosts:
+        if h is not None and h.nic_speed_mbps and h.nic_speed_mbps * 1e6 < best.rate_bps:
+            best = FillRate(h.nic_speed_mbps * 1e6, h)
+    return best
 
 
 def round_up_bytes(n_bytes: float, step: int = k.HOST_BUFFER_ROUND_BYTES) -> int:

@@ -173,6 +173,7 @@ class HostTcpEvidence:
     congestion_control: str | None = None  # net.ipv4.tcp_congestion_control
     mtu: int | None = None
     address: str | None = None
+    nic_speed_mbps: float | None = None  # link speed of the test interface; None when the host could not tell
 
 
 @dataclass(frozen=True)

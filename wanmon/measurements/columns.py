@@ -156,6 +156,7 @@ HOST_TCP = Table(
         Column("site_id", Source.SITE, "site"),
         Column("agent_id", Source.AGENT),
         *_fields("host", "tcp_rmem", "tcp_wmem", "rmem_max", "wmem_max", "congestion_control", "mtu"),
+        Column("nic_speed_mbps"),
         *_TRAILER,
     ),
 )

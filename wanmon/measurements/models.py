@@ -185,6 +185,7 @@ class HostTcp(_Hypertable):
     wmem_max = models.BigIntegerField(null=True)
     congestion_control = models.TextField(null=True)
     mtu = models.IntegerField(null=True)
+    nic_speed_mbps = models.FloatField(null=True)  # the test interface's speed; null when the host could not tell
     extra = models.JSONField(null=True)
     batch_id = models.UUIDField(null=True)
 

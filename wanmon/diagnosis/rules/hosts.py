@@ -10,8 +10,9 @@ from wanmon.diagnosis.evidence import Finding, HostTcpEvidence
 from wanmon.diagnosis.host_matching import latest_hosts
 
 
-def longest_path(ctx: RuleContext, site: str) -> PathAssessment | None:
-    """The path from or to ``site`` with the largest bandwidth-delay product (RTT known)."""
+def longest_path(ctx: RuleContext, site: str, host: HostTcpEvidence | None = None) -> PathAssessment | None:
+    """The path from or to ``site`` with the largest bandwidth-delay product (RTT known), its rate capped at the
+    NIC speed of ``host`` when known."""
     best = None
     for p in ctx.bundle.paths:
         if site not in (p.src, p.dst):
@@ -19,7 +20,7 @@ def longest_path(ctx: RuleContext, site: str) -> PathAssessment | None:
         a = ctx.assessment(p)
         if a.rtt_ms is None:
             continue
-        bdp = physics.bdp_bytes(p.capacity_bps, a.rtt_ms)
+        bdp = physics.bdp_bytes(advice.fill_rate(p.capacity_bps, [host]).rate_bps, a.rtt_ms)
         if best is None or bdp > best[0]:
             best = (bdp, a)
     return best[1] if best else None
@@ -42,24 +43,26 @@ def host_tcp_tuning(ctx: RuleContext) -> list[Finding]:
     """HOST_TCP_TUNING on a host whose sysctls cannot fill its site's longest path.
 
     Evidence: the latest host_tcp report of each host (rmem_max, wmem_max,
-    tcp_rmem, tcp_wmem, congestion control, MTU) and the capacity and measured
-    RTT of every path from or to its site.
+    tcp_rmem, tcp_wmem, congestion control, MTU, NIC speed) and the capacity and
+    measured RTT of every path from or to its site.
 
     Criterion: a buffer maximum below HOST_BUFFER_MIN_BDP_FACTOR x the BDP of the
-    site's longest path (largest C * RTT) and below Linux's cap
+    site's longest path (largest R * RTT, R = min(C, the host's NIC speed): a
+    window beyond what fills the NIC carries nothing more) and below Linux's cap
     (LINUX_MAX_SOCKET_BUFFER_BYTES: a host at the cap cannot do more), or a
     congestion control listed in PROBLEM_CONGESTION_CONTROLS whose Reno-like
     recovery on that path takes longer than HOST_CC_MAX_RESPONSIVENESS_S.
 
     Why: with buffers below one BDP a stream cannot fill the path whatever the
-    network does (window limit W*8/RTT); 2 x BDP lets it survive a loss.  Reno's
+    network does (window limit W*8/RTT); 2 x BDP lets it survive a loss; one
+    stream never leaves the host faster than its NIC.  Reno's
     recovery time C*RTT^2/(2*MSS*8) reaches hours on long fast paths.  The
     advice gives exact sysctl lines computed from that path.
     """
     out: list[Finding] = []
     confirmed = ctx.findings_with(codes.WINDOW_LIMITED)
     for h in sorted(latest_hosts(ctx.bundle), key=lambda h: (h.site, h.host)):
-        a = longest_path(ctx, h.site)
+        a = longest_path(ctx, h.site, h)
         problems: list[str] = []
         lines: list[str] = []
         evidence: dict = {
@@ -69,12 +72,19 @@ def host_tcp_tuning(ctx: RuleContext) -> list[Finding]:
             "tcp_wmem": h.tcp_wmem,
             "congestion_control": h.congestion_control,
             "mtu": h.mtu,
+            "nic_speed_mbps": h.nic_speed_mbps,
         }
         bdp = need = None
         small_buffers = False
         if a is not None:
-            bdp = physics.bdp_bytes(a.path.capacity_bps, a.rtt_ms)
-            need = physics.recommended_window_bytes(a.path.capacity_bps, a.rtt_ms)
+            fill = advice.fill_rate(a.path.capacity_bps, [h])
+            bdp = physics.bdp_bytes(fill.rate_bps, a.rtt_ms)
+            need = physics.recommended_window_bytes(fill.rate_bps, a.rtt_ms)
+            fill_text = (
+                f"{text.rate(fill.rate_bps)} (the NIC of {h.host}; the path carries {text.rate(a.path.capacity_bps)})"
+                if fill.nic_host
+                else text.rate(a.path.capacity_bps)
+            )
             # a setting already at Linux's cap cannot be raised: there the advice is parallel streams (see
             # WINDOW_LIMITED), and the host is not mistuned
             floor = min(k.HOST_BUFFER_MIN_BDP_FACTOR * bdp, k.LINUX_MAX_SOCKET_BUFFER_BYTES)
@@ -85,7 +95,7 @@ def host_tcp_tuning(ctx: RuleContext) -> list[Finding]:
                 rate = physics.window_limited_rate_bps(smallest, a.rtt_ms)
                 problems.append(
                     f"{', '.join(f'{n} = {v}' for n, v in small)} below the BDP of its longest path {a.key} "
-                    f"({text.rate(a.path.capacity_bps)} x {text.ms(a.rtt_ms)} = {text.size(bdp)}): one stream is "
+                    f"({fill_text} x {text.ms(a.rtt_ms)} = {text.size(bdp)}): one stream is "
                     f"capped at {text.size(smallest)} x 8 / RTT = {text.rate(rate)}"
                 )
                 lines += advice.sysctl_lines(need, h)
@@ -93,6 +103,8 @@ def host_tcp_tuning(ctx: RuleContext) -> list[Finding]:
                 {
                     "longest_path": a.key,
                     "capacity_bps": a.path.capacity_bps,
+                    "fill_rate_bps": fill.rate_bps,
+                    "nic_limited": fill.nic_host is not None,
                     "rtt_ms": a.rtt_ms,
                     "bdp_bytes": bdp,
                     "recommended_buffer_bytes": advice.round_up_bytes(need),
@@ -136,8 +148,9 @@ def host_tcp_tuning(ctx: RuleContext) -> list[Finding]:
                     + "; ".join(problems)
                     + "."
                     + (
-                        f" Set the maxima to 2 x BDP = {text.size(need)} so one stream can fill {a.key} and survive a "
-                        f"loss."
+                        f" Set the maxima to 2 x BDP = {text.size(need)} so one stream can fill {a.key}"
+                        + (f" as fast as the {text.rate(fill.rate_bps)} NIC sends" if fill.nic_host else "")
+                        + " and survive a loss."
                         if need and small_buffers and a is not None and need <= k.LINUX_MAX_SOCKET_BUFFER_BYTES
                         else (
                             f" Set the maxima to Linux's cap of {text.size(k.LINUX_MAX_SOCKET_BUFFER_BYTES)}; 2 x BDP "

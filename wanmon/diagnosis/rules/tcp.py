@@ -97,35 +97,48 @@ def _window_finding(ctx: RuleContext, a: PathAssessment, matches: Sequence[TestF
     requested = median(f.test.window_bytes for f in matches if f.test.window_bytes)
     rtt = median(f.rtt_ms for f in matches if f.rtt_ms) or a.rtt_ms or 0.0
     streams = int(median(f.test.streams or 1 for f in matches) or 1)
-    cap = a.flow_capacity_bps
-    # one flow rides one member of a bundle: the window to fill is the flow's capacity, not the path's sum
+    last = matches[-1].test
+    sender = match_host(ctx.bundle, path.src, last.src_host, last.mss_bytes)
+    receiver = match_host(ctx.bundle, path.dst, last.dst_host, last.mss_bytes)
+    # one flow rides one member of a bundle: the window to fill is the flow's capacity, not the path's sum, and
+    # never more than the slower NIC of the two hosts can send
+    fill = advice.fill_rate(a.flow_capacity_bps, [sender, receiver])
+    cap = fill.rate_bps
     bdp = physics.bdp_bytes(cap, rtt)
     need = physics.recommended_window_bytes(cap, rtt)
     target = k.TARGET_FRACTION_OF_CAPACITY * cap
     n_streams = advice.streams_needed(target, r_w / streams)
+    # the window already carries what the NIC sends: the NIC, not the window, holds the stream
+    nic_bound = fill.nic_host is not None and r_w >= k.WINDOW_BINDING_MAX_FRACTION * cap
     # Linux grants no socket more than 2^31-1 bytes: beyond it the advice is that window and parallel streams
     beyond_cap = need > k.LINUX_MAX_SOCKET_BUFFER_BYTES
     usable = min(need, k.LINUX_MAX_SOCKET_BUFFER_BYTES)
     cap_streams = math.ceil(need / usable) if usable else None  # sockets that hold 2 x BDP between them
     caps = sorted({f.window_cap_reason for f in matches if f.window_cap_reason})
-    sender = match_host(ctx.bundle, path.src, matches[-1].test.src_host, matches[-1].test.mss_bytes)
     lines = advice.sysctl_lines(need, sender)
     cap_note = (
         f" The requested window ({text.size(requested)}) was cut to {text.size(window)} by {', '.join(caps)}."
         if caps and requested and requested > window
         else ""
     )
+    nic = f" (NIC of {fill.nic_host.host})" if fill.nic_host else ""
     summary = (
         f"{a.key}: {text.rate(thr)} = {text.pct(thr / r_w)} of the window limit {text.rate(r_w)} "
-        f"({text.size(window)} at {text.ms(rtt)}); {text.rate(cap)} needs {text.size(need)}"
+        f"({text.size(window)} at {text.ms(rtt)}); {text.rate(cap)}{nic} needs {text.size(need)}"
     )
     explanation = (
         f"{len(matches)} of {len(a.tcp)} TCP tests on {a.key} ran at {text.rate(thr)} (median), "
         f"{text.pct(thr / r_w)} of what {streams} stream(s) with a {text.size(window)} window can carry at "
         f"{text.ms(rtt)} RTT: W*8/RTT = {text.rate(r_w)}, only {text.pct(r_w / path.capacity_bps)} of the "
         f"{text.rate(path.capacity_bps)} capacity. The window, not the network, is the limit.{cap_note} "
-        f"Filling this path takes BDP = C*RTT/8 = {text.size(bdp)}; with 2 x BDP = {text.size(need)} a single "
-        f"stream keeps the pipe full even after halving its window on a loss."
+        + (
+            f"One stream cannot leave {fill.nic_host.host} faster than its {text.rate(cap)} NIC: filling that takes "
+            f"BDP = {text.rate(cap)} x RTT / 8 = {text.size(bdp)}"
+            if fill.nic_host
+            else f"Filling this path takes BDP = C*RTT/8 = {text.size(bdp)}"
+        )
+        + f"; with 2 x BDP = {text.size(need)} a single stream keeps the pipe full even after halving its window "
+        f"on a loss."
     )
     # at Linux's cap no setting gives more window: the advice is parallel streams, and nothing is mistuned
     at_cap = window >= k.LINUX_MAX_SOCKET_BUFFER_BYTES - k.HOST_BUFFER_ROUND_BYTES
@@ -140,7 +153,23 @@ def _window_finding(ctx: RuleContext, a: PathAssessment, matches: Sequence[TestF
         + f", e.g. nuttcp -w{window_bytes >> 20}m or globus-url-copy -tcp-bs {window_bytes}.",
         f"Allow it on the hosts at {path.src} and {path.dst}: " + "; ".join(lines) + ".",
     ]
-    if at_cap:
+    if nic_bound:
+        summary = (
+            f"{a.key}: {text.rate(thr)}; the {text.rate(cap)} NIC of {fill.nic_host.host} holds one stream, not its "
+            f"window ({text.size(window)} at {text.ms(rtt)} carries {text.rate(r_w)})"
+        )
+        explanation = (
+            f"{len(matches)} of {len(a.tcp)} TCP tests on {a.key} ran at {text.rate(thr)} (median) with "
+            f"{streams} stream(s) and a {text.size(window)} window at {text.ms(rtt)} RTT: W*8/RTT = "
+            f"{text.rate(r_w)}, {text.pct(r_w / cap)} of what the {text.rate(cap)} NIC of {fill.nic_host.host} "
+            f"sends, on a {text.rate(path.capacity_bps)} path. One stream never leaves a host faster than its NIC: "
+            f"the NIC, not the window, is the limit, and a larger window does not help."
+        )
+        actions = [
+            f"The {text.rate(cap)} NIC of {fill.nic_host.host} is the limit of one stream on {a.key}: a faster "
+            f"NIC, or transfers spread over several hosts, carry more; no window setting does."
+        ]
+    elif at_cap:
         explanation += (
             f" The window is already at Linux's cap of {text.size(k.LINUX_MAX_SOCKET_BUFFER_BYTES)} per socket: no "
             f"setting reaches 2 x BDP here, so this is the limit of one stream, not a mistuned host."
@@ -162,6 +191,8 @@ def _window_finding(ctx: RuleContext, a: PathAssessment, matches: Sequence[TestF
         "rtt_ms": rtt,
         "streams": streams,
         "capacity_bps": path.capacity_bps,
+        "fill_rate_bps": cap,
+        "nic_limited_by": fill.nic_host.host if fill.nic_host else None,
         "bdp_bytes": bdp,
         "recommended_window_bytes": need,
         "window_caps": caps,
@@ -174,9 +205,9 @@ def _window_finding(ctx: RuleContext, a: PathAssessment, matches: Sequence[TestF
         end=matches[-1].test.time,
         summary=summary,
         explanation=explanation,
-        evidence={**evidence, "at_linux_cap": at_cap},
+        evidence={**evidence, "at_linux_cap": at_cap, "nic_bound": nic_bound},
         actions=actions,
-        severity=codes.INFO if at_cap else None,
+        severity=codes.INFO if at_cap or nic_bound else None,
     )
 
 

@@ -46,10 +46,11 @@ def host_tcp_list(start: datetime, end: datetime, known: dict[str, str | None]) 
             congestion_control=r["congestion_control"],
             mtu=r["mtu"],
             address=known.get(r["host"]),
+            nic_speed_mbps=r["nic_speed_mbps"],
         )
         for r in sql_rows(
             """SELECT h.time, s.code AS site, h.host, h.rmem_max, h.wmem_max, h.tcp_rmem, h.tcp_wmem,
-                      h.congestion_control, h.mtu
+                      h.congestion_control, h.mtu, h.nic_speed_mbps
                FROM measurements_hosttcp h JOIN inventory_site s ON s.id = h.site_id
                WHERE h.time >= %s AND h.time <= %s ORDER BY h.time""",
             [start, end],

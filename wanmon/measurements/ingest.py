@@ -9,37 +9,34 @@ the other core, while the next chunk is decoded and checked.
 
 from __future__ import annotations
 
-import itertools
-import json
 import logging
 import operator
-import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-import msgspec
 from django.conf import settings
 from django.db import DataError, IntegrityError, connection, models, transaction
 from django.utils import timezone
 
-from collectors.records import BatchStream, Counters, SnmpRecord, decode_batch, decode_batch_stream
+from collectors.records import BatchStream, decode_batch, decode_batch_stream
 from wanmon.inventory.models import Agent, Equipment, Interface, Site
-from wanmon.measurements.columns import SNMP, SNMP_HEAD_FIELDS, TABLES, TABLES_BY_NAME, Source, stored_fields
-from wanmon.measurements.constants import INGEST_MAX_INTERFACES_PER_DEVICE, INGEST_MAX_SAMPLE_LAG_S, SNMP_COUNTERS
+from wanmon.measurements.columns import SNMP, TABLES
+from wanmon.measurements.constants import INGEST_MAX_INTERFACES_PER_DEVICE, INGEST_MAX_SAMPLE_LAG_S
+from wanmon.measurements.copy_rows import (
+    SNMP_COLUMNS,
+    CopyStream,
+    copy_rows,
+    database_errors,
+    record_extra,
+    record_kind,
+    snmp_rows,
+)
 from wanmon.measurements.rollups import retention_policy
 
 logger = logging.getLogger(__name__)
 
 TEST_TYPES = {"throughput", "owamp", "traceroute"}
-# Rows are built with msgspec.structs.astuple(counters): the wire struct must list the counters in column order.
-if Counters.__struct_fields__ != SNMP_COUNTERS:
-    raise RuntimeError("collectors.records.Counters must list the counters in SNMP_COUNTERS order")
-
-
-def _kind(record) -> str:
-    """The record's wire ``type`` (msgspec keeps the tag in the class, not on the instance)."""
-    return type(record).__struct_config__.tag
 
 
 @dataclass
@@ -146,7 +143,7 @@ def _resolve(
         sites = refs.sites
         for i, r in enumerate(records, offset):
             path = f"{prefix}[{i}]"
-            k = _kind(r)
+            k = record_kind(r)
             if k in TEST_TYPES:
                 for key in ("src", "dst"):
                     code = getattr(r, key)
@@ -167,7 +164,7 @@ def _resolve(
         )
         if not allowed:
             for i, r in enumerate(records, offset):
-                k = _kind(r)
+                k = record_kind(r)
                 if k in TEST_TYPES and site_code not in (r.src, r.dst):
                     message = (
                         f"agent {agent.name!r} of site {site_code} may not send {k} records between {r.src} and {r.dst}"
@@ -191,7 +188,7 @@ def _resolve(
                     "message": f"unknown interface {r.interface!r} on {r.equipment!r}",
                 }
                 for i, r in enumerate(records, offset)
-                if _kind(r) == "snmp" and (r.equipment, r.interface) in missing
+                if record_kind(r) == "snmp" and (r.equipment, r.interface) in missing
             ],
         )
     if missing:
@@ -231,7 +228,7 @@ def _interface_cap_check(
     errors, seen = [], set()
     for i, r in enumerate(records, offset):
         ref = (getattr(r, "equipment", None), getattr(r, "interface", None))
-        if _kind(r) == "snmp" and ref in over and ref not in seen:
+        if record_kind(r) == "snmp" and ref in over and ref not in seen:
             seen.add(ref)
             errors.append(
                 {
@@ -274,112 +271,6 @@ def _interface_discover(equipment_id: int, name: str, speed_mbps: float | None, 
     return iface.id
 
 
-# Record fields with a column of their own, per wire type; everything else a record carries (tool version, raw
-# output excerpt, exit code, test parameters...) is kept in the row's `extra` jsonb so nothing is lost.
-_STORED_FIELDS = {kind: stored_fields(table) for kind, table in TABLES.items()}
-
-
-def _record_extra(record) -> str | None:
-    stored = _STORED_FIELDS[_kind(record)]
-    extra = {
-        name: getattr(record, name)
-        for name in record.__struct_fields__
-        if name not in stored and getattr(record, name) is not None
-    }
-    return json.dumps(extra, separators=(",", ":"), default=str) if extra else None
-
-
-# SNMP rows are built in a hot loop (_snmp_rows) in the layout of the spec: time, the two ids, the plain
-# fields, the counters (msgspec.structs.astuple of Counters, in column order), the batch id.
-_SNMP_HEAD = operator.attrgetter(*SNMP_HEAD_FIELDS)
-# The SNMP record fields kept in `extra`; a sample whose are all None (nearly every one) gets no JSON built.
-_SNMP_EXTRA_FIELDS = tuple(sorted(set(SnmpRecord.__struct_fields__) - _STORED_FIELDS["snmp"]))
-_SNMP_EXTRA = operator.attrgetter(*_SNMP_EXTRA_FIELDS, "time")  # "time": a tuple even for one field
-_SNMP_NO_EXTRA = (None,) * len(_SNMP_EXTRA_FIELDS)
-_SNMP_LAYOUT = [c.source for c in SNMP.columns]
-if _SNMP_LAYOUT != [
-    Source.FIELD,
-    Source.EQUIPMENT,
-    Source.INTERFACE,
-    *[Source.FIELD] * len(SNMP_HEAD_FIELDS),
-    *[Source.COUNTER] * len(SNMP_COUNTERS),
-    Source.EXTRA,
-    Source.BATCH,
-] or [c.field for c in SNMP.columns if c.source is Source.COUNTER] != list(SNMP_COUNTERS):
-    raise RuntimeError("columns.SNMP must be laid out as _snmp_rows builds its rows")
-
-
-def _snmp_rows(records: Sequence, refs: _Refs, batch_id: str, since: dict[int, datetime]) -> Iterator[tuple]:
-    """COPY rows of SNMP samples in SNMP_COLUMNS order; records each interface's earliest sample in ``since``.
-
-    A generator on purpose: PostgreSQL stores the rows already sent while the next ones are built.
-    """
-    ids = refs.snmp
-    astuple = msgspec.structs.astuple
-    # psycopg needs ~2 us to format a datetime for COPY, more than the rest of the row; the samples of
-    # one poll share their time, so each distinct time is formatted once (ISO 8601, read back exactly).
-    stamps: dict[datetime, str] = {}
-    for r in records:
-        eid, iid = ids[_SNMP_NAMES(r)]
-        moment = r.time
-        stamp = stamps.get(moment)
-        if stamp is None:
-            stamp = stamps[moment] = moment.isoformat()
-        first = since.get(iid)
-        if first is None or moment < first:
-            since[iid] = moment
-        # A poll rarely carries anything for `extra` (tool version, excerpts): one C-level test skips it.
-        extra = None if _SNMP_EXTRA(r)[:-1] == _SNMP_NO_EXTRA else _record_extra(r)
-        yield (stamp, eid, iid, *_SNMP_HEAD(r), *astuple(r.counters), extra, batch_id)
-
-
-class _CopyStream:
-    """A COPY into one table that stays open across chunks: opened by the first rows, ended by ``end()``
-    before any other statement on the connection (a later chunk's lookup) and reopened after it."""
-
-    def __init__(self, cursor, table: str, columns: Sequence[str]) -> None:
-        self._cursor = cursor
-        self._sql = f"COPY {table} ({', '.join(columns)}) FROM STDIN"
-        self._context = None
-        self._copy = None
-        self.rows = 0
-        self.command_start = 0  # rows sent before the current COPY command: its "line 1" is row command_start
-
-    def write(self, rows: Iterable[tuple], count: int) -> None:
-        """Send ``count`` rows (the server stores them while the caller goes on)."""
-        if self._copy is None:
-            self.command_start = self.rows
-            self._context = self._cursor.copy(self._sql)
-            self._copy = self._context.__enter__()
-        write_row = self._copy.write_row
-        for row in rows:
-            write_row(row)
-        self.rows += count
-
-    def end(self) -> None:
-        if self._context is not None:
-            context, self._context, self._copy = self._context, None, None
-            context.__exit__(None, None, None)
-
-    def __enter__(self) -> _CopyStream:
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        if self._context is not None:  # an error: psycopg tells the server to abandon the COPY
-            context, self._context, self._copy = self._context, None, None
-            context.__exit__(*exc_info)
-
-
-def _copy(cursor, table: str, columns: Sequence[str], rows: list[tuple]) -> int:
-    with _CopyStream(cursor, table, columns) as stream:
-        stream.write(rows, len(rows))
-        stream.end()
-    return stream.rows
-
-
-SNMP_COLUMNS = SNMP.column_names
-
-
 def batch_ingest(
     *,
     batch_id: str,
@@ -414,7 +305,7 @@ def batch_ingest(
     result = IngestResult(batch_id=str(batch_id), accepted=record_count or 0, duplicate=False)
     refs = _Refs()
     seen: list[Sequence] = []  # the chunks taken so far: a database error's row number is traced back to them
-    copying: list[_CopyStream] = []
+    copying: list[CopyStream] = []
     try:
         # wrap_database_errors: COPY runs on the raw psycopg cursor, outside Django's error translation;
         # a failure there (disk full, connection lost) must still be a django.db.DatabaseError (HTTP 503).
@@ -441,13 +332,13 @@ def batch_ingest(
             raw = cursor.cursor  # the psycopg 3 cursor under Django's wrapper: COPY lives there
             held: dict[str, list] = {}  # the other record types, copied after the SNMP samples
             offset = 0
-            with _CopyStream(raw, SNMP.name, SNMP_COLUMNS) as snmp:
+            with CopyStream(raw, SNMP.name, SNMP_COLUMNS) as snmp:
                 copying.append(snmp)
                 for chunk in chunks:
                     seen.append(chunk)
                     by_type: dict[str, list] = {}
                     for r in chunk:
-                        by_type.setdefault(_kind(r), []).append(r)
+                        by_type.setdefault(record_kind(r), []).append(r)
                     _resolve(
                         chunk,
                         by_type,
@@ -467,7 +358,7 @@ def batch_ingest(
                             _history_check(
                                 samples, chunk, offset - len(chunk), refs, prefix=error_prefix, before_query=snmp.end
                             )
-                        snmp.write(_snmp_rows(samples, refs, batch_id, result.interface_since), len(samples))
+                        snmp.write(snmp_rows(samples, refs.snmp, batch_id, result.interface_since), len(samples))
                     for k, rs in by_type.items():
                         held.setdefault(k, []).extend(rs)
                 snmp.end()
@@ -485,7 +376,7 @@ def batch_ingest(
         # The data, not the database, is at fault (a value PostgreSQL refuses, a conflict with stored rows):
         # the agent must park the records named, not retry the batch forever.
         status = 409 if isinstance(exc, IntegrityError) else 400
-        raise IngestError(status, _database_errors(exc, seen, copying, error_prefix), complete=True) from exc
+        raise IngestError(status, database_errors(exc, seen, copying, error_prefix), complete=True) from exc
     return result
 
 
@@ -524,7 +415,7 @@ def _history_check(
         newest = dict(cursor.fetchall())
     errors: list[dict] = []
     for i, r in enumerate(chunk, offset):
-        if _kind(r) != "snmp":
+        if record_kind(r) != "snmp":
             continue
         if horizon is not None and r.time < horizon:
             errors.append(
@@ -547,42 +438,6 @@ def _history_check(
             )
     if errors:
         raise IngestError(400, errors)
-
-
-# A COPY error's context names the row: 'COPY measurements_snmpsample, line 27, column speed_mbps: "10000.0"'.
-_COPY_CONTEXT = re.compile(r"COPY (?P<table>\w+), line (?P<line>\d+)(?:, column (?P<column>\w+))?")
-def _database_errors(exc: Exception, chunks: Sequence[Sequence], copying: Sequence[_CopyStream], prefix: str):
-    """Error items for a database error caused by the data, naming the record when PostgreSQL says which row.
-
-    Rows of one table are copied in the batch's order, so row n of a COPY is the n-th record of that type
-    (counted from where the current COPY command began, for the SNMP stream that reopens between chunks).
-    When the row cannot be told (a conflict outside COPY), the error is about the batch: the agent then
-    splits it to find the record.
-    """
-    diag = getattr(exc.__cause__, "diag", None)
-    message = (getattr(diag, "message_primary", None) or str(exc).splitlines()[0]).strip()
-    detail = getattr(diag, "message_detail", None)
-    if detail:
-        message = f"{message} ({detail})"
-    match = _COPY_CONTEXT.search(getattr(diag, "context", None) or "")
-    table = TABLES_BY_NAME.get(match["table"]) if match else None
-    if table is None:
-        return [{"path": "", "message": f"the database refused the batch: {message}"}]
-    row = int(match["line"]) - 1
-    kind = table.kind
-    if table is SNMP and copying:
-        row += copying[0].command_start
-    index = next(
-        itertools.islice(
-            (i for i, r in enumerate(itertools.chain.from_iterable(chunks)) if _kind(r) == kind), row, None
-        ),
-        None,
-    )
-    if index is None:
-        return [{"path": "", "message": f"the database refused the batch: {message}"}]
-    column = next((c for c in table.columns if c.name == match["column"]), None)
-    field = f".{column.wire_field}" if column is not None and column.wire_field else ""
-    return [{"path": f"{prefix}[{index}]{field}", "message": f"the database refused this value: {message}"}]
 
 
 def _iso(moment: datetime) -> str:
@@ -628,7 +483,7 @@ def _copy_others(
     """COPY the tests and host settings of a batch (few rows: built as lists, then copied table by table)."""
     for kind, records in by_type.items():
         table = TABLES[kind]
-        rows = table.rows(records, sites=sites, agent_id=agent_id, batch_id=batch_id, extra=_record_extra)
-        result.counts[kind] = _copy(raw, table.name, table.column_names, rows)
+        rows = table.rows(records, sites=sites, agent_id=agent_id, batch_id=batch_id, extra=record_extra)
+        result.counts[kind] = copy_rows(raw, table.name, table.column_names, rows)
     result.paths = {(sites[r.src], sites[r.dst]) for k in TEST_TYPES for r in by_type.get(k, ())}
     result.sites = {sites[r.site] for r in by_type.get("host_tcp", ())}

@@ -97,3 +97,20 @@ def test_bad_filters_are_a_400_naming_the_parameter(world, client_in, params, me
     response = client_in.get("/", params)
     assert response.status_code == 400
     assert message in response.content.decode()
+
+
+def test_the_overviews_path_rows_give_every_status_the_path_versions_give(world):
+    """The scaled overview reads plain rows of the paths (no model instances): each of the 600 directions gets the
+    status and reasons it gets from its path version, and the counts add up to every direction."""
+    from wanmon.dashboard.selectors.overview import _overview_paths, overview, path_observations
+    from wanmon.inventory.selectors import path_list_valid_at
+
+    at = timezone.now()
+    rows = path_observations(at=at, paths=_overview_paths(at, []))
+    versions = path_observations(at=at, paths=list(path_list_valid_at(at=at)))
+    assert len(rows) == len(world.paths) == 600
+    assert {key: cell.health for key, cell in rows.items()} == {key: cell.health for key, cell in versions.items()}
+    counts = overview(at=at).status_counts
+    assert sum(counts.values()) == 600
+    assert counts["critical"] == len(world.lossy_paths) == 5
+    assert counts == {st: sum(c.health.status == st for c in versions.values()) for st in counts}

@@ -7,11 +7,13 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from django.apps import apps
 from django.db.models import Q
 from django.utils import timezone
 
+from wanmon.core.dbrouter import read_connection
 from wanmon.core.sql import sql_rows
 from wanmon.dashboard import constants as k
 from wanmon.dashboard.health import Health, PathObservation, path_health
@@ -117,13 +119,21 @@ def _recent_loss(at: datetime) -> dict[tuple[int, int], tuple[int, int]]:
     return {(r["src_id"], r["dst_id"]): (int(r["lost"] or 0), int(r["sent"] or 0)) for r in rows}
 
 
-def path_observations(*, at: datetime, paths: Sequence[Path] | None = None) -> dict[tuple[str, str], GridCell]:
-    """Health of every path direction in force at ``at`` (or of the given versions)."""
+def maintenance_running(at: datetime) -> list[MaintenanceItem]:
+    """Maintenance windows running at ``at`` that turn paths blue (held for review: no status)."""
+    return maintenance_list(start=at, end=at + timedelta(microseconds=1), include_held=False)
+
+
+def path_observations(
+    *, at: datetime, paths: Sequence[Path] | None = None, running: list[MaintenanceItem] | None = None
+) -> dict[tuple[str, str], GridCell]:
+    """Health of every path direction in force at ``at`` (or of the given versions); ``running`` the maintenance
+    running then, when the caller has it already."""
     paths = list(paths) if paths is not None else list(path_list_valid_at(at=at))
     latest = _latest_tcp(at)
     loss = _recent_loss(at)
     by_direction = path_findings_by_direction(finding_list_active_at(at))
-    running = maintenance_list(start=at, end=at + timedelta(microseconds=1), include_held=False)  # held: no status
+    running = maintenance_running(at) if running is None else running
     inputs = path_membership_inputs() if running else None
     cells: dict[tuple[str, str], GridCell] = {}
     for path in paths:
@@ -177,14 +187,13 @@ def agent_list_silent(*, now: datetime) -> tuple[list[Agent], int]:
     return list(silent.order_by("site__code", "name")), active.count()
 
 
-@dataclass(frozen=True)
-class _SiteRef:
+class _SiteRef(NamedTuple):
     code: str
 
 
-@dataclass(frozen=True)
-class _PathRow:
-    """What the grid reads of a path version (ids, site codes, capacity), without model instances."""
+class _PathRow(NamedTuple):
+    """What the grid reads of a path version (ids, site codes, capacity), without model instances (a tuple:
+    10 000 of them are built for every overview)."""
 
     id: int
     src_id: int
@@ -198,21 +207,26 @@ class _PathRow:
         return self.capacity_mbps * 1e6 if self.capacity_mbps else None
 
 
-def _overview_paths(at: datetime) -> list:
+def _overview_paths(at: datetime, running: list[MaintenanceItem]) -> list:
     """Path versions in force at ``at``. Their hops are read only when maintenance is running (only then does
     the grid place maintenance on paths); otherwise plain rows: 10 000 paths as model instances with their sites
-    cost a second and a half, as rows a few hundredths."""
-    if maintenance_list(start=at, end=at + timedelta(microseconds=1), include_held=False):
+    cost a second and a half, as tuples a few hundredths."""
+    if running:
         return list(path_list_valid_at(at=at))
-    return [
-        _PathRow(r["id"], r["src_id"], r["dst_id"], _SiteRef(r["src"]), _SiteRef(r["dst"]), r["capacity_mbps"])
-        for r in sql_rows(
-            """SELECT p.id, p.src_id, p.dst_id, s.code AS src, d.code AS dst, p.capacity_mbps
+    with read_connection().cursor() as cursor:
+        cursor.execute(
+            """SELECT p.id, p.src_id, p.dst_id, s.code, d.code, p.capacity_mbps
                FROM inventory_path p JOIN inventory_site s ON s.id = p.src_id JOIN inventory_site d ON d.id = p.dst_id
                WHERE p.valid_from <= %(at)s AND (p.valid_to IS NULL OR p.valid_to > %(at)s)
                ORDER BY s.code, d.code""",
             {"at": at},
         )
+        rows = cursor.fetchall()
+    refs: dict[str, _SiteRef] = {}  # one per site, shared by its paths
+    return [
+        _PathRow(pid, src_id, dst_id, refs.get(src) or refs.setdefault(src, _SiteRef(src)),
+                 refs.get(dst) or refs.setdefault(dst, _SiteRef(dst)), capacity)
+        for pid, src_id, dst_id, src, dst, capacity in rows
     ]
 
 
@@ -239,12 +253,13 @@ def overview(
     groups of that status.
     """
     now = now or timezone.now()
-    paths = _overview_paths(at)
+    running = maintenance_running(at)
+    paths = _overview_paths(at, running)
     sites = {s.code: s for s in Site.objects.all()}
     scaled = not site and len({c for p in paths for c in (p.src.code, p.dst.code)}) > GRID_MAX_SITES
     if site:
         paths = [p for p in paths if site in (p.src.code, p.dst.code)]
-    cells = path_observations(at=at, paths=paths)
+    cells = path_observations(at=at, paths=paths, running=running)
     findings = list(finding_list_active_at(at)[:50])
     if site:
         findings = [f for f in findings if _finding_touches_site(f, site, cells)]

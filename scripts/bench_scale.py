@@ -116,8 +116,8 @@ def load_history(w: World, *, start: datetime, end: datetime, snmp_start: dateti
     with connection.cursor() as c:
         c.execute("SELECT id FROM inventory_interface")
         ids = [r[0] for r in c.fetchall()]
-    if polls:
-        measurements_process(interface_since={i: snmp_start for i in ids})
+    for start_at in range(0, len(ids) if polls else 0, 1000):  # 1 000 interfaces' history at a time in memory
+        measurements_process(interface_since=dict.fromkeys(ids[start_at : start_at + 1000], snmp_start))
     rates_s = time.perf_counter() - t0
     _say(f"history: {tests} test results in {tests_s:.0f} s, {polls} SNMP samples in {snmp_s:.0f} s, "
          f"rates and rollups in {rates_s:.0f} s")

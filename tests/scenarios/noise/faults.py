@@ -72,77 +72,89 @@ def _iface_subject(name: str) -> dict:
 
 
 @dataclass(frozen=True)
-class PathLoss(Fault):
-    """Random loss on one path direction (a dirty fibre on a link nobody polls)."""
+class DirectionFault(Fault):
+    """A fault on the direction ``src`` -> ``dst`` of a path, found as ``code`` about that direction. While it
+    lasts, :meth:`change` says what it does to that direction's state."""
 
     src: str = ""
     dst: str = ""
-    loss: float = 1e-4
-    code: str = "LOSS_LIMITED"
+    code: str = ""
+
+    def hits(self, path: PathModel) -> bool:
+        return path.key == (self.src, self.dst)
+
+    def change(self, st: PathState) -> PathState:
+        return st
 
     def path(self, mesh, path, t_h, st):
-        if path.key == (self.src, self.dst) and self.active(t_h):
-            return replace(st, loss_fwd=st.loss_fwd + self.loss)
-        return st
+        return self.change(st) if self.hits(path) and self.active(t_h) else st
 
     def expect(self, mesh):
         return [{"code": self.code, "subject": _path_subject(self.src, self.dst)}]
 
 
 @dataclass(frozen=True)
-class RateCap(Fault):
+class PairFault(DirectionFault):
+    """A fault on both directions of the pair ``src`` <-> ``dst``, found about each."""
+
+    def hits(self, path: PathModel) -> bool:
+        return {path.src, path.dst} == {self.src, self.dst}
+
+    def expect(self, mesh):
+        return [
+            {"code": self.code, "subject": _path_subject(a, b)}
+            for a, b in ((self.src, self.dst), (self.dst, self.src))
+        ]
+
+
+@dataclass(frozen=True)
+class PathLoss(DirectionFault):
+    """Random loss on one path direction (a dirty fibre on a link nobody polls)."""
+
+    loss: float = 1e-4
+    code: str = "LOSS_LIMITED"
+
+    def change(self, st):
+        return replace(st, loss_fwd=st.loss_fwd + self.loss)
+
+
+@dataclass(frozen=True)
+class RateCap(DirectionFault):
     """Every protocol on one path direction is held to ``cap_bps`` (a policer, a failover onto a thin link)."""
 
-    src: str = ""
-    dst: str = ""
     cap_bps: float = 8e9
     code: str = "UNEXPLAINED_DEGRADATION"
     #: A collapse of one direction while the other keeps its rate is also, correctly, an ASYMMETRIC_PATH.
     also_accepted: tuple[str, ...] = ()
 
-    def path(self, mesh, path, t_h, st):
-        if path.key == (self.src, self.dst) and self.active(t_h):
-            return replace(st, cap_bps=min(st.cap_bps, self.cap_bps))
-        return st
+    def change(self, st):
+        return replace(st, cap_bps=min(st.cap_bps, self.cap_bps))
 
     def expect(self, mesh):
-        found = {"code": self.code, "subject": _path_subject(self.src, self.dst)}
+        (found,) = super().expect(mesh)
         return [{**found, "also_accepted": list(self.also_accepted)} if self.also_accepted else found]
 
 
 @dataclass(frozen=True)
-class RateFactor(Fault):
+class RateFactor(DirectionFault):
     """Every protocol on one path direction loses a fraction of its rate (an inline device slower than the line)."""
 
-    src: str = ""
-    dst: str = ""
     factor: float = 0.8
     code: str = "UNEXPLAINED_DEGRADATION"
 
-    def path(self, mesh, path, t_h, st):
-        if path.key == (self.src, self.dst) and self.active(t_h):
-            return replace(st, rate_factor=st.rate_factor * self.factor)
-        return st
-
-    def expect(self, mesh):
-        return [{"code": self.code, "subject": _path_subject(self.src, self.dst)}]
+    def change(self, st):
+        return replace(st, rate_factor=st.rate_factor * self.factor)
 
 
 @dataclass(frozen=True)
-class TcpOnly(Fault):
+class TcpOnly(DirectionFault):
     """TCP collapses on one direction while UDP and owamp stay clean (duplex mismatch, a middlebox)."""
 
-    src: str = ""
-    dst: str = ""
     factor: float = 0.08
+    code: str = "TCP_ONLY_DEGRADATION"
 
-    def path(self, mesh, path, t_h, st):
-        if path.key == (self.src, self.dst) and self.active(t_h):
-            return replace(st, tcp_factor=self.factor)
-        return st
-
-    def expect(self, mesh):
-        return [{"code": "TCP_ONLY_DEGRADATION", "subject": _path_subject(self.src, self.dst)}]
+    def change(self, st):
+        return replace(st, tcp_factor=self.factor)
 
 
 @dataclass(frozen=True)
@@ -230,14 +242,13 @@ class Congestion(Fault):
 
 
 @dataclass(frozen=True)
-class PeriodicReceiverLoss(Fault):
+class PeriodicReceiverLoss(DirectionFault):
     """A periodic job on the receiving host (every ``period_min``) drops 10-70 % of the packets of the
     following second on every path into it; the path ``src`` -> host is monitored by owamp every 10 minutes."""
 
-    src: str = ""
-    dst: str = ""
     period_min: float = 30.0
     phase_min: float = 7.3
+    code: str = "PERIODIC_LOSS"
 
     def owamp_times(self, mesh, path):
         if path.key != (self.src, self.dst):
@@ -255,18 +266,14 @@ class PeriodicReceiverLoss(Fault):
             return replace(st, loss_fwd=st.loss_fwd + frac * 10 / 600)
         return st
 
-    def expect(self, mesh):
-        return [{"code": "PERIODIC_LOSS", "subject": _path_subject(self.src, self.dst)}]
-
 
 @dataclass(frozen=True)
-class ProtectionSwitching(Fault):
+class ProtectionSwitching(PairFault):
     """An optical protection switch moves both directions of a pair onto a longer fibre and back, every
     10-20 hours; IP sees no route change."""
 
-    src: str = ""
-    dst: str = ""
     extra_km: float = 160.0  # 0.8 ms one way
+    code: str = "DELAY_LEVEL_SHIFT"
 
     def _protected(self, mesh, t_h):
         r = rng(mesh.spec.seed, "protection", self.src, self.dst)
@@ -279,31 +286,24 @@ class ProtectionSwitching(Fault):
         return False
 
     def path(self, mesh, path, t_h, st):
-        if {path.src, path.dst} == {self.src, self.dst} and self.active(t_h) and self._protected(mesh, t_h):
+        if self.hits(path) and self.active(t_h) and self._protected(mesh, t_h):
             extra = self.extra_km / physics.FIBRE_KM_PER_MS
             return replace(st, owd_ms=st.owd_ms + extra, rtt_ms=st.rtt_ms + 2 * extra)
         return st
 
-    def expect(self, mesh):
-        return [
-            {"code": "DELAY_LEVEL_SHIFT", "subject": _path_subject(self.src, self.dst)},
-            {"code": "DELAY_LEVEL_SHIFT", "subject": _path_subject(self.dst, self.src)},
-        ]
-
 
 @dataclass(frozen=True)
-class RouteChange(Fault):
+class RouteChange(DirectionFault):
     """A routing change sends one direction through another PoP (longer by the detour)."""
 
-    src: str = ""
-    dst: str = ""
     via: str = "geant-par"
+    code: str = "ROUTE_CHANGE"
 
     def extra_equipment(self, mesh):
         return (self.via,)
 
     def path(self, mesh, path, t_h, st):
-        if path.key != (self.src, self.dst) or not self.active(t_h):
+        if not self.hits(path) or not self.active(t_h):
             return st
         pops = st.pops
         a, b = POPS[pops[0]], POPS[pops[1]]
@@ -316,43 +316,29 @@ class RouteChange(Fault):
         extra = detour / physics.FIBRE_KM_PER_MS + physics.PER_HOP_MS
         return replace(st, pops=(pops[0], self.via, *pops[1:]), owd_ms=st.owd_ms + extra, rtt_ms=st.rtt_ms + extra)
 
-    def expect(self, mesh):
-        return [{"code": "ROUTE_CHANGE", "subject": _path_subject(self.src, self.dst)}]
-
 
 @dataclass(frozen=True)
-class MtuDrop(Fault):
+class MtuDrop(PairFault):
     """A new link with a 1500-byte MTU in the middle of a jumbo-frame path (both directions)."""
 
-    src: str = ""
-    dst: str = ""
     mtu: int = 1500
+    code: str = "MTU_MISMATCH"
+    expect = DirectionFault.expect  # found about the direction measured first
 
-    def path(self, mesh, path, t_h, st):
-        if {path.src, path.dst} == {self.src, self.dst} and self.active(t_h):
-            # Six times the packets for the same data: the host's per-packet cost shows.
-            return replace(st, pmtu=self.mtu, host_factor=st.host_factor * 0.6)
-        return st
-
-    def expect(self, mesh):
-        return [{"code": "MTU_MISMATCH", "subject": _path_subject(self.src, self.dst)}]
+    def change(self, st):
+        # Six times the packets for the same data: the host's per-packet cost shows.
+        return replace(st, pmtu=self.mtu, host_factor=st.host_factor * 0.6)
 
 
 @dataclass(frozen=True)
-class Reordering(Fault):
+class Reordering(DirectionFault):
     """Per-packet load balancing over two unequal members reorders a fraction of one direction's packets."""
 
-    src: str = ""
-    dst: str = ""
     fraction: float = 0.006
+    code: str = "REORDERING"
 
-    def path(self, mesh, path, t_h, st):
-        if path.key == (self.src, self.dst) and self.active(t_h):
-            return replace(st, reorder=self.fraction)
-        return st
-
-    def expect(self, mesh):
-        return [{"code": "REORDERING", "subject": _path_subject(self.src, self.dst)}]
+    def change(self, st):
+        return replace(st, reorder=self.fraction)
 
 
 @dataclass(frozen=True)
@@ -390,22 +376,13 @@ class CounterReset(Fault):
 
 
 @dataclass(frozen=True)
-class PrefixWithdrawn(Fault):
+class PrefixWithdrawn(PairFault):
     """A routing policy error withdraws one site pair's prefixes: both directions are unreachable."""
 
-    src: str = ""
-    dst: str = ""
+    code: str = "PATH_DOWN"
 
-    def path(self, mesh, path, t_h, st):
-        if {path.src, path.dst} == {self.src, self.dst} and self.active(t_h):
-            return replace(st, down=True)
-        return st
-
-    def expect(self, mesh):
-        return [
-            {"code": "PATH_DOWN", "subject": _path_subject(self.src, self.dst)},
-            {"code": "PATH_DOWN", "subject": _path_subject(self.dst, self.src)},
-        ]
+    def change(self, st):
+        return replace(st, down=True)
 
 
 @dataclass(frozen=True)
@@ -490,34 +467,22 @@ class TrunkHashing(Fault):
 
 
 @dataclass(frozen=True)
-class TestsStop(Fault):
+class TestsStop(DirectionFault):
     """The remote test daemon died: no measurement of this path direction arrives any more."""
 
-    src: str = ""
-    dst: str = ""
+    code: str = "MEASUREMENT_GAP"
 
-    def path(self, mesh, path, t_h, st):
-        if path.key == (self.src, self.dst) and self.active(t_h):
-            return replace(st, silent=True)
-        return st
-
-    def expect(self, mesh):
-        return [{"code": "MEASUREMENT_GAP", "subject": _path_subject(self.src, self.dst)}]
+    def change(self, st):
+        return replace(st, silent=True)
 
 
 @dataclass(frozen=True)
-class ServerBusy(Fault):
+class ServerBusy(DirectionFault):
     """The receiving test server refuses every test (its pScheduler limits are full) while owamp and SNMP show
     the path carrying traffic."""
 
-    src: str = ""
-    dst: str = ""
     reason: str = "nuttcp-t: Error: server busy (another test is running)"
+    code: str = "MEASUREMENT_GAP"
 
-    def path(self, mesh, path, t_h, st):
-        if path.key == (self.src, self.dst) and self.active(t_h):
-            return replace(st, failure=self.reason)
-        return st
-
-    def expect(self, mesh):
-        return [{"code": "MEASUREMENT_GAP", "subject": _path_subject(self.src, self.dst)}]
+    def change(self, st):
+        return replace(st, failure=self.reason)

@@ -278,6 +278,17 @@ def fake_nuttcp(directory: Path, *, output_file: str = "nuttcp-tcp-fparse-1.txt"
     return script
 
 
+CONFIG_HEAD = """
+[central]
+url = "https://wanmon.example.org"
+token_file = "/etc/wanmon-agent/token"
+
+[agent]
+site = "RAL"
+spool_dir = "/var/lib/wanmon-agent"
+"""  # the two tables every agent.toml has, for a configuration that is parsed and never run
+
+
 def write_config(
     directory: Path,
     *,

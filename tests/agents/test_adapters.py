@@ -17,16 +17,7 @@ from collectors import snmp as snmp_module
 from collectors import twamp as twamp_module
 from collectors.records import Counters, OwampRecord, SnmpRecord, ThroughputRecord
 from collectors.runner import CommandResult, FakeCommandRunner, completed
-from tests.agents.conftest import toolout
-
-HEAD = """
-[central]
-url = "https://wanmon.example.org"
-token_file = "/etc/wanmon-agent/token"
-[agent]
-site = "RAL"
-spool_dir = "/var/lib/wanmon-agent"
-"""
+from tests.agents.conftest import CONFIG_HEAD, toolout
 
 
 class Sink:
@@ -44,7 +35,7 @@ def run_once(collectors):
 
 
 def test_a_refused_nuttcp_connection_is_a_valid_error_record_for_path_down():
-    config = parse_config(HEAD + '[[nuttcp]]\ndst = "FZK"\nhost = "fzk-dt01"\ninterval_s = 600\n')
+    config = parse_config(CONFIG_HEAD + '[[nuttcp]]\ndst = "FZK"\nhost = "fzk-dt01"\ninterval_s = 600\n')
     refused = toolout("nuttcp-error-connrefused-stderr-1.txt").read_text()
     runner = FakeCommandRunner({"nuttcp": [completed("nuttcp-8.2.2\n"), CommandResult(1, "", refused, 0.1)]})
 
@@ -65,7 +56,7 @@ def test_twamp_light_against_a_real_reflector_gives_two_owamp_records():
         port = reflector.get_extra_info("sockname")[1]
         try:
             config = parse_config(
-                HEAD + f'[[twamp]]\ndst = "FZK"\nhost = "127.0.0.1"\nport = {port}\npackets = 20\n'
+                CONFIG_HEAD + f'[[twamp]]\ndst = "FZK"\nhost = "127.0.0.1"\nport = {port}\npackets = 20\n'
                 "packet_interval_s = 0.01\ntimeout_s = 0.5\ninterval_s = 60\n"
             )
             sink = Sink()
@@ -121,7 +112,7 @@ def fake_snmp_module():
 
 def test_snmp_tables_become_device_configs_of_collectors_snmp(caplog):
     config = parse_config(
-        HEAD + '[[snmp]]\nequipment = "ral-border"\nhost = "192.0.2.1"\nversion = "3"\nuser = "wanmon"\n'
+        CONFIG_HEAD + '[[snmp]]\nequipment = "ral-border"\nhost = "192.0.2.1"\nversion = "3"\nuser = "wanmon"\n'
         'auth_protocol = "sha256"\nauth_key = "auth-pass-1"\npriv_protocol = "AES"\npriv_key = "priv-pass-1"\n'
         'interval_s = 30\ninterfaces = ["xe-1/0/0"]\nif_index_names = {"501" = "xe-1/0/0"}\n'
     )
@@ -153,7 +144,7 @@ def test_a_table_collectors_snmp_refuses_is_a_config_error():
     # The [[snmp]] table is collectors.snmp_config.SnmpDeviceConfig itself: refused when the file is loaded.
     with pytest.raises(ConfigError) as caught:
         parse_config(
-            HEAD + '[[snmp]]\nequipment = "x"\nhost = "h"\ncommunity = "c"\ntimeout_s = 5\nretries = 3\n'
+            CONFIG_HEAD + '[[snmp]]\nequipment = "x"\nhost = "h"\ncommunity = "c"\ntimeout_s = 5\nretries = 3\n'
             "deadline_s = 10\n"
         )
     (error,) = caught.value.errors
@@ -162,7 +153,7 @@ def test_a_table_collectors_snmp_refuses_is_a_config_error():
 
 def test_missing_optional_modules_skip_only_their_tables(caplog):
     config = parse_config(
-        HEAD + '[[snmp]]\nequipment = "x"\nhost = "h"\ncommunity = "c"\n[[twamp]]\ndst = "FZK"\nhost = "h"\n'
+        CONFIG_HEAD + '[[snmp]]\nequipment = "x"\nhost = "h"\ncommunity = "c"\n[[twamp]]\ndst = "FZK"\nhost = "h"\n'
         '[[host_tcp]]\ninterface = "lo"\n'
     )
 
@@ -180,7 +171,7 @@ def test_missing_optional_modules_skip_only_their_tables(caplog):
 
 def test_collector_timeouts_cover_the_tools_own_deadlines():
     config = parse_config(
-        HEAD + '[[nuttcp]]\ndst = "FZK"\nhost = "h"\nduration_s = 10\nreverse = true\n'
+        CONFIG_HEAD + '[[nuttcp]]\ndst = "FZK"\nhost = "h"\nduration_s = 10\nreverse = true\n'
         '[[owamp]]\ndst = "FZK"\nhost = "h"\npackets = 600\n'
     )
     nuttcp, owamp = build_collectors(config, runner=FakeCommandRunner())
@@ -199,7 +190,7 @@ def test_host_group_ignores_case_port_brackets_and_the_root_dot():
 
 def test_active_tests_are_grouped_by_far_host_and_passive_ones_are_not():
     config = parse_config(
-        HEAD
+        CONFIG_HEAD
         + '[[nuttcp]]\ndst = "FZK"\nhost = "fzk-ps.example.org"\n'
         + '[[owamp]]\ndst = "FZK"\nhost = "FZK-PS.example.org:861"\n'
         + '[[twamp]]\ndst = "FZK"\nhost = "fzk-ps.example.org"\n'
@@ -257,7 +248,7 @@ def test_the_scheduler_never_runs_two_active_tests_towards_one_host_at_once():
     """Real adapters and scheduler; the tools are a runner that logs when each runs towards which host."""
     a, b = "fzk-ps.example.org", "cnaf-ps.example.org"
     config = parse_config(
-        HEAD
+        CONFIG_HEAD
         + f'[[nuttcp]]\ndst = "FZK"\nhost = "{a}"\nreverse = true\nduration_s = 1\n'
         + f'[[owamp]]\ndst = "FZK"\nhost = "{a.upper()}:861"\n'
         + f'[[twamp]]\ndst = "FZK"\nhost = "{a}"\n'

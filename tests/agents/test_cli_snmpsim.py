@@ -19,46 +19,13 @@ import pytest
 from collectors.records import decode_records
 from tests.agents.conftest import ROOT
 from tests.agents.harness import WAIT_S, agent_argv, parse_time
+from tests.collectors.snmpsim.interfaces import LEGACY, ROUTER
 from tests.collectors.snmpsim.simulator import SnmpSimulator
-from tests.collectors.test_snmp_sim import ROUTER
 
 pytest.importorskip("snmpsim", reason="snmpsim (dev extra) is needed for the SNMP simulator tests")
 pytestmark = pytest.mark.integration
 
 ROUTER_SCALARS = {"host": "127.0.0.1", "sys_uptime_ticks": 883412200, "snmp_engine_boots": 7}
-# tests/collectors/snmpsim/data/legacy.snmprec: ifTable only (32-bit counters, ifSpeed, no engine boots)
-LEGACY = {
-    "eth0": {
-        "if_index": 1,
-        "oper_status": "up",
-        "admin_status": "up",
-        "speed_mbps": 100.0,
-        "counters": {
-            "in_octets": 2**32 - 1,
-            "out_octets": 17,
-            "in_errors": 5,
-            "out_errors": 0,
-            "in_discards": 2,
-            "out_discards": 0,
-        },
-    },
-    "Serial0/0": {
-        "if_index": 2,
-        "oper_status": "lowerLayerDown",
-        "admin_status": "up",
-        "speed_mbps": 2.048,
-        "counters": {
-            "in_octets": 1000,
-            "out_octets": 2000,
-            "in_errors": 0,
-            "out_errors": 2**32 - 1,
-            "in_discards": 0,
-            "out_discards": 3,
-        },
-    },
-}
-
-
 @pytest.fixture(scope="module")
 def sim():
     # start() raises with the responder's log when it does not come up; leaving the block stops it for sure

@@ -8,16 +8,9 @@ import pytest
 
 from agents.cli import main
 from agents.config import AgentConfig, ConfigError, load_config, parse_config, read_token
+from tests.agents.conftest import CONFIG_HEAD
 
-CONTRACT_EXAMPLE = """
-[central]
-url = "https://wanmon.example.org"
-token_file = "/etc/wanmon-agent/token"
-
-[agent]
-site = "RAL"
-spool_dir = "/var/lib/wanmon-agent"
-
+CONTRACT_EXAMPLE = CONFIG_HEAD + """
 [[snmp]]
 equipment = "ral-border"
 host = "192.0.2.1"
@@ -40,15 +33,6 @@ dst = "FZK"
 host = "fzk-owamp.example.org"
 interval_s = 300
 packets = 600
-"""
-
-HEAD = """
-[central]
-url = "https://wanmon.example.org"
-token_file = "/etc/wanmon-agent/token"
-[agent]
-site = "RAL"
-spool_dir = "/var/lib/wanmon-agent"
 """
 
 SNMP_OK = '[[snmp]]\nequipment = "ral-border"\nhost = "192.0.2.1"\ncommunity = "public"\n'
@@ -97,7 +81,7 @@ def test_the_contract_example_loads_with_its_values():
 
 def test_intervals_default_per_collector_kind_and_optional_tables_load():
     config = parse_config(
-        HEAD
+        CONFIG_HEAD
         + """
 [[nuttcp]]
 dst = "FZK"
@@ -225,7 +209,7 @@ packets = 50
     ],
 )
 def test_each_mistake_is_reported_with_file_and_key(tables, expected):
-    assert expected in errors_of(HEAD + tables)
+    assert expected in errors_of(CONFIG_HEAD + tables)
 
 
 @pytest.mark.parametrize(
@@ -255,9 +239,9 @@ def test_each_mistake_is_reported_with_file_and_key(tables, expected):
             '[agent]\nsite = "RAL"\nspool_dir = "/s"\n',
             "agent.toml: central.ca_file: /nonexistent/ca.pem: no such file",
         ),
-        (HEAD + "batch_max_records = 0\n", "agent.toml: agent.batch_max_records: must be >= 1, got 0"),
+        (CONFIG_HEAD + "batch_max_records = 0\n", "agent.toml: agent.batch_max_records: must be >= 1, got 0"),
         (
-            HEAD + 'log_level = "LOUD"\n',
+            CONFIG_HEAD + 'log_level = "LOUD"\n',
             'agent.toml: agent.log_level: must be "DEBUG", "INFO", "WARNING", "ERROR" or "CRITICAL", got "LOUD"',
         ),
         (
@@ -272,7 +256,7 @@ def test_central_and_agent_mistakes(text, expected):
 
 def test_every_problem_of_a_file_is_reported_at_once():
     errors = errors_of(
-        HEAD + '[[snmp]]\nequipment = "x"\nhost = "h"\nversion = 2\n'
+        CONFIG_HEAD + '[[snmp]]\nequipment = "x"\nhost = "h"\nversion = 2\n'
         '[[nuttcp]]\ndst = "FZK"\nhost = "h"\nwindw = 1\n[[owamp]]\nhost = "h"\n'
     )
     assert errors == [
@@ -283,16 +267,16 @@ def test_every_problem_of_a_file_is_reported_at_once():
 
 
 def test_secrets_are_never_echoed_in_errors_or_repr():
-    errors = errors_of(HEAD + '[[snmp]]\nequipment = "x"\nhost = "h"\ncommunity = 123456789\n')
+    errors = errors_of(CONFIG_HEAD + '[[snmp]]\nequipment = "x"\nhost = "h"\ncommunity = 123456789\n')
     assert errors == ["agent.toml: snmp[0].community: must be a string"]
-    config = parse_config(HEAD + SNMP_OK.replace('"public"', '"s3cret-community"'))
+    config = parse_config(CONFIG_HEAD + SNMP_OK.replace('"public"', '"s3cret-community"'))
     assert "s3cret-community" not in repr(config)
     assert config.snmp[0].community == "s3cret-community"
 
 
 def test_log_level_and_snmp_protocols_are_case_insensitive():
     config = parse_config(
-        HEAD + 'log_level = "debug"\n' + '[[snmp]]\nequipment = "x"\nhost = "h"\nversion = "3"\n'
+        CONFIG_HEAD + 'log_level = "debug"\n' + '[[snmp]]\nequipment = "x"\nhost = "h"\nversion = "3"\n'
         'user = "u"\nauth_protocol = "sha256"\nauth_key = "longenough"\n'
     )
     assert config.agent.log_level == "DEBUG"
@@ -300,10 +284,10 @@ def test_log_level_and_snmp_protocols_are_case_insensitive():
 
 
 def test_plain_http_is_allowed_to_loopback_only_unless_asked():
-    loopback = parse_config(HEAD.replace("https://wanmon.example.org", "http://127.0.0.1:8000"))
+    loopback = parse_config(CONFIG_HEAD.replace("https://wanmon.example.org", "http://127.0.0.1:8000"))
     assert loopback.central.ingest_url == "http://127.0.0.1:8000/api/v1/ingest"
     proxied = parse_config(
-        HEAD.replace("https://wanmon.example.org", "http://wanmon.example.org/api/v1/ingest").replace(
+        CONFIG_HEAD.replace("https://wanmon.example.org", "http://wanmon.example.org/api/v1/ingest").replace(
             "[agent]", "allow_insecure_http = true\n[agent]"
         )
     )
@@ -314,7 +298,7 @@ def test_token_is_read_stripped_and_its_problems_name_the_key(tmp_path: Path):
     token_file = tmp_path / "token"
     token_file.write_text("  tok-123  \n")
     token_file.chmod(0o600)
-    config = parse_config(HEAD.replace("/etc/wanmon-agent/token", str(token_file)), source="site.toml")
+    config = parse_config(CONFIG_HEAD.replace("/etc/wanmon-agent/token", str(token_file)), source="site.toml")
     assert read_token(config) == "tok-123"
 
     token_file.write_text("\n")
@@ -340,7 +324,7 @@ def test_load_config_names_an_unreadable_file(tmp_path: Path):
 
 def test_cli_exits_2_and_prints_each_error_on_stderr(tmp_path: Path, capsys):
     path = tmp_path / "agent.toml"
-    path.write_text(HEAD + '[[snmp]]\nequipment = "x"\nhost = "h"\nversion = 2\n[[owamp]]\nhost = "h"\n')
+    path.write_text(CONFIG_HEAD + '[[snmp]]\nequipment = "x"\nhost = "h"\nversion = 2\n[[owamp]]\nhost = "h"\n')
 
     status = main(["once", "--config", str(path), "--dry-run"])
 
@@ -357,7 +341,7 @@ def test_cli_exits_2_when_the_token_file_is_missing(tmp_path: Path, capsys, monk
     monkeypatch.setattr("agents.cli.setup_logging", lambda level: None)  # keep pytest's own log handlers
     path = tmp_path / "agent.toml"
     path.write_text(
-        HEAD.replace("/etc/wanmon-agent/token", str(tmp_path / "nope")).replace(
+        CONFIG_HEAD.replace("/etc/wanmon-agent/token", str(tmp_path / "nope")).replace(
             "/var/lib/wanmon-agent", str(tmp_path / "spool")
         )
     )
@@ -370,7 +354,7 @@ def test_snmp_interface_selection_keys_load_into_the_collectors_own_config_class
     from collectors.snmp_config import SnmpDeviceConfig
 
     config = parse_config(
-        HEAD + SNMP_OK + 'include = ["xe-*", "ae*"]\nexclude = ["*.32767"]\n'
+        CONFIG_HEAD + SNMP_OK + 'include = ["xe-*", "ae*"]\nexclude = ["*.32767"]\n'
         'if_types = ["ethernetCsmacd", "ieee8023adLag", 53]\nadmin_status = ["up"]\nrequire_octet_counters = false\n'
     )
 
@@ -383,8 +367,8 @@ def test_snmp_interface_selection_keys_load_into_the_collectors_own_config_class
         ("up",),
     )
     assert snmp.require_octet_counters is False
-    assert parse_config(HEAD + SNMP_OK).snmp[0].require_octet_counters is True  # the default
-    assert parse_config(HEAD + SNMP_OK).snmp[0].interval_s == 60.0
+    assert parse_config(CONFIG_HEAD + SNMP_OK).snmp[0].require_octet_counters is True  # the default
+    assert parse_config(CONFIG_HEAD + SNMP_OK).snmp[0].interval_s == 60.0
 
 
 @pytest.mark.parametrize(
@@ -417,6 +401,6 @@ def test_snmp_interface_selection_keys_load_into_the_collectors_own_config_class
     ],
 )
 def test_snmp_selection_mistakes_are_named_by_key(keys, expected):
-    errors = errors_of(HEAD + SNMP_OK + keys)
+    errors = errors_of(CONFIG_HEAD + SNMP_OK + keys)
 
     assert [e for e in errors if e.startswith(expected)] == [errors[0]], errors

@@ -10,18 +10,10 @@ from pathlib import Path
 import pytest
 
 from agents.config import load_config
+from tests.agents.conftest import CONFIG_HEAD
 
-HEAD = """
-[central]
-url = "https://wanmon.example.org"
-token_file = "/etc/wanmon-agent/token"
-
-[agent]
-site = "RAL"
-spool_dir = "/var/lib/wanmon-agent"
-"""
 V2C = (
-    HEAD
+    CONFIG_HEAD
     + """
 [[snmp]]
 equipment = "ral-border"
@@ -31,7 +23,7 @@ community = "s3cret-community"
 """
 )
 V3 = (
-    HEAD
+    CONFIG_HEAD
     + """
 [[snmp]]
 equipment = "ral-border"
@@ -45,7 +37,7 @@ priv_key = "priv-key-12345678"
 """
 )
 NO_SECRETS = (
-    HEAD
+    CONFIG_HEAD
     + """
 [[nuttcp]]
 dst = "FZK"

@@ -34,6 +34,14 @@ def iso(t: datetime) -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def snmp(time: str, equipment: str, interface: str, uptime_ticks: int, in_octets: int, out_octets: int,
+         **more_counters: int) -> dict:  # fmt: skip
+    """One poll of an interface that is up."""
+    counters = {"hc_in_octets": in_octets, "hc_out_octets": out_octets, **more_counters}
+    return {"type": "snmp", "time": time, "equipment": equipment, "interface": interface,
+            "sys_uptime_ticks": uptime_ticks, "oper_status": "up", "counters": counters}  # fmt: skip
+
+
 def mini_scenario(*, bad_index: int | None = None) -> dict:
     """CERN<->FZK for 2 h: owamp every 5 min, TCP every 30 min, traceroute and host_tcp hourly, SNMP of two
     devices every 5 min (geant-fra's in-octets close to 2^64, so they wrap inside the file)."""
@@ -55,28 +63,9 @@ def mini_scenario(*, bad_index: int | None = None) -> dict:
                 }
             )
         octets = (U64 - 10**12 + i * round(RATE_BPS * 300 / 8)) % U64
-        m.append(
-            {
-                "type": "snmp",
-                "time": iso(t + timedelta(seconds=10)),
-                "equipment": "geant-fra",
-                "interface": "xe-0/0/0",
-                "sys_uptime_ticks": 900_000 + i * 30_000,
-                "oper_status": "up",
-                "counters": {"hc_in_octets": octets, "hc_out_octets": i * 10**9, "in_errors": 3 * i},
-            }
-        )
-        m.append(
-            {
-                "type": "snmp",
-                "time": iso(t + timedelta(seconds=10)),
-                "equipment": "dfn-fra",
-                "interface": "et-1/0/0",
-                "sys_uptime_ticks": 5_000 + i * 30_000,
-                "oper_status": "up",
-                "counters": {"hc_in_octets": i * 10**10, "hc_out_octets": i * 10**10},
-            }
-        )
+        polled = iso(t + timedelta(seconds=10))
+        m.append(snmp(polled, "geant-fra", "xe-0/0/0", 900_000 + i * 30_000, octets, i * 10**9, in_errors=3 * i))
+        m.append(snmp(polled, "dfn-fra", "et-1/0/0", 5_000 + i * 30_000, i * 10**10, i * 10**10))
     for i in range(HOURS * 2):
         t = T0 + timedelta(minutes=30 * i, seconds=20)
         for src, dst in (("CERN", "FZK"), ("FZK", "CERN")):

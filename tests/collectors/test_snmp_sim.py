@@ -32,6 +32,7 @@ from collectors.snmp import (
     poll_device,
     poll_devices,
 )
+from tests.collectors.snmpsim.interfaces import LEGACY, ROUTER
 from tests.collectors.snmpsim.simulator import SnmpSimulator, free_udp_port
 
 pytest.importorskip("snmpsim", reason="snmpsim (dev extra) is needed for the SNMP simulator tests")
@@ -39,77 +40,6 @@ pytestmark = pytest.mark.integration
 
 NOW = datetime(2026, 3, 1, 11, 1, tzinfo=UTC)
 
-# The router's interfaces as snmpsim serves them (tests/collectors/snmpsim/data/router.snmprec).
-ROUTER = {
-    "xe-0/0/0": {
-        "if_index": 1,
-        "oper_status": "up",
-        "admin_status": "up",
-        "speed_mbps": 10000.0,
-        "counter_discontinuity_ticks": 0,
-        "counters": {
-            "hc_in_octets": 18446744073000000000,  # > 2^63
-            "hc_out_octets": 9223372036854775808,  # = 2^63
-            "hc_in_ucast_pkts": 123456789012,
-            "hc_out_ucast_pkts": 98765432109,
-            "in_errors": 3,
-            "out_errors": 0,
-            "in_discards": 7,
-            "out_discards": 1,
-        },
-    },
-    "xe-0/0/1": {
-        "if_index": 2,
-        "oper_status": "up",
-        "admin_status": "up",
-        "speed_mbps": 10000.0,
-        "counter_discontinuity_ticks": 0,
-        "counters": {
-            "hc_in_octets": 18446744073709551615,  # 2^64 - 1
-            "hc_out_octets": 1,
-            "hc_in_ucast_pkts": 9223372036854775807,
-            "hc_out_ucast_pkts": 0,
-            "in_errors": 0,
-            "out_errors": 0,
-            "in_discards": 0,
-            "out_discards": 0,
-        },
-    },
-    "ge-1/0/0": {
-        "if_index": 3,
-        "oper_status": "down",
-        "admin_status": "up",
-        "speed_mbps": 1000.0,
-        "counter_discontinuity_ticks": 0,
-        "counters": {
-            "hc_in_octets": 0,
-            "hc_out_octets": 0,
-            "hc_in_ucast_pkts": 0,
-            "hc_out_ucast_pkts": 0,
-            "in_errors": 4294967295,
-            "out_errors": 12,
-            "in_discards": 0,
-            "out_discards": 4294967294,
-        },
-    },
-    "ae0": {
-        "if_index": 17,
-        "oper_status": "up",
-        "admin_status": "up",
-        "speed_mbps": 20000.0,
-        "counter_discontinuity_ticks": 12345,
-        "counters": {
-            "hc_in_octets": 5000000000000,
-            "hc_out_octets": 6000000000000,
-            "hc_in_ucast_pkts": 7000000000,
-            "hc_out_ucast_pkts": 8000000000,
-            "in_errors": 0,
-            "out_errors": 0,
-            "in_discards": 0,
-            "out_discards": 0,
-        },
-    },
-}
 ROUTER_UPTIME_TICKS = 883412200
 ROUTER_ENGINE_BOOTS = 7
 
@@ -206,36 +136,7 @@ def test_device_without_hc_counters_gives_32_bit_counters(sim):
 
     assert poll.ok, poll.error
     assert summary(poll.records) == {
-        "eth0": {
-            "if_index": 1,
-            "oper_status": "up",
-            "admin_status": "up",
-            "speed_mbps": 100.0,
-            "sys_uptime_ticks": 4294967000,
-            "counters": {
-                "in_octets": 4294967295,
-                "out_octets": 17,
-                "in_errors": 5,
-                "out_errors": 0,
-                "in_discards": 2,
-                "out_discards": 0,
-            },
-        },
-        "Serial0/0": {
-            "if_index": 2,
-            "oper_status": "lowerLayerDown",
-            "admin_status": "up",
-            "speed_mbps": 2.048,
-            "sys_uptime_ticks": 4294967000,
-            "counters": {
-                "in_octets": 1000,
-                "out_octets": 2000,
-                "in_errors": 0,
-                "out_errors": 4294967295,
-                "in_discards": 0,
-                "out_discards": 3,
-            },
-        },
+        name: {**row, "sys_uptime_ticks": 4294967000} for name, row in LEGACY.items()
     }  # no snmp_engine_boots, no counter_discontinuity_ticks: the agent has neither
 
 

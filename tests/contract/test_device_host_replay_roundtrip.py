@@ -20,18 +20,12 @@ import pytest
 from agents.replay_collector import ReplayCollector, ReplayTarget
 from collectors import hostinfo
 from collectors.snmp import SnmpDeviceConfig, SnmpPoller
+from tests.collectors.snmpsim.interfaces import CAPTURE_NAMES
 from tests.contract.wire import agent_records, assert_stored, deliver, shared_fixture
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
-DEVICES = (
-    "arista_eos",
-    "ciena-rls_6500-r2",
-    "iosxr_asr9010",
-    "junos_rpm",
-    "nxos_n3k-3064pq",
-    "timos",
-)
+DEVICES = CAPTURE_NAMES
 
 
 @pytest.fixture(scope="module")

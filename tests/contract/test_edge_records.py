@@ -294,28 +294,15 @@ def test_snmp_samples_at_the_edges(client, centre, records):
     stored_exactly_or_refused_by_record(client, centre, records)
 
 
-@given(records=batches(throughput_records()))
+@pytest.mark.parametrize(
+    "records_of",
+    [throughput_records, owamp_records, traceroute_records, host_tcp_records],
+    ids=["throughput-tests", "owamp-sessions", "traceroutes", "host-tcp-settings"],
+)
+@given(data=st.data())
 @EXAMPLES
-def test_throughput_tests_at_the_edges(client, centre, records):
-    stored_exactly_or_refused_by_record(client, centre, records)
-
-
-@given(records=batches(owamp_records()))
-@EXAMPLES
-def test_owamp_sessions_at_the_edges(client, centre, records):
-    stored_exactly_or_refused_by_record(client, centre, records)
-
-
-@given(records=batches(traceroute_records()))
-@EXAMPLES
-def test_traceroutes_at_the_edges(client, centre, records):
-    stored_exactly_or_refused_by_record(client, centre, records)
-
-
-@given(records=batches(host_tcp_records()))
-@EXAMPLES
-def test_host_tcp_settings_at_the_edges(client, centre, records):
-    stored_exactly_or_refused_by_record(client, centre, records)
+def test_records_of_each_kind_at_the_edges(client, centre, records_of, data):
+    stored_exactly_or_refused_by_record(client, centre, data.draw(batches(records_of()), label="records"))
 
 
 @given(

@@ -144,6 +144,25 @@ def one(findings: Iterable[Finding], code: str, **subject: str) -> Finding:
 EU_HOPS = ("cern-border", "geant-gva", "geant-fra", "dfn-fra", "fzk-border")
 
 
+def eu_path(
+    src: str,
+    dst: str,
+    hops: Iterable[str],
+    thr: Callable[[float], float],
+    dmin: Callable[[float], float] = lambda m: 4.9,
+    lost: Callable[[float], int] = lambda m: 0,
+    *,
+    traces=(),
+    baseline_end_min: float | None = None,
+    **tcp_kw,
+) -> PathEvidence:
+    """A 1 Gb/s path of the CERN-FZK kind (2.45 MB window, 9.8 ms): a TCP test reaching ``thr(m)`` every 30 min and
+    an owamp session every 5 min with minimum delay ``dmin(m)`` and ``lost(m)`` packets lost."""
+    tests = every(30, lambda m: tcp(m, thr(m), window_bytes=2_450_000, rtt_ms=9.8, **tcp_kw))
+    sessions = every(5, lambda m: owamp(m, dmin(m), lost=lost(m)))
+    return path(src, dst, 1e9, hops, tests, sessions, traces, baseline_end_min=baseline_end_min)
+
+
 def healthy_eu(src="CERN", dst="FZK", hops=EU_HOPS, rtt=9.8, thr=9.2e8, owd=4.9, **kw) -> PathEvidence:
     tests = every(30, lambda m: tcp(m, thr * (1 + 0.02 * ((m // 30) % 3 - 1)), window_bytes=2_450_000, rtt_ms=rtt))
     sessions = every(5, lambda m: owamp(m, owd))

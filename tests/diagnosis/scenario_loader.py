@@ -54,24 +54,18 @@ class Scenario:
     expect: dict
 
 
+def _given(m: dict, *keys: str) -> dict[str, Any]:
+    """The values of ``keys`` in a measurement, None where the file leaves one out."""
+    return {key: m.get(key) for key in keys}
+
+
 def _throughput(m: dict, i: int) -> ThroughputTest:
     return ThroughputTest(
         time=ts(m["time"]),
         protocol=m.get("protocol", "tcp"),
-        throughput_bps=m.get("throughput_bps"),
-        duration_s=m.get("duration_s"),
         streams=m.get("streams", 1),
-        window_bytes=m.get("window_bytes"),
-        mss_bytes=m.get("mss_bytes"),
-        rtt_ms=m.get("rtt_ms"),
-        retransmits=m.get("retransmits"),
-        offered_bps=m.get("offered_bps"),
-        packets_sent=m.get("packets_sent"),
-        packets_lost=m.get("packets_lost"),
-        src_host=m.get("src_host"),
-        dst_host=m.get("dst_host"),
-        error=m.get("error"),
-        tool=m.get("tool"),
+        **_given(m, "throughput_bps", "duration_s", "window_bytes", "mss_bytes", "rtt_ms", "retransmits"),
+        **_given(m, "offered_bps", "packets_sent", "packets_lost", "src_host", "dst_host", "error", "tool"),
         measurement_id=i,
     )
 
@@ -83,11 +77,7 @@ def _owamp(m: dict, i: int) -> OwampTest:
         packets_lost=m["packets_lost"],
         duplicates=m.get("duplicates", 0),
         reordered=m.get("reordered", 0),
-        delay_min_ms=m.get("delay_min_ms"),
-        delay_median_ms=m.get("delay_median_ms"),
-        delay_max_ms=m.get("delay_max_ms"),
-        jitter_ms=m.get("jitter_ms"),
-        clock_error_ms=m.get("clock_error_ms"),
+        **_given(m, "delay_min_ms", "delay_median_ms", "delay_max_ms", "jitter_ms", "clock_error_ms"),
         lost_at=tuple(ts(t) for t in m.get("lost_at", ())),
         measurement_id=i,
     )

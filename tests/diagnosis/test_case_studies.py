@@ -15,6 +15,7 @@ from tests.diagnosis.builders import (
     at,
     bundle,
     codes_of,
+    eu_path,
     every,
     failed,
     find,
@@ -327,24 +328,11 @@ def case7_bundle(route_changes: bool = False):
     def tr(m):
         return trace(m + 1, alt if (route_changes and (m // 60) % 2 == 1) else hops)
 
-    fwd = path(
-        "CERN",
-        "FZK",
-        1e9,
-        EU_HOPS,
-        every(30, lambda m: tcp(m, 9.2e8, window_bytes=2_450_000, rtt_ms=9.8)),
-        every(5, lambda m: owamp(m, dmin(m))),
-        every(30, tr),
-    )
-    rev = path(
-        "FZK",
-        "CERN",
-        1e9,
-        REV,
-        every(30, lambda m: tcp(m, 9.2e8, window_bytes=2_450_000, rtt_ms=9.8)),
-        every(5, lambda m: owamp(m, dmin(m))),
-        every(30, lambda m: trace(m + 1, reversed(tr(m).hops))),
-    )
+    def back(m):  # the same route, walked the other way
+        return trace(m + 1, reversed(tr(m).hops))
+
+    fwd = eu_path("CERN", "FZK", EU_HOPS, lambda m: 9.2e8, dmin, traces=every(30, tr))
+    rev = eu_path("FZK", "CERN", REV, lambda m: 9.2e8, dmin, traces=every(30, back))
     return bundle(fwd, rev)
 
 
@@ -375,23 +363,9 @@ def case8_bundle(impact="outage", end_h=10, lossy=True):
     def lost(m):
         return 200 if lossy and 120 <= m <= 240 else 0
 
-    fwd = path(
-        "CERN",
-        "FZK",
-        1e9,
-        EU_HOPS,
-        every(30, lambda m: tcp(m, thr(m), window_bytes=2_450_000, rtt_ms=9.8, retransmits=None)),
-        every(5, lambda m: owamp(m, 4.9, lost=lost(m))),
-        baseline_end_min=100,
-    )
-    rev = path(
-        "FZK",
-        "CERN",
-        1e9,
-        REV,
-        every(30, lambda m: tcp(m, thr(m), window_bytes=2_450_000, rtt_ms=9.8, retransmits=None)),
-        every(5, lambda m: owamp(m, 4.9, lost=lost(m))),
-        baseline_end_min=100,
+    fwd, rev = (
+        eu_path(src, dst, hops, thr, lost=lost, baseline_end_min=100, retransmits=None)
+        for src, dst, hops in (("CERN", "FZK", EU_HOPS), ("FZK", "CERN", REV))
     )
     window = MaintenanceWindow(
         "GEANT-CHG-0042", T0 + timedelta(hours=2), T0.replace(hour=end_h), impact, ("geant-fra",), carrier="GEANT"

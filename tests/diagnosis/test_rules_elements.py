@@ -9,10 +9,10 @@ from tests.diagnosis.builders import (
     MiB,
     at,
     bundle,
+    eu_path,
     every,
     healthy_eu,
     iface,
-    owamp,
     path,
     rate_row,
     run,
@@ -74,15 +74,7 @@ def congested_bundle(util_from, util_to, degraded=True, discards=0.0):
     def thr(m):
         return 3e8 if degraded and util_from <= m <= util_to else 9.2e8
 
-    p = path(
-        "CERN",
-        "FZK",
-        1e9,
-        HOPS,
-        every(30, lambda m: tcp(m, thr(m), window_bytes=2_450_000, rtt_ms=9.8)),
-        every(5, lambda m: owamp(m, 4.9)),
-        baseline_end_min=100,
-    )
+    p = eu_path("CERN", "FZK", HOPS, thr, baseline_end_min=100)
     rows = every(
         1,
         lambda m: rate_row(

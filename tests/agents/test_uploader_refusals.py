@@ -14,15 +14,7 @@ import pytest
 from agents.spool import Spool
 from agents.uploader import Backoff, envelope_refused, record_indexes
 from tests.agents.conftest import FakeCentral, Reply
-from tests.agents.uploading import (
-    drain_until_settled,
-    hosts,
-    parked,
-    poison,
-    run_drain,
-    spool_left_empty_apart_from_rejected,
-    spool_with,
-)
+from tests.agents.uploading import drain_until_settled, hosts, only_rejected_left, parked, poison, run_drain, spool_with
 
 
 def test_400_rejects_the_named_records_and_sends_the_others(tmp_path, central: FakeCentral):
@@ -197,7 +189,7 @@ def test_a_400_about_records_as_a_whole_parks_every_record_one_by_one(tmp_path, 
 
     assert central.stored_records() == []
     assert sorted(h for hs, _ in parked(spool) for h in hs) == ["h0", "h1", "h2"]
-    assert spool.status().rejected_batches == 3 and spool_left_empty_apart_from_rejected(spool)
+    assert spool.status().rejected_batches == 3 and only_rejected_left(spool)
 
 
 def test_409_naming_a_record_parks_it_and_sends_the_others(tmp_path, central: FakeCentral):
@@ -249,7 +241,7 @@ def test_repeated_500s_on_a_poison_record_let_the_others_through_and_park_it(tmp
     ((parked_hosts, error),) = parked(spool)
     assert parked_hosts == ["h2"]
     assert (error["status"], error["attempts"], error["response"]) == (500, 3, {"detail": "Internal Server Error"})
-    assert spool_left_empty_apart_from_rejected(spool)
+    assert only_rejected_left(spool)
     status = spool.status()
     assert (status.rejected_records, status.records_waiting) == (1, 0)
     # each of [h0..h3], its half holding h2 and [h2] alone: 3 attempts, then bisected or parked

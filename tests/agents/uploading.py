@@ -86,7 +86,8 @@ def drain_until_settled(spool: Spool, url: str, *, passes: int = 30, **kwargs) -
     return reports
 
 
-def spool_left_empty_apart_from_rejected(spool: Spool) -> bool:
+def only_rejected_left(spool: Spool) -> bool:
+    """Nothing waits in the spool any more: every record was sent or parked in rejected/."""
     return [p for d in (spool.pending_dir, spool.batches_dir, spool.tmp_dir) for p in d.iterdir()] == []
 
 

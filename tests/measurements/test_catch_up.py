@@ -195,3 +195,49 @@ def test_compose_redis_keeps_its_queue_across_restarts():
     command = redis["command"]
     assert command[command.index("--appendonly") + 1] == "yes"
     assert any(v.split(":")[1] == "/data" for v in redis["volumes"])
+
+
+def _rollup(level: str, iid: int) -> list[tuple[datetime, int]]:
+    with connection.cursor() as c:
+        c.execute(f"SELECT time, samples FROM measurements_interfacerate_{level} WHERE interface_id = %s ORDER BY time",
+                  [iid])
+        return c.fetchall()
+
+
+def test_the_daily_rollup_is_recomputed_when_the_rates_leave_an_hour(topo):
+    from wanmon.measurements.services import measurements_process
+
+    iid = topo["xe"].pk
+    for k in range(8):  # one poll a minute from 11:00, each batch processed as it comes
+        measurements_process(interface_since=_batch(k, 1).interface_since)
+    # the 5-minute and hourly levels follow every batch; the day's bucket waits for the hour to end
+    assert _rollup("5m", iid) == [(T0, 4), (T0 + timedelta(minutes=5), 3)]
+    assert _rollup("1h", iid) == [(T0, 7)]
+    assert _rollup("1d", iid) == []
+    for k in range(8, 62):
+        measurements_process(interface_since=_batch(k, 1).interface_since)
+    assert _rollup("1h", iid) == [(T0, 59), (T0 + timedelta(hours=1), 2)]
+    assert _rollup("1d", iid) == [(T0.replace(hour=0), 60)]  # 11:01 .. 12:00, rolled up when 12:00 came
+    # a recompute reaching back before the watermark (a late sample at 11:30) recomputes every level at once
+    measurements_process(interface_since={iid: T0 + timedelta(minutes=30)})
+    assert _rollup("1d", iid) == [(T0.replace(hour=0), 61)]
+
+
+def test_an_interface_gone_silent_gets_its_daily_rollup_completed_by_the_catch_up(topo):
+    from wanmon.measurements.services import measurements_catch_up, measurements_process
+
+    iid = topo["xe"].pk
+    hour = (datetime.now(UTC) - timedelta(hours=2)).replace(minute=0, second=0, microsecond=0)
+    per_poll = int(BPS * 60 / 8)
+    for k in range(8):  # polled at hh:00 .. hh:07, processed as it came, then nothing more
+        record = {"type": "snmp", "time": hour + timedelta(minutes=k), "equipment": "geant-par",
+                  "interface": "xe-1/0/0", "sys_uptime_ticks": 6000 * k, "oper_status": "up",
+                  "counters": {"hc_in_octets": 10**12 + k * per_poll, "hc_out_octets": 0}}
+        result = batch_ingest(batch_id=f"00000000-0000-4000-8000-{k:012d}", records=decode_records([record]))
+        measurements_process(interface_since=result.interface_since)
+        with connection.cursor() as c:
+            c.execute("UPDATE measurements_interfacewatermark SET updated_at = processed_until")
+    assert (_rollup("1h", iid), _rollup("1d", iid)) == ([(hour, 7)], [])
+    assert measurements_catch_up().interfaces == 1  # its hour is over
+    assert _rollup("1d", iid) == [(hour.replace(hour=0), 7)]
+    assert measurements_catch_up().interfaces == 0  # completed once

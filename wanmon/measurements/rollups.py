@@ -8,7 +8,7 @@ and bucketed by that time.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -76,10 +76,11 @@ def interface_rollups_refresh(
     interface_ids: list[int] | None = None,
     since: datetime | None = None,
     interface_since: Mapping[int, datetime] | None = None,
+    levels: Iterable[str] = tuple(ROLLUP_LEVELS),
 ) -> None:
     """Recompute every rollup bucket of these interfaces from ``since`` on (idempotent upsert): one statement per
-    level for any number of interfaces. Either ``interface_ids`` and one ``since``, or ``interface_since`` (a
-    ``since`` per interface)."""
+    level (``levels``: names of ROLLUP_LEVELS) for any number of interfaces. Either ``interface_ids`` and one
+    ``since``, or ``interface_since`` (a ``since`` per interface)."""
     if interface_since is None:
         interface_since = dict.fromkeys(interface_ids or (), since)
     if not interface_since:
@@ -88,8 +89,8 @@ def interface_rollups_refresh(
     times = [interface_since[i] for i in ids]
     params = {"ids": sql_array(ids), "since": sql_array(times), "earliest": min(times)}
     with connection.cursor() as cursor:
-        for width, table in ROLLUP_LEVELS.values():
-            cursor.execute(_rollup_sql(width, table), params)
+        for level in levels:
+            cursor.execute(_rollup_sql(*ROLLUP_LEVELS[level]), params)
 
 
 def retention_policy() -> dict[str, int | None]:

@@ -17,6 +17,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from wanmon.core.sql import sql_array
+from wanmon.measurements.constants import ROLLUP_CADENCE_S, ROLLUP_LEVELS
 from wanmon.measurements.rates import RatesRefreshResult, interface_rates_refresh
 from wanmon.measurements.rollups import interface_rollups_refresh
 
@@ -62,6 +63,30 @@ def _watermarks_advance(until: dict[int, datetime]) -> None:
         )
 
 
+def _period_start(moment: datetime, period_s: int) -> datetime:
+    """The start of the period of ``period_s`` seconds holding ``moment`` (aligned on the epoch, as time_bucket)."""
+    return datetime.fromtimestamp(int(moment.timestamp()) // period_s * period_s, UTC)
+
+
+def _rollups_due(done: RatesRefreshResult, watermarks: dict[int, datetime | None]) -> dict[str, dict[int, datetime]]:
+    """Per rollup level, the interfaces whose buckets are recomputed now and from when (ROLLUP_CADENCE_S).
+
+    A level with a cadence is recomputed when the new rates enter another period of it than the watermark's: from
+    the start of the watermark's period, so the rates of the batches that skipped it are rolled up too (they lie
+    in that period, inside the bucket). A recompute reaching back to the watermark or before (late samples, the
+    catch-up) or of an interface without a watermark recomputes every level from its first rewritten rate.
+    """
+    due: dict[str, dict[int, datetime]] = {level: {} for level in ROLLUP_LEVELS}
+    for iid, first in done.since.items():
+        old = watermarks.get(iid)
+        for level, period_s in ROLLUP_CADENCE_S.items():
+            if not period_s or old is None or first <= old:
+                due[level][iid] = first
+            elif _period_start(done.until[iid], period_s) != (start := _period_start(old, period_s)):
+                due[level][iid] = min(first, start)
+    return due
+
+
 def measurements_process(*, interface_since: dict[int, datetime], skip_locked: bool = False) -> RatesRefreshResult:
     """Recompute rates and rollups for interfaces with new samples, each from its earliest new sample or its
     watermark, whichever is earlier, and advance the watermarks.
@@ -70,8 +95,8 @@ def measurements_process(*, interface_since: dict[int, datetime], skip_locked: b
     means "everything up to here" (in the usual case the watermark is the previous batch's last sample, and each
     new sample's rate is computed once). Rollups are recomputed from the first rate the recompute rewrote, not from
     ``since``: buckets before it may hold rollups whose rates are gone (rates are kept longer than raw samples,
-    rollups longer than rates), and recomputing those would shrink or delete them. A fixed number of statements
-    whatever the number of interfaces.
+    rollups longer than rates), and recomputing those would shrink or delete them. The daily level follows its
+    cadence (``_rollups_due``). A fixed number of statements whatever the number of interfaces.
     """
     total = RatesRefreshResult()
     if not interface_since:
@@ -83,7 +108,8 @@ def measurements_process(*, interface_since: dict[int, datetime], skip_locked: b
             for iid, processed_until in watermarks.items()
         }
         total = interface_rates_refresh(interface_since=since)
-        interface_rollups_refresh(interface_since=total.since)
+        for level, level_since in _rollups_due(total, watermarks).items():
+            interface_rollups_refresh(interface_since=level_since, levels=(level,))
         _watermarks_advance(total.until)
     return total
 
@@ -102,27 +128,38 @@ class CatchUpResult:
 # sample newer than its watermark, bounded by the look-back (old chunks are excluded before the probes run).
 # A watermark moved within the grace period belongs to an interface whose tasks run: what is newer is most likely
 # queued (and any later task of the interface starts at the watermark anyway), so it is not computed twice.
+# Also behind: an interface that went silent inside a period of the rollups' cadence (its last batches skipped the
+# daily level) once the period is over; recomputing it from its watermark completes it.
 _BEHIND_SQL = """
 SELECT i.id, w.processed_until
 FROM inventory_interface i
 LEFT JOIN measurements_interfacewatermark w ON w.interface_id = i.id
 WHERE (w.updated_at IS NULL OR w.processed_until IS NULL OR w.updated_at <= now() - make_interval(secs => %(grace)s))
-  AND EXISTS (
+  AND (EXISTS (
     SELECT 1 FROM measurements_snmpsample s
-    WHERE s.interface_id = i.id AND s.time > %(horizon)s AND s.time > coalesce(w.processed_until, '-infinity')
-)
+    WHERE s.interface_id = i.id AND s.time > %(horizon)s AND s.time > coalesce(w.processed_until, '-infinity'))
+    OR (w.processed_until > %(horizon)s
+        AND w.updated_at < time_bucket(%(cadence)s, w.processed_until) + %(cadence)s
+        AND time_bucket(%(cadence)s, w.processed_until) + %(cadence)s <= now() - make_interval(secs => %(grace)s)))
 ORDER BY i.id
 LIMIT %(limit)s
 """
 
 
 def interfaces_behind(*, now: datetime | None = None, limit: int = 100_000) -> dict[int, datetime | None]:
-    """Interfaces with samples newer than their watermark (within the look-back), and their watermark."""
+    """Interfaces with samples newer than their watermark (within the look-back), or silent with a daily rollup
+    still to complete, and their watermark."""
     now = now or timezone.now()
     horizon = now - timedelta(seconds=settings.WANMON_CATCHUP_LOOKBACK_S)
     with connection.cursor() as cursor:
         cursor.execute(
-            _BEHIND_SQL, {"horizon": horizon, "limit": limit, "grace": float(settings.WANMON_CATCHUP_GRACE_S)}
+            _BEHIND_SQL,
+            {
+                "horizon": horizon,
+                "limit": limit,
+                "grace": float(settings.WANMON_CATCHUP_GRACE_S),
+                "cadence": timedelta(seconds=min(s for s in ROLLUP_CADENCE_S.values() if s)),
+            },
         )
         return dict(cursor.fetchall())
 

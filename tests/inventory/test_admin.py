@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.db.models import Count
 from django.urls import reverse
 
-from wanmon.inventory.models import Agent, Equipment, Path, Site
+from wanmon.inventory.models import Agent, Carrier, Equipment, Path, Site
 from wanmon.inventory.services import agent_authenticate, agent_create
 
 pytestmark = pytest.mark.django_db
@@ -40,6 +41,18 @@ def test_change_pages_show_inlines(admin):
     assert response.status_code == 200 and b"et-1/1/0" in response.content
     response = admin.get(reverse("admin:inventory_site_change", args=[Site.objects.get(code="RAL").pk]))
     assert response.status_code == 200 and b"noc@ral.example" in response.content
+
+
+def test_count_columns_show_and_sort_by_the_related_rows(admin):
+    """Carriers list their equipment count, sites their contacts; both columns sort (counted by the list's query)."""
+    carrier = Carrier.objects.annotate(n=Count("equipment")).order_by("-n", "code").first()
+    response = admin.get(reverse("admin:inventory_carrier_changelist"), {"o": "-5"})
+    cells = re.findall(rb'<td class="field-equipment_count">(\d+)</td>', response.content)
+    assert response.status_code == 200 and int(cells[0]) == carrier.n > 0
+    assert [int(c) for c in cells] == sorted((int(c) for c in cells), reverse=True)
+    response = admin.get(reverse("admin:inventory_site_changelist"), {"o": "6"})
+    cells = [int(c) for c in re.findall(rb'<td class="field-contact_count">(\d+)</td>', response.content)]
+    assert cells == sorted(site.contacts.count() for site in Site.objects.all()) and cells[-1] > 0
 
 
 def test_changelist_search_and_filters(admin):

@@ -1,31 +1,13 @@
 from django.contrib import admin
 
-from wanmon.alerts.models import (
-    Incident,
-    IncidentEvent,
-    IncidentMember,
-    Notification,
-    RoutingRule,
-    Silence,
-    Subscription,
-)
+from wanmon.alerts import models
+from wanmon.core.admin import trail_inline
+
+IncidentMemberInline = trail_inline(models.IncidentMember, ["finding", "role", "added_at"])
+IncidentEventInline = trail_inline(models.IncidentEvent, ["time", "kind", "user", "note", "data"])
 
 
-class IncidentMemberInline(admin.TabularInline):
-    model = IncidentMember
-    extra = 0
-    readonly_fields = ["finding", "role", "added_at"]
-    can_delete = False
-
-
-class IncidentEventInline(admin.TabularInline):
-    model = IncidentEvent
-    extra = 0
-    readonly_fields = ["time", "kind", "user", "note", "data"]
-    can_delete = False
-
-
-@admin.register(Incident)
+@admin.register(models.Incident)
 class IncidentAdmin(admin.ModelAdmin):
     list_display = ["id", "severity", "status", "code", "title", "muted", "opened_at", "last_notified_at"]
     list_filter = ["status", "severity", "kind", "muted"]
@@ -34,25 +16,25 @@ class IncidentAdmin(admin.ModelAdmin):
     inlines = [IncidentMemberInline, IncidentEventInline]
 
 
-@admin.register(Silence)
+@admin.register(models.Silence)
 class SilenceAdmin(admin.ModelAdmin):
     list_display = ["id", "matchers", "author", "starts_at", "ends_at", "expired_at", "comment"]
     list_filter = ["expired_at"]
 
 
-@admin.register(RoutingRule)
+@admin.register(models.RoutingRule)
 class RoutingRuleAdmin(admin.ModelAdmin):
     list_display = ["name", "sites", "carriers", "codes", "min_severity", "recipients", "replace_defaults", "is_active"]
 
 
-@admin.register(Subscription)
+@admin.register(models.Subscription)
 class SubscriptionAdmin(admin.ModelAdmin):
     list_display = ["user", "sites", "carriers", "codes", "min_severity", "is_active"]
 
 
-@admin.register(Notification)
+@admin.register(models.Notification)
 class NotificationAdmin(admin.ModelAdmin):
     list_display = ["id", "incident", "kind", "sequence", "recipient", "status", "attempts", "sent_at", "subject"]
     list_filter = ["status", "kind"]
     search_fields = ["recipient", "subject"]
-    readonly_fields = [f.name for f in Notification._meta.fields]
+    readonly_fields = [f.name for f in models.Notification._meta.fields]

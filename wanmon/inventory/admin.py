@@ -9,78 +9,37 @@ version keeps the history.
 from __future__ import annotations
 
 from django.contrib import admin, messages
-from django.db.models import Count
 
-from wanmon.inventory import services
-from wanmon.inventory.models import (
-    Agent,
-    Carrier,
-    Circuit,
-    Equipment,
-    Host,
-    Interface,
-    Path,
-    PathHop,
-    Site,
-    SiteContact,
-    Trunk,
-)
+from wanmon.core.admin import CountsAdmin, tabular_inline
+from wanmon.inventory import models, services
 from wanmon.inventory.selectors import path_hops_labels
 
-
-class SiteContactInline(admin.TabularInline):
-    model = SiteContact
-    extra = 0
-
-
-class HostInline(admin.TabularInline):
-    model = Host
-    extra = 0
+SiteContactInline = tabular_inline(models.SiteContact)
+HostInline = tabular_inline(models.Host)
+InterfaceInline = tabular_inline(
+    models.Interface, fields=["name", "if_index", "speed_mbps", "mtu", "blade", "description"]
+)
+PathHopInline = tabular_inline(models.PathHop, ordering=["position"], autocomplete_fields=["equipment", "interface"])
 
 
-class InterfaceInline(admin.TabularInline):
-    model = Interface
-    extra = 0
-    fields = ["name", "if_index", "speed_mbps", "mtu", "blade", "description"]
-
-
-class PathHopInline(admin.TabularInline):
-    model = PathHop
-    extra = 0
-    ordering = ["position"]
-    autocomplete_fields = ["equipment", "interface"]
-
-
-@admin.register(Carrier)
-class CarrierAdmin(admin.ModelAdmin):
+@admin.register(models.Carrier)
+class CarrierAdmin(CountsAdmin):
     list_display = ["code", "name", "kind", "noc_email", "equipment_count"]
     list_filter = ["kind"]
     search_fields = ["code", "name", "notes"]
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).annotate(_equipment_count=Count("equipment", distinct=True))
-
-    @admin.display(description="equipment", ordering="_equipment_count")
-    def equipment_count(self, obj: Carrier) -> int:
-        return obj._equipment_count
+    counts = {"equipment_count": ("equipment", "equipment")}
 
 
-@admin.register(Site)
-class SiteAdmin(admin.ModelAdmin):
+@admin.register(models.Site)
+class SiteAdmin(CountsAdmin):
     list_display = ["code", "name", "tier", "lat", "lon", "contact_count"]
     list_filter = ["tier"]
     search_fields = ["code", "name", "notes"]
     inlines = [SiteContactInline, HostInline]
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).annotate(_contact_count=Count("contacts", distinct=True))
-
-    @admin.display(description="contacts", ordering="_contact_count")
-    def contact_count(self, obj: Site) -> int:
-        return obj._contact_count
+    counts = {"contact_count": ("contacts", "contacts")}
 
 
-@admin.register(SiteContact)
+@admin.register(models.SiteContact)
 class SiteContactAdmin(admin.ModelAdmin):
     list_display = ["email", "site", "role", "name"]
     list_filter = ["role", "site"]
@@ -88,7 +47,7 @@ class SiteContactAdmin(admin.ModelAdmin):
     list_select_related = ["site"]
 
 
-@admin.register(Host)
+@admin.register(models.Host)
 class HostAdmin(admin.ModelAdmin):
     list_display = ["name", "site", "address", "role"]
     list_filter = ["role", "site"]
@@ -96,7 +55,7 @@ class HostAdmin(admin.ModelAdmin):
     list_select_related = ["site"]
 
 
-@admin.register(Equipment)
+@admin.register(models.Equipment)
 class EquipmentAdmin(admin.ModelAdmin):
     list_display = ["name", "owner", "role", "vendor", "model", "os_version", "location", "known_reordering"]
     list_filter = ["role", "vendor", "known_reordering", "carrier", "site"]
@@ -112,11 +71,11 @@ class EquipmentAdmin(admin.ModelAdmin):
     ]
 
     @admin.display(description="owner")
-    def owner(self, obj: Equipment) -> str:
+    def owner(self, obj: models.Equipment) -> str:
         return obj.owner_code
 
 
-@admin.register(Interface)
+@admin.register(models.Interface)
 class InterfaceAdmin(admin.ModelAdmin):
     list_display = ["__str__", "if_index", "speed_mbps", "mtu", "blade", "description"]
     list_filter = ["speed_mbps", "mtu", "equipment__carrier", "equipment__site"]
@@ -125,7 +84,7 @@ class InterfaceAdmin(admin.ModelAdmin):
     autocomplete_fields = ["equipment"]
 
 
-@admin.register(Circuit)
+@admin.register(models.Circuit)
 class CircuitAdmin(admin.ModelAdmin):
     list_display = ["cid", "carrier", "capacity_mbps", "a_interface", "z_interface", "status"]
     list_filter = ["status", "carrier"]
@@ -134,7 +93,7 @@ class CircuitAdmin(admin.ModelAdmin):
     autocomplete_fields = ["a_interface", "z_interface"]
 
 
-@admin.register(Trunk)
+@admin.register(models.Trunk)
 class TrunkAdmin(admin.ModelAdmin):
     list_display = ["name", "member_list", "description"]
     search_fields = ["name", "description", "members__equipment__name"]
@@ -144,7 +103,7 @@ class TrunkAdmin(admin.ModelAdmin):
         return super().get_queryset(request).prefetch_related("members__equipment")
 
     @admin.display(description="members")
-    def member_list(self, obj: Trunk) -> str:
+    def member_list(self, obj: models.Trunk) -> str:
         return ", ".join(sorted(str(m) for m in obj.members.all()))
 
 
@@ -163,7 +122,7 @@ class CurrentFilter(admin.SimpleListFilter):
         return queryset
 
 
-@admin.register(Path)
+@admin.register(models.Path)
 class PathAdmin(admin.ModelAdmin):
     list_display = ["__str__", "capacity_mbps", "rtt_ms", "hop_list", "valid_from", "valid_to"]
     list_filter = [CurrentFilter, "src", "dst"]
@@ -176,11 +135,11 @@ class PathAdmin(admin.ModelAdmin):
         return super().get_queryset(request).prefetch_related("hops__equipment", "hops__interface")
 
     @admin.display(description="hops")
-    def hop_list(self, obj: Path) -> str:
+    def hop_list(self, obj: models.Path) -> str:
         return " > ".join(path_hops_labels(obj))
 
 
-@admin.register(Agent)
+@admin.register(models.Agent)
 class AgentAdmin(admin.ModelAdmin):
     list_display = ["name", "site", "token_prefix", "is_active", "last_seen_at", "version", "created_at"]
     list_filter = ["site", ("revoked_at", admin.EmptyFieldListFilter)]
@@ -205,7 +164,7 @@ class AgentAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request, obj=None):
         return [*self.readonly_fields, "site"] if obj is not None else []
 
-    def save_model(self, request, obj: Agent, form, change):
+    def save_model(self, request, obj: models.Agent, form, change):
         if change:
             super().save_model(request, obj, form, change)
             return
@@ -222,7 +181,7 @@ class AgentAdmin(admin.ModelAdmin):
         )
 
     @admin.display(boolean=True, description="active")
-    def is_active(self, obj: Agent) -> bool:
+    def is_active(self, obj: models.Agent) -> bool:
         return obj.is_active
 
     @admin.action(description="Revoke the selected agents' tokens")

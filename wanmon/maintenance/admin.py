@@ -6,6 +6,7 @@ Raw notifications and the sent-log are read-only here: they are evidence.
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 
+from wanmon.core.admin import tabular_inline, trail_inline
 from wanmon.core.permissions import user_is_operator
 from wanmon.maintenance.models import (
     CarrierNotification,
@@ -18,18 +19,10 @@ from wanmon.maintenance.models import (
 )
 from wanmon.maintenance.services import maintenance_window_review
 
-
-class AffectInline(admin.TabularInline):
-    model = MaintenanceAffect
-    extra = 0
-    raw_id_fields = ["equipment", "interface", "trunk", "circuit", "site", "path"]
-
-
-class EventInline(admin.TabularInline):
-    model = MaintenanceEvent
-    extra = 0
-    can_delete = False
-    readonly_fields = ["time", "kind", "user", "notification", "changes", "note"]
+AffectInline = tabular_inline(
+    MaintenanceAffect, raw_id_fields=["equipment", "interface", "trunk", "circuit", "site", "path"]
+)
+EventInline = trail_inline(MaintenanceEvent, ["time", "kind", "user", "notification", "changes", "note"])
 
 
 @admin.register(MaintenanceWindow)

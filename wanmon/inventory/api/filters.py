@@ -9,20 +9,8 @@ from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 
+from wanmon.inventory import models
 from wanmon.inventory.choices import CarrierKind, CircuitStatus, ContactRole, EquipmentRole, HostRole
-from wanmon.inventory.models import (
-    Agent,
-    Carrier,
-    Circuit,
-    Equipment,
-    Host,
-    Interface,
-    Path,
-    PathHop,
-    Site,
-    SiteContact,
-    Trunk,
-)
 
 
 @extend_schema_field(OpenApiTypes.STR)
@@ -30,7 +18,7 @@ class CodeFilter(django_filters.ModelMultipleChoiceFilter):
     """A reference by code or name (repeatable); documented in the schema as a string."""
 
 
-def _by_code(field_name: str, model=Site, to_field: str = "code", **kwargs) -> CodeFilter:
+def _by_code(field_name: str, model=models.Site, to_field: str = "code", **kwargs) -> CodeFilter:
     return CodeFilter(field_name=field_name, to_field_name=to_field, queryset=model.objects.all(), **kwargs)
 
 
@@ -55,7 +43,7 @@ class CarrierFilterSet(_SearchMixin):
     kind = django_filters.MultipleChoiceFilter(choices=CarrierKind.choices)
 
     class Meta:
-        model = Carrier
+        model = models.Carrier
         fields = ["code", "kind"]
 
 
@@ -65,7 +53,7 @@ class SiteFilterSet(_SearchMixin):
     tier = django_filters.NumberFilter()
 
     class Meta:
-        model = Site
+        model = models.Site
         fields = ["code", "tier"]
 
 
@@ -75,7 +63,7 @@ class SiteContactFilterSet(django_filters.FilterSet):
     email = django_filters.CharFilter(lookup_expr="iexact")
 
     class Meta:
-        model = SiteContact
+        model = models.SiteContact
         fields = ["site", "role", "email"]
 
 
@@ -86,14 +74,14 @@ class HostFilterSet(_SearchMixin):
     name = django_filters.CharFilter()
 
     class Meta:
-        model = Host
+        model = models.Host
         fields = ["site", "role", "name"]
 
 
 class EquipmentFilterSet(_SearchMixin):
     search_fields = ("name", "vendor", "model", "location", "quirks")
     site = _by_code("site__code")
-    carrier = _by_code("carrier__code", model=Carrier)
+    carrier = _by_code("carrier__code", model=models.Carrier)
     role = django_filters.MultipleChoiceFilter(choices=EquipmentRole.choices)
     vendor = django_filters.CharFilter(lookup_expr="iexact")
     model = django_filters.CharFilter(lookup_expr="iexact")
@@ -101,32 +89,32 @@ class EquipmentFilterSet(_SearchMixin):
     known_reordering = django_filters.BooleanFilter()
 
     class Meta:
-        model = Equipment
+        model = models.Equipment
         fields = ["site", "carrier", "role", "vendor", "model", "name", "known_reordering"]
 
 
 class InterfaceFilterSet(_SearchMixin):
     search_fields = ("name", "description", "equipment__name")
-    equipment = _by_code("equipment__name", model=Equipment, to_field="name")
+    equipment = _by_code("equipment__name", model=models.Equipment, to_field="name")
     site = _by_code("equipment__site__code")
-    carrier = _by_code("equipment__carrier__code", model=Carrier)
+    carrier = _by_code("equipment__carrier__code", model=models.Carrier)
     name = django_filters.CharFilter()
     if_index = django_filters.NumberFilter()
 
     class Meta:
-        model = Interface
+        model = models.Interface
         fields = ["equipment", "site", "carrier", "name", "if_index"]
 
 
 class CircuitFilterSet(_SearchMixin):
     search_fields = ("cid", "description")
-    carrier = _by_code("carrier__code", model=Carrier)
+    carrier = _by_code("carrier__code", model=models.Carrier)
     status = django_filters.MultipleChoiceFilter(choices=CircuitStatus.choices)
     cid = django_filters.CharFilter()
     equipment = django_filters.CharFilter(method="_equipment", label="equipment at either end")
 
     class Meta:
-        model = Circuit
+        model = models.Circuit
         fields = ["carrier", "status", "cid", "equipment"]
 
     def _equipment(self, queryset, name, value):
@@ -139,7 +127,7 @@ class TrunkFilterSet(_SearchMixin):
     equipment = django_filters.CharFilter(method="_equipment", label="equipment holding a member")
 
     class Meta:
-        model = Trunk
+        model = models.Trunk
         fields = ["name", "equipment"]
 
     def _equipment(self, queryset, name, value):
@@ -155,7 +143,7 @@ class PathFilterSet(django_filters.FilterSet):
     equipment = django_filters.CharFilter(method="_equipment", label="crossing this equipment")
 
     class Meta:
-        model = Path
+        model = models.Path
         fields = ["src", "dst", "site", "current", "at", "equipment"]
 
     def _site(self, queryset, name, value):
@@ -170,7 +158,7 @@ class PathFilterSet(django_filters.FilterSet):
         return queryset.filter(valid_from__lte=value).filter(Q(valid_to__isnull=True) | Q(valid_to__gt=value))
 
     def _equipment(self, queryset, name, value):
-        return queryset.filter(pk__in=PathHop.objects.filter(equipment__name=value).values("path_id"))
+        return queryset.filter(pk__in=models.PathHop.objects.filter(equipment__name=value).values("path_id"))
 
 
 class AgentFilterSet(django_filters.FilterSet):
@@ -179,5 +167,5 @@ class AgentFilterSet(django_filters.FilterSet):
     active = django_filters.BooleanFilter(field_name="revoked_at", lookup_expr="isnull")
 
     class Meta:
-        model = Agent
+        model = models.Agent
         fields = ["site", "name", "active"]

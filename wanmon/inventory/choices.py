@@ -1,41 +1,45 @@
 """Choice sets of the inventory models."""
 
-from django.db import models
+from wanmon.core.choices import text_choices
+
+CarrierKind = text_choices("CarrierKind", {
+    "nren": "National research network",
+    "backbone": "Backbone",
+    "transatlantic": "Transatlantic / intercontinental",
+    "other": "Other",
+})
 
 
-class CarrierKind(models.TextChoices):
-    NREN = "nren", "National research network"
-    BACKBONE = "backbone", "Backbone"
-    TRANSATLANTIC = "transatlantic", "Transatlantic / intercontinental"
-    OTHER = "other", "Other"
+ContactRole = text_choices("ContactRole", {
+    "noc": "Network operations (alerts)",
+    "network": "Network engineering",
+    "transfer": "Data transfer service",
+    "maintenance": "Maintenance notices",
+    "management": "Management",
+})
 
 
-class ContactRole(models.TextChoices):
-    NOC = "noc", "Network operations (alerts)"
-    NETWORK = "network", "Network engineering"
-    TRANSFER = "transfer", "Data transfer service"
-    MAINTENANCE = "maintenance", "Maintenance notices"
-    MANAGEMENT = "management", "Management"
+HostRole = text_choices("HostRole", {
+    "transfer": "Transfer host",
+    "test": "Test host (nuttcp/owamp)",
+    "agent": "Agent host",
+    "other": "Other",
+})
 
 
-class HostRole(models.TextChoices):
-    TRANSFER = "transfer", "Transfer host"
-    TEST = "test", "Test host (nuttcp/owamp)"
-    AGENT = "agent", "Agent host"
-    OTHER = "other", "Other"
+EquipmentRole = text_choices("EquipmentRole", {
+    "router": "Router",
+    "switch": "Switch",
+    "transport": "Optical / SDH transport",
+    "firewall": "Firewall",
+    "host": "Host",
+    "other": "Other",
+})
 
 
-class EquipmentRole(models.TextChoices):
-    ROUTER = "router", "Router"
-    SWITCH = "switch", "Switch"
-    TRANSPORT = "transport", "Optical / SDH transport"
-    FIREWALL = "firewall", "Firewall"
-    HOST = "host", "Host"
-    OTHER = "other", "Other"
-
-
-class CircuitStatus(models.TextChoices):
-    PLANNED = "planned", "Planned"
-    ACTIVE = "active", "Active"
-    MAINTENANCE = "maintenance", "In maintenance"
-    DECOMMISSIONED = "decommissioned", "Decommissioned"
+CircuitStatus = text_choices("CircuitStatus", {
+    "planned": "Planned",
+    "active": "Active",
+    "maintenance": "In maintenance",
+    "decommissioned": "Decommissioned",
+})

@@ -14,7 +14,6 @@ route.
 from __future__ import annotations
 
 import enum
-import hashlib
 import hmac
 import secrets
 from collections.abc import Iterable, Sequence
@@ -26,6 +25,7 @@ from django.core.exceptions import ValidationError
 from django.db import models, transaction
 from django.utils import timezone
 
+from wanmon.core.tokens import token_hash as agent_token_hash
 from wanmon.inventory.choices import ContactRole
 from wanmon.inventory.constants import (
     AGENT_TOKEN_BYTES,
@@ -420,11 +420,6 @@ def path_close(*, path: Path, at: datetime | None = None) -> Path:
 
 
 # --- agents ----------------------------------------------------------------------------------------------
-
-
-def agent_token_hash(token: str) -> str:
-    """SHA-256 hex of an agent token (tokens carry 256 random bits: a fast hash suffices, no stretching)."""
-    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _agent_token_new() -> tuple[str, str, str]:

@@ -1,16 +1,14 @@
 """Choice sets of maintenance windows (BCOP maintenance-notification vocabulary)."""
 
-from django.db import models
+from wanmon.core.choices import text_choices
 
-
-class Impact(models.TextChoices):
-    """What a window does to an affected object; unknown is treated as outage."""
-
-    NO_IMPACT = "no-impact", "No impact"
-    REDUCED_REDUNDANCY = "reduced-redundancy", "Reduced redundancy"
-    AT_RISK = "at-risk", "At risk"
-    DEGRADED = "degraded", "Degraded"
-    OUTAGE = "outage", "Outage"
+Impact = text_choices("Impact", {
+    "no-impact": "No impact",
+    "reduced-redundancy": "Reduced redundancy",
+    "at-risk": "At risk",
+    "degraded": "Degraded",
+    "outage": "Outage",
+}, doc="What a window does to an affected object; unknown is treated as outage.")
 
 
 # Impacts under which a degradation on the working path is expected (MAINTENANCE_EXPLAINED).
@@ -20,77 +18,69 @@ EXPLAINING_IMPACTS = frozenset({Impact.AT_RISK, Impact.DEGRADED, Impact.OUTAGE})
 IMPACT_ORDER = (Impact.NO_IMPACT, Impact.REDUCED_REDUNDANCY, Impact.AT_RISK, Impact.DEGRADED, Impact.OUTAGE)
 
 
-class Status(models.TextChoices):
-    """Lifecycle of a window (BCOP X-MAINTNOTE-STATUS)."""
-
-    TENTATIVE = "tentative", "Tentative"
-    CONFIRMED = "confirmed", "Confirmed"
-    CANCELLED = "cancelled", "Cancelled"
-    IN_PROCESS = "in-process", "In process"
-    COMPLETED = "completed", "Completed"
+Status = text_choices("Status", {
+    "tentative": "Tentative",
+    "confirmed": "Confirmed",
+    "cancelled": "Cancelled",
+    "in-process": "In process",
+    "completed": "Completed",
+}, doc="Lifecycle of a window (BCOP X-MAINTNOTE-STATUS).")
 
 
 # Statuses of work that is (still) going to happen or happening: the ones that explain and get notices.
 LIVE_STATUSES = frozenset({Status.TENTATIVE, Status.CONFIRMED, Status.IN_PROCESS})
 
 
-class Behaviour(models.TextChoices):
-    """What wanmon does during a window on the paths it touches (when its impact explains a degradation)."""
-
-    MUTE = "mute", "Mute: explain degradations, send no alert"
-    SKIP = "skip", "Skip: also pause scheduled tests on the affected paths"
-    RUN = "run", "Run: keep testing and alerting as usual (informational window)"
-
-
-class Source(models.TextChoices):
-    """How a window reached wanmon."""
-
-    MANUAL = "manual", "Entered by hand"
-    API = "api", "REST API"
-    ICAL_FILE = "ical-file", "iCalendar file"
-    ICAL_URL = "ical-url", "iCalendar URL"
-    EMAIL = "email", "Carrier e-mail"
-    MAILDIR = "maildir", "Mailbox directory"
+Behaviour = text_choices("Behaviour", {
+    "mute": "Mute: explain degradations, send no alert",
+    "skip": "Skip: also pause scheduled tests on the affected paths",
+    "run": "Run: keep testing and alerting as usual (informational window)",
+}, doc="What wanmon does during a window on the paths it touches (when its impact explains a degradation).")
 
 
-class Review(models.TextChoices):
-    """Whether a window may act (explain, mute, skip tests, notify): only an accepted one does.
-
-    Windows from a source wanmon cannot trust (a sender on no carrier's list, DKIM/SPF not passing, a
-    calendar of unknown origin) are held until an operator approves them: a forged notice must not
-    silence a real outage.
-    """
-
-    ACCEPTED = "accepted", "Accepted"
-    HELD = "held", "Held for review"
-    REJECTED = "rejected", "Rejected"
+Source = text_choices("Source", {
+    "manual": "Entered by hand",
+    "api": "REST API",
+    "ical-file": "iCalendar file",
+    "ical-url": "iCalendar URL",
+    "email": "Carrier e-mail",
+    "maildir": "Mailbox directory",
+}, doc="How a window reached wanmon.")
 
 
-class CarrierNotificationStatus(models.TextChoices):
-    """Outcome of parsing one raw carrier notification."""
-
-    PARSED = "parsed", "Parsed"
-    PARTIAL = "partial", "Parsed with problems"
-    FAILED = "failed", "Not parsed"
-
-
-class EventKind(models.TextChoices):
-    """Audit trail entries of a window."""
-
-    CREATED = "created", "Created"
-    UPDATED = "updated", "Updated"
-    CANCELLED = "cancelled", "Cancelled"
-    IGNORED = "ignored", "Older notification ignored"
-    COMMENT = "comment", "Comment"
-    NOTICE = "notice", "Notice sent"
-    HELD = "held", "Held for review"
-    REVIEWED = "reviewed", "Reviewed"
+Review = text_choices("Review", {
+    "accepted": "Accepted",
+    "held": "Held for review",
+    "rejected": "Rejected",
+}, doc=(
+    "Whether a window may act (explain, mute, skip tests, notify): only an accepted one does. Windows from a source "
+    "wanmon cannot trust (a sender on no carrier's list, DKIM/SPF not passing, a calendar of unknown origin) are "
+    "held until an operator approves them: a forged notice must not silence a real outage."
+))
 
 
-class SiteNoticeKind(models.TextChoices):
-    """E-mails to the contacts of the sites a window touches."""
+CarrierNotificationStatus = text_choices("CarrierNotificationStatus", {
+    "parsed": "Parsed",
+    "partial": "Parsed with problems",
+    "failed": "Not parsed",
+}, doc="Outcome of parsing one raw carrier notification.")
 
-    ADVANCE = "advance", "Advance notice"
-    CHANGED = "changed", "Window changed"
-    CANCELLED = "cancelled", "Window cancelled"
-    ENDED_DEGRADED = "ended-degraded", "Window ended, path still degraded"
+
+EventKind = text_choices("EventKind", {
+    "created": "Created",
+    "updated": "Updated",
+    "cancelled": "Cancelled",
+    "ignored": "Older notification ignored",
+    "comment": "Comment",
+    "notice": "Notice sent",
+    "held": "Held for review",
+    "reviewed": "Reviewed",
+}, doc="Audit trail entries of a window.")
+
+
+SiteNoticeKind = text_choices("SiteNoticeKind", {
+    "advance": "Advance notice",
+    "changed": "Window changed",
+    "cancelled": "Window cancelled",
+    "ended-degraded": "Window ended, path still degraded",
+}, doc="E-mails to the contacts of the sites a window touches.")

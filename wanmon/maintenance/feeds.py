@@ -7,12 +7,12 @@ paths and sites it touches in its description.
 
 from __future__ import annotations
 
-import hashlib
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.utils import timezone
 
+from wanmon.core.tokens import token_hash as feed_token_hash
 from wanmon.inventory.models import Carrier, Site
 from wanmon.maintenance.choices import Review, Status
 from wanmon.maintenance.ical import ExportObject, ExportWindow
@@ -22,11 +22,6 @@ from wanmon.maintenance.recurrence import rrule_check
 from wanmon.maintenance.selectors import WindowFootprint, maintenance_window_list, topology_load, window_targets
 
 __all__ = ["feed_token_get", "feed_token_hash", "maintenance_export_window", "maintenance_export_windows"]
-
-
-def feed_token_hash(token: str) -> str:
-    """What is stored of a feed token: its SHA-256."""
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def feed_token_get(token: str) -> FeedToken | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -10,6 +9,7 @@ from datetime import datetime, timedelta
 
 from django.db.models import QuerySet
 
+from wanmon.core.tokens import token_hash
 from wanmon.inventory.choices import HostRole
 from wanmon.inventory.models import Host, Site
 from wanmon.inventory.selectors import path_list_valid_at
@@ -30,11 +30,6 @@ __all__ = [
     "psconfig_token_get",
     "token_hash",
 ]
-
-
-def token_hash(token: str) -> str:
-    """SHA-256 hex of a secret (psconfig and archive tokens carry 256 bits: a fast hash suffices)."""
-    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
-
 from rest_framework import authentication, exceptions, throttling
 
 from wanmon.core.throttling import CacheFallbackMixin
+from wanmon.core.tokens import token_hash
 from wanmon.inventory.models import Agent
-
-
-def token_hash(token: str) -> str:
-    """SHA-256 hex of an agent token: tokens are 256-bit random, so a fast hash is enough (no stretching)."""
-    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class AgentPrincipal:

@@ -1,0 +1,10 @@
+"""Bearer secrets (agent, calendar feed, pSConfig and archive tokens) are stored only as their hash."""
+
+from __future__ import annotations
+
+import hashlib
+
+
+def token_hash(token: str) -> str:
+    """SHA-256 hex of a token: tokens carry 256 random bits, so a fast hash is enough (no stretching)."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()

@@ -18,7 +18,7 @@ from wanmon.alerts.models import (
     Silence,
     Subscription,
 )
-from wanmon.diagnosis.api.serializers import FindingListSerializer
+from wanmon.diagnosis.api.serializers import FindingEventSerializer, FindingListSerializer
 from wanmon.inventory.api.serializers import CleanModelSerializer
 
 
@@ -47,12 +47,10 @@ class IncidentMemberSerializer(serializers.ModelSerializer):
         fields = ["role", "added_at", "finding"]
 
 
-class IncidentEventSerializer(serializers.ModelSerializer):
-    user = serializers.CharField(source="user.username", default=None, read_only=True, allow_null=True)
-
-    class Meta:
+# An incident's trail reads as a finding's does.
+class IncidentEventSerializer(FindingEventSerializer):
+    class Meta(FindingEventSerializer.Meta):
         model = IncidentEvent
-        fields = ["time", "kind", "user", "note", "data"]
 
 
 class NotificationListSerializer(serializers.ModelSerializer):

@@ -18,18 +18,7 @@ from rest_framework import serializers
 from rest_framework.settings import api_settings
 
 from wanmon.inventory.labels import label_join, label_split
-from wanmon.inventory.models import (
-    Agent,
-    Carrier,
-    Circuit,
-    Equipment,
-    Host,
-    Interface,
-    Path,
-    Site,
-    SiteContact,
-    Trunk,
-)
+from wanmon.inventory.models import Agent, Carrier, Circuit, Equipment, Host, Interface, Path, Site, SiteContact, Trunk
 from wanmon.inventory.selectors import path_hops_labels
 
 

@@ -20,18 +20,7 @@ from wanmon.core.permissions import IsOperatorOrReadOnly
 from wanmon.inventory import selectors, services
 from wanmon.inventory.api import filters
 from wanmon.inventory.api import serializers as s
-from wanmon.inventory.models import (
-    Agent,
-    Carrier,
-    Circuit,
-    Equipment,
-    Host,
-    Interface,
-    Path,
-    Site,
-    SiteContact,
-    Trunk,
-)
+from wanmon.inventory.models import Agent, Carrier, Circuit, Equipment, Host, Interface, Path, Site, SiteContact, Trunk
 
 
 def _validation_error(exc: DjangoValidationError) -> ValidationError:
@@ -58,52 +47,28 @@ class InventoryViewSet(viewsets.ModelViewSet):
             raise _Conflict(f"{instance} is still referenced by: {', '.join(users)}") from None
 
 
-class CarrierViewSet(InventoryViewSet):
-    queryset = Carrier.objects.all()
-    serializer_class = s.CarrierSerializer
-    filterset_class = filters.CarrierFilterSet
+def _crud(queryset) -> type[InventoryViewSet]:
+    """The plain CRUD viewset ``MViewSet`` of ``queryset``'s model ``M``, with this API's ``MSerializer`` and
+    ``MFilterSet``."""
+    name = queryset.model.__name__
+    attrs = {
+        "__module__": __name__,
+        "__qualname__": f"{name}ViewSet",
+        "queryset": queryset,
+        "serializer_class": getattr(s, f"{name}Serializer"),
+        "filterset_class": getattr(filters, f"{name}FilterSet"),
+    }
+    return type(f"{name}ViewSet", (InventoryViewSet,), attrs)
 
 
-class SiteViewSet(InventoryViewSet):
-    queryset = Site.objects.prefetch_related("contacts")
-    serializer_class = s.SiteSerializer
-    filterset_class = filters.SiteFilterSet
-
-
-class SiteContactViewSet(InventoryViewSet):
-    queryset = SiteContact.objects.select_related("site")
-    serializer_class = s.SiteContactSerializer
-    filterset_class = filters.SiteContactFilterSet
-
-
-class HostViewSet(InventoryViewSet):
-    queryset = Host.objects.select_related("site")
-    serializer_class = s.HostSerializer
-    filterset_class = filters.HostFilterSet
-
-
-class EquipmentViewSet(InventoryViewSet):
-    queryset = Equipment.objects.select_related("site", "carrier")
-    serializer_class = s.EquipmentSerializer
-    filterset_class = filters.EquipmentFilterSet
-
-
-class InterfaceViewSet(InventoryViewSet):
-    queryset = Interface.objects.select_related("equipment").prefetch_related("trunks")
-    serializer_class = s.InterfaceSerializer
-    filterset_class = filters.InterfaceFilterSet
-
-
-class CircuitViewSet(InventoryViewSet):
-    queryset = Circuit.objects.select_related("carrier", "a_interface__equipment", "z_interface__equipment")
-    serializer_class = s.CircuitSerializer
-    filterset_class = filters.CircuitFilterSet
-
-
-class TrunkViewSet(InventoryViewSet):
-    queryset = Trunk.objects.prefetch_related("members__equipment")
-    serializer_class = s.TrunkSerializer
-    filterset_class = filters.TrunkFilterSet
+CarrierViewSet = _crud(Carrier.objects.all())
+SiteViewSet = _crud(Site.objects.prefetch_related("contacts"))
+SiteContactViewSet = _crud(SiteContact.objects.select_related("site"))
+HostViewSet = _crud(Host.objects.select_related("site"))
+EquipmentViewSet = _crud(Equipment.objects.select_related("site", "carrier"))
+InterfaceViewSet = _crud(Interface.objects.select_related("equipment").prefetch_related("trunks"))
+CircuitViewSet = _crud(Circuit.objects.select_related("carrier", "a_interface__equipment", "z_interface__equipment"))
+TrunkViewSet = _crud(Trunk.objects.prefetch_related("members__equipment"))
 
 
 _PAIR = OpenApiParameter("pair", OpenApiTypes.STR, many=True, description="a direction: SRC,DST or SRC->DST")

@@ -195,7 +195,9 @@ class NotificationSerializer(serializers.ModelSerializer):
         return data
 
 
-class PathMatchSerializer(serializers.Serializer):
+# What a window match says of its window and occurrence; the subclasses add what it touches. (A comment, not a
+# docstring: the schema would give it to both match components as their description.)
+class _WindowMatchSerializer(serializers.Serializer):
     window = serializers.IntegerField(source="window.pk")
     reference = serializers.CharField(source="window.reference")
     carrier = serializers.CharField(source="window.carrier.code", default=None, allow_null=True)
@@ -203,6 +205,9 @@ class PathMatchSerializer(serializers.Serializer):
     behaviour = serializers.CharField(source="window.behaviour")
     start = serializers.DateTimeField()
     end = serializers.DateTimeField()
+
+
+class PathMatchSerializer(_WindowMatchSerializer):
     path = serializers.CharField()
     elements = serializers.ListField(child=serializers.CharField())
     impact = serializers.CharField()
@@ -211,14 +216,7 @@ class PathMatchSerializer(serializers.Serializer):
     skip_tests = serializers.BooleanField()
 
 
-class ElementMatchSerializer(serializers.Serializer):
-    window = serializers.IntegerField(source="window.pk")
-    reference = serializers.CharField(source="window.reference")
-    carrier = serializers.CharField(source="window.carrier.code", default=None, allow_null=True)
-    status = serializers.CharField(source="window.status")
-    behaviour = serializers.CharField(source="window.behaviour")
-    start = serializers.DateTimeField()
-    end = serializers.DateTimeField()
+class ElementMatchSerializer(_WindowMatchSerializer):
     element = serializers.CharField()
     via = serializers.ListField(child=serializers.CharField())
     impact = serializers.CharField()

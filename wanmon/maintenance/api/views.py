@@ -15,7 +15,7 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied, ValidationError
@@ -195,44 +195,49 @@ class FileImportView(_ImportView):
         return _report_response(report)
 
 
-class MaildirImportView(_ImportView):
-    """Import a Maildir (or directory of messages) on the server, under one of WANMON_MAINTENANCE_MAILDIRS."""
+class _RequestImportView(_ImportView):
+    """An import named by a JSON or form body (a directory, a URL): the subclass's ``run`` imports it."""
 
     parser_classes = [JSONParser, FormParser]
+    input_class: type[serializers.Serializer]
 
-    @extend_schema(request=s.MaildirImportInput, responses={200: s.ImportReportSerializer,
-                                                            422: s.ImportReportSerializer})
+    def run(self, data: dict) -> imports.ImportReport:
+        raise NotImplementedError
+
     def post(self, request):
-        data = s.MaildirImportInput(data=request.data)
+        data = self.input_class(data=request.data)
         data.is_valid(raise_exception=True)
-        path = FilePath(data.validated_data["path"]).resolve()
+        try:
+            report = self.run(data.validated_data)
+        except DjangoValidationError as exc:
+            raise _drf_error(exc) from None
+        return _report_response(report)
+
+
+@extend_schema_view(post=extend_schema(request=s.MaildirImportInput, responses={200: s.ImportReportSerializer,
+                                                                                422: s.ImportReportSerializer}))
+class MaildirImportView(_RequestImportView):
+    """Import a Maildir (or directory of messages) on the server, under one of WANMON_MAINTENANCE_MAILDIRS."""
+
+    input_class = s.MaildirImportInput
+
+    def run(self, data: dict) -> imports.ImportReport:
+        path = FilePath(data["path"]).resolve()
         allowed = [FilePath(p).resolve() for p in settings.WANMON_MAINTENANCE_MAILDIRS]
         if not any(path == root or root in path.parents for root in allowed):
             raise PermissionDenied("this directory is not under WANMON_MAINTENANCE_MAILDIRS")
-        try:
-            report = imports.maintenance_import_maildir(directory=path,
-                                                        **self.options_of(data.validated_data, vouched=False))
-        except DjangoValidationError as exc:
-            raise _drf_error(exc) from None
-        return _report_response(report)
+        return imports.maintenance_import_maildir(directory=path, **self.options_of(data, vouched=False))
 
 
-class UrlImportView(_ImportView):
+@extend_schema_view(post=extend_schema(request=s.UrlImportInput, responses={200: s.ImportReportSerializer,
+                                                                            422: s.ImportReportSerializer}))
+class UrlImportView(_RequestImportView):
     """Fetch and import an iCalendar feed or file from an http(s) URL."""
 
-    parser_classes = [JSONParser, FormParser]
+    input_class = s.UrlImportInput
 
-    @extend_schema(request=s.UrlImportInput, responses={200: s.ImportReportSerializer,
-                                                        422: s.ImportReportSerializer})
-    def post(self, request):
-        data = s.UrlImportInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        try:
-            report = imports.maintenance_import_url(url=data.validated_data["url"],
-                                                    **self.options_of(data.validated_data))
-        except DjangoValidationError as exc:
-            raise _drf_error(exc) from None
-        return _report_response(report)
+    def run(self, data: dict) -> imports.ImportReport:
+        return imports.maintenance_import_url(url=data["url"], **self.options_of(data))
 
 
 class NotificationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):

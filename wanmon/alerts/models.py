@@ -20,6 +20,7 @@ from wanmon.alerts.choices import (
     SilenceMatcher,
 )
 from wanmon.alerts.constants import SUBJECT_MAX_CHARS, TITLE_MAX_CHARS
+from wanmon.core.models import TrailEvent
 from wanmon.diagnosis import codes as finding_codes
 from wanmon.diagnosis.choices import Severity
 from wanmon.diagnosis.models import Finding
@@ -107,20 +108,11 @@ class IncidentMember(models.Model):
         return f"#{self.incident_id} {self.role} {self.finding_id}"
 
 
-class IncidentEvent(models.Model):
+class IncidentEvent(TrailEvent):
     """History of an incident: opened, findings changed, muted, notified, acknowledged, resolved (who, when)."""
 
     incident = models.ForeignKey(Incident, on_delete=models.CASCADE, related_name="events")
-    time = models.DateTimeField()
     kind = models.CharField(max_length=20, choices=IncidentEventKind.choices)
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    note = models.TextField(blank=True)
-    data = models.JSONField(default=dict, blank=True)
-
-    class Meta:
-        ordering = ["time", "id"]
 
     def __str__(self) -> str:
         return f"#{self.incident_id} {self.kind} {self.time:%Y-%m-%dT%H:%MZ}"

@@ -6,7 +6,6 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -16,6 +15,7 @@ from wanmon.alerts import selectors, services
 from wanmon.alerts.choices import IncidentStatus, MemberRole
 from wanmon.alerts.forms import AcknowledgeForm, SilenceForm
 from wanmon.alerts.models import Silence
+from wanmon.core.http import found
 from wanmon.core.permissions import user_is_operator
 
 STATUS_FILTERS = ["active", *IncidentStatus.values, "all"]
@@ -34,9 +34,7 @@ def incident_list(request):
 
 @login_required
 def incident_detail(request, pk: int):
-    incident = selectors.incident_get(incident_id=pk)
-    if incident is None:
-        raise Http404("no such incident")
+    incident = found(selectors.incident_get(incident_id=pk), "such incident")
     members = sorted(incident.members.all(), key=lambda m: (m.role != MemberRole.ROOT, m.id))
     silence_form = SilenceForm(initial={**services.incident_default_matchers(incident)}) if incident.is_active else None
     return render(request, "alerts/incident_detail.html", {
@@ -56,11 +54,16 @@ def _require_operator(request) -> None:
         raise PermissionDenied("operators only")
 
 
+def _operator_incident(request, pk: int):
+    """The incident ``pk`` for an operator's action: 403 for anyone else, then 404 if there is no such incident."""
+    _require_operator(request)
+    return get_object_or_404(selectors.incident_list(), pk=pk)
+
+
 @login_required
 @require_POST
 def incident_acknowledge(request, pk: int):
-    _require_operator(request)
-    incident = get_object_or_404(selectors.incident_list(), pk=pk)
+    incident = _operator_incident(request, pk)
     form = AcknowledgeForm(request.POST)
     if form.is_valid():
         try:
@@ -75,14 +78,12 @@ def incident_acknowledge(request, pk: int):
 @login_required
 @require_POST
 def incident_silence(request, pk: int):
-    _require_operator(request)
-    incident = get_object_or_404(selectors.incident_list(), pk=pk)
+    incident = _operator_incident(request, pk)
     form = SilenceForm(request.POST)
     if form.is_valid():
         try:
-            silence = services.silence_create(author=request.user, matchers=form.matchers(),
-                                              comment=form.cleaned_data["comment"], now=timezone.now(),
-                                              duration_s=form.cleaned_data["duration_s"], incident=incident)
+            silence = services.silence_create(author=request.user, now=timezone.now(), incident=incident,
+                                              **form.service_arguments())
             messages.success(request, f"Silence #{silence.id} mutes it until {silence.ends_at:%Y-%m-%d %H:%M} UTC.")
         except ValidationError as exc:
             messages.error(request, "; ".join(exc.messages))
@@ -100,9 +101,7 @@ def silence_list(request):
         form = SilenceForm(request.POST)
         if form.is_valid():
             try:
-                silence = services.silence_create(author=request.user, matchers=form.matchers(),
-                                                  comment=form.cleaned_data["comment"], now=now,
-                                                  duration_s=form.cleaned_data["duration_s"])
+                silence = services.silence_create(author=request.user, now=now, **form.service_arguments())
                 messages.success(request, f"Silence #{silence.id} created.")
                 return redirect("alerts:silence-list")
             except ValidationError as exc:

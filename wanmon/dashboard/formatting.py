@@ -6,6 +6,7 @@ same on every page.
 
 from __future__ import annotations
 
+import functools
 import math
 
 _RATE_PREFIXES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
@@ -17,6 +18,17 @@ def _finite(value) -> float | None:
     except (TypeError, ValueError):
         return None
     return number if math.isfinite(number) else None
+
+
+def _numeric(format_number):
+    """``format_number`` (of a finite float) for any value: what is no finite number reads ``empty``."""
+
+    @functools.wraps(format_number)
+    def format_value(value, *args, empty: str = "–") -> str:
+        number = _finite(value)
+        return empty if number is None else format_number(number, *args)
+
+    return format_value
 
 
 def _trim(number: float, digits: int = 3) -> str:
@@ -31,22 +43,22 @@ def _trim(number: float, digits: int = 3) -> str:
 
 def format_bps(value, empty: str = "–") -> str:
     """Bit rate with an SI prefix: 906253068 -> ``906 Mb/s``; ``inf`` -> ``unlimited``."""
-    if value is not None and isinstance(value, float) and math.isinf(value):
+    if isinstance(value, float) and math.isinf(value):
         return "unlimited"
-    number = _finite(value)
-    if number is None:
-        return empty
+    return _format_finite_bps(value, empty=empty)
+
+
+@_numeric
+def _format_finite_bps(number: float) -> str:
     for factor, prefix in _RATE_PREFIXES:
         if abs(number) >= factor:
             return f"{_trim(number / factor)} {prefix}b/s"
     return f"{_trim(number)} b/s"
 
 
-def format_bytes(value, empty: str = "–") -> str:
+@_numeric
+def format_bytes(number: float) -> str:
     """Size in bytes, decimal (like BDP figures: 37.2 MB) with the binary form for exact powers (4 MiB)."""
-    number = _finite(value)
-    if number is None:
-        return empty
     for exponent, unit in ((3, "GiB"), (2, "MiB"), (1, "KiB")):
         if number >= 1024**exponent and number % (1024**exponent) == 0:
             return f"{int(number // 1024**exponent)} {unit}"
@@ -56,11 +68,9 @@ def format_bytes(value, empty: str = "–") -> str:
     return f"{_trim(number)} B"
 
 
-def format_fraction(value, empty: str = "–") -> str:
+@_numeric
+def format_fraction(number: float) -> str:
     """A loss or utilisation fraction: 0.0397 -> ``3.97 %``; 2.3e-05 -> ``2.3e-05``; 0 -> ``0``."""
-    number = _finite(value)
-    if number is None:
-        return empty
     if number == 0:
         return "0"
     if abs(number) >= 1e-3:
@@ -68,26 +78,20 @@ def format_fraction(value, empty: str = "–") -> str:
     return f"{number:.2g}"
 
 
-def format_percent(value, empty: str = "–") -> str:
+@_numeric
+def format_percent(number: float) -> str:
     """A ratio as a whole percentage: 0.906 -> ``91 %``."""
-    number = _finite(value)
-    if number is None:
-        return empty
     return f"{number * 100:.0f} %"
 
 
-def format_ms(value, empty: str = "–") -> str:
-    number = _finite(value)
-    if number is None:
-        return empty
+@_numeric
+def format_ms(number: float) -> str:
     return f"{_trim(number)} ms"
 
 
-def format_duration_s(value, empty: str = "–") -> str:
+@_numeric
+def format_duration_s(number: float) -> str:
     """Seconds as the largest sensible unit: 0.94 -> ``940 ms``, 3834 -> ``63.9 min``, 1.1e5 -> ``1.27 d``."""
-    number = _finite(value)
-    if number is None:
-        return empty
     if number < 1:
         return f"{_trim(number * 1000)} ms"
     for factor, unit in ((86400 * 365, "y"), (86400, "d"), (3600, "h"), (60, "min")):
@@ -96,11 +100,9 @@ def format_duration_s(value, empty: str = "–") -> str:
     return f"{_trim(number)} s"
 
 
-def format_rate(value, unit: str = "/s", empty: str = "–") -> str:
+@_numeric
+def format_rate(number: float, unit: str = "/s") -> str:
     """Events per second (errors, discards): 0.25 -> ``0.25/s``."""
-    number = _finite(value)
-    if number is None:
-        return empty
     return f"{_trim(number)}{unit}"
 
 

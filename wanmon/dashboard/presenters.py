@@ -391,16 +391,19 @@ def _full_names(interfaces: Sequence) -> bool:
     return len({iface.equipment_id for iface in interfaces}) > 1
 
 
-def traffic_series(interfaces: Sequence, series: Mapping, metric: str) -> list[fig.Series]:
-    """``metric`` in/out per interface: solid out, dotted in, one colour per interface."""
-    out = []
+def _per_interface(interfaces: Sequence, series: Mapping):
+    """(label, colour, series) of each interface that has series: one colour per interface, by its place."""
     full = _full_names(interfaces)
     for index, iface in enumerate(interfaces):
         s = series.get(iface.pk)
-        if s is None:
-            continue
-        colour = k.PALETTE[index % len(k.PALETTE)]
-        label = _iface_label(iface, full)
+        if s is not None:
+            yield _iface_label(iface, full), k.PALETTE[index % len(k.PALETTE)], s
+
+
+def traffic_series(interfaces: Sequence, series: Mapping, metric: str) -> list[fig.Series]:
+    """``metric`` in/out per interface: solid out, dotted in, one colour per interface."""
+    out = []
+    for label, colour, s in _per_interface(interfaces, series):
         out.append(fig.Series(name=f"{label} in", times=s.times, values=getattr(s, f"in_{metric}"),
                               colour=colour, dash="dot", mode="lines"))
         out.append(fig.Series(name=f"{label} out", times=s.times, values=getattr(s, f"out_{metric}"),
@@ -411,13 +414,7 @@ def traffic_series(interfaces: Sequence, series: Mapping, metric: str) -> list[f
 def error_series(interfaces: Sequence, series: Mapping) -> list[fig.Series]:
     """Errors in, errors out and discards (in + out) per interface; all-zero series are left out."""
     out = []
-    full = _full_names(interfaces)
-    for index, iface in enumerate(interfaces):
-        s = series.get(iface.pk)
-        if s is None:
-            continue
-        colour = k.PALETTE[index % len(k.PALETTE)]
-        label = _iface_label(iface, full)
+    for label, colour, s in _per_interface(interfaces, series):
         out.append(fig.Series(name=f"{label} in errors", times=s.times, values=s.in_errors_per_s,
                               colour=colour, mode="lines+markers"))
         out.append(fig.Series(name=f"{label} out errors", times=s.times, values=s.out_errors_per_s,

@@ -20,6 +20,7 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
 
+from wanmon.core.http import found
 from wanmon.core.permissions import user_is_operator
 from wanmon.dashboard import constants as k
 from wanmon.dashboard import figures as fig
@@ -257,12 +258,24 @@ def _crossing_rows(crossings, cells, query: str) -> list[dict]:
              "cell": cells.get((c.path.src.code, c.path.dst.code))} for c in crossings]
 
 
+def _add_counter_figures(figures: dict, label: str, interfaces, trunks, series, *, tr: TimeRange, marks,
+                         source: str) -> list[dict]:
+    """Add the errors chart of ``interfaces`` and the charts of ``trunks`` to ``figures``; the trunks' views."""
+    tz = _tz()
+    figures["errors"] = fig.errors_figure(
+        title=f"{label}: errors and discards", series=p.error_series(interfaces, series), start=tr.start, end=tr.end,
+        tz=tz, marks=marks, source=source, polled=p.polled(series),
+    )
+    trunk_figures, trunk_views = p.trunk_charts(trunks, series, tr=tr, tz=tz, marks=marks, source=source,
+                                                query=tr.query())
+    figures.update(trunk_figures)
+    return trunk_views
+
+
 @login_required
 def equipment_detail(request, name: str):
     """Which paths cross this box (per direction), its interfaces' counters, its trunks side by side."""
-    equipment = inventory.equipment_get(name)
-    if equipment is None:
-        raise Http404(f"no equipment {name}")
+    equipment = found(inventory.equipment_get(name), f"equipment {name}")
     tr = _range(request)
     query = tr.query()
     interfaces = list(equipment.interfaces.order_by("name"))
@@ -285,13 +298,8 @@ def equipment_detail(request, name: str):
         "traffic": fig.traffic_figure(title=f"{name}: traffic per interface (solid: out, dotted: in)",
                                       series=p.traffic_series(interfaces, series, "bps"), start=tr.start,
                                       end=tr.end, tz=tz, marks=marks, source=source),
-        "errors": fig.errors_figure(title=f"{name}: errors and discards", series=p.error_series(interfaces, series),
-                                    start=tr.start, end=tr.end, tz=tz, marks=marks, source=source,
-                                    polled=p.polled(series)),
     }
-    trunk_figures, trunk_views = p.trunk_charts(trunks, series, tr=tr, tz=tz, marks=marks, source=source,
-                                                query=query)
-    figures.update(trunk_figures)
+    trunk_views = _add_counter_figures(figures, name, interfaces, trunks, series, tr=tr, marks=marks, source=source)
     context = {
         "equipment": equipment,
         "interfaces": [{"interface": i, "latest": latest.get(i.pk),
@@ -311,9 +319,7 @@ def equipment_detail(request, name: str):
 @login_required
 def interface_detail(request, name: str, interface: str):
     """One port: paths leaving by it (per direction), counters, errors, its trunk's members side by side."""
-    iface = inventory.interface_get(equipment=name, name=interface)
-    if iface is None:
-        raise Http404(f"no interface {name}:{interface}")
+    iface = found(inventory.interface_get(equipment=name, name=interface), f"interface {name}:{interface}")
     tr = _range(request)
     query = tr.query()
     trunks = list(iface.trunks.prefetch_related("members__equipment").order_by("name"))
@@ -341,13 +347,8 @@ def interface_detail(request, name: str, interface: str):
         "utilisation": fig.utilisation_figure(title=f"{label}: utilisation (max per bucket)",
                                               series=p.traffic_series([iface], series, "utilisation"),
                                               start=tr.start, end=tr.end, tz=tz, marks=marks, source=source),
-        "errors": fig.errors_figure(title=f"{label}: errors and discards", series=p.error_series([iface], series),
-                                    start=tr.start, end=tr.end, tz=tz, marks=marks, source=source,
-                                    polled=p.polled(series)),
     }
-    trunk_figures, trunk_views = p.trunk_charts(trunks, series, tr=tr, tz=tz, marks=marks, source=source,
-                                                query=query)
-    figures.update(trunk_figures)
+    trunk_views = _add_counter_figures(figures, label, [iface], trunks, series, tr=tr, marks=marks, source=source)
     context = {
         "interface": iface, "label": label, "latest": latest,
         "equipment_url": p.equipment_url(name, query),
@@ -365,9 +366,7 @@ def interface_detail(request, name: str, interface: str):
 @login_required
 def trunk_detail(request, name: str):
     """A bundle's members side by side, and the paths that hash onto it."""
-    trunk = inventory.trunk_get(name)
-    if trunk is None:
-        raise Http404(f"no trunk {name}")
+    trunk = found(inventory.trunk_get(name), f"trunk {name}")
     tr = _range(request)
     query = tr.query()
     members = p.sorted_members(trunk)
@@ -424,9 +423,7 @@ def finding_list(request):
 
 @login_required
 def finding_detail(request, pk: int):
-    finding = s.finding_get(pk)
-    if finding is None:
-        raise Http404(f"no finding {pk}")
+    finding = found(s.finding_get(pk), f"finding {pk}")
     rows, tables = p.evidence_view({key: value for key, value in (finding.evidence or {}).items()
                                     if key != "derived"})
     derived_rows, _ = p.evidence_view((finding.evidence or {}).get("derived") or {})
@@ -450,9 +447,7 @@ def finding_acknowledge(request, pk: int):
     """Operators take a finding in hand; viewers are refused (403)."""
     if not user_is_operator(request.user):
         raise PermissionDenied("acknowledging needs the operator role")
-    finding = s.finding_get(pk)
-    if finding is None:
-        raise Http404(f"no finding {pk}")
+    finding = found(s.finding_get(pk), f"finding {pk}")
     form = AcknowledgeForm(request.POST)
     note = form.cleaned_data["note"] if form.is_valid() else ""
     try:

@@ -206,13 +206,8 @@ def ical_parse(raw: bytes) -> ParseResult:
 # --------------------------------------------------------------------------- export
 
 
-@dataclass(frozen=True)
-class ExportObject:
-    """One X-MAINTNOTE-OBJECT-ID of an exported event."""
-
-    object_id: str
-    impact: str | None = None
-    altrep: str = ""
+# One X-MAINTNOTE-OBJECT-ID of an exported event: what a parsed one says, written back.
+ExportObject = ParsedObject
 
 
 @dataclass(frozen=True)

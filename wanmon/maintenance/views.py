@@ -21,6 +21,7 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from wanmon.core.http import found
 from wanmon.core.permissions import user_is_operator
 from wanmon.inventory.models import Carrier, Site
 from wanmon.maintenance import feeds, imports, selectors, services
@@ -37,6 +38,16 @@ LIST_DAYS = 60
 def _operator_required(request) -> None:
     if not user_is_operator(request.user):
         raise PermissionDenied("changing the maintenance calendar needs the operator role")
+
+
+def _window_or_404(pk: int):
+    return found(selectors.maintenance_window_get(pk), "such maintenance window")
+
+
+def _operator_window(request, pk: int):
+    """The window ``pk`` for a change: 403 unless the user is an operator, then 404 if there is no such window."""
+    _operator_required(request)
+    return _window_or_404(pk)
 
 
 def _local_midnight(day: date) -> datetime:
@@ -141,9 +152,7 @@ def calendar_page(request):
 @require_GET
 def window_page(request, pk: int):
     """One window: times, status, impact, what it touches (paths, sites, mute), provenance and audit trail."""
-    window = selectors.maintenance_window_get(pk)
-    if window is None:
-        raise Http404("no such maintenance window")
+    window = _window_or_404(pk)
     occurrences = selectors.window_occurrences(window, timezone.now() - timedelta(days=1))[:10] if window.rrule else []
     footprint = selectors.maintenance_window_footprint(window)
     return render(
@@ -165,43 +174,42 @@ def _window_form_page(request, form: WindowForm, window=None):
     return render(request, "maintenance/form.html", {"form": form, "window": window, "zones": COMMON_ZONES})
 
 
+def _form_saved(request, form: WindowForm, done: str, save, **arguments):
+    """``save(user=..., **arguments)`` for a valid form: the redirect to the saved window with a message, or None
+    with the service's refusals put on the form's fields."""
+    try:
+        window = save(user=request.user, **arguments)
+    except ValidationError as exc:
+        for field, errors in exc.message_dict.items():
+            form.add_error(field if field in form.fields else None, errors)
+        return None
+    messages.success(request, f"Maintenance {window.reference} {done}.")
+    return redirect("maintenance-window", pk=window.pk)
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def window_create_page(request):
     _operator_required(request)
     form = WindowForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        try:
-            window = services.maintenance_window_create(**form.service_arguments(), user=request.user)
-        except ValidationError as exc:
-            for field, errors in exc.message_dict.items():
-                form.add_error(field if field in form.fields else None, errors)
-        else:
-            messages.success(request, f"Maintenance {window.reference} saved.")
-            return redirect("maintenance-window", pk=window.pk)
+        saved = _form_saved(request, form, "saved", services.maintenance_window_create, **form.service_arguments())
+        if saved is not None:
+            return saved
     return _window_form_page(request, form)
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def window_edit_page(request, pk: int):
-    _operator_required(request)
-    window = selectors.maintenance_window_get(pk)
-    if window is None:
-        raise Http404("no such maintenance window")
+    window = _operator_window(request, pk)
     if request.method == "POST":
         form = WindowForm(request.POST)
         if form.is_valid():
-            arguments = form.service_arguments()
-            affects = arguments.pop("affects")
-            try:
-                services.maintenance_window_update(window=window, user=request.user, affects=affects, **arguments)
-            except ValidationError as exc:
-                for field, errors in exc.message_dict.items():
-                    form.add_error(field if field in form.fields else None, errors)
-            else:
-                messages.success(request, f"Maintenance {window.reference} updated.")
-                return redirect("maintenance-window", pk=window.pk)
+            saved = _form_saved(request, form, "updated", services.maintenance_window_update, window=window,
+                                **form.service_arguments())
+            if saved is not None:
+                return saved
     else:
         zone = ZoneInfo(window.source_tz or "UTC")
         form = WindowForm(initial={
@@ -224,10 +232,7 @@ def window_edit_page(request, pk: int):
 @login_required
 @require_POST
 def window_cancel_page(request, pk: int):
-    _operator_required(request)
-    window = selectors.maintenance_window_get(pk)
-    if window is None:
-        raise Http404("no such maintenance window")
+    window = _operator_window(request, pk)
     services.maintenance_window_cancel(window=window, user=request.user, note=request.POST.get("note", ""))
     messages.success(request, f"Maintenance {window.reference} cancelled; sites already told will hear of it.")
     return redirect("maintenance-window", pk=pk)
@@ -236,10 +241,7 @@ def window_cancel_page(request, pk: int):
 @login_required
 @require_POST
 def window_comment_page(request, pk: int):
-    _operator_required(request)
-    window = selectors.maintenance_window_get(pk)
-    if window is None:
-        raise Http404("no such maintenance window")
+    window = _operator_window(request, pk)
     form = CommentForm(request.POST)
     if form.is_valid():
         services.maintenance_window_comment(window=window, text=form.cleaned_data["text"], user=request.user)
@@ -289,10 +291,7 @@ def review_page(request):
 @require_POST
 def window_review_page(request, pk: int):
     """Accept or reject a window held for review (operators)."""
-    _operator_required(request)
-    window = selectors.maintenance_window_get(pk)
-    if window is None:
-        raise Http404("no such maintenance window")
+    window = _operator_window(request, pk)
     decision = request.POST.get("decision")
     if decision not in ("accept", "reject"):
         return HttpResponse("decision must be 'accept' or 'reject'", status=400, content_type="text/plain")

@@ -13,29 +13,11 @@ from wanmon.dashboard import formatting
 register = template.Library()
 
 
-@register.filter
-def bps(value):
-    return formatting.format_bps(value)
-
-
-@register.filter
-def nbytes(value):
-    return formatting.format_bytes(value)
-
-
-@register.filter
-def fraction(value):
-    return formatting.format_fraction(value)
-
-
-@register.filter
-def percent(value):
-    return formatting.format_percent(value)
-
-
-@register.filter
-def per_s(value):
-    return formatting.format_rate(value)
+register.filter("bps", formatting.format_bps)
+register.filter("nbytes", formatting.format_bytes)
+register.filter("fraction", formatting.format_fraction)
+register.filter("percent", formatting.format_percent)
+register.filter("per_s", formatting.format_rate)
 
 
 @register.filter
@@ -43,19 +25,19 @@ def by_name(value, name: str):
     return formatting.format_by_name(name, value)
 
 
+def _strftime(value, pattern: str) -> str:
+    return value.strftime(pattern) if isinstance(value, datetime) else "–"
+
+
 @register.filter(expects_localtime=True)
 def when(value):
     """``2026-03-01 12:00`` in the active time zone (the header names it)."""
-    if not isinstance(value, datetime):
-        return "–"
-    return value.strftime("%Y-%m-%d %H:%M")
+    return _strftime(value, "%Y-%m-%d %H:%M")
 
 
 @register.filter(expects_localtime=True)
 def when_short(value):
-    if not isinstance(value, datetime):
-        return "–"
-    return value.strftime("%d %b %H:%M")
+    return _strftime(value, "%d %b %H:%M")
 
 
 @register.filter

@@ -24,6 +24,18 @@ def _put(entry: dict, key: str, value: Any, default: Any = "") -> None:
         entry[key] = value
 
 
+def _put_fields(entry: dict, obj: Any, keys: tuple[str, ...], defaults: dict[str, Any] | None = None) -> None:
+    """``_put`` of each attribute ``keys`` of ``obj``, in order; ``defaults`` gives the defaults other than ""."""
+    for key in keys:
+        _put(entry, key, getattr(obj, key), (defaults or {}).get(key, ""))
+
+
+_EQUIPMENT_FIELDS = (
+    "vendor", "model", "os_version", "location", "linecard_capacity_mbps", "backplane_capacity_mbps",
+    "known_reordering", "quirks",
+)
+
+
 def _interface_label(interface: Interface | None) -> str | None:
     return label_join(interface.equipment.name, interface.name) if interface is not None else None
 
@@ -35,20 +47,14 @@ def topology_export(*, at: datetime | None = None) -> dict[str, list[dict]]:
     carriers = []
     for c in Carrier.objects.order_by("code"):
         entry = {"code": c.code, "name": c.name}
-        _put(entry, "kind", c.kind, CarrierKind.OTHER)
-        _put(entry, "noc_email", c.noc_email)
-        _put(entry, "notes", c.notes)
+        _put_fields(entry, c, ("kind", "noc_email", "notes"), {"kind": CarrierKind.OTHER})
         carriers.append(entry)
     doc["carriers"] = carriers
 
     sites = []
     for s in Site.objects.order_by("code").prefetch_related("contacts"):
         entry = {"code": s.code, "name": s.name}
-        _put(entry, "tier", s.tier)
-        _put(entry, "region", s.region)
-        _put(entry, "lat", s.lat)
-        _put(entry, "lon", s.lon)
-        _put(entry, "notes", s.notes)
+        _put_fields(entry, s, ("tier", "region", "lat", "lon", "notes"))
         contacts = []
         for contact in sorted(s.contacts.all(), key=lambda c: (c.role, c.email)):
             item = {"email": contact.email, "role": contact.role}
@@ -62,8 +68,7 @@ def topology_export(*, at: datetime | None = None) -> dict[str, list[dict]]:
     hosts = []
     for h in Host.objects.select_related("site").order_by("site__code", "name"):
         entry = {"site": h.site.code, "name": h.name}
-        _put(entry, "address", h.address)
-        _put(entry, "role", h.role, HostRole.TEST)
+        _put_fields(entry, h, ("address", "role"), {"role": HostRole.TEST})
         hosts.append(entry)
     doc["hosts"] = hosts
 
@@ -75,23 +80,14 @@ def topology_export(*, at: datetime | None = None) -> dict[str, list[dict]]:
         elif e.carrier_id:
             entry["carrier"] = e.carrier.code
         entry["role"] = e.role
-        for key in ("vendor", "model", "os_version", "location"):
-            _put(entry, key, getattr(e, key))
-        _put(entry, "linecard_capacity_mbps", e.linecard_capacity_mbps)
-        _put(entry, "backplane_capacity_mbps", e.backplane_capacity_mbps)
-        _put(entry, "known_reordering", e.known_reordering, False)
-        _put(entry, "quirks", e.quirks)
+        _put_fields(entry, e, _EQUIPMENT_FIELDS, {"known_reordering": False})
         equipment.append(entry)
     doc["equipment"] = equipment
 
     interfaces = []
     for i in Interface.objects.select_related("equipment").order_by("equipment__name", "name"):
         entry = {"equipment": i.equipment.name, "name": i.name}
-        _put(entry, "if_index", i.if_index)
-        _put(entry, "speed_mbps", i.speed_mbps)
-        _put(entry, "mtu", i.mtu)
-        _put(entry, "blade", i.blade)
-        _put(entry, "description", i.description)
+        _put_fields(entry, i, ("if_index", "speed_mbps", "mtu", "blade", "description"))
         interfaces.append(entry)
     doc["interfaces"] = interfaces
 
@@ -102,9 +98,7 @@ def topology_export(*, at: datetime | None = None) -> dict[str, list[dict]]:
         entry = {"carrier": c.carrier.code, "cid": c.cid}
         _put(entry, "a_interface", _interface_label(c.a_interface))
         _put(entry, "z_interface", _interface_label(c.z_interface))
-        _put(entry, "capacity_mbps", c.capacity_mbps)
-        _put(entry, "status", c.status, CircuitStatus.ACTIVE)
-        _put(entry, "description", c.description)
+        _put_fields(entry, c, ("capacity_mbps", "status", "description"), {"status": CircuitStatus.ACTIVE})
         circuits.append(entry)
     if circuits:  # inventory-only: written when used, so plain documents stay plain
         doc["circuits"] = circuits
@@ -112,15 +106,14 @@ def topology_export(*, at: datetime | None = None) -> dict[str, list[dict]]:
     trunks = []
     for t in Trunk.objects.prefetch_related("members__equipment").order_by("name"):
         entry = {"name": t.name, "members": sorted(_interface_label(m) for m in t.members.all())}
-        _put(entry, "description", t.description)
+        _put_fields(entry, t, ("description",))
         trunks.append(entry)
     doc["trunks"] = trunks
 
     paths = []
     for p in selectors.path_list_valid_at(at=at):
         entry = {"src": p.src.code, "dst": p.dst.code}
-        _put(entry, "capacity_mbps", p.capacity_mbps)
-        _put(entry, "rtt_ms", p.rtt_ms)
+        _put_fields(entry, p, ("capacity_mbps", "rtt_ms"))
         entry["hops"] = selectors.path_hops_labels(p)
         _put(entry, "note", p.note)
         paths.append(entry)

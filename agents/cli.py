@@ -32,7 +32,7 @@ import asyncio
 import logging
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 import msgspec
@@ -137,10 +137,15 @@ def _once(config: AgentConfig, args: argparse.Namespace) -> int:
             close_collectors(collectors)
         return EXIT_OK
     token = read_token(config)  # before collecting: a missing token is a configuration error (exit 2)
+    return _spooled(config, token, _once_async)
+
+
+def _spooled(config: AgentConfig, token: str, main: Callable[..., Coroutine[Any, Any, int]]) -> int:
+    """Run ``main(config, spool, collectors, token)`` with the spool open; the collectors are closed after."""
     collectors = build_collectors(config)
     try:
         with _open_spool(config) as spool:
-            return asyncio.run(_once_async(config, spool, collectors, token))
+            return asyncio.run(main(config, spool, collectors, token))
     finally:
         close_collectors(collectors)
 
@@ -178,13 +183,7 @@ async def _once_async(config: AgentConfig, spool: Spool, collectors: list[Any], 
 
 
 def _run(config: AgentConfig, args: argparse.Namespace) -> int:
-    token = read_token(config)
-    collectors = build_collectors(config)
-    try:
-        with _open_spool(config) as spool:
-            return asyncio.run(run_daemon(config, spool, collectors, token))
-    finally:
-        close_collectors(collectors)
+    return _spooled(config, read_token(config), run_daemon)
 
 
 async def run_daemon(

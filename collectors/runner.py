@@ -84,6 +84,17 @@ def _decode(data: bytes | None) -> str:
     return (data or b"").decode("utf-8", errors="replace")
 
 
+def _not_started(program: str, exc: OSError, duration_s: float) -> CommandResult:
+    """The result of a command that could not be started: the shell's exit status for it, when there is one."""
+    if isinstance(exc, FileNotFoundError):
+        exit_code, error = EXIT_NOT_FOUND, f"command not found: {program}"
+    elif isinstance(exc, PermissionError):
+        exit_code, error = EXIT_NOT_EXECUTABLE, f"command not executable: {program}: {exc.strerror}"
+    else:
+        exit_code, error = None, f"cannot start {program}: {exc}"
+    return CommandResult(exit_code=exit_code, stdout="", stderr="", duration_s=duration_s, error=error)
+
+
 class SubprocessRunner:
     """Real :class:`CommandRunner` built on :mod:`subprocess`.
 
@@ -120,30 +131,8 @@ class SubprocessRunner:
                 start_new_session=True,
                 env=self._environment(),
             )
-        except FileNotFoundError:
-            return CommandResult(
-                exit_code=EXIT_NOT_FOUND,
-                stdout="",
-                stderr="",
-                duration_s=time.monotonic() - started,
-                error=f"command not found: {argv[0]}",
-            )
-        except PermissionError as exc:
-            return CommandResult(
-                exit_code=EXIT_NOT_EXECUTABLE,
-                stdout="",
-                stderr="",
-                duration_s=time.monotonic() - started,
-                error=f"command not executable: {argv[0]}: {exc.strerror}",
-            )
-        except OSError as exc:  # e.g. ENOEXEC, E2BIG: still not our caller's problem
-            return CommandResult(
-                exit_code=None,
-                stdout="",
-                stderr="",
-                duration_s=time.monotonic() - started,
-                error=f"cannot start {argv[0]}: {exc}",
-            )
+        except OSError as exc:  # ENOEXEC, E2BIG...: like a missing tool, not our caller's problem
+            return _not_started(argv[0], exc, time.monotonic() - started)
 
         try:
             stdout, stderr = process.communicate(timeout=timeout_s)
@@ -271,6 +260,14 @@ def output_fields(result: CommandResult, argv: list[str] | None = None, *, exit_
     if argv:
         fields_["command"] = shlex.join(argv)
     return fields_
+
+
+def run_fields(result: CommandResult | None, argv: list[str] | None) -> dict[str, object]:
+    """``output_fields`` of a run that may not have happened (an error record): only the command line, if any,
+    when the tool never ran."""
+    if result is not None:
+        return output_fields(result, argv)
+    return {"command": shlex.join(argv)} if argv else {}
 
 
 def first_matching_line(lines: Iterable[str], needles: Iterable[str]) -> str | None:

@@ -30,7 +30,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, ClassVar
 
-from collectors.runner import EXIT_NOT_FOUND, CommandResult, CommandRunner, excerpt, output_fields, utc_time
+from collectors.runner import EXIT_NOT_FOUND, CommandResult, CommandRunner, excerpt, run_fields, utc_time
 from collectors.table import TableConfig
 
 TRACEPATH = "tracepath"
@@ -389,15 +389,8 @@ def result_to_record(result: TraceResult, *, src_site: str, dst_site: str, host:
 
 
 def error_record(
-    *,
-    tool: str,
-    src_site: str,
-    dst_site: str,
-    host: str,
-    time: datetime,
-    error: str,
-    command: CommandResult | None = None,
-    argv: list[str] | None = None,
+    *, tool: str, src_site: str, dst_site: str, host: str, time: datetime, error: str,
+    command: CommandResult | None = None, argv: list[str] | None = None,
 ) -> dict[str, Any]:
     """A ``traceroute`` record for a trace that produced nothing usable (no ``hops``)."""
     record: dict[str, Any] = {
@@ -409,10 +402,7 @@ def error_record(
         "dst_host": host,
         "error": error,
     }
-    if command is not None:
-        record.update(output_fields(command))
-    if argv:
-        record["command"] = shlex.join(argv)
+    record.update(run_fields(command, argv))
     return record
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
@@ -25,7 +24,7 @@ from collectors.nuttcp.output import (
     parse_version_output,
 )
 from collectors.nuttcp.retrans import RetransCounter
-from collectors.runner import EXIT_NOT_FOUND, CommandResult, CommandRunner, output_fields, utc_time
+from collectors.runner import EXIT_NOT_FOUND, CommandResult, CommandRunner, output_fields, run_fields, utc_time
 from collectors.table import TableConfig
 
 # ---------------------------------------------------------------------------
@@ -243,16 +242,8 @@ def result_to_record(
 
 
 def error_record(
-    config: NuttcpConfig,
-    *,
-    direction: str,
-    src_site: str,
-    dst_site: str,
-    time: datetime,
-    error: str,
-    command: CommandResult | None = None,
-    argv: list[str] | None = None,
-    tool_version: str | None = None,
+    config: NuttcpConfig, *, direction: str, src_site: str, dst_site: str, time: datetime, error: str,
+    command: CommandResult | None = None, argv: list[str] | None = None, tool_version: str | None = None,
 ) -> dict[str, Any]:
     """A ``throughput`` record for a test that produced no measurement.
 
@@ -261,10 +252,7 @@ def error_record(
     """
     record = _base_record(config, direction, src_site=src_site, dst_site=dst_site, time=utc_time(time))
     record["error"] = error
-    if command is not None:
-        record.update(output_fields(command))
-    if argv:
-        record["command"] = shlex.join(argv)
+    record.update(run_fields(command, argv))
     if tool_version:
         record["tool_version"] = tool_version
     return record

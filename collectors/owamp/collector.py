@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from collectors.owamp.common import OwampParseError, ntp_unsynced, parse_error
 from collectors.owamp.owping import OwampSession, parse
-from collectors.runner import CommandResult, CommandRunner, excerpt, output_fields, utc_time
+from collectors.runner import CommandResult, CommandRunner, excerpt, run_fields, utc_time
 from collectors.table import TableConfig
 
 TOOL = "owping"
@@ -232,15 +232,8 @@ def session_to_record(
 
 
 def error_record(
-    *,
-    direction: str,
-    src_site: str,
-    dst_site: str,
-    host: str,
-    time: datetime,
-    error: str,
-    command: CommandResult | None = None,
-    argv: list[str] | None = None,
+    *, direction: str, src_site: str, dst_site: str, host: str, time: datetime, error: str,
+    command: CommandResult | None = None, argv: list[str] | None = None,
 ) -> dict[str, Any]:
     """An ``owamp`` record for a direction that produced no session (no measurement fields)."""
     endpoints = _endpoints(direction, src_site, dst_site, _host_only(host))
@@ -254,14 +247,11 @@ def error_record(
         "error": error,
     }
     record.update({k: v for k, v in endpoints.items() if k.endswith("_host")})
-    if command is not None:
-        record.update(output_fields(command))
-        warning = ntp_unsynced(command.stderr)
-        if warning:
-            record["clock_synced"] = False
-            record["ntp_warning"] = warning
-    if argv:
-        record["command"] = shlex.join(argv)
+    record.update(run_fields(command, argv))
+    warning = ntp_unsynced(command.stderr) if command is not None else None
+    if warning:
+        record["clock_synced"] = False
+        record["ntp_warning"] = warning
     return record
 
 

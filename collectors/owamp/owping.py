@@ -183,6 +183,18 @@ def parse_summary(text: str) -> list[OwampSession]:
     return sessions
 
 
+def _clock_and_ttl(
+    synced: bool, max_error_ms: float | None, ttl_min: int | None, ttl_max: int | None
+) -> dict[str, Any]:
+    """A session's clock and TTL fields: the error bound is the clock error only when both clocks were
+    synchronised; the hops follow from the TTLs."""
+    hops_min, hops_max = common.hops_from_ttl(ttl_min, ttl_max)
+    return {
+        "clock_synced": synced, "clock_error_ms": max_error_ms if synced else None, "max_error_ms": max_error_ms,
+        "ttl_min": ttl_min, "ttl_max": ttl_max, "hops_min": hops_min, "hops_max": hops_max,
+    }
+
+
 def parse_machine(text: str) -> list[OwampSession]:
     """Sessions of an owamp ``-M`` report (one per ``SUMMARY`` block), in printed order.
 
@@ -198,7 +210,6 @@ def parse_machine(text: str) -> list[OwampSession]:
         synced = keys.get("SYNC") == "1"
         max_error_ms = common.seconds_to_ms(keys, "MAXERR")
         ttl_min, ttl_max = common.ttl_range(keys)
-        hops_min, hops_max = common.hops_from_ttl(ttl_min, ttl_max)
         reordered = None
         for row in tables.get("NREORDERING", []):
             if len(row) >= 2 and row[0] == "1":
@@ -217,13 +228,7 @@ def parse_machine(text: str) -> list[OwampSession]:
                     delay_median_ms=common.seconds_to_ms(keys, "MEDIAN"),
                     delay_max_ms=common.seconds_to_ms(keys, "MAX"),
                     jitter_ms=common.seconds_to_ms(keys, "PDV"),
-                    clock_synced=synced,
-                    clock_error_ms=max_error_ms if synced else None,
-                    max_error_ms=max_error_ms,
-                    ttl_min=ttl_min,
-                    ttl_max=ttl_max,
-                    hops_min=hops_min,
-                    hops_max=hops_max,
+                    **_clock_and_ttl(synced, max_error_ms, ttl_min, ttl_max),
                     sid=keys.get("SID"),
                     from_host=keys.get("FROM_HOST"),
                     from_addr=keys.get("FROM_ADDR"),
@@ -290,7 +295,6 @@ def _raw_session(packets: list[common.OneWayPacket]) -> OwampSession:
     delays.sort()
     synced = all(p.send.synced and (p.lost or p.recv.synced) for p in packets)
     ttl_min, ttl_max = (min(ttls), max(ttls)) if ttls else (None, None)
-    hops_min, hops_max = common.hops_from_ttl(ttl_min, ttl_max)
     send_times = [p.send.ntp for p in packets]
     max_error_ms = float(max_error_s * 1000)
     return OwampSession(
@@ -303,13 +307,7 @@ def _raw_session(packets: list[common.OneWayPacket]) -> OwampSession:
         delay_median_ms=median(delays) if delays else None,
         delay_max_ms=delays[-1] if delays else None,
         jitter_ms=round_ms(jitter(delays)) if delays else None,
-        clock_synced=synced,
-        clock_error_ms=max_error_ms if synced else None,
-        max_error_ms=max_error_ms,
-        ttl_min=ttl_min,
-        ttl_max=ttl_max,
-        hops_min=hops_min,
-        hops_max=hops_max,
+        **_clock_and_ttl(synced, max_error_ms, ttl_min, ttl_max),
         start_time=ntp_to_datetime(min(send_times)) if send_times else None,
         end_time=ntp_to_datetime(max(send_times)) if send_times else None,
     )

@@ -100,6 +100,20 @@ def _summary_ms(units: Iterable[int]) -> tuple[float | None, float | None, float
     return ntp_units_to_ms(values[0]), ntp_units_to_ms(median(values)), ntp_units_to_ms(values[-1])
 
 
+def _direction_stats(
+    sent: int, lost: int, duplicates: int, reordered: int, delays: Iterable[int], *,
+    ttl: tuple[int | None, int | None], size_bytes: int | None,
+) -> DirectionStats:
+    """One direction's figures from its counts and its one-way delays (NTP units)."""
+    delays = list(delays)
+    delay_min_ms, delay_median_ms, delay_max_ms = _summary_ms(delays)
+    return DirectionStats(
+        packets_sent=sent, packets_lost=lost, duplicates=duplicates, reordered=reordered,
+        delay_min_ms=delay_min_ms, delay_median_ms=delay_median_ms, delay_max_ms=delay_max_ms,
+        jitter_ms=_jitter_ms(delays), ttl_min=ttl[0], ttl_max=ttl[1], packet_size_bytes=size_bytes,
+    )
+
+
 def _jitter_ms(units: Iterable[int]) -> float | None:
     """``jitter_ms`` of delays in NTP units (P95 - P50, collectors/delay.py), None without samples."""
     values = sorted(units)
@@ -116,6 +130,26 @@ def _reflector_times(packet: ReflectorPacket) -> tuple[int, int]:
     if packet.error_estimate.ptp:
         return ptp_to_ntp(packet.receive_timestamp), ptp_to_ntp(packet.timestamp)
     return packet.receive_timestamp, packet.timestamp
+
+
+def _arrivals(
+    arrivals: Iterable[tuple[int, ReflectedPacket]],
+) -> tuple[dict[int, ReflectedPacket], int, int]:
+    """(sequence number, packet) in arrival order -> the first arrival of each number, how many arrivals were
+    duplicates and how many were reordered (1-reordering: after a higher number)."""
+    first: dict[int, ReflectedPacket] = {}
+    duplicates = reordered = 0
+    highest = -1
+    for seq, packet in arrivals:
+        if seq in first:
+            duplicates += 1
+            continue
+        first[seq] = packet
+        if seq < highest:
+            reordered += 1
+        else:
+            highest = seq
+    return first, duplicates, reordered
 
 
 def compute_stats(sent: Sequence[SentPacket], received: Sequence[ReflectedPacket]) -> TwampStats:
@@ -136,35 +170,11 @@ def compute_stats(sent: Sequence[SentPacket], received: Sequence[ReflectedPacket
     ]
 
     # Reverse stream: reflector sequence numbers in the order they reached the sender.
-    by_reflector_seq: dict[int, ReflectedPacket] = {}
-    reverse_duplicates = reverse_reordered = 0
-    highest = -1
-    for reflection in matched:
-        seq = reflection.packet.seq
-        if seq in by_reflector_seq:
-            reverse_duplicates += 1
-            continue
-        by_reflector_seq[seq] = reflection
-        if seq < highest:
-            reverse_reordered += 1
-        else:
-            highest = seq
-
+    by_reflector_seq, reverse_duplicates, reverse_reordered = _arrivals((r.packet.seq, r) for r in matched)
     # Forward stream: sender sequence numbers in the order the reflector got them.
-    by_sender_seq: dict[int, ReflectedPacket] = {}
-    forward_duplicates = forward_reordered = 0
-    highest = -1
-    for seq in sorted(by_reflector_seq):
-        reflection = by_reflector_seq[seq]
-        sender_seq = reflection.packet.sender_seq
-        if sender_seq in by_sender_seq:
-            forward_duplicates += 1
-            continue
-        by_sender_seq[sender_seq] = reflection
-        if sender_seq < highest:
-            forward_reordered += 1
-        else:
-            highest = sender_seq
+    by_sender_seq, forward_duplicates, forward_reordered = _arrivals(
+        (by_reflector_seq[seq].packet.sender_seq, by_reflector_seq[seq]) for seq in sorted(by_reflector_seq)
+    )
 
     reflected = max(by_reflector_seq) + 1 if by_reflector_seq else 0
     reverse_lost = reflected - len(by_reflector_seq)
@@ -193,36 +203,16 @@ def compute_stats(sent: Sequence[SentPacket], received: Sequence[ReflectedPacket
     clock_error_ms = max((a.seconds + b.seconds) * 1000 for a, b in estimates) if estimates else None
 
     sizes = [p.size_bytes for p in sent if p.size_bytes]
-    forward_ttl = _ttl_range(r.packet.sender_ttl for r in by_sender_seq.values())
-    reverse_ttl = _ttl_range(r.ttl for r in by_reflector_seq.values())
-    fwd_min, fwd_median, fwd_max = _summary_ms(forward_delay.values())
-    rev_min, rev_median, rev_max = _summary_ms(reverse_delay.values())
     rtt_min, rtt_median, rtt_max = _summary_ms(rtts.values())
-    forward = DirectionStats(
-        packets_sent=len(sent_by_seq),
-        packets_lost=forward_lost,
-        duplicates=forward_duplicates,
-        reordered=forward_reordered,
-        delay_min_ms=fwd_min,
-        delay_median_ms=fwd_median,
-        delay_max_ms=fwd_max,
-        jitter_ms=_jitter_ms(forward_delay.values()),
-        ttl_min=forward_ttl[0],
-        ttl_max=forward_ttl[1],
-        packet_size_bytes=max(sizes) if sizes else None,
+    forward = _direction_stats(
+        len(sent_by_seq), forward_lost, forward_duplicates, forward_reordered, forward_delay.values(),
+        ttl=_ttl_range(r.packet.sender_ttl for r in by_sender_seq.values()),
+        size_bytes=max(sizes) if sizes else None,
     )
-    reverse = DirectionStats(
-        packets_sent=reflected,
-        packets_lost=reverse_lost,
-        duplicates=reverse_duplicates,
-        reordered=reverse_reordered,
-        delay_min_ms=rev_min,
-        delay_median_ms=rev_median,
-        delay_max_ms=rev_max,
-        jitter_ms=_jitter_ms(reverse_delay.values()),
-        ttl_min=reverse_ttl[0],
-        ttl_max=reverse_ttl[1],
-        packet_size_bytes=(
+    reverse = _direction_stats(
+        reflected, reverse_lost, reverse_duplicates, reverse_reordered, reverse_delay.values(),
+        ttl=_ttl_range(r.ttl for r in by_reflector_seq.values()),
+        size_bytes=(
             max(REFLECTOR_HEADER_BYTES + len(r.packet.padding) for r in by_reflector_seq.values())
             if by_reflector_seq
             else None

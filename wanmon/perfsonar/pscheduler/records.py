@@ -208,36 +208,37 @@ def _histogram(histogram: Any) -> tuple[float, float, float, float] | None:
     return bins[0][0], (low_value + high_value) / 2, bins[-1][0], round_ms(histogram_jitter(bins))
 
 
+_LATENCY_COUNTS = ("packets-sent", "packets-lost", "packets-received", "packets-duplicated", "packets-reordered")
+_RTT_COUNTS = ("sent", "lost", "received", "duplicates", "reorders")
+
+
+def _packet_counts(run: PsRun, common: dict[str, Any], keys: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, str]]:
+    """An ``owamp`` record's packet counts from the result's ``keys`` (sent, lost, received, duplicated, reordered),
+    lost as sent - received when the run does not say; (the record's data so far, the paths they come from)."""
+    sent_key, lost_key, received_key, duplicates_key, reordered_key = keys
+    result = run.result
+    sent, lost, received = (_count(result.get(key)) for key in (sent_key, lost_key, received_key))
+    if lost is None and sent is not None and received is not None:
+        lost = sent - received
+    data = {
+        **common, "type": "owamp", "tool": run.tool, "packets_sent": sent, "packets_lost": lost,
+        "duplicates": _count(result.get(duplicates_key)), "reordered": _count(result.get(reordered_key)),
+    }
+    fields = ("packets_sent", "packets_lost", "duplicates", "reordered")
+    keys_used = (sent_key, lost_key, duplicates_key, reordered_key)
+    return data, {field: f"{run.prefix}result.{key}" for field, key in zip(fields, keys_used, strict=True)}
+
+
 def _latency(run: PsRun, common: dict[str, Any]) -> RecordSource:
     p = run.prefix
     result = run.result
-    sent = _count(result.get("packets-sent"))
-    lost = _count(result.get("packets-lost"))
-    received = _count(result.get("packets-received"))
-    if lost is None and sent is not None and received is not None:
-        lost = sent - received
-    paths = {
-        "packets_sent": f"{p}result.packets-sent",
-        "packets_lost": f"{p}result.packets-lost",
-        "duplicates": f"{p}result.packets-duplicated",
-        "reordered": f"{p}result.packets-reordered",
-        "delay_min_ms": f"{p}result.histogram-latency",
-        "delay_median_ms": f"{p}result.histogram-latency",
-        "delay_max_ms": f"{p}result.histogram-latency",
-        "jitter_ms": f"{p}result.histogram-latency",
-        "clock_error_ms": f"{p}result.max-clock-error",
-    }
-    data = {
-        **common,
-        "type": "owamp",
-        "tool": run.tool,
-        "packets_sent": sent,
-        "packets_lost": lost,
-        "duplicates": _count(result.get("packets-duplicated")),
-        "reordered": _count(result.get("packets-reordered")),
-        "clock_error_ms": _num(result.get("max-clock-error")),
-        "packet_interval_s": _num(run.spec.get("packet-interval")) or None,
-    }
+    data, paths = _packet_counts(run, common, _LATENCY_COUNTS)
+    sent, lost = data["packets_sent"], data["packets_lost"]
+    for field in ("delay_min_ms", "delay_median_ms", "delay_max_ms", "jitter_ms"):
+        paths[field] = f"{p}result.histogram-latency"
+    paths["clock_error_ms"] = f"{p}result.max-clock-error"
+    data["clock_error_ms"] = _num(result.get("max-clock-error"))
+    data["packet_interval_s"] = _num(run.spec.get("packet-interval")) or None
     delays = _histogram(result.get("histogram-latency"))
     if delays is not None and (sent is None or lost is None or sent > lost):
         data["delay_min_ms"], data["delay_median_ms"], data["delay_max_ms"], data["jitter_ms"] = delays
@@ -257,32 +258,15 @@ def _ms(seconds: float | None) -> float | None:
 def _rtt(run: PsRun, common: dict[str, Any]) -> RecordSource:
     p = run.prefix
     result = run.result
-    sent, received = _count(result.get("sent")), _count(result.get("received"))
-    lost = _count(result.get("lost"))
-    if lost is None and sent is not None and received is not None:
-        lost = sent - received
+    data, paths = _packet_counts(run, common, _RTT_COUNTS)
+    sent, lost = data["packets_sent"], data["packets_lost"]
     trip_s = (iso_duration_s(t.get("rtt")) for t in _list(result.get("roundtrips")) if isinstance(t, Mapping))
     trips = [_ms(s) for s in trip_s if s is not None]
     low, mean, high = (iso_duration_s(result.get(k)) for k in ("min", "mean", "max"))
-    paths = {
-        "packets_sent": f"{p}result.sent",
-        "packets_lost": f"{p}result.lost",
-        "duplicates": f"{p}result.duplicates",
-        "reordered": f"{p}result.reorders",
-        "delay_min_ms": f"{p}result.min",
-        "delay_median_ms": f"{p}result.roundtrips" if trips else f"{p}result.mean",
-        "delay_max_ms": f"{p}result.max",
-    }
-    data = {
-        **common,
-        "type": "owamp",
-        "tool": run.tool,
-        "packets_sent": sent,
-        "packets_lost": lost,
-        "duplicates": _count(result.get("duplicates")),
-        "reordered": _count(result.get("reorders")),
-        "packet_interval_s": _num(run.spec.get("interval")) or iso_duration_s(run.spec.get("interval")) or None,
-    }
+    paths["delay_min_ms"] = f"{p}result.min"
+    paths["delay_median_ms"] = f"{p}result.roundtrips" if trips else f"{p}result.mean"
+    paths["delay_max_ms"] = f"{p}result.max"
+    data["packet_interval_s"] = _num(run.spec.get("interval")) or iso_duration_s(run.spec.get("interval")) or None
     if sent is None and not run.error:
         data["error"] = "the run reported no packet counts (result.sent)"
     rtt_min_ms = rtt_median_ms = rtt_max_ms = None

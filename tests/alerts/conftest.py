@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import asyncio
-import email
-import email.policy
 import os
 import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
-from aiosmtpd.controller import Controller
+
+from tests.mail import send_through, smtp_server_fixture  # noqa: F401 - the fixture smtp_server
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "tests" / "scenarios"
@@ -30,110 +25,12 @@ SCENARIO_NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 NOC = "noc@wanmon.test"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@dataclass
-class Received:
-    """One message as the SMTP server accepted it."""
-
-    at: float  # time.monotonic()
-    rcpt_tos: list[str]
-    message: EmailMessage
-
-    @property
-    def subject(self) -> str:
-        return str(self.message["Subject"])
-
-    def part(self, content_type: str) -> str:
-        for part in self.message.walk():
-            if part.get_content_type() == content_type:
-                return part.get_content()
-        return ""
-
-    @property
-    def text(self) -> str:
-        return self.part("text/plain")
-
-    @property
-    def html(self) -> str:
-        return self.part("text/html")
-
-
-class Sink:
-    """aiosmtpd handler keeping every message; can stall the next RCPT to catch a sender mid-send."""
-
-    def __init__(self) -> None:
-        self.messages: list[Received] = []
-        self.lock = threading.Lock()
-        self.stall_next_rcpt = False
-        self.rcpt_stalled = threading.Event()
-        self.release = threading.Event()
-
-    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):  # noqa: N802 - aiosmtpd API
-        if self.stall_next_rcpt:
-            self.stall_next_rcpt = False
-            self.rcpt_stalled.set()
-            while not self.release.is_set():
-                await asyncio.sleep(0.05)
-        envelope.rcpt_tos.append(address)
-        return "250 OK"
-
-    async def handle_DATA(self, server, session, envelope):  # noqa: N802 - aiosmtpd API
-        message = email.message_from_bytes(envelope.content, policy=email.policy.default)
-        with self.lock:
-            self.messages.append(Received(time.monotonic(), list(envelope.rcpt_tos), message))
-        return "250 Message accepted for delivery"
-
-    def clear(self) -> None:
-        with self.lock:
-            self.messages.clear()
-        self.stall_next_rcpt = False
-        self.rcpt_stalled.clear()
-        self.release.clear()
-
-    def wait_for(self, count: int, timeout_s: float) -> list[Received]:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            with self.lock:
-                if len(self.messages) >= count:
-                    return list(self.messages)
-            time.sleep(0.05)
-        with self.lock:
-            return list(self.messages)
-
-    def to(self, address: str) -> list[Received]:
-        with self.lock:
-            return [m for m in self.messages if address in m.rcpt_tos]
-
-
-@pytest.fixture(scope="session")
-def smtp_server():
-    """A real SMTP server on 127.0.0.1 (a free port) for the whole session."""
-    sink = Sink()
-    controller = Controller(sink, hostname="127.0.0.1", port=free_port())
-    controller.start()
-    try:
-        yield sink, controller.port
-    finally:
-        controller.stop()
-
-
 @pytest.fixture
 def smtp(smtp_server, settings):
     """Django sends through the real SMTP backend to the test server; default timers unless a test shortens them."""
     sink, port = smtp_server
     sink.clear()
-    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
-    settings.EMAIL_HOST = "127.0.0.1"
-    settings.EMAIL_PORT = port
-    settings.EMAIL_USE_TLS = False
-    settings.EMAIL_TIMEOUT = 10
-    settings.DEFAULT_FROM_EMAIL = "wanmon@wanmon.test"
-    settings.WANMON_BASE_URL = "https://wanmon.example.org"
+    send_through(settings, port)
     settings.ALERTS_DEFAULT_RECIPIENTS = [NOC]
     settings.ALERTS_GROUP_WAIT_S = 30
     settings.ALERTS_GROUP_INTERVAL_S = 300

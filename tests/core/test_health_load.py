@@ -1,12 +1,9 @@
 """A burst of health checks does not stall ingest: gunicorn (1 worker, 4 threads) serves 16 clients polling /healthz
 without pause while an agent uploads. Before, each /healthz held a thread for the Celery ping's second."""
 
-import contextlib
 import json
 import os
 import statistics
-import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -16,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.chain_harness import database_url_for_subprocesses
+from tests.faults.harness import PlainCentre
 from tests.measurements.conftest import make_agent
 from tests.measurements.test_ingest_api import batch, throughput
 from wanmon.inventory.models import Site
@@ -27,49 +26,15 @@ UPLOADS = 20
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def gunicorn_url(tmp_path):
-    from django.conf import settings
-    from gunicorn.config import KNOWN_SETTINGS
-
-    db = settings.DATABASES["default"]
-    env = dict(os.environ)
-    env["DATABASE_URL"] = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-    port = _free_port()
-    no_ctl = any(s.name == "control_socket_disable" for s in KNOWN_SETTINGS)
-    log = tmp_path / "gunicorn.log"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "wanmon.wsgi:application", "--bind", f"127.0.0.1:{port}",
-         "--workers", "1", "--threads", "4", "--timeout", "60", *(["--no-control-socket"] if no_ctl else []),
-         "--error-logfile", str(log)],
-        cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
+    env = {**os.environ, "DATABASE_URL": database_url_for_subprocesses()}
+    centre = PlainCentre(env=env, log_dir=tmp_path, workers=1, threads=4)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            with contextlib.suppress(OSError):
-                with urllib.request.urlopen(f"{url}/accounts/login/", timeout=5) as response:
-                    if response.status == 200:
-                        break
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"gunicorn did not start:\n{log.read_text()[-3000:]}")
-            time.sleep(0.2)
-        yield url
+        centre.wait_ready(60)
+        yield centre.url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        centre.stop()
 
 
 def _get(url: str) -> int:

@@ -15,43 +15,31 @@
 * :class:`Worker`: a ``celery worker`` with the SMTP settings; it and gunicorn use a Redis database of their
   own as broker, so a session-wide worker of other test modules (default queue, no SMTP settings) never takes
   their tasks. :meth:`Worker.send` enqueues there.
-* :class:`SmtpSink`: aiosmtpd on 127.0.0.1 keeping every message.
+* the SMTP server keeping every message is tests/mail.py's :class:`SmtpServer`.
 
 Every process started here runs in its own session and is killed (SIGTERM, then SIGKILL) by ``stop()``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import email
-import email.policy
 import os
 import shutil
-import signal
 import socket
 import ssl
 import subprocess
 import sys
-import threading
 import time
-import urllib.request
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from tests.collectors.snmpsim.interfaces import CAPTURE_NAMES
+from tests.processes import free_port, gunicorn_control_socket_off, read_log, stop_process, wait_for_login_page
+
 ROOT = Path(__file__).resolve().parents[2]
 CAPTURES = ROOT.parent / "shared" / "fixtures" / "snmprec"
-CAPTURE_NAMES = (
-    "arista_eos",
-    "ciena-rls_6500-r2",
-    "iosxr_asr9010",
-    "junos_rpm",
-    "nxos_n3k-3064pq",
-    "timos",
-)
 WAIT_S = 120.0  # upper bound for anything the chain waits for (a loaded 2-core machine)
 
 # --- IF-MIB / SNMPv2-MIB object identifiers (numeric, as the captures write them) --------------------------
@@ -242,25 +230,6 @@ def write_version(captures: Iterable[Capture], data_dir: Path, version: int, inj
 # --- processes -----------------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _stop_process(process: subprocess.Popen | None, timeout_s: float = 20.0) -> None:
-    if process is None or process.poll() is not None:
-        return
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, sig)  # started with start_new_session: its children go too
-        try:
-            process.wait(timeout=timeout_s)
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
 def database_url_for_subprocesses() -> str:
     """The URL of the database pytest-django created (what the subprocesses must use)."""
     from django.conf import settings
@@ -278,12 +247,6 @@ def private_redis_url(db_index: int = 13) -> str:
     return urlunsplit(parts._replace(path=f"/{db_index}"))
 
 
-def _gunicorn_has_control_socket() -> bool:
-    from gunicorn.config import KNOWN_SETTINGS
-
-    return any(setting.name == "control_socket_disable" for setting in KNOWN_SETTINGS)
-
-
 class Centre:
     """gunicorn serving wanmon over HTTPS on a free 127.0.0.1 port."""
 
@@ -296,8 +259,7 @@ class Centre:
             sys.executable, "-m", "gunicorn", "wanmon.wsgi:application",
             "--bind", f"127.0.0.1:{self.port}", "--certfile", str(certificate), "--keyfile", str(key),
             "--workers", "2", "--threads", "2", "--timeout", "120", "--log-level", "info",
-            # recent gunicorn opens ~/.gunicorn/gunicorn.ctl: one path shared by every gunicorn of this user
-            *(["--no-control-socket"] if _gunicorn_has_control_socket() else []),
+            *gunicorn_control_socket_off(),
             "--error-logfile", str(self.log_path), "--access-logfile", str(log_dir / "access.log"),
         ]  # fmt: skip
         self.process = subprocess.Popen(  # noqa: S603 - fixed argv
@@ -308,30 +270,16 @@ class Centre:
 
     def wait_ready(self, timeout_s: float = WAIT_S) -> None:
         context = ssl.create_default_context(cafile=str(self.ca_file))
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                with urllib.request.urlopen(f"{self.url}/accounts/login/", timeout=5, context=context) as response:
-                    if response.status == 200:
-                        return
-            except OSError:
-                pass
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"gunicorn did not answer on {self.url}:\n{self.log()[-3000:]}")
-            time.sleep(0.2)
+        wait_for_login_page(self.url, self.process, self.log, timeout_s, context)
 
     def log(self) -> str:
-        with contextlib.suppress(OSError):
-            return self.log_path.read_text(errors="replace")
-        return ""
+        return read_log(self.log_path)
 
     def access_log(self) -> str:
-        with contextlib.suppress(OSError):
-            return self.access_log_path.read_text(errors="replace")
-        return ""
+        return read_log(self.access_log_path)
 
     def stop(self) -> None:
-        _stop_process(self.process)
+        stop_process(self.process)
 
 
 class Worker:
@@ -373,72 +321,10 @@ class Worker:
             app.send_task(task_name, args=args, connection=connection)
 
     def log(self) -> str:
-        with contextlib.suppress(OSError):
-            return self.log_path.read_text(errors="replace")
-        return ""
+        return read_log(self.log_path)
 
     def stop(self) -> None:
-        _stop_process(self.process)
-
-
-@dataclass
-class Mail:
-    """One message the SMTP server accepted."""
-
-    at: float
-    rcpt_tos: list[str]
-    message: EmailMessage
-
-    @property
-    def subject(self) -> str:
-        return str(self.message["Subject"])
-
-    @property
-    def text(self) -> str:
-        for part in self.message.walk():
-            if part.get_content_type() == "text/plain":
-                return part.get_content()
-        return ""
-
-
-class SmtpSink:
-    """aiosmtpd on 127.0.0.1 (a free port), keeping every message."""
-
-    def __init__(self) -> None:
-        from aiosmtpd.controller import Controller
-
-        self.messages: list[Mail] = []
-        self._lock = threading.Lock()
-        self.port = free_port()
-        self._controller = Controller(self, hostname="127.0.0.1", port=self.port)
-        self._controller.start()
-
-    async def handle_DATA(self, server, session, envelope):  # noqa: N802 - aiosmtpd's API
-        message = email.message_from_bytes(envelope.content, policy=email.policy.default)
-        with self._lock:
-            self.messages.append(Mail(time.monotonic(), list(envelope.rcpt_tos), message))
-        return "250 Message accepted for delivery"
-
-    def received(self) -> list[Mail]:
-        with self._lock:
-            return list(self.messages)
-
-    def stop(self) -> None:
-        self._controller.stop()
-
-
-def wait_until(what: str, check: Callable[[], Any], timeout_s: float, every_s: float = 0.5,
-               diagnose: Callable[[], str] | None = None) -> Any:  # fmt: skip
-    """Poll ``check`` until it returns something truthy; fail naming ``what`` (and ``diagnose()``) on timeout."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            detail = diagnose() if diagnose else ""
-            raise AssertionError(f"{what}: not within {timeout_s:.0f} s (last: {result!r})\n{detail}")
-        time.sleep(every_s)
+        stop_process(self.process)
 
 
 def remove_tree(path: Path) -> None:

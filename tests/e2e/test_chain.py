@@ -39,14 +39,14 @@ from tests.e2e.chain_harness import (
     Capture,
     Centre,
     Injection,
-    SmtpSink,
     Worker,
     captures_or_skip,
     database_url_for_subprocesses,
     private_redis_url,
-    wait_until,
     write_version,
 )
+from tests.mail import SmtpServer
+from tests.processes import wait_until
 
 pytest.importorskip("snmpsim", reason="snmpsim (dev extra) is needed for the SNMP simulator")
 pytest.importorskip("aiosmtpd", reason="aiosmtpd (dev extra) is needed for the SMTP server")
@@ -88,7 +88,7 @@ class Chain:
     config: Path
     centre: Centre
     worker: Worker
-    smtp: SmtpSink
+    smtp: SmtpServer
     agent: AgentProcess
     selection: dict[str, list[str]]  # equipment -> interface names the agent's default selection keeps
     agent_started: float  # time.monotonic()
@@ -222,7 +222,7 @@ def chain(django_db_setup, django_db_blocker, tmp_path_factory):
     ca_file = ca.write(work / "ca.pem")
     certificate, key = issue_server_certificate(ca, work, stem="centre")
 
-    smtp = SmtpSink()
+    smtp = SmtpServer()
     started: list[Any] = [smtp]
     with django_db_blocker.unblock():
         env = {k: v for k, v in os.environ.items() if k not in ("CELERY_BROKER_URL", "CELERY_RESULT_BACKEND")}

@@ -12,11 +12,12 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.processes import free_port, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.e2e
@@ -28,12 +29,6 @@ INJECTED = [  # (code, a subject fragment) the demo's diagnosis must show
     ("TRUNK_IMBALANCE", '"trunk": "ral-lag"'),
     ("MAINTENANCE_EXPLAINED", '"equipment": "surf-ams"'),
 ]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _listening(port: int) -> bool:
@@ -48,8 +43,8 @@ def demo_env():
     var_dir = tempfile.mkdtemp(prefix="demo-var-", dir=base)
     os.chmod(var_dir, 0o755)  # the private PostgreSQL runs as the postgres user when we are root
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
-    env.update(WANMON_VAR_DIR=var_dir, WANMON_PG_PORT=str(_free_port()), WANMON_REDIS_PORT=str(_free_port()),
-               WANMON_DEMO_PORT=str(_free_port()))
+    env.update(WANMON_VAR_DIR=var_dir, WANMON_PG_PORT=str(free_port()), WANMON_REDIS_PORT=str(free_port()),
+               WANMON_DEMO_PORT=str(free_port()))
     yield env
     subprocess.run([str(ROOT / "scripts" / "demo"), "stop"], env=env, capture_output=True, timeout=120)
 
@@ -63,17 +58,6 @@ def _psql(env: dict, sql: str) -> list[list[str]]:
                            "-c", sql, "wanmon"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return [line.split("|") for line in done.stdout.splitlines()]
-
-
-def _wait_for(what: str, check, timeout_s: float, every_s: float = 3.0):
-    deadline = time.monotonic() + timeout_s
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            pytest.fail(f"{what}: not within {timeout_s:.0f} s (last: {result!r})")
-        time.sleep(every_s)
 
 
 def _agent_pids(var_dir: str) -> dict[str, int]:
@@ -117,7 +101,7 @@ def test_demo_starts_everything_and_stops_it(demo_env):
             JOIN inventory_agent a ON a.id = b.agent_id WHERE a.name LIKE '%-demo'""")
         return (int(agents), int(records)) if int(agents) == 12 and int(records) >= DEMO_RECORDS else None
 
-    _wait_for("the agents' backfill", uploaded, 60)
+    wait_until("the agents' backfill", uploaded, 60, every_s=3.0)
     ((tests, sessions, last),) = _psql(demo_env, """SELECT (SELECT count(*) FROM measurements_throughputtest),
         (SELECT count(*) FROM measurements_owamptest), (SELECT max(time) > now() - interval '10 minutes'
         FROM measurements_owamptest)""")
@@ -129,14 +113,14 @@ def test_demo_starts_everything_and_stops_it(demo_env):
             (SELECT count(*) FROM measurements_interfacerate_1h)""")
         return int(n_rates) >= 22 * 500 and int(n_rollups) > 0
 
-    _wait_for("interface rates from the agents' SNMP counters", rates, 60)
+    wait_until("interface rates from the agents' SNMP counters", rates, 60, every_s=3.0)
 
     # The diagnosis runs every minute (beat) on the backfilled data and finds the injected case studies.
     def findings():
         rows = _psql(demo_env, "SELECT code, subject::text FROM diagnosis_finding WHERE status <> 'resolved'")
         return all(any(code == c and fragment in s for c, s in rows) for code, fragment in INJECTED)
 
-    _wait_for("the injected findings", findings, 150, every_s=5)
+    wait_until("the injected findings", findings, 150, every_s=5)
 
     # running it again while up is harmless and keeps the same login
     again = subprocess.run([str(ROOT / "scripts" / "demo")], env=demo_env, capture_output=True, text=True, timeout=200)

@@ -16,7 +16,6 @@ Every process started here runs in its own session and is stopped by ``stop()``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import shlex
 import shutil
@@ -25,7 +24,6 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from collections import Counter
 from collections.abc import Mapping
 from datetime import datetime
@@ -33,7 +31,8 @@ from pathlib import Path
 
 from agents.spool import Spool
 from agents.uploader import Backoff, DrainReport, Uploader, UploadResult, drain
-from tests.e2e.chain_harness import ROOT, WAIT_S, _gunicorn_has_control_socket, _stop_process, free_port
+from tests.e2e.chain_harness import ROOT, WAIT_S
+from tests.processes import free_port, gunicorn_control_socket_off, read_log, stop_process, wait_for_login_page
 
 PER_POLL_OCTETS = 75_000_000  # 10 Mb/s over a 60 s poll
 POLL_S = 60
@@ -67,7 +66,7 @@ class RedisInstance:
             time.sleep(0.05)
 
     def stop(self) -> None:
-        _stop_process(self.process)
+        stop_process(self.process)
         self.process = None
 
 
@@ -153,7 +152,7 @@ class PlainCentre:
         argv = [
             sys.executable, "-m", "gunicorn", "wanmon.wsgi:application", "--bind", f"127.0.0.1:{self.port}",
             "--workers", str(workers), "--threads", str(threads), "--timeout", "120", "--log-level", "warning",
-            *(["--no-control-socket"] if _gunicorn_has_control_socket() else []),
+            *gunicorn_control_socket_off(),
             "--error-logfile", str(self.log_path),
         ]  # fmt: skip
         self.app_log_path = log_dir / f"app-{self.port}.log"  # the application's JSON log lines (stdout)
@@ -164,25 +163,13 @@ class PlainCentre:
             )  # fmt: skip
 
     def wait_ready(self, timeout_s: float = WAIT_S) -> None:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                with urllib.request.urlopen(f"{self.url}/accounts/login/", timeout=5) as response:
-                    if response.status == 200:
-                        return
-            except OSError:
-                pass
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"gunicorn did not answer on {self.url}:\n{self.log()[-3000:]}")
-            time.sleep(0.2)
+        wait_for_login_page(self.url, self.process, self.log, timeout_s)
 
     def log(self) -> str:
-        with contextlib.suppress(OSError):
-            return self.log_path.read_text(errors="replace")
-        return ""
+        return read_log(self.log_path)
 
     def stop(self) -> None:
-        _stop_process(self.process)
+        stop_process(self.process)
 
 
 def centre_env(*, database_url: str, redis_url: str, **extra: str) -> dict[str, str]:

@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db import connection, connections
 
-from tests.e2e.chain_harness import Worker, database_url_for_subprocesses, free_port, wait_until
+from tests.e2e.chain_harness import Worker, database_url_for_subprocesses
 from tests.faults.harness import (
     PER_POLL_OCTETS,
     POLL_S,
@@ -29,6 +29,7 @@ from tests.faults.harness import (
     postgres_start,
     postgres_stop,
 )
+from tests.processes import free_port, wait_until
 
 pytestmark = [pytest.mark.integration]
 

@@ -30,10 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from tests.collectors.snmpsim.simulator import _die_with_parent
-from tests.e2e.chain_harness import ROOT, _stop_process, wait_until
+from tests.e2e.chain_harness import ROOT
 from tests.lab import netns
 from tests.lab.emulator import EmulatorConfig
 from tests.lab.scenarios import Scenario
+from tests.processes import stop_process, wait_until
 
 NAMESPACE_PREFIX = "wlab-"
 # Each run's namespaces carry its process id: two runs on one machine (two checkouts' test suites) never take
@@ -384,7 +385,7 @@ class Lab:
     def close(self) -> None:
         """Stop everything started (agents first), close the forwarders, delete the namespaces. Idempotent."""
         for process in [*self.agents.values(), *reversed(self.processes)]:
-            _stop_process(process, timeout_s=10)
+            stop_process(process, timeout_s=10)
         for forwarder in self.forwarders:
             forwarder.close()
         self.forwarders = []

@@ -12,9 +12,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.chain_harness import wait_until
 from tests.lab import harness
 from tests.lab.scenarios import Scenario, predicted_bps
+from tests.processes import wait_until
 
 RATES_WAIT_S = 90.0
 

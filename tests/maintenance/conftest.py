@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-import email
-import email.policy
-import socket
-import threading
-import time
-from dataclasses import dataclass
-from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
-from aiosmtpd.controller import Controller
 from django.contrib.auth.models import Group
 from rest_framework.test import APIClient
 
+from tests.mail import Sink, send_through, smtp_server_fixture  # noqa: F401 - the fixture smtp_server
 from wanmon.core.permissions import OPERATOR_GROUP, VIEWER_GROUP
 from wanmon.inventory.topology import topology_import_file
 
@@ -26,12 +19,6 @@ CARRIERS = FIXTURES / "carriers"
 TOPOLOGY = FIXTURES / "topology.yaml"
 ROOT = HERE.parents[1]
 SCENARIOS = ROOT / "tests" / "scenarios"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -71,80 +58,12 @@ def api_viewer(viewer) -> APIClient:
     return client
 
 
-@dataclass
-class Received:
-    """One message as the SMTP server accepted it."""
-
-    rcpt_tos: list[str]
-    message: EmailMessage
-
-    @property
-    def subject(self) -> str:
-        return str(self.message["Subject"])
-
-    @property
-    def text(self) -> str:
-        for part in self.message.walk():
-            if part.get_content_type() == "text/plain" and not part.get_filename():
-                return part.get_content()
-        return ""
-
-    def attachment(self, content_type: str) -> bytes | None:
-        for part in self.message.walk():
-            if part.get_content_type() == content_type and part.get_filename():
-                return part.get_payload(decode=True)
-        return None
-
-
-class Sink:
-    """aiosmtpd handler that keeps every message it accepts."""
-
-    def __init__(self) -> None:
-        self.messages: list[Received] = []
-        self.lock = threading.Lock()
-
-    async def handle_DATA(self, server, session, envelope):  # noqa: N802 - aiosmtpd API
-        message = email.message_from_bytes(envelope.content, policy=email.policy.default)
-        with self.lock:
-            self.messages.append(Received(list(envelope.rcpt_tos), message))
-        return "250 Message accepted for delivery"
-
-    def all(self, timeout_s: float = 0.5) -> list[Received]:
-        time.sleep(timeout_s)  # the server thread may still be storing the last message
-        with self.lock:
-            return list(self.messages)
-
-    def clear(self) -> None:
-        with self.lock:
-            self.messages.clear()
-
-
-@pytest.fixture(scope="session")
-def smtp_server():
-    """A real SMTP server on 127.0.0.1 (a free port) for the session."""
-    sink = Sink()
-    controller = Controller(sink, hostname="127.0.0.1", port=free_port())
-    controller.start()
-    try:
-        yield sink, controller.port
-    finally:
-        controller.stop()
-
-
 @pytest.fixture
 def smtp(smtp_server, settings) -> Sink:
     """Django sends through its real SMTP backend to the loopback server."""
     sink, port = smtp_server
     sink.clear()
-    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
-    settings.EMAIL_HOST = "127.0.0.1"
-    settings.EMAIL_PORT = port
-    settings.EMAIL_USE_TLS = False
-    settings.EMAIL_HOST_USER = ""
-    settings.EMAIL_HOST_PASSWORD = ""
-    settings.EMAIL_TIMEOUT = 10
-    settings.DEFAULT_FROM_EMAIL = "wanmon@wanmon.test"
-    settings.WANMON_BASE_URL = "https://wanmon.example.org"
+    send_through(settings, port)
     settings.WANMON_MAINTENANCE_NOTICE_LEAD_HOURS = 48
     settings.WANMON_MAINTENANCE_NOTICE_ROLES = ["maintenance", "noc"]
     return sink

@@ -5,7 +5,6 @@ from __future__ import annotations
 import http.server
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -18,6 +17,7 @@ import pytest
 
 from tests.e2e.chain_harness import database_url_for_subprocesses
 from tests.maintenance.conftest import BCOP
+from tests.processes import free_port
 from wanmon.inventory.models import Carrier
 from wanmon.maintenance.imports import maintenance_import_file, maintenance_sources_poll
 from wanmon.maintenance.logfilters import secrets_mask
@@ -93,15 +93,9 @@ def test_raw_notifications_are_for_operators(topology, client, viewer, operator,
     assert api_operator.get(f"/api/v1/maintenance/notifications/{n.notification_id}/raw").status_code == 200
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_feed_tokens_stay_out_of_gunicorns_access_log_and_djangos_request_log(tmp_path):
     # given the centre served by gunicorn with its access log on
-    port = _free_port()
+    port = free_port()
     access_log, app_log = tmp_path / "access.log", tmp_path / "app.log"
     env = {**os.environ, "WANMON_SECRET_KEY": os.environ.get("WANMON_SECRET_KEY") or "k" * 50,
            "DATABASE_URL": database_url_for_subprocesses()}

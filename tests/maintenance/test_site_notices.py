@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from icalendar import Calendar
 
-from tests.maintenance.conftest import free_port
+from tests.processes import free_port
 from wanmon.diagnosis.models import Finding
 from wanmon.diagnosis.services import subject_key
 from wanmon.inventory.models import Carrier

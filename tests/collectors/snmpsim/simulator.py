@@ -28,6 +28,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.processes import stop_process
+
 HERE = Path(__file__).resolve().parent
 DATA_DIR = HERE / "data"
 RESPONDER = HERE / "responder.py"
@@ -160,16 +162,7 @@ class SnmpSimulator:
 
     def _kill(self) -> None:
         process, self.process = self.process, None
-        if process is None or process.poll() is not None:
-            return
-        for sig, wait_s in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, sig)  # its own session: nothing it started survives
-            try:
-                process.wait(timeout=wait_s)
-                return
-            except subprocess.TimeoutExpired:
-                continue
+        stop_process(process, timeout_s=5.0)  # its own session: nothing it started survives
 
     def stop(self) -> None:
         """Kill the responder (SIGTERM, then SIGKILL) and remove its files. Safe to call twice."""

@@ -182,6 +182,21 @@ class Scenario:
         if both:
             self.paths.append({"src": dst, "dst": src, "capacity_mbps": capacity_mbps, "hops": list(reversed(hops))})
 
+    def window(self, reference: str, carrier: str, impact: str, hours: str, affects: list[str], why: str) -> None:
+        """A carrier's maintenance window ``hours`` ('HH:MM-HH:MM' of the scenario's day) on ``affects``."""
+        start, end = hours.split("-")
+        self.maintenance.append(
+            {
+                "reference": reference,
+                "carrier": carrier,
+                "impact": impact,
+                "start": iso(self.at(start)),
+                "end": iso(self.at(end)),
+                "affects": affects,
+                "description": why,
+            }
+        )
+
     # -- measurements
     def tcp(
         self,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from tests.scenarios.noise.noise import poisson
-from tests.scenarios.regression.builder import MiB, Scenario, healthy_pair, iso, segments, tcp_rate_bps
+from tests.scenarios.regression.builder import MiB, Scenario, healthy_pair, segments, tcp_rate_bps
 
 
 # --------------------------------------------------------------------------- case 8
@@ -28,17 +28,8 @@ def scenario_case8() -> Scenario:
     backup = ["cern-border", "geant-gva", "geant-ams", "surfnet-ut", "sara-border"]
     sc.path("CERN", "SARA", 10000, hops)
     sc.path("CERN", "FZK", 10000, ["cern-border", "geant-gva", "geant-fra", "dfn-fra", "fzk-border"])
-    sc.maintenance.append(
-        {
-            "reference": "SURF-CHG-2026-0310-017",
-            "carrier": "SURFNET",
-            "impact": "degraded",
-            "start": iso(sc.at("03:00")),
-            "end": iso(sc.at("04:30")),
-            "affects": ["surfnet-asd"],
-            "description": "JunOS upgrade of surfnet-asd; traffic via surfnet-ut",
-        }
-    )
+    sc.window("SURF-CHG-2026-0310-017", "SURFNET", "degraded", "03:00-04:30", ["surfnet-asd"],
+              "JunOS upgrade of surfnet-asd; traffic via surfnet-ut")
     moved, back = sc.at("03:02"), sc.at("04:27")
 
     def rerouted(t: datetime) -> bool:
@@ -112,17 +103,8 @@ def scenario_near_miss_port_work() -> Scenario:
     hops = ["cern-border", "geant-gva", "geant-ams:et-3/0/0", "surfnet-asd", "sara-border"]
     sc.path("CERN", "SARA", 10000, hops, both=False)
     sc.path("SARA", "CERN", 10000, ["sara-border", "surfnet-asd", "geant-ams", "geant-gva", "cern-border"], both=False)
-    sc.maintenance.append(
-        {
-            "reference": "GEANT-CHG-2026-0312-044",
-            "carrier": "GEANT",
-            "impact": "outage",
-            "start": iso(sc.at("03:00")),
-            "end": iso(sc.at("04:30")),
-            "affects": ["geant-ams:et-7/1/0"],
-            "description": "Replace the line card optic of et-7/1/0 (customer link)",
-        }
-    )
+    sc.window("GEANT-CHG-2026-0312-044", "GEANT", "outage", "03:00-04:30", ["geant-ams:et-7/1/0"],
+              "Replace the line card optic of et-7/1/0 (customer link)")
     dirty, clean = sc.at("03:05"), sc.at("04:25")
 
     def lossy(t: datetime, src: str) -> bool:

@@ -7,7 +7,7 @@ import math
 from datetime import UTC, datetime, timedelta
 
 from tests.scenarios.noise.noise import poisson
-from tests.scenarios.regression.builder import ALL_CODES, C64, Counter64Port, MiB, Scenario, iso, segments, tcp_rate_bps
+from tests.scenarios.regression.builder import ALL_CODES, C64, Counter64Port, MiB, Scenario, segments, tcp_rate_bps
 
 
 # --------------------------------------------------------------------------- near misses
@@ -171,17 +171,8 @@ def scenario_near_miss_maintenance() -> Scenario:
         sc.interface("nordunet-cph", m, 1120 + i, 10000)
     sc.trunks.append({"name": "ndgf-lag", "members": [f"nordunet-cph:{m}" for m in members]})
     sc.path("CERN", "NDGF", 20000, ["cern-border", "geant-gva", "geant-ham:et-2/0/0", "nordunet-cph", "ndgf-border"])
-    sc.maintenance.append(
-        {
-            "reference": "NORDUNET-CHG-2026-0322-004",
-            "carrier": "NORDUNET",
-            "impact": "reduced-redundancy",
-            "start": iso(sc.at("02:00")),
-            "end": iso(sc.at("04:00")),
-            "affects": ["nordunet-cph:xe-1/2/1"],
-            "description": "optic replacement on xe-1/2/1 (ndgf-lag); traffic continues over xe-1/2/0",
-        }
-    )
+    sc.window("NORDUNET-CHG-2026-0322-004", "NORDUNET", "reduced-redundancy", "02:00-04:00", ["nordunet-cph:xe-1/2/1"],
+              "optic replacement on xe-1/2/1 (ndgf-lag); traffic continues over xe-1/2/0")
     shut, unshut = sc.at("02:00:30"), sc.at("03:57:40")
     fault, fixed = sc.at("02:25"), sc.at("03:35")
 

@@ -395,26 +395,31 @@ class Scenario:
 
     # -- expectations
     def want(self, code: str, rank: int | None = None, **subject: str) -> None:
-        e: dict = {"code": code}
-        if subject:
-            e["subject"] = dict(subject)
-        if rank is not None:
-            e["rank"] = rank
-        self.expect.append(e)
+        """``code`` must be found (about ``subject``, at ``rank``)."""
+        self.expect.append(_expectation(code, rank, subject))
 
     def forbid(self, code: str, rank: int | None = None, **subject: str) -> None:
-        e: dict = {"code": code}
-        if subject:
-            e["subject"] = dict(subject)
-        if rank is not None:
-            e["rank"] = rank
-        self.absent.append(e)
+        """``code`` must not be found (about ``subject``, at ``rank``)."""
+        self.absent.append(_expectation(code, rank, subject))
 
-    def quiet_owamp(self, t: datetime, src: str, dst: str, rtt_ms: float, *, single_loss: float = 0.02) -> None:
-        """An owamp session of a healthy path: half the RTT plus up to 20 us, now and then one packet lost."""
-        delay_ms = rtt_ms / 2 - 0.05 + self.rng.uniform(0, 0.02)
+    def quiet_owamp(
+        self,
+        t: datetime,
+        src: str,
+        dst: str,
+        rtt_ms: float | None = None,
+        *,
+        owd_ms: float | None = None,
+        single_loss: float = 0.02,
+        spread_ms: float = 0.02,
+        queue_ms: tuple[float, float] = (0.03, 0.1),
+    ) -> None:
+        """An owamp session of a healthy path: its one-way delay (half the RTT unless given) plus up to
+        ``spread_ms``, a queue drawn from ``queue_ms``, now and then one packet lost."""
+        owd = owd_ms if owd_ms is not None else rtt_ms / 2
+        delay_ms = owd - 0.05 + self.rng.uniform(0, spread_ms)
         lost = int(self.rng.random() < single_loss)
-        self.owamp(t, src, dst, delay_ms, lost=lost, queue_ms=self.rng.uniform(0.03, 0.1))
+        self.owamp(t, src, dst, delay_ms, lost=lost, queue_ms=self.rng.uniform(*queue_ms))
 
     def forbid_codes(self, *codes: str) -> None:
         """None of ``codes`` may be found, about anything."""
@@ -453,6 +458,15 @@ class Scenario:
         out.append("  absent:" + ("" if self.absent else " []"))
         out += [f"  - {_flow(e)}" for e in self.absent]
         return "\n".join(out) + "\n"
+
+
+def _expectation(code: str, rank: int | None, subject: dict) -> dict:
+    e: dict = {"code": code}
+    if subject:
+        e["subject"] = dict(subject)
+    if rank is not None:
+        e["rank"] = rank
+    return e
 
 
 def _flow(value: dict) -> str:

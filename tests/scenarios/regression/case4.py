@@ -87,14 +87,7 @@ def scenario_case4() -> Scenario:
             ("CERN", "ASGC", 159.0),
             ("ASGC", "CERN", 159.0),
         ):
-            sc.owamp(
-                t,
-                src,
-                dst,
-                owd - 0.05 + sc.rng.uniform(0, 0.03),
-                lost=int(sc.rng.random() < 0.02),
-                queue_ms=sc.rng.uniform(0.03, 0.12),
-            )
+            sc.quiet_owamp(t, src, dst, owd_ms=owd, spread_ms=0.03, queue_ms=(0.03, 0.12))
 
     for src, dst in (("CERN", "FNAL"), ("FNAL", "CERN"), ("CERN", "ASGC"), ("ASGC", "CERN")):
         sc.want("WINDOW_LIMITED", src=src, dst=dst)

@@ -99,14 +99,7 @@ def scenario_case5() -> Scenario:
             ("CERN", "BNL", 46.0),
             ("BNL", "CERN", 46.0),
         ):
-            sc.owamp(
-                t,
-                src,
-                dst,
-                owd - 0.05 + sc.rng.uniform(0, 0.03),
-                lost=int(sc.rng.random() < 0.02),
-                queue_ms=sc.rng.uniform(0.05, 0.2),
-            )
+            sc.quiet_owamp(t, src, dst, owd_ms=owd, spread_ms=0.03, queue_ms=(0.05, 0.2))
         if t >= onset:
             sc.owamp(
                 t + timedelta(seconds=90),

@@ -221,14 +221,7 @@ def scenario_route_change() -> Scenario:
             sc.traceroute(tr, src, dst, route if src == "CERN" else list(reversed(route)))
         for t in sc.every(5, 60 + off):
             owd = 65.5 if t >= failover else 59.0
-            sc.owamp(
-                t,
-                src,
-                dst,
-                owd - 0.05 + sc.rng.uniform(0, 0.03),
-                lost=int(sc.rng.random() < 0.02),
-                queue_ms=sc.rng.uniform(0.05, 0.15),
-            )
+            sc.quiet_owamp(t, src, dst, owd_ms=owd, spread_ms=0.03, queue_ms=(0.05, 0.15))
 
     sc.want("ROUTE_CHANGE", src="CERN", dst="FNAL")
     sc.want("ROUTE_CHANGE", src="FNAL", dst="CERN")

@@ -22,7 +22,6 @@ from wanmon.diagnosis.evidence import (
     CounterDiscontinuity,
     EquipmentInfo,
     EvidenceBundle,
-    Finding,
     HostTcpEvidence,
     InterfaceEvidence,
     InterfaceRate,
@@ -262,26 +261,3 @@ def load_scenario(path: str | Path) -> Scenario:
         agent_schedules=schedules,
     )
     return Scenario(doc["scenario"], now, bundle, doc.get("expect", {}) or {})
-
-
-def matches(finding: Finding, expected: dict) -> bool:
-    """Expectation semantics: same code, every subject key given equal, rank equal when given."""
-    if finding.code != expected["code"]:
-        return False
-    for key, value in (expected.get("subject") or {}).items():
-        if finding.subject.get(key) != value:
-            return False
-    return "rank" not in expected or finding.rank == expected["rank"]
-
-
-def check(findings: list[Finding], expect: dict) -> list[str]:
-    """Problems with the findings against an `expect` block (empty when all is well)."""
-    problems = []
-    for e in expect.get("findings", []) or []:
-        if not any(matches(f, e) for f in findings):
-            problems.append(f"missing {e}")
-    for e in expect.get("absent", []) or []:
-        hits = [f for f in findings if matches(f, e)]
-        if hits:
-            problems.append(f"forbidden {e}: {[(f.code, dict(f.subject)) for f in hits]}")
-    return problems

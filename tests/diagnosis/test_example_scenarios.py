@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from tests.diagnosis.builders import find
-from tests.diagnosis.scenario_loader import check, load_scenario
+from tests.diagnosis.scenario_loader import load_scenario
 from wanmon.diagnosis import codes
 from wanmon.diagnosis.engine import diagnose
+from wanmon.diagnosis.replay import expect_check
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "scenarios" / "examples"
 FILES = sorted(EXAMPLES.glob("*.yaml"))
@@ -30,7 +31,7 @@ def results():
 def test_expectations_hold(results, name):
     scenario, findings = results[name]
     assert scenario.expect, "example without an expect block"
-    assert check(findings, scenario.expect) == []
+    assert expect_check(findings, scenario.expect) == []
 
 
 def test_reverse_path_loss_details(results):

@@ -8,8 +8,9 @@ import pytest
 import yaml
 
 from tests.diagnosis.builders import T0
-from tests.diagnosis.scenario_loader import check, load_scenario
+from tests.diagnosis.scenario_loader import load_scenario
 from wanmon.diagnosis.engine import diagnose
+from wanmon.diagnosis.replay import expect_check
 
 NOW = T0 + timedelta(hours=6)
 
@@ -123,7 +124,7 @@ def test_case8_maintenance_scenario(tmp_path):
         },
     }
     findings, s = run(tmp_path, doc)
-    assert check(findings, s.expect) == []
+    assert expect_check(findings, s.expect) == []
     assert all(f.severity == "info" for f in findings)
 
 
@@ -176,7 +177,7 @@ def test_case9_counter_wrap_and_reset_scenario(tmp_path, reboot):
         },
     }
     findings, s = run(tmp_path, doc)
-    assert check(findings, s.expect) == []
+    assert expect_check(findings, s.expect) == []
     iface = next(i for i in s.bundle.interfaces if i.name == "geant-par:xe-1/0/0")
     assert all(r.in_bps == pytest.approx(6e9) for r in iface.rates)
     assert len(iface.rates) == (359 if reboot else 360)
@@ -236,4 +237,4 @@ def test_case3_trunk_scenario(tmp_path):
         },
     }
     findings, s = run(tmp_path, doc)
-    assert check(findings, s.expect) == []
+    assert expect_check(findings, s.expect) == []

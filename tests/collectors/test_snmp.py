@@ -12,35 +12,7 @@ import pytest
 
 from collectors import snmp
 from collectors.records import decode_records, record_errors, record_to_dict
-from collectors.snmp import (
-    IF_ADMIN_STATUS,
-    IF_ALIAS,
-    IF_COUNTER_DISCONTINUITY_TIME,
-    IF_DESCR,
-    IF_HC_IN_OCTETS,
-    IF_HC_IN_UCAST_PKTS,
-    IF_HC_OUT_OCTETS,
-    IF_HC_OUT_UCAST_PKTS,
-    IF_HIGH_SPEED,
-    IF_IN_DISCARDS,
-    IF_IN_ERRORS,
-    IF_IN_OCTETS,
-    IF_MTU,
-    IF_NAME,
-    IF_OPER_STATUS,
-    IF_OUT_DISCARDS,
-    IF_OUT_ERRORS,
-    IF_OUT_OCTETS,
-    IF_SPEED,
-    PRIMARY_COLUMNS,
-    SNMP_ENGINE_BOOTS,
-    SYS_UPTIME,
-    SnmpDeviceConfig,
-    build_records,
-    fallback_columns,
-    index_column,
-    read_device,
-)
+from collectors.snmp import SnmpDeviceConfig, build_records, fallback_columns, index_column, oids, read_device
 from tests.collectors.snmpsim.interfaces import ROUTER
 
 NOW = datetime(2026, 3, 1, 11, 1, tzinfo=UTC)
@@ -52,45 +24,45 @@ COUNTER32_MAX = 2**32 - 1
 def router_walks() -> dict[str, dict[int, object]]:
     """Two interfaces of a modern router: ifXTable with HC counters (and the 32-bit ones too)."""
     return {
-        IF_NAME: {1: b"xe-0/0/0", 2: b"xe-0/0/1"},
-        IF_DESCR: {1: b"Juniper xe-0/0/0", 2: b"Juniper xe-0/0/1"},
-        IF_ALIAS: {1: b"CERN-FZK primary", 2: b""},
-        IF_HIGH_SPEED: {1: 10000, 2: 100000},
-        IF_MTU: {1: 9192, 2: 1500},
-        IF_ADMIN_STATUS: {1: 1, 2: 1},
-        IF_OPER_STATUS: {1: 1, 2: 2},
-        IF_HC_IN_OCTETS: {1: ABOVE_2_63, 2: COUNTER64_MAX},
-        IF_HC_OUT_OCTETS: {1: 2**63, 2: 0},
-        IF_HC_IN_UCAST_PKTS: {1: 123456789012, 2: 2**63 - 1},
-        IF_HC_OUT_UCAST_PKTS: {1: 98765432109, 2: 5},
-        IF_IN_ERRORS: {1: 3, 2: COUNTER32_MAX},
-        IF_OUT_ERRORS: {1: 0, 2: 1},
-        IF_IN_DISCARDS: {1: 7, 2: 0},
-        IF_OUT_DISCARDS: {1: 1, 2: 0},
-        IF_COUNTER_DISCONTINUITY_TIME: {1: 0, 2: 12345},
-        IF_IN_OCTETS: {1: 4000000000, 2: 1},
-        IF_OUT_OCTETS: {1: 12345, 2: 2},
+        oids.IF_NAME: {1: b"xe-0/0/0", 2: b"xe-0/0/1"},
+        oids.IF_DESCR: {1: b"Juniper xe-0/0/0", 2: b"Juniper xe-0/0/1"},
+        oids.IF_ALIAS: {1: b"CERN-FZK primary", 2: b""},
+        oids.IF_HIGH_SPEED: {1: 10000, 2: 100000},
+        oids.IF_MTU: {1: 9192, 2: 1500},
+        oids.IF_ADMIN_STATUS: {1: 1, 2: 1},
+        oids.IF_OPER_STATUS: {1: 1, 2: 2},
+        oids.IF_HC_IN_OCTETS: {1: ABOVE_2_63, 2: COUNTER64_MAX},
+        oids.IF_HC_OUT_OCTETS: {1: 2**63, 2: 0},
+        oids.IF_HC_IN_UCAST_PKTS: {1: 123456789012, 2: 2**63 - 1},
+        oids.IF_HC_OUT_UCAST_PKTS: {1: 98765432109, 2: 5},
+        oids.IF_IN_ERRORS: {1: 3, 2: COUNTER32_MAX},
+        oids.IF_OUT_ERRORS: {1: 0, 2: 1},
+        oids.IF_IN_DISCARDS: {1: 7, 2: 0},
+        oids.IF_OUT_DISCARDS: {1: 1, 2: 0},
+        oids.IF_COUNTER_DISCONTINUITY_TIME: {1: 0, 2: 12345},
+        oids.IF_IN_OCTETS: {1: 4000000000, 2: 1},
+        oids.IF_OUT_OCTETS: {1: 12345, 2: 2},
     }
 
 
 def legacy_walks() -> dict[str, dict[int, object]]:
     """An old switch: ifTable only (no ifName, no HC counters, no ifHighSpeed)."""
     return {
-        IF_DESCR: {1: b"eth0", 2: b"Serial0/0"},
-        IF_MTU: {1: 1500, 2: 4470},
-        IF_SPEED: {1: 100_000_000, 2: 2_048_000},
-        IF_ADMIN_STATUS: {1: 1, 2: 1},
-        IF_OPER_STATUS: {1: 1, 2: 7},
-        IF_IN_OCTETS: {1: COUNTER32_MAX, 2: 1000},
-        IF_OUT_OCTETS: {1: 17, 2: 2000},
-        IF_IN_ERRORS: {1: 5, 2: 0},
-        IF_OUT_ERRORS: {1: 0, 2: COUNTER32_MAX},
-        IF_IN_DISCARDS: {1: 2, 2: 0},
-        IF_OUT_DISCARDS: {1: 0, 2: 3},
+        oids.IF_DESCR: {1: b"eth0", 2: b"Serial0/0"},
+        oids.IF_MTU: {1: 1500, 2: 4470},
+        oids.IF_SPEED: {1: 100_000_000, 2: 2_048_000},
+        oids.IF_ADMIN_STATUS: {1: 1, 2: 1},
+        oids.IF_OPER_STATUS: {1: 1, 2: 7},
+        oids.IF_IN_OCTETS: {1: COUNTER32_MAX, 2: 1000},
+        oids.IF_OUT_OCTETS: {1: 17, 2: 2000},
+        oids.IF_IN_ERRORS: {1: 5, 2: 0},
+        oids.IF_OUT_ERRORS: {1: 0, 2: COUNTER32_MAX},
+        oids.IF_IN_DISCARDS: {1: 2, 2: 0},
+        oids.IF_OUT_DISCARDS: {1: 0, 2: 3},
     }
 
 
-SCALARS = {SYS_UPTIME: 883412200, SNMP_ENGINE_BOOTS: 7}
+SCALARS = {oids.SYS_UPTIME: 883412200, oids.SNMP_ENGINE_BOOTS: 7}
 
 
 def by_name(records):
@@ -150,7 +122,7 @@ def test_hc_counters_win_and_the_32_bit_octets_are_not_sent_alongside():
 
 
 def test_without_hc_counters_the_32_bit_octets_ifdescr_and_ifspeed_are_used():
-    records = by_name(build_records("old-switch", legacy_walks(), {SYS_UPTIME: 4294967000}, NOW))
+    records = by_name(build_records("old-switch", legacy_walks(), {oids.SYS_UPTIME: 4294967000}, NOW))
 
     assert sorted(records) == ["Serial0/0", "eth0"]
     eth0 = records["eth0"]
@@ -168,8 +140,8 @@ def test_without_hc_counters_the_32_bit_octets_ifdescr_and_ifspeed_are_used():
 
 def test_mixed_device_falls_back_per_interface():
     walks = router_walks()
-    del walks[IF_HC_IN_OCTETS][2]  # a virtual interface without HC octets
-    del walks[IF_HC_OUT_OCTETS][2]
+    del walks[oids.IF_HC_IN_OCTETS][2]  # a virtual interface without HC octets
+    del walks[oids.IF_HC_OUT_OCTETS][2]
 
     records = by_name(build_records("r", walks, SCALARS, NOW))
 
@@ -181,9 +153,9 @@ def test_mixed_device_falls_back_per_interface():
 
 
 def test_missing_columns_give_none_not_zero():
-    walks = {IF_NAME: {5: b"ge-0/0/5"}, IF_OPER_STATUS: {5: 1}, IF_HC_IN_OCTETS: {5: 42}}
+    walks = {oids.IF_NAME: {5: b"ge-0/0/5"}, oids.IF_OPER_STATUS: {5: 1}, oids.IF_HC_IN_OCTETS: {5: 42}}
 
-    (record,) = build_records("r", walks, {SYS_UPTIME: 100}, NOW)
+    (record,) = build_records("r", walks, {oids.SYS_UPTIME: 100}, NOW)
 
     assert record.interface == "ge-0/0/5" and record.if_index == 5
     assert msgspec.structs.asdict(record.counters) == {
@@ -204,23 +176,23 @@ def test_missing_columns_give_none_not_zero():
 
 
 def test_interface_without_any_name_is_named_by_ifindex_and_without_status_is_unknown():
-    reading = read_device({IF_HC_IN_OCTETS: {9: 1}}, {SYS_UPTIME: 1})
+    reading = read_device({oids.IF_HC_IN_OCTETS: {9: 1}}, {oids.SYS_UPTIME: 1})
 
     (row,) = reading.interfaces
     assert (row.name, row.oper_status) == ("ifIndex.9", None)
     assert reading.warnings == ("ifOperStatus: absent, reported as 'unknown' (ifIndex.9)",)
-    (record,) = build_records("r", {IF_HC_IN_OCTETS: {9: 1}}, {SYS_UPTIME: 1}, NOW)
+    (record,) = build_records("r", {oids.IF_HC_IN_OCTETS: {9: 1}}, {oids.SYS_UPTIME: 1}, NOW)
     assert record.oper_status == "unknown"  # required by the wire schema; IF-MIB's own "unknown"
 
 
 def test_names_are_cleaned_for_the_wire_schema():
     walks = {
-        IF_NAME: {1: b"Gi0/1\x00", 2: b"  ", 3: "x" * 200, 4: b"caf\xc3\xa9 port"},
-        IF_DESCR: {2: b"GigabitEthernet0/2"},
-        IF_OPER_STATUS: {1: 1, 2: 1, 3: 1, 4: 1},
+        oids.IF_NAME: {1: b"Gi0/1\x00", 2: b"  ", 3: "x" * 200, 4: b"caf\xc3\xa9 port"},
+        oids.IF_DESCR: {2: b"GigabitEthernet0/2"},
+        oids.IF_OPER_STATUS: {1: 1, 2: 1, 3: 1, 4: 1},
     }
 
-    records = build_records("r", walks, {SYS_UPTIME: 1}, NOW)
+    records = build_records("r", walks, {oids.SYS_UPTIME: 1}, NOW)
 
     assert [r.interface for r in records] == ["Gi0/1", "GigabitEthernet0/2", "x" * 128, "café port"]
     assert all(record_errors(r, now=NOW) == [] for r in records)
@@ -228,16 +200,16 @@ def test_names_are_cleaned_for_the_wire_schema():
 
 def test_out_of_range_values_are_dropped_with_a_warning():
     walks = {
-        IF_NAME: {1: b"xe-0/0/0"},
-        IF_OPER_STATUS: {1: 9},  # not an IF-MIB status
-        IF_IN_ERRORS: {1: 2**32},  # a Counter32 cannot hold this
-        IF_HC_IN_OCTETS: {1: 2**64},
-        IF_HC_OUT_OCTETS: {1: -1},
-        IF_OUT_ERRORS: {1: b"12"},
-        IF_HIGH_SPEED: {1: 10000},
+        oids.IF_NAME: {1: b"xe-0/0/0"},
+        oids.IF_OPER_STATUS: {1: 9},  # not an IF-MIB status
+        oids.IF_IN_ERRORS: {1: 2**32},  # a Counter32 cannot hold this
+        oids.IF_HC_IN_OCTETS: {1: 2**64},
+        oids.IF_HC_OUT_OCTETS: {1: -1},
+        oids.IF_OUT_ERRORS: {1: b"12"},
+        oids.IF_HIGH_SPEED: {1: 10000},
     }
 
-    reading = read_device(walks, {SYS_UPTIME: 2**32})
+    reading = read_device(walks, {oids.SYS_UPTIME: 2**32})
 
     (row,) = reading.interfaces
     assert row.counters == {}
@@ -253,14 +225,15 @@ def test_out_of_range_values_are_dropped_with_a_warning():
         "ifOperStatus: not a known status, left out",
         "restart detection",
     ]
-    (record,) = build_records("r", walks, {SYS_UPTIME: 2**32}, NOW)
+    (record,) = build_records("r", walks, {oids.SYS_UPTIME: 2**32}, NOW)
     assert record.sys_uptime_ticks is None and record.counters.hc_in_octets is None
 
 
 def test_values_of_one_kind_make_one_warning_per_poll():
     # A Junos SRX240: 16 internal interfaces report ifMtu 2147483647 (junos_rpm.snmprec)
-    walks = {IF_NAME: {i: f"pp{i}".encode() for i in range(1, 17)}, IF_MTU: dict.fromkeys(range(1, 17), 2**31 - 1)}
-    walks[IF_OPER_STATUS] = dict.fromkeys(range(1, 17), 1)
+    walks = {oids.IF_NAME: {i: f"pp{i}".encode() for i in range(1, 17)}}
+    walks[oids.IF_MTU] = dict.fromkeys(range(1, 17), 2**31 - 1)
+    walks[oids.IF_OPER_STATUS] = dict.fromkeys(range(1, 17), 1)
 
     reading = read_device(walks, SCALARS)
 
@@ -287,14 +260,14 @@ def test_without_sysuptime_snmp_engine_time_gives_the_uptime():
 
 
 def test_sysuptime_wins_over_snmp_engine_time():
-    reading = read_device(router_walks(), {SYS_UPTIME: 5, snmp.SNMP_ENGINE_TIME: 26373899})
+    reading = read_device(router_walks(), {oids.SYS_UPTIME: 5, snmp.SNMP_ENGINE_TIME: 26373899})
 
     assert (reading.sys_uptime_ticks, reading.uptime_source, reading.notices) == (5, "sysUpTime.0", ())
 
 
 def test_without_any_uptime_the_records_keep_their_counters_and_say_restart_detection_is_limited():
     walks = router_walks()
-    del walks[IF_COUNTER_DISCONTINUITY_TIME]
+    del walks[oids.IF_COUNTER_DISCONTINUITY_TIME]
 
     reading = read_device(walks, {})
     records = build_records("r", walks, {}, NOW)
@@ -309,16 +282,16 @@ def test_without_any_uptime_the_records_keep_their_counters_and_say_restart_dete
     (warning,) = reading.warnings
     assert "restart detection is limited" in warning and "never a wrap" in warning
     # with the engine boots or a discontinuity time the centre still has a detector, and the warning says which
-    (warning,) = read_device(router_walks(), {SNMP_ENGINE_BOOTS: 3}).warnings
+    (warning,) = read_device(router_walks(), {oids.SNMP_ENGINE_BOOTS: 3}).warnings
     assert warning.endswith(
         "restarts are detected from snmpEngineBoots.0, ifCounterDiscontinuityTime (2 of 2 interfaces)"
     )
 
 
 def test_oper_and_admin_status_labels():
-    walks = {IF_OPER_STATUS: {i: i for i in range(1, 8)}, IF_ADMIN_STATUS: {1: 1, 2: 2, 3: 3}}
+    walks = {oids.IF_OPER_STATUS: {i: i for i in range(1, 8)}, oids.IF_ADMIN_STATUS: {1: 1, 2: 2, 3: 3}}
 
-    records = build_records("r", walks, {SYS_UPTIME: 1}, NOW)
+    records = build_records("r", walks, {oids.SYS_UPTIME: 1}, NOW)
 
     assert [r.oper_status for r in records] == [
         "up",
@@ -334,12 +307,12 @@ def test_oper_and_admin_status_labels():
 
 def test_speed_from_ifhighspeed_else_ifspeed_and_saturated_ifspeed_is_unknown():
     walks = {
-        IF_OPER_STATUS: {1: 1, 2: 1, 3: 1, 4: 1},
-        IF_HIGH_SPEED: {1: 0, 2: 400000},
-        IF_SPEED: {1: 10_000_000, 2: 2**32 - 1, 3: 2**32 - 1, 4: 1_000_000_000},
+        oids.IF_OPER_STATUS: {1: 1, 2: 1, 3: 1, 4: 1},
+        oids.IF_HIGH_SPEED: {1: 0, 2: 400000},
+        oids.IF_SPEED: {1: 10_000_000, 2: 2**32 - 1, 3: 2**32 - 1, 4: 1_000_000_000},
     }
 
-    records = build_records("r", walks, {SYS_UPTIME: 1}, NOW)
+    records = build_records("r", walks, {oids.SYS_UPTIME: 1}, NOW)
 
     # 0 = unknown (counters.sample_from_snmp treats it so); a saturated ifSpeed is not 4.29 Gb/s.
     assert [r.speed_mbps for r in records] == [0.0, 400000.0, None, 1000.0]
@@ -370,12 +343,12 @@ def test_if_index_names_without_a_filter_rename_and_keep_every_interface():
 
 def test_shared_names_get_their_ifindex_appended_and_are_all_reported():
     walks = {
-        IF_NAME: {3: b"Vlan10", 7: b"Vlan10", 8: b"Vlan20", 9: b"y" * 130, 10: b"y" * 128 + b"z"},
-        IF_OPER_STATUS: dict.fromkeys((3, 7, 8, 9, 10), 1),
-        IF_HC_IN_OCTETS: {3: 30, 7: 70, 8: 80, 9: 90, 10: 100},
+        oids.IF_NAME: {3: b"Vlan10", 7: b"Vlan10", 8: b"Vlan20", 9: b"y" * 130, 10: b"y" * 128 + b"z"},
+        oids.IF_OPER_STATUS: dict.fromkeys((3, 7, 8, 9, 10), 1),
+        oids.IF_HC_IN_OCTETS: {3: 30, 7: 70, 8: 80, 9: 90, 10: 100},
     }
 
-    reading = read_device(walks, {SYS_UPTIME: 1})
+    reading = read_device(walks, {oids.SYS_UPTIME: 1})
 
     assert [(row.if_index, row.name) for row in reading.interfaces] == [
         (3, "Vlan10#3"),
@@ -387,13 +360,13 @@ def test_shared_names_get_their_ifindex_appended_and_are_all_reported():
     assert reading.warnings == (
         "interface names shared by several ifIndex values, each suffixed with #ifIndex ('Vlan10', '" + "y" * 128 + "')",
     )
-    records = build_records("r", walks, {SYS_UPTIME: 1}, NOW)
+    records = build_records("r", walks, {oids.SYS_UPTIME: 1}, NOW)
     assert [(r.interface, r.counters.hc_in_octets) for r in records][:2] == [("Vlan10#3", 30), ("Vlan10#7", 70)]
     assert all(record_errors(r, now=NOW) == [] for r in records)  # within the wire schema's 128 characters
 
 
 def test_shared_names_are_stable_whatever_the_selection_and_a_name_given_by_ifindex_is_kept():
-    walks = {IF_NAME: {3: b"Vlan10", 7: b"Vlan10"}, IF_OPER_STATUS: {3: 1, 7: 1}}
+    walks = {oids.IF_NAME: {3: b"Vlan10", 7: b"Vlan10"}, oids.IF_OPER_STATUS: {3: 1, 7: 1}}
 
     only_7 = read_device(walks, SCALARS, interface_filter=["Vlan10#7"])
     both = read_device(walks, SCALARS, interface_filter=["Vlan10"])
@@ -405,7 +378,7 @@ def test_shared_names_are_stable_whatever_the_selection_and_a_name_given_by_ifin
 
 
 def test_a_suffixed_name_that_is_another_interfaces_real_name_leaves_that_one_out():
-    walks = {IF_NAME: {3: b"Vlan10", 7: b"Vlan10", 9: b"Vlan10#7"}, IF_OPER_STATUS: {3: 1, 7: 1, 9: 1}}
+    walks = {oids.IF_NAME: {3: b"Vlan10", 7: b"Vlan10", 9: b"Vlan10#7"}, oids.IF_OPER_STATUS: {3: 1, 7: 1, 9: 1}}
 
     reading = read_device(walks, SCALARS)
 
@@ -434,24 +407,24 @@ def test_time_is_converted_to_utc():
 
 def test_index_column_keeps_only_rows_of_that_column():
     rows = {
-        f"{IF_HC_IN_OCTETS}.1": 5,
-        f"{IF_HC_IN_OCTETS}.17": ABOVE_2_63,
-        f"{IF_HC_IN_OCTETS}.1.2": 9,  # not a single ifIndex
-        f"{IF_HC_IN_OCTETS}0.3": 9,  # another column sharing the text prefix (...1.1.6 vs ...1.1.60)
+        f"{oids.IF_HC_IN_OCTETS}.1": 5,
+        f"{oids.IF_HC_IN_OCTETS}.17": ABOVE_2_63,
+        f"{oids.IF_HC_IN_OCTETS}.1.2": 9,  # not a single ifIndex
+        f"{oids.IF_HC_IN_OCTETS}0.3": 9,  # another column sharing the text prefix (...1.1.6 vs ...1.1.60)
     }
 
-    assert index_column(IF_HC_IN_OCTETS, rows) == {1: 5, 17: ABOVE_2_63}
+    assert index_column(oids.IF_HC_IN_OCTETS, rows) == {1: 5, 17: ABOVE_2_63}
 
 
 def test_fallback_columns_only_for_what_selected_interfaces_lack():
     assert fallback_columns(read_device(router_walks(), SCALARS)) == ()
-    first_round = {column: rows for column, rows in legacy_walks().items() if column in PRIMARY_COLUMNS}
-    assert fallback_columns(read_device(first_round, SCALARS)) == (IF_IN_OCTETS, IF_OUT_OCTETS, IF_SPEED)
+    first_round = {column: rows for column, rows in legacy_walks().items() if column in oids.PRIMARY_COLUMNS}
+    assert fallback_columns(read_device(first_round, SCALARS)) == (oids.IF_IN_OCTETS, oids.IF_OUT_OCTETS, oids.IF_SPEED)
     assert fallback_columns(read_device(legacy_walks(), SCALARS)) == ()  # the second round found them
     walks = router_walks()
-    del walks[IF_HC_OUT_OCTETS][2]
-    del walks[IF_OUT_OCTETS]
-    assert fallback_columns(read_device(walks, SCALARS)) == (IF_OUT_OCTETS,)
+    del walks[oids.IF_HC_OUT_OCTETS][2]
+    del walks[oids.IF_OUT_OCTETS]
+    assert fallback_columns(read_device(walks, SCALARS)) == (oids.IF_OUT_OCTETS,)
     assert fallback_columns(read_device(walks, SCALARS, interface_filter=["xe-0/0/0"])) == ()
 
 

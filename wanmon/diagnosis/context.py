@@ -8,7 +8,7 @@ from typing import Any
 
 from wanmon.diagnosis import codes
 from wanmon.diagnosis.assessment import PathAssessment, assess_path
-from wanmon.diagnosis.evidence import EvidenceBundle, Finding, PathEvidence, path_subject
+from wanmon.diagnosis.evidence import EvidenceBundle, Finding, InterfaceEvidence, PathEvidence, path_subject
 from wanmon.diagnosis.loss import LossEstimate
 
 # Conclusions several rules share (the untrusted delay pairs of rules/clock.py, the maintenance matches of
@@ -44,6 +44,8 @@ class RuleContext:
         self._assessments: dict[tuple[str, str], PathAssessment] = {}
         self._untrusted: set[tuple[str, str]] | None = None
         self._maintenance: Any = None
+        self._interfaces: tuple[InterfaceEvidence, ...] | None = None
+        self._paths = {(p.src, p.dst): p for p in reversed(bundle.paths)}  # the first of a direction, as bundle.path
 
     # -- paths
     def assessment(self, path: PathEvidence) -> PathAssessment:
@@ -56,8 +58,19 @@ class RuleContext:
         return [self.assessment(p) for p in self.bundle.paths]
 
     def assessment_of(self, src: str, dst: str) -> PathAssessment | None:
-        p = self.bundle.path(src, dst)
+        p = self.path(src, dst)
         return self.assessment(p) if p else None
+
+    def path(self, src: str, dst: str) -> PathEvidence | None:
+        """The bundle's path direction src -> dst (``EvidenceBundle.path``, looked up in a dict: rules ask it of
+        every path of a shard)."""
+        return self._paths.get((src, dst))
+
+    def all_interfaces(self) -> tuple[InterfaceEvidence, ...]:
+        """The bundle's interfaces including trunk members (``EvidenceBundle.all_interfaces``), worked out once."""
+        if self._interfaces is None:
+            self._interfaces = self.bundle.all_interfaces()
+        return self._interfaces
 
     @property
     def trunk_names(self) -> set[str]:

@@ -75,7 +75,7 @@ def diagnose(evidence_bundle: EvidenceBundle, now: datetime, rules: Sequence[Rul
 def _path_of(ctx: RuleContext, f: Finding):
     if set(f.subject) != {"src", "dst"}:
         return None
-    return ctx.bundle.path(f.subject["src"], f.subject["dst"])
+    return ctx.path(f.subject["src"], f.subject["dst"])
 
 
 def by_impact(ctx: RuleContext, findings: Iterable[Finding]) -> list[Finding]:

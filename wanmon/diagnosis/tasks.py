@@ -21,9 +21,11 @@ def diagnosis_run_task(self, at: str | None = None) -> dict:
     plan = diagnosis_cycle_open(now=now)
     queue = (self.request.delivery_info or {}).get("routing_key")
     options = {"queue": queue} if queue else {}
+    # the elements shard first: it is the longest (every interface no path crosses), and taken last it would run
+    # alone after the path shards, one worker busy and the others idle
+    diagnosis_shard_task.apply_async((plan.cycle_id, [], True), **options)
     for shard in plan.shards:
         diagnosis_shard_task.apply_async((plan.cycle_id, shard), **options)
-    diagnosis_shard_task.apply_async((plan.cycle_id, [], True), **options)
     return {"cycle": plan.cycle_id, "planned": plan.planned, "shards": len(plan.shards) + 1}
 
 

@@ -212,7 +212,7 @@ def _compute_all_problems(ctx: RuleContext) -> dict[str, list[dict]]:
         if pair in done:
             continue
         done.add(pair)
-        problems.update(check_direction_pair(ctx, p, ctx.bundle.path(p.dst, p.src)))
+        problems.update(check_direction_pair(ctx, p, ctx.path(p.dst, p.src)))
     return problems
 
 
@@ -287,7 +287,7 @@ def clock_unsync(ctx: RuleContext) -> list[Finding]:
     for key, items in problems.items():
         src, dst = key.split("->")
         pair = frozenset((src, dst))
-        path = ctx.bundle.path(src, dst)
+        path = ctx.path(src, dst)
         if not items:
             if path is not None and _sessions(ctx, path):
                 clean_pairs.add(pair)

@@ -229,7 +229,7 @@ def _load_findings(ctx: RuleContext, a: PathAssessment, ep: Episode, trunk_names
     )
     after_thr = median(f.test.throughput_bps for f in a.tcp if onset <= f.test.time <= ep.end)
     candidates: dict[str, dict] = {}
-    for iface in ctx.bundle.all_interfaces():
+    for iface in ctx.all_interfaces():
         how = interface_on_path(iface.name, a.path, ctx.bundle)
         if not how:
             continue

@@ -110,6 +110,19 @@ def poll_errors(r: InterfaceRate, speed_bps: float | None) -> PollErrors:
     )
 
 
+def any_errors_or_discards(iface: InterfaceEvidence) -> bool:
+    """Any poll with errors or discards at all (else every poll is clean: the fractions are zero)."""
+    return any(
+        r.in_errors_per_s or r.out_errors_per_s or r.in_discards_per_s or r.out_discards_per_s for r in iface.rates
+    )
+
+
+def reaches_utilisation(iface: InterfaceEvidence, utilisation: float) -> bool:
+    """Any poll carrying ``utilisation`` of the interface's speed or more, in or out."""
+    limit = utilisation * (iface.speed_bps or 0.0)
+    return any((r.in_bps or 0.0) >= limit or (r.out_bps or 0.0) >= limit for r in iface.rates)
+
+
 def persistent_error_runs(rows: Sequence[InterfaceRate], speed_bps: float | None = None) -> list[list[PollErrors]]:
     """Runs of at least INTERFACE_ERRORS_MIN_INTERVALS consecutive bad polls (a clean poll or a gap ends a run)."""
     cad = cadence_s([r.time for r in rows])
@@ -155,7 +168,9 @@ def interface_errors(ctx: RuleContext) -> list[Finding]:
     busy 100G port (1e-8 of its packets) are not, so the rule counts shares, not events.
     """
     out: list[Finding] = []
-    for iface in ctx.bundle.all_interfaces():
+    for iface in ctx.all_interfaces():
+        if not any_errors_or_discards(iface):
+            continue  # no poll can be bad: most interfaces of a shard, skipped before sorting their rows
         rows = valid_rows(ctx, iface)
         runs = persistent_error_runs(rows, iface.speed_bps)
         if not runs:
@@ -315,9 +330,9 @@ def link_congestion(ctx: RuleContext) -> list[Finding]:
     the tight link of every path crossing it.
     """
     out: list[Finding] = []
-    for iface in ctx.bundle.all_interfaces():
-        if not iface.speed_bps:
-            continue
+    for iface in ctx.all_interfaces():
+        if not iface.speed_bps or not reaches_utilisation(iface, k.CONGESTION_UTILISATION):
+            continue  # no poll at the threshold: no run (most interfaces of a shard)
         rows = valid_rows(ctx, iface)
         runs, implausible = congested_runs(rows, iface.speed_bps)
         for run in runs:
@@ -393,13 +408,15 @@ def counter_discontinuity(ctx: RuleContext) -> list[Finding]:
     that there is a gap in its rates.
     """
     out: list[Finding] = []
-    for iface in ctx.bundle.all_interfaces():
+    for iface in ctx.all_interfaces():
+        if not iface.discontinuities:
+            continue
         events = sorted((d for d in iface.discontinuities if _in_window(ctx, d.time)), key=lambda d: d.time)
         if not events:
             continue
         same_device = [
             other.name
-            for other in ctx.bundle.all_interfaces()
+            for other in ctx.all_interfaces()
             if other.equipment == iface.equipment
             and other.name != iface.name
             and any(abs((d.time - e.time).total_seconds()) < 300 for d in other.discontinuities for e in events)

@@ -86,7 +86,7 @@ def mtu_mismatch(ctx: RuleContext) -> list[Finding]:
             reasons.append(f"MSS fell from {b.mss_bytes} B in the baseline to {observed_mss:.0f} B")
         if endpoint:
             hops = set(a.path.hops)
-            for iface in ctx.bundle.all_interfaces():
+            for iface in ctx.all_interfaces():
                 if iface.name in hops and iface.mtu_bytes and iface.mtu_bytes < k.MTU_MISMATCH_RATIO * endpoint:
                     reasons.append(f"interface {iface.name} on the path has MTU {iface.mtu_bytes} B")
         if not reasons:

@@ -1,26 +1,119 @@
-"""Baseline summaries of path directions, learned from the period before the evaluated window."""
+"""Baseline summaries of path directions, learned from the period before the evaluated window.
+
+A week of history is ~50 000 throughput tests and ~300 000 owamp sessions on a 132-path mesh (TCP every 30
+minutes, owamp every 5): decoding them row by row into dataclasses took most of an evaluation. The database
+summarises the period instead, in two statements whatever the number of paths: one row per path direction with
+the owamp and UDP packet counts, the delay figures, the retransmit estimate, the RTT and MSS medians and the TCP
+results as two arrays (times as epoch seconds, rates). Only the TCP level is learned in Python, by the pure
+``baseline.learn_level`` that every other caller uses, from exactly the results ``summarise_path`` would give
+it: the summary equals ``evidence.summarise_path`` over the same tests (tests/diagnosis/test_baseline_sql.py
+checks it), sums aside, which the database may add in another order (a difference in the last bits).
+"""
 
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.core.cache import cache
 
-from wanmon.diagnosis.evidence import PathSummary, summarise_path
-from wanmon.diagnosis.selectors.common import maintenance_periods
-from wanmon.diagnosis.selectors.series import BASELINE_BUCKET_S, owamp_bucketed, throughput_for, traceroutes_for
+from wanmon.diagnosis.baseline import learn_level
+from wanmon.diagnosis.evidence import PathSummary
+from wanmon.diagnosis.selectors.common import maintenance_periods, pairs_params, sql_rows
+from wanmon.diagnosis.selectors.series import last_traceroutes
 
 logger = logging.getLogger(__name__)
+
+# What summarise_path counts, as SQL conditions on a measurements_throughputtest row t
+_TCP = "t.protocol = 'tcp' AND t.error IS NULL AND t.throughput_bps <> 0"
+_UDP = "t.protocol = 'udp' AND t.error IS NULL AND t.packets_sent <> 0"
+_RETRANS = f"{_TCP} AND t.retransmits IS NOT NULL AND t.duration_s <> 0 AND t.mss_bytes <> 0"
+
+
+def baseline_summaries(
+    keys: list[tuple[int, int]], start: datetime, end: datetime
+) -> dict[tuple[int, int], PathSummary]:
+    """The baseline of each of these path directions over [start, end], as ``summarise_path`` makes it (failed
+    tests and owamp outages left out, the TCP level learned without the maintenance windows of the period).
+    Only directions with a throughput test in the period get one, as in ``evidence_bundle_build`` until now."""
+    if not keys:
+        return {}
+    params = {"src": pairs_params(keys)[0], "dst": pairs_params(keys)[1], "start": start, "end": end}
+    pairs = "WITH k AS (SELECT unnest(%(src)s::bigint[]) AS src_id, unnest(%(dst)s::bigint[]) AS dst_id)"
+    tests = sql_rows(
+        f"""{pairs}
+            SELECT t.src_id, t.dst_id,
+                   array_agg(extract(epoch FROM t.time)::float8 ORDER BY t.time) FILTER (WHERE {_TCP}) AS tcp_times,
+                   array_agg(t.throughput_bps ORDER BY t.time) FILTER (WHERE {_TCP}) AS tcp_rates,
+                   sum(t.retransmits) FILTER (WHERE {_RETRANS}) AS retrans_lost,
+                   sum(t.throughput_bps * t.duration_s / 8.0 / t.mss_bytes + t.retransmits)
+                       FILTER (WHERE {_RETRANS}) AS retrans_sent,
+                   percentile_cont(0.5) WITHIN GROUP (ORDER BY t.rtt_ms) FILTER (WHERE {_TCP} AND t.rtt_ms <> 0)
+                       AS rtt_ms,
+                   percentile_cont(0.5) WITHIN GROUP (ORDER BY t.mss_bytes) FILTER (WHERE {_TCP} AND t.mss_bytes <> 0)
+                       AS mss_bytes,
+                   coalesce(sum(t.packets_sent) FILTER (WHERE {_UDP}), 0) AS udp_sent,
+                   coalesce(sum(coalesce(t.packets_lost, 0)) FILTER (WHERE {_UDP}), 0) AS udp_lost
+            FROM measurements_throughputtest t JOIN k ON k.src_id = t.src_id AND k.dst_id = t.dst_id
+            WHERE t.time >= %(start)s AND t.time <= %(end)s
+            GROUP BY t.src_id, t.dst_id""",
+        params,
+    )
+    if not tests:
+        return {}
+    # sessions that lost every packet are outages, not a loss rate: left out as summarise_path does
+    owamp = {
+        (r["src_id"], r["dst_id"]): r
+        for r in sql_rows(
+            f"""{pairs}
+                SELECT o.src_id, o.dst_id, sum(o.packets_sent) AS sent, sum(coalesce(o.packets_lost, 0)) AS lost,
+                       min(o.delay_min_ms) AS delay_min_ms,
+                       percentile_cont(0.5) WITHIN GROUP (ORDER BY o.delay_median_ms) AS delay_median_ms
+                FROM measurements_owamptest o JOIN k ON k.src_id = o.src_id AND k.dst_id = o.dst_id
+                WHERE o.time >= %(start)s AND o.time <= %(end)s AND o.packets_sent <> 0
+                  AND coalesce(o.packets_lost, 0) < o.packets_sent
+                GROUP BY o.src_id, o.dst_id""",
+            params,
+        )
+    }
+    routes = last_traceroutes(keys, start, end)
+    works = maintenance_periods(start, end)
+    out = {}
+    for r in tests:
+        key = (r["src_id"], r["dst_id"])
+        o = owamp.get(key) or {"sent": 0, "lost": 0, "delay_min_ms": None, "delay_median_ms": None}
+        results = zip((datetime.fromtimestamp(x, UTC) for x in r["tcp_times"] or ()), r["tcp_rates"] or (), strict=True)
+        level = learn_level(results, works)
+        probe_sent = int(o["sent"]) + int(r["udp_sent"])
+        probe_lost = int(o["lost"]) + int(r["udp_lost"])
+        retrans_sent = r["retrans_sent"] or 0.0
+        route = routes.get(key)
+        out[key] = PathSummary(
+            start=start,
+            end=end,
+            tcp_tests=len(level.rates_bps),
+            tcp_excluded_tests=level.excluded,
+            tcp_level=level,
+            tcp_throughput_median_bps=level.median_bps,
+            tcp_throughput_mad_bps=level.mad_bps,
+            tcp_loss_fraction=float(r["retrans_lost"]) / retrans_sent if retrans_sent > 0 else None,
+            probe_packets=probe_sent,
+            probe_loss_fraction=probe_lost / probe_sent if probe_sent > 0 else None,
+            delay_min_ms=o["delay_min_ms"],
+            delay_median_ms=o["delay_median_ms"],
+            rtt_ms=r["rtt_ms"],
+            mss_bytes=int(r["mss_bytes"]) if r["mss_bytes"] is not None else None,
+            traceroute_hops=route.hops if route else None,
+        )
+    return out
 
 
 def baselines_cached(
     keys: list[tuple[int, int]], baseline_start: datetime, baseline_end: datetime
 ) -> dict[tuple[int, int], PathSummary]:
-    """Baseline summaries of these directions. A week of one-minute results is 10 080 sessions a path: the
-    summary is computed once an hour (its period aligned on the hour, in the cache for two) instead of every
-    minute, and the period's tests are read only for the summaries not in the cache. Like
-    ``evidence_bundle_build``, only directions with TCP tests in the baseline get one (the others are cached
+    """Baseline summaries of these directions for the periodic cycle: the summary is computed once an hour (its
+    period aligned on the hour, in the cache for two) instead of every minute, by ``baseline_summaries`` for the
+    directions not in the cache. Only directions with tests in the baseline get one (the others are cached
     as ``False``)."""
     span = baseline_end - baseline_start
     end = baseline_end.replace(minute=0, second=0, microsecond=0)
@@ -28,7 +121,7 @@ def baselines_cached(
     wanted = list(keys)
     if not wanted:
         return {}
-    names = {k: f"wanmon:diagnosis:baseline:v2:{k[0]}:{k[1]}:{end.isoformat()}" for k in wanted}
+    names = {k: f"wanmon:diagnosis:baseline:v3:{k[0]}:{k[1]}:{end.isoformat()}" for k in wanted}
     try:
         hits = cache.get_many(list(names.values()))
     except Exception:  # noqa: BLE001 -- Redis down: compute, the diagnosis must not stop for a cache
@@ -37,16 +130,8 @@ def baselines_cached(
     out = {k: hits[names[k]] for k in wanted if names[k] in hits}
     missing = [k for k in wanted if k not in out]
     if missing:
-        tests = throughput_for(missing, start, end)
-        owamp = owamp_bucketed(missing, start, end, BASELINE_BUCKET_S, outages=False)
-        _, routes = traceroutes_for(missing, start, start, start, end)
-        works = maintenance_periods(start, end)
-        fresh = {
-            k: summarise_path(tests[k], owamp.get(k, []), routes.get(k, []), start, end, excluded=works)
-            if tests.get(k)
-            else False
-            for k in missing
-        }
+        summaries = baseline_summaries(missing, start, end)
+        fresh = {k: summaries.get(k, False) for k in missing}
         out.update(fresh)
         try:
             cache.set_many({names[k]: v for k, v in fresh.items()}, timeout=2 * 3600)

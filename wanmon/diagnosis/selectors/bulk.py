@@ -58,10 +58,10 @@ def evidence_bundle_for_paths(
         label = f"{r['equipment']}:{r['interface']}" if r["interface_id"] else r["equipment"]
         hops[r["path_id"]].append((label, r["interface_id"]))
     keys = [(r["src_id"], r["dst_id"]) for r in path_rows]
-    # the window's tests only: the baseline period's are read when its summary is not in the cache
+    # the window's tests only: the baseline period is summarised in the database when not in the cache
     tests = throughput_for(keys, window_start, now)
-    o_window = owamp_bucketed(keys, window_start, now, WINDOW_BUCKET_S, outages=True)
-    r_window, _ = traceroutes_for(keys, window_start, now, baseline_start, baseline_end)
+    o_window = owamp_bucketed(keys, window_start, now, WINDOW_BUCKET_S)
+    r_window = traceroutes_for(keys, window_start, now)
     baselines = baselines_cached(keys, baseline_start, baseline_end)
 
     paths: list[PathEvidence] = []

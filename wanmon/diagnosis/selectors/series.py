@@ -23,25 +23,23 @@ from wanmon.diagnosis.evidence import (
     TracerouteObservation,
 )
 from wanmon.diagnosis.selectors.common import pairs_params, sql_rows
+from wanmon.diagnosis.selectors.records import interface_rate_of, owamp_test_of, throughput_test_of, traceroute_of
 
 WINDOW_BUCKET_S = 300  # window: 72 buckets in 6 hours
 # SNMP rates of the window's last half hour are never bucketed: the interface rules judge consecutive polls
 # (INTERFACE_ERRORS needs 3 in a row, LINK_CONGESTION a run of them), and a fault must be seen at the agents'
 # poll interval, not 5 minutes later. 30 one-minute polls per interface stay affordable at 20 000 interfaces.
 WINDOW_RAW_RECENT_S = 1800
-BASELINE_BUCKET_S = 3600  # baseline: 168 buckets in 7 days, only summarised
 
 
-def owamp_bucketed(keys: list[tuple[int, int]], start: datetime, end: datetime, bucket_s: int, *, outages: bool):
+def owamp_bucketed(keys: list[tuple[int, int]], start: datetime, end: datetime, bucket_s: int):
     """Sessions of these path directions in [start, end], aggregated per time bucket. A session that lost every
-    packet (an outage) stays its own row when ``outages`` (the window: an outage is not a loss rate), and is left
-    out otherwise (the baseline summary ignores outages anyway)."""
+    packet (an outage) stays its own row: an outage is not a loss rate."""
     out: dict[tuple[int, int], list[OwampTest]] = defaultdict(list)
     if not keys:
         return out
-    outage_filter = "" if outages else "AND o.packets_lost < o.packets_sent"
     for r in sql_rows(
-        f"""WITH k AS (SELECT unnest(%s::bigint[]) AS src_id, unnest(%s::bigint[]) AS dst_id)
+        """WITH k AS (SELECT unnest(%s::bigint[]) AS src_id, unnest(%s::bigint[]) AS dst_id)
             SELECT o.src_id, o.dst_id, max(o.time) AS time, count(*) AS n, min(o.id) AS id,
                    sum(o.packets_sent) AS packets_sent, sum(coalesce(o.packets_lost, 0)) AS packets_lost,
                    sum(coalesce(o.duplicates, 0)) AS duplicates, sum(coalesce(o.reordered, 0)) AS reordered,
@@ -50,27 +48,13 @@ def owamp_bucketed(keys: list[tuple[int, int]], start: datetime, end: datetime, 
                    max(o.delay_max_ms) AS delay_max_ms, avg(o.jitter_ms) AS jitter_ms,
                    max(o.clock_error_ms) AS clock_error_ms
             FROM measurements_owamptest o JOIN k ON k.src_id = o.src_id AND k.dst_id = o.dst_id
-            WHERE o.time >= %s AND o.time <= %s AND o.packets_sent IS NOT NULL {outage_filter}
+            WHERE o.time >= %s AND o.time <= %s AND o.packets_sent IS NOT NULL
             GROUP BY o.src_id, o.dst_id, time_bucket(%s * interval '1 second', o.time),
                      (o.packets_lost >= o.packets_sent)
             ORDER BY 3""",
         [*pairs_params(keys), start, end, bucket_s],
     ):
-        out[(r["src_id"], r["dst_id"])].append(
-            OwampTest(
-                time=r["time"],
-                packets_sent=int(r["packets_sent"]),
-                packets_lost=int(r["packets_lost"]),
-                duplicates=int(r["duplicates"]),
-                reordered=int(r["reordered"]),
-                delay_min_ms=r["delay_min_ms"],
-                delay_median_ms=r["delay_median_ms"],
-                delay_max_ms=r["delay_max_ms"],
-                jitter_ms=r["jitter_ms"],
-                clock_error_ms=r["clock_error_ms"],
-                measurement_id=f"owamp:{r['id']}" if r["n"] == 1 else f"owamp:{r['id']}+{r['n'] - 1}",
-            )
-        )
+        out[(r["src_id"], r["dst_id"])].append(owamp_test_of(r))
     return out
 
 
@@ -88,58 +72,40 @@ def throughput_for(keys: list[tuple[int, int]], start: datetime, end: datetime):
            WHERE t.time >= %s AND t.time <= %s ORDER BY t.time""",
         [*pairs_params(keys), start, end],
     ):
-        out[(r["src_id"], r["dst_id"])].append(
-            ThroughputTest(
-                time=r["time"],
-                protocol=r["protocol"],
-                throughput_bps=r["throughput_bps"],
-                duration_s=r["duration_s"],
-                streams=r["streams"] or 1,
-                window_bytes=r["window_bytes"],
-                mss_bytes=r["mss_bytes"],
-                rtt_ms=r["rtt_ms"],
-                retransmits=r["retransmits"],
-                offered_bps=r["offered_bps"],
-                packets_sent=r["packets_sent"],
-                packets_lost=r["packets_lost"],
-                src_host=r["src_host"],
-                dst_host=r["dst_host"],
-                error=r["error"],
-                tool=r["tool"],
-                measurement_id=f"throughput:{r['id']}",
-            )
-        )
+        out[(r["src_id"], r["dst_id"])].append(throughput_test_of(r))
     return out
 
 
-def traceroutes_for(keys: list[tuple[int, int]], start: datetime, end: datetime, baseline_start, baseline_end):
-    """Traceroutes of the window, and the last one of the baseline (all a summary keeps of it)."""
-    window: dict[tuple[int, int], list[TracerouteObservation]] = defaultdict(list)
-    last: dict[tuple[int, int], list[TracerouteObservation]] = defaultdict(list)
+def traceroutes_for(keys: list[tuple[int, int]], start: datetime, end: datetime):
+    """Traceroutes of these path directions in [start, end] (time order)."""
+    out: dict[tuple[int, int], list[TracerouteObservation]] = defaultdict(list)
     if not keys:
-        return window, last
-    params = pairs_params(keys)
+        return out
     for r in sql_rows(
         """WITH k AS (SELECT unnest(%s::bigint[]) AS src_id, unnest(%s::bigint[]) AS dst_id)
            SELECT t.id, t.time, t.src_id, t.dst_id, t.hops, t.pmtu_bytes FROM measurements_traceroute t
            JOIN k ON k.src_id = t.src_id AND k.dst_id = t.dst_id
            WHERE t.time >= %s AND t.time <= %s AND t.error IS NULL ORDER BY t.time""",
-        [*params, start, end],
+        [*pairs_params(keys), start, end],
     ):
-        window[(r["src_id"], r["dst_id"])].append(
-            TracerouteObservation(r["time"], tuple(r["hops"]), r["pmtu_bytes"], f"traceroute:{r['id']}")
-        )
+        out[(r["src_id"], r["dst_id"])].append(traceroute_of(r))
+    return out
+
+
+def last_traceroutes(keys: list[tuple[int, int]], start: datetime, end: datetime):
+    """The last traceroute of each of these path directions in [start, end] (all a baseline summary keeps)."""
+    out: dict[tuple[int, int], TracerouteObservation] = {}
+    if not keys:
+        return out
     for r in sql_rows(
         """WITH k AS (SELECT unnest(%s::bigint[]) AS src_id, unnest(%s::bigint[]) AS dst_id)
            SELECT DISTINCT ON (t.src_id, t.dst_id) t.id, t.time, t.src_id, t.dst_id, t.hops, t.pmtu_bytes
            FROM measurements_traceroute t JOIN k ON k.src_id = t.src_id AND k.dst_id = t.dst_id
            WHERE t.time >= %s AND t.time <= %s AND t.error IS NULL ORDER BY t.src_id, t.dst_id, t.time DESC""",
-        [*params, baseline_start, baseline_end],
+        [*pairs_params(keys), start, end],
     ):
-        last[(r["src_id"], r["dst_id"])].append(
-            TracerouteObservation(r["time"], tuple(r["hops"]), r["pmtu_bytes"], f"traceroute:{r['id']}")
-        )
-    return window, last
+        out[(r["src_id"], r["dst_id"])] = traceroute_of(r)
+    return out
 
 
 def interfaces_bulk(
@@ -179,21 +145,7 @@ def interfaces_bulk(
             ORDER BY 1""",
         [ids, raw, start, recent, bucket_s, ids, start, end, raw, recent],
     ):
-        rates[r["interface_id"]].append(
-            InterfaceRate(
-                time=r["time"],
-                in_bps=r["in_bps"],
-                out_bps=r["out_bps"],
-                in_errors_per_s=r["in_errors_per_s"],
-                out_errors_per_s=r["out_errors_per_s"],
-                in_discards_per_s=r["in_discards_per_s"],
-                out_discards_per_s=r["out_discards_per_s"],
-                in_pkts_per_s=r["in_pps"],
-                out_pkts_per_s=r["out_pps"],
-                oper_status=r["oper_status"],
-                interval_s=r["interval_s"],
-            )
-        )
+        rates[r["interface_id"]].append(interface_rate_of(r))
     gaps: dict[int, list[CounterDiscontinuity]] = defaultdict(list)
     for r in sql_rows(
         """SELECT time, previous_time, interface_id, code, reason FROM measurements_counterdiscontinuity

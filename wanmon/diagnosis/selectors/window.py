@@ -23,15 +23,15 @@ from wanmon.diagnosis.evidence import (
     ThroughputTest,
     TracerouteObservation,
     TrunkEvidence,
-    summarise_path,
 )
+from wanmon.diagnosis.selectors.baselines import baseline_summaries
 from wanmon.diagnosis.selectors.common import (
     host_tcp_list,
-    maintenance_periods,
     maintenance_windows_overlapping,
     paths_valid_at,
     sql_rows,
 )
+from wanmon.diagnosis.selectors.records import interface_rate_of, owamp_test_of, throughput_test_of, traceroute_of
 from wanmon.inventory.models import Equipment, Host, Interface, Trunk
 
 
@@ -43,27 +43,7 @@ def _throughput_tests(start: datetime, end: datetime) -> dict[tuple[int, int], l
            FROM measurements_throughputtest WHERE time >= %s AND time <= %s ORDER BY time""",
         [start, end],
     ):
-        out[(r["src_id"], r["dst_id"])].append(
-            ThroughputTest(
-                time=r["time"],
-                protocol=r["protocol"],
-                throughput_bps=r["throughput_bps"],
-                duration_s=r["duration_s"],
-                streams=r["streams"] or 1,
-                window_bytes=r["window_bytes"],
-                mss_bytes=r["mss_bytes"],
-                rtt_ms=r["rtt_ms"],
-                retransmits=r["retransmits"],
-                offered_bps=r["offered_bps"],
-                packets_sent=r["packets_sent"],
-                packets_lost=r["packets_lost"],
-                src_host=r["src_host"],
-                dst_host=r["dst_host"],
-                error=r["error"],
-                tool=r["tool"],
-                measurement_id=f"throughput:{r['id']}",
-            )
-        )
+        out[(r["src_id"], r["dst_id"])].append(throughput_test_of(r))
     return out
 
 
@@ -75,21 +55,7 @@ def _owamp_tests(start: datetime, end: datetime) -> dict[tuple[int, int], list[O
            FROM measurements_owamptest WHERE time >= %s AND time <= %s AND packets_sent IS NOT NULL ORDER BY time""",
         [start, end],
     ):
-        out[(r["src_id"], r["dst_id"])].append(
-            OwampTest(
-                time=r["time"],
-                packets_sent=r["packets_sent"],
-                packets_lost=r["packets_lost"] or 0,
-                duplicates=r["duplicates"] or 0,
-                reordered=r["reordered"] or 0,
-                delay_min_ms=r["delay_min_ms"],
-                delay_median_ms=r["delay_median_ms"],
-                delay_max_ms=r["delay_max_ms"],
-                jitter_ms=r["jitter_ms"],
-                clock_error_ms=r["clock_error_ms"],
-                measurement_id=f"owamp:{r['id']}",
-            )
-        )
+        out[(r["src_id"], r["dst_id"])].append(owamp_test_of(r))
     return out
 
 
@@ -100,9 +66,7 @@ def _traceroutes(start: datetime, end: datetime) -> dict[tuple[int, int], list[T
            WHERE time >= %s AND time <= %s AND error IS NULL ORDER BY time""",
         [start, end],
     ):
-        out[(r["src_id"], r["dst_id"])].append(
-            TracerouteObservation(r["time"], tuple(r["hops"]), r["pmtu_bytes"], f"traceroute:{r['id']}")
-        )
+        out[(r["src_id"], r["dst_id"])].append(traceroute_of(r))
     return out
 
 
@@ -116,21 +80,7 @@ def _interfaces(interface_ids: set[int], start: datetime, end: datetime) -> dict
            FROM measurements_interfacerate WHERE interface_id = ANY(%s) AND time >= %s AND time <= %s ORDER BY time""",
         [list(interface_ids), start, end],
     ):
-        rates[r["interface_id"]].append(
-            InterfaceRate(
-                time=r["time"],
-                in_bps=r["in_bps"],
-                out_bps=r["out_bps"],
-                in_errors_per_s=r["in_errors_per_s"],
-                out_errors_per_s=r["out_errors_per_s"],
-                in_discards_per_s=r["in_discards_per_s"],
-                out_discards_per_s=r["out_discards_per_s"],
-                in_pkts_per_s=r["in_pps"],
-                out_pkts_per_s=r["out_pps"],
-                oper_status=r["oper_status"],
-                interval_s=r["interval_s"],
-            )
-        )
+        rates[r["interface_id"]].append(interface_rate_of(r))
     gaps: dict[int, list[CounterDiscontinuity]] = defaultdict(list)
     for r in sql_rows(
         """SELECT time, previous_time, interface_id, code, reason FROM measurements_counterdiscontinuity
@@ -195,45 +145,29 @@ def evidence_bundle_build(
     extra_schedules: tuple[AgentSchedule, ...] = (),
 ) -> EvidenceBundle:
     """Everything the rules need for the window [window_start, now] and the baseline period."""
-    first = min(window_start, baseline_start)
-    works = maintenance_periods(baseline_start, baseline_end)
-    tests = _throughput_tests(first, now)
-    owamp = _owamp_tests(first, now)
-    traces = _traceroutes(first, now)
+    tests = _throughput_tests(window_start, now)
+    owamp = _owamp_tests(window_start, now)
+    traces = _traceroutes(window_start, now)
+    valid = list(paths_valid_at(now))
+    # the baseline period summarised in the database (a week of raw history is most of the rows otherwise)
+    baselines = baseline_summaries([(p.src_id, p.dst_id) for p in valid], baseline_start, baseline_end)
 
     paths: list[PathEvidence] = []
     interface_ids: set[int] = set()
-    for path in paths_valid_at(now):
+    for path in valid:
         key = (path.src_id, path.dst_id)
         hops = list(path.hops.all())
         interface_ids.update(h.interface_id for h in hops if h.interface_id)
-        t_all, o_all, r_all = tests.get(key, []), owamp.get(key, []), traces.get(key, [])
-        in_window = [t for t in t_all if t.time >= window_start]
-        o_window = [o for o in o_all if o.time >= window_start]
-        r_window = [r for r in r_all if r.time >= window_start]
-        baseline_tests = [t for t in t_all if baseline_start <= t.time <= baseline_end]
-        baseline = (
-            summarise_path(
-                baseline_tests,
-                [o for o in o_all if baseline_start <= o.time <= baseline_end],
-                [r for r in r_all if baseline_start <= r.time <= baseline_end],
-                baseline_start,
-                baseline_end,
-                excluded=works,
-            )
-            if baseline_tests
-            else None
-        )
         paths.append(
             PathEvidence(
                 src=path.src.code,
                 dst=path.dst.code,
                 capacity_bps=path.capacity_bps or 0.0,
                 hops=tuple(h.label for h in hops),
-                throughput_tests=tuple(in_window),
-                owamp_tests=tuple(o_window),
-                traceroutes=tuple(r_window),
-                baseline=baseline,
+                throughput_tests=tuple(tests.get(key, ())),
+                owamp_tests=tuple(owamp.get(key, ())),
+                traceroutes=tuple(traces.get(key, ())),
+                baseline=baselines.get(key),
             )
         )
 

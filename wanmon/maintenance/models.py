@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
+from wanmon.core.models import TrailEvent
 from wanmon.maintenance.choices import (
     Behaviour,
     CarrierNotificationStatus,
@@ -235,12 +236,12 @@ class MaintenanceAffect(models.Model):
         return self.impact or self.window.impact
 
 
-class MaintenanceEvent(models.Model):
+class MaintenanceEvent(TrailEvent):
     """Audit trail of a window: created, updated (with the changes), ignored notifications, comments, notices."""
 
     window = models.ForeignKey(MaintenanceWindow, on_delete=models.CASCADE, related_name="events")
-    time = models.DateTimeField()
     kind = models.CharField(max_length=20, choices=EventKind.choices)
+    # A user's maintenance events are reachable from the user (the other trails' are not).
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="maintenance_events"
     )
@@ -248,10 +249,7 @@ class MaintenanceEvent(models.Model):
         CarrierNotification, on_delete=models.SET_NULL, null=True, blank=True, related_name="events"
     )
     changes = models.JSONField(default=dict, blank=True, help_text="{field: [before, after]}")
-    note = models.TextField(blank=True)
-
-    class Meta:
-        ordering = ["time", "id"]
+    data = None  # what else an entry carries is in ``changes`` and ``notification``
 
     def __str__(self) -> str:
         return f"{self.window.reference} {self.kind} {self.time:%Y-%m-%dT%H:%MZ}"

@@ -39,6 +39,15 @@ def uptime_pair(dt_us: int) -> tuple[int, int]:
     return start, start + round(dt_us / 10_000)
 
 
+def polls_apart(dt_us: int, start: int, octets: int, *, name: str, speed_bps: float | None) -> tuple[Sample, Sample]:
+    """Two polls ``dt_us`` apart of a device up for 10 days: the counter at ``start``, then ``octets`` later
+    (modulo its width)."""
+    modulus = COUNTER64_MODULUS if name.startswith("hc_") else COUNTER32_MODULUS
+    prev_up, cur_up = uptime_pair(dt_us)
+    return (poll(0, start, name=name, speed_bps=speed_bps, uptime_ticks=prev_up),
+            poll(dt_us, (start + octets) % modulus, name=name, speed_bps=speed_bps, uptime_ticks=cur_up))  # fmt: skip
+
+
 def ceiling_bps(speed_bps: float, interval_s: float) -> float:
     return speed_bps * RATE_MARGIN * (interval_s + POLL_TIMING_SLACK_S) / interval_s
 
@@ -55,10 +64,7 @@ def assert_exact(computed: float | None, octets: int, dt_us: int) -> None:
 def test_counter64_rate_is_exact_for_any_traffic_up_to_the_speed(speed_bps, load, dt_us, start):
     # given: traffic at `load` x speed for dt; Counter64 may cross 2^64 (once: 46 years at 100 Gb/s)
     octets = round(load * speed_bps * dt_us / 1e6 / 8)
-    prev_up, cur_up = uptime_pair(dt_us)
-    prev = poll(0, start, name="hc_in_octets", speed_bps=speed_bps, uptime_ticks=prev_up)
-    cur = poll(dt_us, (start + octets) % COUNTER64_MODULUS, name="hc_in_octets", speed_bps=speed_bps,
-               uptime_ticks=cur_up)
+    prev, cur = polls_apart(dt_us, start, octets, name="hc_in_octets", speed_bps=speed_bps)
 
     # when
     result = rate_between(prev, cur)
@@ -78,10 +84,7 @@ def test_counter32_rate_is_exact_when_the_poll_interval_allows_at_most_one_wrap(
     dt_us = int(dt_share * max_dt_s * 1e6)
     assume(dt_us >= 1000)
     octets = round(load * speed_bps * dt_us / 1e6 / 8)
-    prev_up, cur_up = uptime_pair(dt_us)
-    prev = poll(0, start, name="in_octets", speed_bps=speed_bps, uptime_ticks=prev_up)
-    cur = poll(dt_us, (start + octets) % COUNTER32_MODULUS, name="in_octets", speed_bps=speed_bps,
-               uptime_ticks=cur_up)
+    prev, cur = polls_apart(dt_us, start, octets, name="in_octets", speed_bps=speed_bps)
 
     result = rate_between(prev, cur)
 
@@ -95,11 +98,8 @@ def test_counter32_rate_is_withheld_when_several_wraps_are_possible(speed_bps, l
     dt_s = COUNTER32_MODULUS * 8 / (speed_bps * RATE_MARGIN) - POLL_TIMING_SLACK_S + extra_s
     dt_us = max(int(dt_s * 1e6) + 1, 1000)
     octets = round(load * speed_bps * dt_us / 1e6 / 8)
-    prev_up, cur_up = uptime_pair(dt_us)
 
-    result = rate_between(poll(0, start, name="in_octets", speed_bps=speed_bps, uptime_ticks=prev_up),
-                          poll(dt_us, (start + octets) % COUNTER32_MODULUS, name="in_octets", speed_bps=speed_bps,
-                               uptime_ticks=cur_up))
+    result = rate_between(*polls_apart(dt_us, start, octets, name="in_octets", speed_bps=speed_bps))
 
     assert result.valid and result.in_bps is None and "ambiguous" in result.notes["in_bps"]
 
@@ -109,11 +109,8 @@ def test_counter32_rate_is_withheld_when_several_wraps_are_possible(speed_bps, l
 def test_counter32_with_unknown_speed_is_exact_while_it_wraps_at_most_once(rate_bps, dt_us, start):
     octets = round(rate_bps * dt_us / 1e6 / 8)
     assume(octets < COUNTER32_MODULUS)
-    prev_up, cur_up = uptime_pair(dt_us)
 
-    result = rate_between(poll(0, start, name="in_octets", speed_bps=None, uptime_ticks=prev_up),
-                          poll(dt_us, (start + octets) % COUNTER32_MODULUS, name="in_octets", speed_bps=None,
-                               uptime_ticks=cur_up))
+    result = rate_between(*polls_apart(dt_us, start, octets, name="in_octets", speed_bps=None))
 
     assert_exact(result.in_bps, octets, dt_us)
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from collectors.records import Record, RecordError, decode_batch, decode_batch_stream
 from collectors.records.checks import _records_clean, _semantic_errors
 from tests.collectors.test_records import ALL_EXAMPLES, NOW, body, snmp
-from tests.collectors.test_records_decode import _field_values
+from tests.collectors.test_records_decode import changed_records
 
 
 def _outcome(decode):
@@ -72,11 +72,9 @@ def test_envelope_errors_are_raised_at_once_as_decode_batch_words_them(changes, 
 
 
 @settings(max_examples=400, deadline=None)
-@given(make=st.sampled_from(ALL_EXAMPLES), data=st.data(), chunk=st.integers(min_value=1, max_value=3))
-def test_streaming_any_changed_record_gives_what_decode_batch_gives(make, data, chunk):
-    record = make()
-    key, value = data.draw(_field_values(record))
-    record[key] = value
+@given(changed=changed_records(), chunk=st.integers(min_value=1, max_value=3))
+def test_streaming_any_changed_record_gives_what_decode_batch_gives(changed, chunk):
+    make, record = changed
     raw = body([snmp(), record, make(), snmp()])
 
     whole = _outcome(lambda: decode_batch(raw, now=NOW, max_records=10).records)
@@ -86,11 +84,9 @@ def test_streaming_any_changed_record_gives_what_decode_batch_gives(make, data, 
 
 
 @settings(max_examples=400, deadline=None)
-@given(make=st.sampled_from(ALL_EXAMPLES), data=st.data())
-def test_batch_wise_checks_accept_exactly_the_records_without_semantic_errors(make, data):
-    record = make()
-    key, value = data.draw(_field_values(record))
-    record[key] = value
+@given(changed=changed_records())
+def test_batch_wise_checks_accept_exactly_the_records_without_semantic_errors(changed):
+    make, record = changed
     try:  # structure only: the semantic layer is what is compared
         decoded = msgspec.json.decode(json.dumps(record), type=Record)
     except (msgspec.DecodeError, RecursionError):

@@ -19,19 +19,7 @@ import msgspec
 import pytest
 
 from collectors.records import decode_records, record_errors, record_to_dict
-from collectors.snmp import (
-    ERROR_AUTH,
-    ERROR_TIMEOUT,
-    IF_HC_IN_OCTETS,
-    IF_HC_OUT_OCTETS,
-    IF_IN_ERRORS,
-    IF_NAME,
-    IF_OUT_DISCARDS,
-    SnmpDeviceConfig,
-    SnmpPoller,
-    poll_device,
-    poll_devices,
-)
+from collectors.snmp import SnmpDeviceConfig, SnmpPoller, oids, poll_device, poll_devices
 from tests.collectors.snmpsim.interfaces import LEGACY, ROUTER
 from tests.collectors.snmpsim.simulator import SnmpSimulator, free_udp_port
 
@@ -163,7 +151,7 @@ def test_dead_device_fails_within_its_timeout_and_does_not_delay_the_others(sim)
     budget_s = 1.0 * 2  # timeout_s x (retries + 1)
     for name in ("dead-1", "dead-2"):
         dead = by_equipment[name]
-        assert dead.records == () and dead.error.kind == ERROR_TIMEOUT
+        assert dead.records == () and dead.error.kind == oids.ERROR_TIMEOUT
         assert budget_s - 0.1 <= dead.error.elapsed_s < budget_s + 1.0
     # Concurrent: one timeout budget in total, not the sum of two (>= 4 s).
     assert elapsed_s < budget_s + 1.0
@@ -180,7 +168,7 @@ def test_wrong_v3_key_is_an_auth_error_and_leaves_the_right_key_working(sim):
 
     polls = asyncio.run(poll_devices([wrong, right], NOW))
 
-    assert polls[0].error.kind == ERROR_AUTH and polls[0].records == ()
+    assert polls[0].error.kind == oids.ERROR_AUTH and polls[0].records == ()
     # Classified as an authentication failure within the device's deadline (snmpsim may answer a wrong
     # digest with a report or stay silent, so the time to the verdict depends on the machine's load).
     assert polls[0].error.elapsed_s < 20.0
@@ -190,7 +178,7 @@ def test_wrong_v3_key_is_an_auth_error_and_leaves_the_right_key_working(sim):
 def test_wrong_community_times_out_with_a_hint(sim):
     poll = asyncio.run(poll_device(v2c(sim, community="nosuchcommunity", timeout_s=0.5, retries=0), NOW))
 
-    assert poll.error.kind == ERROR_TIMEOUT
+    assert poll.error.kind == oids.ERROR_TIMEOUT
     assert "wrong community" in poll.error.message
 
 
@@ -216,13 +204,13 @@ def test_values_match_net_snmp_snmpbulkwalk(sim):
     poll = asyncio.run(poll_device(v2c(sim), NOW))
     by_index = {r.if_index: r for r in poll.records}
 
-    hc_in = snmpbulkwalk(sim, IF_HC_IN_OCTETS)
+    hc_in = snmpbulkwalk(sim, oids.IF_HC_IN_OCTETS)
     assert hc_in == {1: "18446744073000000000", 2: "18446744073709551615", 3: "0", 17: "5000000000000"}
     assert {i: str(r.counters.hc_in_octets) for i, r in by_index.items()} == hc_in
-    assert {i: str(r.counters.hc_out_octets) for i, r in by_index.items()} == snmpbulkwalk(sim, IF_HC_OUT_OCTETS)
-    assert {i: str(r.counters.in_errors) for i, r in by_index.items()} == snmpbulkwalk(sim, IF_IN_ERRORS)
-    assert {i: str(r.counters.out_discards) for i, r in by_index.items()} == snmpbulkwalk(sim, IF_OUT_DISCARDS)
-    assert {i: r.interface for i, r in by_index.items()} == snmpbulkwalk(sim, IF_NAME)
+    assert {i: str(r.counters.hc_out_octets) for i, r in by_index.items()} == snmpbulkwalk(sim, oids.IF_HC_OUT_OCTETS)
+    assert {i: str(r.counters.in_errors) for i, r in by_index.items()} == snmpbulkwalk(sim, oids.IF_IN_ERRORS)
+    assert {i: str(r.counters.out_discards) for i, r in by_index.items()} == snmpbulkwalk(sim, oids.IF_OUT_DISCARDS)
+    assert {i: r.interface for i, r in by_index.items()} == snmpbulkwalk(sim, oids.IF_NAME)
 
 
 def test_simulator_is_gone_after_stop():

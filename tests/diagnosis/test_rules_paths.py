@@ -7,23 +7,6 @@ from datetime import timedelta
 
 import pytest
 
-from tests.diagnosis.builders import (
-    EU_HOPS,
-    NOW,
-    T0,
-    MiB,
-    at,
-    bundle,
-    every,
-    failed,
-    healthy_eu,
-    host,
-    iface,
-    owamp,
-    path,
-    tcp,
-    trace,
-)
 from wanmon.diagnosis import codes
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.context import RuleContext
@@ -34,6 +17,8 @@ from wanmon.diagnosis.rules.delay import delay_level_shift, delay_levels, route_
 from wanmon.diagnosis.rules.loss_patterns import find_period, periodic_loss, reordering
 from wanmon.diagnosis.rules.mtu import mtu_mismatch
 from wanmon.diagnosis.rules.outage import path_down
+
+from .builders import EU_HOPS, NOW, T0, MiB, at, bundle, every, failed, healthy_eu, host, iface, owamp, path, tcp, trace
 
 REV = tuple(reversed(EU_HOPS))
 

@@ -63,3 +63,17 @@ def celery_worker_process(django_db_setup, django_db_blocker):
                 proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+@pytest.fixture
+def operator_client(client, operator):
+    """The test client logged in as the directory's ``operator`` user."""
+    client.force_login(operator)
+    return client
+
+
+@pytest.fixture
+def viewer_client(client, viewer):
+    """The test client logged in as the directory's ``viewer`` user."""
+    client.force_login(viewer)
+    return client

@@ -35,15 +35,3 @@ def operator(db, django_user_model):
 @pytest.fixture
 def viewer(db, django_user_model):
     return _user(django_user_model, "noc-viewer", "viewer")
-
-
-@pytest.fixture
-def operator_client(client, operator):
-    client.force_login(operator)
-    return client
-
-
-@pytest.fixture
-def viewer_client(client, viewer):
-    client.force_login(viewer)
-    return client

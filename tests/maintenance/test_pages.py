@@ -30,18 +30,6 @@ def march(topology):
     return geant, janet
 
 
-@pytest.fixture
-def op_client(client, operator):
-    client.force_login(operator)
-    return client
-
-
-@pytest.fixture
-def viewer_client(client, viewer):
-    client.force_login(viewer)
-    return client
-
-
 def test_pages_need_a_login(client, march):
     for url in ("/maintenance/", f"/maintenance/{march[0].pk}/", "/maintenance/new/", "/maintenance/import/"):
         response = client.get(url)
@@ -88,8 +76,8 @@ def test_window_page_shows_paths_mute_state_and_provenance(viewer_client, topolo
     assert viewer_client.get(f"/maintenance/notifications/{window.notification_id}/raw/").status_code == 403
 
 
-def test_operator_creates_edits_cancels_and_comments(op_client, topology):
-    response = op_client.post("/maintenance/new/", {
+def test_operator_creates_edits_cancels_and_comments(operator_client, topology):
+    response = operator_client.post("/maintenance/new/", {
         "reference": "GEANT-CHG-0042", "carrier": "GEANT", "summary": "Card swap", "source_tz": "Europe/Zurich",
         "start": "2026-03-10T04:00", "end": "2026-03-10T05:30", "status": "confirmed", "impact": "degraded",
         "behaviour": "mute", "rrule": "", "affects": "geant-ams\ncircuit:JISC-RAL-LHCOPN-2 = reduced-redundancy",
@@ -101,12 +89,12 @@ def test_operator_creates_edits_cancels_and_comments(op_client, topology):
                                           datetime(2026, 3, 10, 4, 30, tzinfo=UTC))
     assert [(a.label, a.impact) for a in window.affects.all()] == [
         ("geant-ams", ""), ("circuit:JISC-RAL-LHCOPN-2", "reduced-redundancy")]
-    page = op_client.get(f"/maintenance/{window.pk}/").content.decode()
+    page = operator_client.get(f"/maintenance/{window.pk}/").content.decode()
     assert "expected: explained, not alerted" in page and "not expected: still alerted" in page
-    form = op_client.get(f"/maintenance/{window.pk}/edit/").content.decode()
+    form = operator_client.get(f"/maintenance/{window.pk}/edit/").content.decode()
     assert 'value="2026-03-10T04:00"' in form and "circuit:JISC-RAL-LHCOPN-2 = reduced-redundancy" in form
 
-    response = op_client.post(f"/maintenance/{window.pk}/edit/", {
+    response = operator_client.post(f"/maintenance/{window.pk}/edit/", {
         "reference": "GEANT-CHG-0042", "carrier": "GEANT", "summary": "Card swap", "source_tz": "Europe/Zurich",
         "start": "2026-03-10T04:00", "end": "2026-03-10T06:00", "status": "confirmed", "impact": "degraded",
         "behaviour": "mute", "rrule": "", "affects": "geant-ams",
@@ -114,23 +102,23 @@ def test_operator_creates_edits_cancels_and_comments(op_client, topology):
     assert response.status_code == 302
     window.refresh_from_db()
     assert window.end == datetime(2026, 3, 10, 5, 0, tzinfo=UTC) and window.affects.count() == 1
-    op_client.post(f"/maintenance/{window.pk}/comment/", {"text": "confirmed with GEANT NOC"})
-    op_client.post(f"/maintenance/{window.pk}/cancel/")
+    operator_client.post(f"/maintenance/{window.pk}/comment/", {"text": "confirmed with GEANT NOC"})
+    operator_client.post(f"/maintenance/{window.pk}/cancel/")
     window.refresh_from_db()
     assert window.status == "cancelled"
-    page = op_client.get(f"/maintenance/{window.pk}/").content.decode()
+    page = operator_client.get(f"/maintenance/{window.pk}/").content.decode()
     assert "confirmed with GEANT NOC" in page and "Cancelled" in page
 
 
-def test_form_errors_are_shown(op_client, topology):
-    response = op_client.post("/maintenance/new/", {
+def test_form_errors_are_shown(operator_client, topology):
+    response = operator_client.post("/maintenance/new/", {
         "reference": "X", "source_tz": "Mars/Base", "start": "2026-03-10T04:00", "end": "2026-03-10T03:00",
         "status": "confirmed", "impact": "outage", "behaviour": "mute", "affects": "no-such-box",
     })
     assert response.status_code == 200
     page = response.content.decode()
     assert "unknown time zone" in page
-    response = op_client.post("/maintenance/new/", {
+    response = operator_client.post("/maintenance/new/", {
         "reference": "X", "source_tz": "UTC", "start": "2026-03-10T04:00", "end": "2026-03-10T05:00",
         "status": "confirmed", "impact": "outage", "behaviour": "mute", "affects": "no-such-box",
     })
@@ -145,11 +133,11 @@ def test_viewers_cannot_change_anything(viewer_client, march):
     assert viewer_client.get("/maintenance/feeds/").status_code == 403
 
 
-def test_upload_page_and_subscription_page(op_client, topology):
+def test_upload_page_and_subscription_page(operator_client, topology):
     upload = SimpleUploadedFile("notice.ics", (BCOP / "1-initial.ics").read_bytes(), content_type="text/calendar")
-    page = op_client.post("/maintenance/import/", {"file": upload}).content.decode()
+    page = operator_client.post("/maintenance/import/", {"file": upload}).content.decode()
     assert "Result: parsed" in page and "WorkOrder-31415" in page and "circuit:acme-widgets-as-a-service" in page
-    page = op_client.post("/maintenance/feeds/", {"name": "my outlook", "site": "CERN"}).content.decode()
+    page = operator_client.post("/maintenance/feeds/", {"name": "my outlook", "site": "CERN"}).content.decode()
     assert "webcal://" in page and "/site/CERN.ics" in page
     assert FeedToken.objects.get().site.code == "CERN"
 

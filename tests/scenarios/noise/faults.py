@@ -108,6 +108,30 @@ class PairFault(DirectionFault):
 
 
 @dataclass(frozen=True)
+class InterfaceFault(Fault):
+    """A fault of one polled interface (``equipment:name``), found as ``code`` about it. While it lasts,
+    :meth:`change` says what it does to the interface's state."""
+
+    interface: str = ""
+    code: str = ""
+
+    def polled(self, mesh):
+        return (self.interface,)
+
+    def lasts(self, t_h: float) -> bool:
+        return self.active(t_h)
+
+    def change(self, st: IfaceState, t_h: float) -> IfaceState:
+        return st
+
+    def iface(self, mesh, name, t_h, st):
+        return self.change(st, t_h) if name == self.interface and self.lasts(t_h) else st
+
+    def expect(self, mesh):
+        return [{"code": self.code, "subject": _iface_subject(self.interface)}]
+
+
+@dataclass(frozen=True)
 class PathLoss(DirectionFault):
     """Random loss on one path direction (a dirty fibre on a link nobody polls)."""
 
@@ -174,71 +198,47 @@ class EquipmentLoss(Fault):
 
 
 @dataclass(frozen=True)
-class CrcErrors(Fault):
+class CrcErrors(InterfaceFault):
     """A patch panel going bad: CRC (input) errors rising slowly, from none to ``max_per_s`` over ``ramp_h``."""
 
-    interface: str = ""
     max_per_s: float = 2.0
     ramp_h: float = 72.0
+    code: str = "INTERFACE_ERRORS"
 
-    def polled(self, mesh):
-        return (self.interface,)
-
-    def iface(self, mesh, name, t_h, st):
-        if name == self.interface and self.active(t_h):
-            rate = self.max_per_s * min(1.0, (t_h - self.start_h) / self.ramp_h)
-            return replace(st, in_errors_per_s=st.in_errors_per_s + rate)
-        return st
-
-    def expect(self, mesh):
-        return [{"code": "INTERFACE_ERRORS", "subject": _iface_subject(self.interface)}]
+    def change(self, st, t_h):
+        rate = self.max_per_s * min(1.0, (t_h - self.start_h) / self.ramp_h)
+        return replace(st, in_errors_per_s=st.in_errors_per_s + rate)
 
 
 @dataclass(frozen=True)
-class MicroBurstDiscards(Fault):
+class MicroBurstDiscards(InterfaceFault):
     """An egress port with too shallow buffers drops micro-bursts at moderate load (``util`` ~ 45 %)."""
 
-    interface: str = ""
     util: float = 0.45
     discards_per_s: float = 15.0
+    code: str = "INTERFACE_ERRORS"
 
-    def polled(self, mesh):
-        return (self.interface,)
-
-    def iface(self, mesh, name, t_h, st):
-        if name == self.interface and self.active(t_h):
-            util = self.util + 0.05 * math.sin(t_h * 0.9)
-            return replace(st, util_out=util, out_discards_per_s=self.discards_per_s * util / self.util)
-        return st
-
-    def expect(self, mesh):
-        return [{"code": "INTERFACE_ERRORS", "subject": _iface_subject(self.interface)}]
+    def change(self, st, t_h):
+        util = self.util + 0.05 * math.sin(t_h * 0.9)
+        return replace(st, util_out=util, out_discards_per_s=self.discards_per_s * util / self.util)
 
 
 @dataclass(frozen=True)
-class Congestion(Fault):
+class Congestion(InterfaceFault):
     """Unplanned traffic saturates an egress link: ~99 % utilisation, tail drops, a standing queue."""
 
-    interface: str = ""
     loss: float = 2e-3
     queue_ms: float = 8.0
+    code: str = "LINK_CONGESTION"
 
-    def polled(self, mesh):
-        return (self.interface,)
-
-    def iface(self, mesh, name, t_h, st):
-        if name == self.interface and self.active(t_h):
-            pkts = st.speed_bps * 0.99 / 8 / 3000
-            return replace(st, util_out=0.99, out_discards_per_s=st.out_discards_per_s + self.loss * pkts)
-        return st
+    def change(self, st, t_h):
+        pkts = st.speed_bps * 0.99 / 8 / 3000
+        return replace(st, util_out=0.99, out_discards_per_s=st.out_discards_per_s + self.loss * pkts)
 
     def path(self, mesh, path, t_h, st):
         if (self.interface, "out") in path.crossings and self.active(t_h):
             return replace(st, queue_ms=st.queue_ms + self.queue_ms)
         return st
-
-    def expect(self, mesh):
-        return [{"code": "LINK_CONGESTION", "subject": _iface_subject(self.interface)}]
 
 
 @dataclass(frozen=True)
@@ -358,21 +358,16 @@ class ClockDrift(Fault):
 
 
 @dataclass(frozen=True)
-class CounterReset(Fault):
+class CounterReset(InterfaceFault):
     """A line card resets: its counters restart from zero and ifCounterDiscontinuityTime moves (no reboot)."""
 
-    interface: str = ""
+    code: str = "COUNTER_DISCONTINUITY"
 
-    def polled(self, mesh):
-        return (self.interface,)
+    def lasts(self, t_h):
+        return t_h >= self.start_h  # a reset is for good
 
-    def iface(self, mesh, name, t_h, st):
-        if name == self.interface and t_h >= self.start_h:
-            return replace(st, discontinuity_at_h=self.start_h)
-        return st
-
-    def expect(self, mesh):
-        return [{"code": "COUNTER_DISCONTINUITY", "subject": _iface_subject(self.interface)}]
+    def change(self, st, t_h):
+        return replace(st, discontinuity_at_h=self.start_h)
 
 
 @dataclass(frozen=True)

@@ -14,13 +14,8 @@ from django.core.management import call_command
 
 from tests.alerts.conftest import ASGC, FZK, MAINTENANCE, NOC, SCENARIO_NOW
 from wanmon.alerts.models import Incident, Notification, RoutingRule, Silence, Subscription
-from wanmon.alerts.services import (
-    NotificationSendError,
-    alerts_process,
-    incident_acknowledge,
-    notification_send,
-    silence_create,
-)
+from wanmon.alerts.services import NotificationSendError, alerts_process, incident_acknowledge, notification_send
+from wanmon.alerts.silences import silence_create
 from wanmon.diagnosis.evidence import Finding as EngineFinding
 from wanmon.diagnosis.models import Finding
 from wanmon.diagnosis.replay import scenario_load, scenario_replay

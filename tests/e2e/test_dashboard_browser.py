@@ -79,7 +79,8 @@ def browser(django_db_blocker) -> Iterator:
 @pytest.fixture
 def site(live_server, tmp_path, django_user_model):
     """The corpus and the RAL scenario replayed with --keep, their incidents, a silence; an operator and a viewer."""
-    from wanmon.alerts.services import alerts_process, silence_create
+    from wanmon.alerts.services import alerts_process
+    from wanmon.alerts.silences import silence_create
 
     for scenario in [*CORPUS, scenario_ral.write(tmp_path)]:
         call_command("replay", str(scenario), "--keep", stdout=io.StringIO())

@@ -27,7 +27,7 @@ class SilenceForm(forms.Form):
         return {name: self.cleaned_data[name] for name in SilenceMatcher.values if self.cleaned_data.get(name)}
 
     def service_arguments(self) -> dict:
-        """What ``services.silence_create`` takes from the form: matchers, comment, duration."""
+        """What ``silences.silence_create`` takes from the form: matchers, comment, duration."""
         return {"matchers": self.matchers(), "comment": self.cleaned_data["comment"],
                 "duration_s": self.cleaned_data["duration_s"]}
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from wanmon.alerts import selectors, services
+from wanmon.alerts import selectors, services, silences
 from wanmon.alerts.choices import IncidentStatus, MemberRole
 from wanmon.alerts.forms import AcknowledgeForm, SilenceForm
 from wanmon.alerts.models import Silence
@@ -36,7 +36,7 @@ def incident_list(request):
 def incident_detail(request, pk: int):
     incident = found(selectors.incident_get(incident_id=pk), "such incident")
     members = sorted(incident.members.all(), key=lambda m: (m.role != MemberRole.ROOT, m.id))
-    silence_form = SilenceForm(initial={**services.incident_default_matchers(incident)}) if incident.is_active else None
+    silence_form = SilenceForm(initial={**silences.incident_default_matchers(incident)}) if incident.is_active else None
     return render(request, "alerts/incident_detail.html", {
         "incident": incident,
         "members": members,
@@ -82,7 +82,7 @@ def incident_silence(request, pk: int):
     form = SilenceForm(request.POST)
     if form.is_valid():
         try:
-            silence = services.silence_create(author=request.user, now=timezone.now(), incident=incident,
+            silence = silences.silence_create(author=request.user, now=timezone.now(), incident=incident,
                                               **form.service_arguments())
             messages.success(request, f"Silence #{silence.id} mutes it until {silence.ends_at:%Y-%m-%d %H:%M} UTC.")
         except ValidationError as exc:
@@ -95,20 +95,20 @@ def incident_silence(request, pk: int):
 @login_required
 def silence_list(request):
     now = timezone.now()
-    silences = Silence.objects.select_related("author", "expired_by", "incident").order_by("-starts_at", "-id")[:300]
+    latest = Silence.objects.select_related("author", "expired_by", "incident").order_by("-starts_at", "-id")[:300]
     if request.method == "POST":
         _require_operator(request)
         form = SilenceForm(request.POST)
         if form.is_valid():
             try:
-                silence = services.silence_create(author=request.user, now=now, **form.service_arguments())
+                silence = silences.silence_create(author=request.user, now=now, **form.service_arguments())
                 messages.success(request, f"Silence #{silence.id} created.")
                 return redirect("alerts:silence-list")
             except ValidationError as exc:
                 form.add_error(None, exc)
     else:
         form = SilenceForm()
-    rows = [{"silence": s, "active": s.is_active_at(now), "ended": s.end_time() <= now} for s in silences]
+    rows = [{"silence": s, "active": s.is_active_at(now), "ended": s.end_time() <= now} for s in latest]
     return render(request, "alerts/silence_list.html",
                   {"rows": rows, "form": form, "can_operate": user_is_operator(request.user)})
 
@@ -118,7 +118,7 @@ def silence_list(request):
 def silence_expire(request, pk: int):
     _require_operator(request)
     silence = get_object_or_404(Silence, pk=pk)
-    services.silence_expire(silence=silence, user=request.user, now=timezone.now())
+    silences.silence_expire(silence=silence, user=request.user, now=timezone.now())
     messages.success(request, f"Silence #{pk} expired; what it muted is e-mailed at the next run if still active.")
     target = request.POST.get("next", "")
     if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):

@@ -11,7 +11,7 @@ from rest_framework import mixins, permissions, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from wanmon.alerts import services
+from wanmon.alerts import services, silences
 from wanmon.alerts.api import serializers as s
 from wanmon.alerts.choices import ACTIVE_INCIDENT_STATUSES
 from wanmon.alerts.models import Incident, Notification, RoutingRule, Silence, Subscription
@@ -82,8 +82,8 @@ class IncidentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         values = data.validated_data
         now = timezone.now()
         try:
-            silence = services.silence_create(
-                author=request.user, matchers=values.get("matchers") or services.incident_default_matchers(incident),
+            silence = silences.silence_create(
+                author=request.user, matchers=values.get("matchers") or silences.incident_default_matchers(incident),
                 comment=values["comment"], now=now, ends_at=values.get("ends_at"),
                 duration_s=values.get("duration_s"), incident=incident,
             )
@@ -122,7 +122,7 @@ class SilenceViewSet(viewsets.ModelViewSet):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         try:
-            silence = services.silence_create(
+            silence = silences.silence_create(
                 author=request.user, matchers=values["matchers"], comment=values["comment"], now=timezone.now(),
                 starts_at=values.get("starts_at"), ends_at=values.get("ends_at"),
                 duration_s=values.get("duration_s"), incident=values.get("incident"),
@@ -136,7 +136,7 @@ class SilenceViewSet(viewsets.ModelViewSet):
         data = s.SilenceUpdateInput(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            silence = services.silence_update(silence=self.get_object(), now=timezone.now(), **data.validated_data)
+            silence = silences.silence_update(silence=self.get_object(), now=timezone.now(), **data.validated_data)
         except DjangoValidationError as exc:
             return _bad_request(exc)
         except ValueError as exc:
@@ -144,7 +144,7 @@ class SilenceViewSet(viewsets.ModelViewSet):
         return Response(self.get_serializer(silence).data)
 
     def destroy(self, request, *args, **kwargs):
-        silence = services.silence_expire(silence=self.get_object(), user=request.user, now=timezone.now())
+        silence = silences.silence_expire(silence=self.get_object(), user=request.user, now=timezone.now())
         return Response(self.get_serializer(silence).data)
 
 

@@ -14,6 +14,7 @@ from tests.diagnosis.builders import (
     at,
     bundle,
     codes_of,
+    eu_path,
     every,
     find,
     healthy_eu,
@@ -86,19 +87,14 @@ def test_impact_vocabulary(impact, explains):
     assert impact_explains(impact) is explains
 
 
-def test_per_element_impact_overrides_the_window():
-    def thr(m):
-        return 2e7 if 120 <= m <= 240 else 9.2e8
+def collapsing_during_work(hops=EU_HOPS):
+    """CERN->FZK falls from 920 to 20 Mb/s from minute 120 to 240 (the work of the windows below: 110-250)."""
+    return eu_path("CERN", "FZK", hops, lambda m: 2e7 if 120 <= m <= 240 else 9.2e8, baseline_end_min=100,
+                   retransmits=None)  # fmt: skip
 
-    fwd = path(
-        "CERN",
-        "FZK",
-        1e9,
-        EU_HOPS,
-        every(30, lambda m: tcp(m, thr(m), window_bytes=2_450_000, rtt_ms=9.8, retransmits=None)),
-        every(5, lambda m: owamp(m, 4.9)),
-        baseline_end_min=100,
-    )
+
+def test_per_element_impact_overrides_the_window():
+    fwd = collapsing_during_work()
     w = MaintenanceWindow(
         "CHG-1", at(110), at(250), "outage", ("geant-fra", "geant-gva"), element_impacts={"geant-fra": "no-impact"}
     )
@@ -108,18 +104,7 @@ def test_per_element_impact_overrides_the_window():
 
 
 def _collapse_during_work(hops, affects):
-    def thr(m):
-        return 2e7 if 120 <= m <= 240 else 9.2e8
-
-    fwd = path(
-        "CERN",
-        "FZK",
-        1e9,
-        hops,
-        every(30, lambda m: tcp(m, thr(m), window_bytes=2_450_000, rtt_ms=9.8, retransmits=None)),
-        every(5, lambda m: owamp(m, 4.9)),
-        baseline_end_min=100,
-    )
+    fwd = collapsing_during_work(hops)
     return run(bundle(fwd, maintenance=(MaintenanceWindow("CHG-9", at(110), at(250), "outage", affects),)))
 
 
@@ -143,18 +128,7 @@ def test_port_work_explains_a_path_through_that_port_only(hops, affects, explain
 
 
 def test_site_maintenance_explains_the_sites_paths():
-    def thr(m):
-        return 2e7 if 120 <= m <= 240 else 9.2e8
-
-    fwd = path(
-        "CERN",
-        "FZK",
-        1e9,
-        EU_HOPS,
-        every(30, lambda m: tcp(m, thr(m), window_bytes=2_450_000, rtt_ms=9.8, retransmits=None)),
-        every(5, lambda m: owamp(m, 4.9)),
-        baseline_end_min=100,
-    )
+    fwd = collapsing_during_work()
     w = MaintenanceWindow("FZK-DC-7", at(110), at(250), "outage", ("site:FZK",))
     findings = run(bundle(fwd, maintenance=(w,)))
     assert codes.MAINTENANCE_EXPLAINED in codes_of(findings)
@@ -166,24 +140,8 @@ def test_unexplained_drop_against_the_baseline_lists_what_was_ruled_out():
     def thr(m):
         return 3.5e8 if m >= 200 else 9.2e8
 
-    fwd = path(
-        "CERN",
-        "FZK",
-        1e9,
-        EU_HOPS,
-        every(30, lambda m: tcp(m, thr(m), window_bytes=2_450_000, rtt_ms=9.8)),
-        every(5, lambda m: owamp(m, 4.9)),
-        baseline_end_min=120,
-    )
-    rev = path(
-        "FZK",
-        "CERN",
-        1e9,
-        REV,
-        every(30, lambda m: tcp(m, thr(m), window_bytes=2_450_000, rtt_ms=9.8)),
-        every(5, lambda m: owamp(m, 4.9)),
-        baseline_end_min=120,
-    )
+    fwd = eu_path("CERN", "FZK", EU_HOPS, thr, baseline_end_min=120)
+    rev = eu_path("FZK", "CERN", REV, thr, baseline_end_min=120)
     findings = run(bundle(fwd, rev))
     u = one(findings, codes.UNEXPLAINED_DEGRADATION, src="CERN", dst="FZK")
     assert u.start == at(210)
@@ -246,15 +204,7 @@ def test_one_direction_collapsing_without_loss_is_asymmetric_and_still_unexplain
     def thr(m):
         return 1.0e8 if m >= 200 else 9.2e8
 
-    fwd = path(
-        "CERN",
-        "FZK",
-        1e9,
-        EU_HOPS,
-        every(30, lambda m: tcp(m, thr(m), window_bytes=2_450_000, rtt_ms=9.8)),
-        every(5, lambda m: owamp(m, 4.9)),
-        baseline_end_min=120,
-    )
+    fwd = eu_path("CERN", "FZK", EU_HOPS, thr, baseline_end_min=120)
     rev = healthy_eu("FZK", "CERN", REV, baseline_end_min=120)
     findings = run(bundle(fwd, rev))
     assert one(findings, codes.ASYMMETRIC_PATH, src="CERN", dst="FZK").evidence["loss_asymmetric"] is False
@@ -266,13 +216,9 @@ def test_a_window_naming_only_a_carrier_explains_nothing():
     # given GEANT announcing work without naming an element, and GEANT's geant-gva on the degraded path
     from wanmon.diagnosis.evidence import EquipmentInfo
 
-    fwd = path(
-        "CERN", "FZK", 1e9, ("cern-border", "geant-gva", "geant-fra", "fzk-border"),
-        every(30, lambda m: tcp(m, 3e8 if 120 <= m <= 240 else 9.2e8, window_bytes=2_450_000, rtt_ms=9.8,
-                                retransmits=None)),
-        every(5, lambda m: owamp(m, 4.9)),
-        baseline_end_min=100,
-    )
+    hops = ("cern-border", "geant-gva", "geant-fra", "fzk-border")
+    fwd = eu_path("CERN", "FZK", hops, lambda m: 3e8 if 120 <= m <= 240 else 9.2e8, baseline_end_min=100,
+                  retransmits=None)  # fmt: skip
     work = MaintenanceWindow("GEANT-ANY", at(110), at(250), "outage", (), carrier="GEANT")
     findings = run(bundle(fwd, maintenance=(work,), equipment=(EquipmentInfo("geant-gva", carrier="GEANT"),)))
     # then the degradation stays unexplained

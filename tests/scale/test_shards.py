@@ -179,3 +179,55 @@ def test_a_worker_killed_mid_cycle_leaves_no_path_unevaluated_for_more_than_one_
     shard = sorted(lost)
     assert diagnosis_shard_evaluate(cycle_id=cycle.id, path_ids=shard, worker="late") is None
     assert {PathEvaluation.objects.get(path_id=p).evaluations for p in shard} == {2}
+
+
+def test_the_elements_shard_reads_only_the_interfaces_off_every_path_that_the_element_rules_can_judge(world):
+    from wanmon.diagnosis import engine
+    from wanmon.diagnosis.selectors import evidence_bundle_for_paths
+    from wanmon.measurements.models import InterfaceRate
+
+    # given two interfaces that no path crosses, polled every minute for the last 20 minutes: one counting CRC
+    # errors (5 a second on 1 000 packets a second), one clean
+    now = timezone.now().replace(second=0, microsecond=0)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """SELECT i.id, e.name || ':' || i.name FROM inventory_interface i
+               JOIN inventory_equipment e ON e.id = i.equipment_id
+               WHERE i.id NOT IN (SELECT interface_id FROM inventory_pathhop WHERE interface_id IS NOT NULL)
+               ORDER BY i.id LIMIT 2"""
+        )
+        (bad_id, bad_name), (clean_id, clean_name) = cursor.fetchall()
+    InterfaceRate.objects.bulk_create(
+        InterfaceRate(
+            time=now - timedelta(minutes=m), interface_id=iid, interval_s=60, in_bps=8e6, out_bps=8e6,
+            in_pps=1000, out_pps=1000, in_errors_per_s=5.0 if iid == bad_id else 0.0, out_errors_per_s=0.0,
+            in_discards_per_s=0.0, out_discards_per_s=0.0, oper_status="up",
+        )
+        for m in range(20)
+        for iid in (bad_id, clean_id)
+    )
+    start = now - timedelta(hours=6)
+    bundle = evidence_bundle_for_paths(
+        path_ids=[], now=now, window_start=start, baseline_start=start - timedelta(days=21), baseline_end=start,
+        unpathed_interfaces=True,
+    )
+    # then the shard reads the interface with errors, with its 20 polls, and not the clean one
+    names = {i.name: i for i in bundle.interfaces}
+    assert bad_name in names and clean_name not in names
+    assert len(names[bad_name].rates) == 20
+    # and finds the errors
+    found = engine.diagnose(bundle, now)
+    assert [(f.code, f"{f.subject['equipment']}:{f.subject['interface']}") for f in found] == [
+        ("INTERFACE_ERRORS", bad_name)
+    ]
+
+
+def test_the_elements_shard_is_queued_before_the_path_shards(world, monkeypatch):
+    from wanmon.diagnosis import tasks
+
+    queued = []
+    monkeypatch.setattr(tasks.diagnosis_shard_task, "apply_async", lambda args, **options: queued.append(args))
+    result = tasks.diagnosis_run_task.apply().get()
+    # then the longest shard goes first (taken last, it would run alone while the other workers idle)
+    assert queued[0] == (result["cycle"], [], True)
+    assert len(queued) == result["shards"] and all(len(a) == 2 and a[1] for a in queued[1:])

@@ -39,8 +39,10 @@ def evidence_bundle_for_paths(
 ) -> EvidenceBundle:
     """The evidence of some path directions (versions by id) for one shard of a diagnosis cycle: their tests,
     the interfaces and trunks they cross, the hosts and equipment of their sites, the maintenance windows;
-    with ``unpathed_interfaces``, also every interface with data in the window that no current path crosses
-    (the shard that looks after elements alone)."""
+    with ``unpathed_interfaces``, also every interface that no current path crosses and that has in the window
+    what the element rules judge without paths: errors or discards, or a counter reset (the shard that looks
+    after elements alone; a clean interface off every path can give no finding, and reading the polls of the
+    thousands of them was most of the cycle's work)."""
     path_rows = sql_rows(
         """SELECT p.id, p.src_id, p.dst_id, s.code AS src, d.code AS dst, p.capacity_mbps
            FROM inventory_path p JOIN inventory_site s ON s.id = p.src_id JOIN inventory_site d ON d.id = p.dst_id
@@ -90,6 +92,8 @@ def evidence_bundle_for_paths(
         with connection.cursor() as cursor:
             cursor.execute(
                 """SELECT DISTINCT interface_id FROM measurements_interfacerate WHERE time >= %s AND time <= %s
+                     AND (in_errors_per_s > 0 OR out_errors_per_s > 0 OR in_discards_per_s > 0
+                          OR out_discards_per_s > 0)
                    UNION SELECT DISTINCT interface_id FROM measurements_counterdiscontinuity
                    WHERE time >= %s AND time <= %s
                    EXCEPT SELECT h.interface_id FROM inventory_pathhop h JOIN inventory_path p ON p.id = h.path_id

@@ -38,7 +38,8 @@ def baseline_summaries(
     Only directions with a throughput test in the period get one, as in ``evidence_bundle_build`` until now."""
     if not keys:
         return {}
-    params = {"src": pairs_params(keys)[0], "dst": pairs_params(keys)[1], "start": start, "end": end}
+    src, dst = pairs_params(keys)
+    params = {"src": src, "dst": dst, "start": start, "end": end}
     pairs = "WITH k AS (SELECT unnest(%(src)s::bigint[]) AS src_id, unnest(%(dst)s::bigint[]) AS dst_id)"
     tests = sql_rows(
         f"""{pairs}

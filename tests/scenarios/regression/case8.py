@@ -35,22 +35,11 @@ def scenario_case8() -> Scenario:
     def rerouted(t: datetime) -> bool:
         return moved <= t < back
 
-    mss, window = 8948, 64 * MiB
     for src, dst, off in (("CERN", "SARA", 0), ("SARA", "CERN", 40)):
         for t in sc.every(30, off):
             rtt = 19.8 if rerouted(t) else 18.6
             p = sc.rng.uniform(0.003, 0.005) if rerouted(t) else 0.0
-            thr = sc.jitter(tcp_rate_bps(10e9, rtt, mss, window, p, 9.3e9), 0.15 if p else 0.015)
-            sc.tcp(
-                t,
-                src,
-                dst,
-                thr,
-                rtt_ms=sc.jitter(rtt, 0.003),
-                mss=mss,
-                window=window,
-                retransmits=round(p * segments(thr, 10, mss)) + sc.rng.choice([0, 0, 1]),
-            )
+            _sara_tcp(sc, t, src, dst, rtt, p)
             route = backup if rerouted(t + timedelta(seconds=20)) else hops
             sc.traceroute(t + timedelta(seconds=20), src, dst, route if src == "CERN" else list(reversed(route)))
         for t in sc.every(5, 25 + off):
@@ -110,21 +99,11 @@ def scenario_near_miss_port_work() -> Scenario:
     def lossy(t: datetime, src: str) -> bool:
         return src == "CERN" and dirty <= t < clean
 
-    rtt, mss, window = 18.6, 8948, 64 * MiB
+    rtt = 18.6
     for src, dst, off in (("CERN", "SARA", 0), ("SARA", "CERN", 40)):
         for t in sc.every(30, off):
             p = sc.rng.uniform(0.0025, 0.0035) if lossy(t, src) else 0.0
-            thr = sc.jitter(tcp_rate_bps(10e9, rtt, mss, window, p, 9.3e9), 0.15 if p else 0.015)
-            sc.tcp(
-                t,
-                src,
-                dst,
-                thr,
-                rtt_ms=sc.jitter(rtt, 0.003),
-                mss=mss,
-                window=window,
-                retransmits=round(p * segments(thr, 10, mss)) + sc.rng.choice([0, 0, 1]),
-            )
+            _sara_tcp(sc, t, src, dst, rtt, p)
         for t in sc.every(5, 25 + off):
             p = 0.003 if lossy(t, src) else 0.0
             sc.owamp(
@@ -140,3 +119,13 @@ def scenario_near_miss_port_work() -> Scenario:
     sc.forbid("LOSS_LIMITED", src="SARA", dst="CERN")
     sc.forbid_codes("MAINTENANCE_EXPLAINED", "PATH_DOWN", "DELAY_LEVEL_SHIFT", "CLOCK_UNSYNC", "WINDOW_LIMITED")
     return sc
+
+
+def _sara_tcp(sc: Scenario, t: datetime, src: str, dst: str, rtt: float, p: float) -> None:
+    """A 10 s test on CERN<->SARA (10 Gb/s, 64 MiB windows, hosts at 9.3 Gb/s) under the loss ``p``: the rate
+    CUBIC reaches, and p of its segments retransmitted."""
+    mss, window = 8948, 64 * MiB
+    thr = sc.jitter(tcp_rate_bps(10e9, rtt, mss, window, p, 9.3e9), 0.15 if p else 0.015)
+    rtt_ms = sc.jitter(rtt, 0.003)  # drawn before the retransmits: the seeded sequence stays the same
+    retransmits = round(p * segments(thr, 10, mss)) + sc.rng.choice([0, 0, 1])
+    sc.tcp(t, src, dst, thr, rtt_ms=rtt_ms, mss=mss, window=window, retransmits=retransmits)

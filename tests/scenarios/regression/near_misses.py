@@ -141,8 +141,7 @@ def scenario_near_miss_trunk() -> Scenario:
         ral_ports[0].poll(sc, t + timedelta(seconds=2))
         ral_ports[1].poll(sc, t + timedelta(seconds=3))
 
-    for code in ALL_CODES:
-        sc.forbid(code)
+    sc.forbid_codes(*ALL_CODES)
     return sc
 
 
@@ -364,8 +363,7 @@ def scenario_near_miss_long_paths() -> Scenario:
         sc.host_tcp(t + timedelta(seconds=20), "BNL", "bnl-dt02", buf=128 * MiB)
         sc.host_tcp(t + timedelta(seconds=40), "ASGC", "asgc-dt02", buf=512 * MiB)
 
-    for code in ALL_CODES:
-        sc.forbid(code)
+    sc.forbid_codes(*ALL_CODES)
     return sc
 
 
@@ -475,6 +473,5 @@ def scenario_near_miss_busy_link() -> Scenario:
         port.poll(sc, t)
         core.poll(sc, t + timedelta(seconds=1))
 
-    for code in ALL_CODES:
-        sc.forbid(code)
+    sc.forbid_codes(*ALL_CODES)
     return sc

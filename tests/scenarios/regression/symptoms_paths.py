@@ -38,8 +38,7 @@ def scenario_healthy() -> Scenario:
         sc.traceroute(t + timedelta(seconds=20), "BNL", "CERN", list(reversed(hops)))
         sc.host_tcp(t, "CERN", "cern-dt03", buf=256 * MiB)
         sc.host_tcp(t + timedelta(seconds=30), "BNL", "bnl-dt01", buf=256 * MiB)
-    for code in ALL_CODES:
-        sc.forbid(code)
+    sc.forbid_codes(*ALL_CODES)
     return sc
 
 

@@ -1,6 +1,6 @@
 """The scenario builder of the regression corpus: a :class:`Scenario` collects topology, maintenance,
-measurements and expectations and writes a file of docs/scenario-format.md; the helpers build healthy pairs,
-SNMP counters and the sites and carriers the cases share."""
+measurements and expectations and writes a file of docs/scenario-format.md; the helpers build healthy pairs and
+SNMP counters. The sites, carriers and routers the cases share are in ``places``."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 import yaml
 
 from tests.scenarios.noise import physics
+from tests.scenarios.regression.places import CARRIERS, ROUTERS, SITES
 
 MiB = 1 << 20
 C64 = 2**64
@@ -586,93 +587,3 @@ def healthy_pair(
                 lost=lost,
                 queue_ms=sc.rng.uniform(0.03, 0.1),
             )
-
-
-# --------------------------------------------------------------------------- the sites and carriers
-SITES = {
-    "CERN": ("CERN", 0, 46.23, 6.05),
-    "FZK": ("KIT GridKa", 1, 49.09, 8.43),
-    "CNAF": ("INFN CNAF", 1, 44.49, 11.34),
-    "IN2P3": ("CC-IN2P3", 1, 45.78, 4.87),
-    "RAL": ("RAL Tier-1", 1, 51.57, -1.31),
-    "FNAL": ("Fermilab", 1, 41.84, -88.26),
-    "BNL": ("Brookhaven National Laboratory", 1, 40.87, -72.88),
-    "ASGC": ("Academia Sinica Grid Computing", 1, 25.04, 121.61),
-    "PIC": ("Port d'Informacio Cientifica", 1, 41.50, 2.11),
-    "NDGF": ("Nordic Data Grid Facility", 1, 55.70, 12.57),
-    "SARA": ("NL-T1 SARA/Nikhef", 1, 52.36, 4.95),
-    "TRIUMF": ("TRIUMF", 1, 49.25, -123.23),
-    "CALTECH": ("Caltech Tier-2", 2, 34.14, -118.13),
-    "TAU": ("Tel Aviv University Tier-2", 2, 32.11, 34.80),
-    "LRZ": ("LRZ-LMU Munich Tier-2", 2, 48.26, 11.67),
-}
-CARRIERS = {
-    "GEANT": "GEANT",
-    "DFN": "DFN (Deutsches Forschungsnetz)",
-    "GARR": "GARR",
-    "RENATER": "RENATER",
-    "JANET": "Janet",
-    "REDIRIS": "RedIRIS",
-    "NORDUNET": "NORDUnet",
-    "SURFNET": "SURF",
-    "USLHCNET": "USLHCNet",
-    "ESNET": "ESnet",
-    "STARLIGHT": "StarLight",
-    "CENIC": "CENIC",
-    "CANARIE": "CANARIE",
-    "ASGCNET": "ASGCNet",
-    "IUCC": "IUCC (Israel)",
-}
-
-
-
-
-ROUTERS = {  # name: (site or carrier, which one, vendor, model, role) unless a case declares it otherwise
-    "asgc-ams": ("carrier", "ASGCNET", "Cisco", "ASR 9006", "router"),
-    "asgc-border": ("site", "ASGC", "Cisco", "Nexus 7700", "router"),
-    "asgc-tpe": ("carrier", "ASGCNET", "Cisco", "ASR 9006", "router"),
-    "bnl-border": ("site", "BNL", "Arista", "7280R", "router"),
-    "caltech-border": ("site", "CALTECH", "Cisco", "Catalyst 6509", "router"),
-    "canarie-ams": ("carrier", "CANARIE", "Ciena", "8700", "switch"),
-    "canarie-mtl": ("carrier", "CANARIE", "Ciena", "8700", "switch"),
-    "canarie-van": ("carrier", "CANARIE", "Ciena", "8700", "switch"),
-    "cenic-lax": ("carrier", "CENIC", "Cisco", "CRS-1", "router"),
-    "cern-border": ("site", "CERN", "Juniper", "MX960", "router"),
-    "cnaf-border": ("site", "CNAF", "Cisco", "Nexus 7700", "router"),
-    "dfn-fra": ("carrier", "DFN", "Juniper", "MX480", "router"),
-    "dfn-gar": ("carrier", "DFN", "Juniper", "MX480", "router"),
-    "esnet-ams": ("carrier", "ESNET", "Juniper", "MX10003", "router"),
-    "esnet-chi": ("carrier", "ESNET", "Juniper", "MX10003", "router"),
-    "esnet-gva": ("carrier", "ESNET", "Juniper", "MX10003", "router"),
-    "esnet-nyc": ("carrier", "ESNET", "Juniper", "MX10003", "router"),
-    "fnal-border": ("site", "FNAL", "Cisco", "Nexus 9500", "router"),
-    "fzk-border": ("site", "FZK", "Cisco", "Nexus 7700", "router"),
-    "garr-mil": ("carrier", "GARR", "Juniper", "MX480", "router"),
-    "geant-ams": ("carrier", "GEANT", "Juniper", "MX960", "router"),
-    "geant-fra": ("carrier", "GEANT", "Juniper", "MX960", "router"),
-    "geant-gva": ("carrier", "GEANT", "Juniper", "MX960", "router"),
-    "geant-ham": ("carrier", "GEANT", "Juniper", "MX960", "router"),
-    "geant-lon": ("carrier", "GEANT", "Juniper", "MX960", "router"),
-    "geant-mar": ("carrier", "GEANT", "Juniper", "MX960", "router"),
-    "geant-mil": ("carrier", "GEANT", "Juniper", "MX960", "router"),
-    "in2p3-border": ("site", "IN2P3", "Cisco", "ASR 9006", "router"),
-    "iucc-mil": ("carrier", "IUCC", "Cisco", "7609", "router"),
-    "iucc-tlv": ("carrier", "IUCC", "Cisco", "7609", "router"),
-    "janet-lon": ("carrier", "JANET", "Cisco", "ASR 9010", "router"),
-    "lrz-border": ("site", "LRZ", "Cisco", "Nexus 9300", "router"),
-    "ndgf-border": ("site", "NDGF", "Arista", "7280R", "router"),
-    "nordunet-cph": ("carrier", "NORDUNET", "Juniper", "MX10008", "router"),
-    "pic-border": ("site", "PIC", "Cisco", "Nexus 9500", "router"),
-    "ral-border": ("site", "RAL", "Cisco", "Nexus 7700", "router"),
-    "rediris-bcn": ("carrier", "REDIRIS", "Juniper", "MX480", "router"),
-    "renater-lyo": ("carrier", "RENATER", "Juniper", "MX480", "router"),
-    "sara-border": ("site", "SARA", "Arista", "7280R", "router"),
-    "starlight": ("carrier", "STARLIGHT", "Juniper", "QFX10008", "switch"),
-    "surfnet-asd": ("carrier", "SURFNET", "Juniper", "MX2020", "router"),
-    "surfnet-ut": ("carrier", "SURFNET", "Juniper", "MX2020", "router"),
-    "tau-border": ("site", "TAU", "Cisco", "Catalyst 6509", "router"),
-    "triumf-border": ("site", "TRIUMF", "Juniper", "MX480", "router"),
-    "uslhcnet-chi": ("carrier", "USLHCNET", "Ciena", "5410", "switch"),
-    "uslhcnet-gva": ("carrier", "USLHCNET", "Ciena", "5410", "switch"),
-    "uslhcnet-nyc": ("carrier", "USLHCNET", "Force10", "E600", "router"),
-}

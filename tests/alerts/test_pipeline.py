@@ -13,6 +13,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from tests.alerts.conftest import ASGC, FZK, MAINTENANCE, NOC, SCENARIO_NOW
+from wanmon.alerts import policy
 from wanmon.alerts.models import Incident, Notification, RoutingRule, Silence, Subscription
 from wanmon.alerts.services import NotificationSendError, alerts_process, incident_acknowledge, notification_send
 from wanmon.alerts.silences import silence_create
@@ -242,22 +243,91 @@ def test_a_flapping_finding_sends_nothing_more(smtp):
     assert not Finding.objects.filter(status="resolved").exists()
 
 
-def test_a_finding_back_soon_after_its_resolution_reopens_its_incident_without_a_new_email(smtp):
+def test_a_problem_back_after_its_resolved_email_is_emailed_once_as_returned_in_the_same_thread(smtp):
     replay(FZK, "--keep", "--notify")
     smtp.wait_for(1, 5)
     incident = Incident.objects.get()
     findings = set(Finding.objects.values_list("id", flat=True))
-    cleared = clear(T + timedelta(minutes=1))
+    cleared = clear(T + timedelta(minutes=1))  # 12:11
     process(cleared, flush=True)  # resolved: the RESOLVED e-mail goes out
     assert len(smtp.wait_for(2, 5)) == 2
     back = cleared + timedelta(minutes=20)  # within FINDING_REOPEN_WITHIN_S
     replay_at(FZK, back)
-    process(back, flush=True)
+    process(back)  # the beat's run: a return is told at once (no group wait) ...
+    for later in (timedelta(minutes=1), timedelta(minutes=10), timedelta(hours=1)):
+        process(back + later, flush=True)  # ... and once
     assert set(Finding.objects.values_list("id", flat=True)) == findings  # the same findings, reopened
     assert {e.kind for f in Finding.objects.all() for e in f.events.all()} == {"opened", "resolved", "reopened"}
-    assert Incident.objects.get(status="open").id == incident.id
-    assert len(smtp.wait_for(3, 1)) == 2  # no second first notice
-    assert list(incident.events.values_list("kind", flat=True))[-1] == "reopened"
+    assert Incident.objects.get(status="open").id == incident.id  # no second first notice
+    messages = smtp.wait_for(4, 2)
+    assert len(messages) == 3
+    firing, resolved, returned = messages
+    assert returned.rcpt_tos == [NOC]
+    assert returned.subject == FZK_SUBJECT + " (returned)"
+    assert "The problem is back 20 min after it was reported resolved (2026-03-01 12:11 UTC)." in returned.text
+    assert "It will be reported resolved again only 30 min after its findings clear." in returned.text
+    thread = firing.message["In-Reply-To"]  # one thread per incident
+    assert returned.message["In-Reply-To"] == returned.message["References"] == thread
+    assert resolved.message["In-Reply-To"] == thread
+    assert returned.message["Message-ID"] not in (firing.message["Message-ID"], resolved.message["Message-ID"])
+    assert list(Notification.objects.order_by("id").values_list("kind", flat=True)) == [
+        "firing", "resolved", "returned"]
+    incident.refresh_from_db()
+    assert incident.reopen_count == 1
+    assert list(incident.events.values_list("kind", flat=True))[-2:] == ["reopened", "notified"]
+
+
+def test_a_problem_back_after_a_resolution_nobody_was_told_of_is_not_emailed_as_returned(smtp, settings):
+    settings.ALERTS_SEND_RESOLVED = False
+    replay(FZK, "--keep", "--notify")
+    smtp.wait_for(1, 5)
+    process(clear(T + timedelta(minutes=1)), flush=True)
+    back = T + timedelta(minutes=30)
+    replay_at(FZK, back)
+    process(back, flush=True)
+    assert len(smtp.wait_for(2, 1)) == 1  # the first notice only: for its recipients the problem never went away
+    incident = Incident.objects.get(status="open")
+    assert incident.reopen_count == 1
+
+
+# Evidence bad and good by turns, minutes each (bad first): 2 h 2 min of a problem flapping every 10-15 min.
+FLAPS_MIN = (10, 15, 12, 14, 10, 13, 11, 15, 12, 10)
+
+
+def flap_then_quiet(*, quiet_min=40):
+    """The diagnosis evaluates every minute while the evidence flaps (FLAPS_MIN), then for ``quiet_min`` minutes of
+    good evidence; the beat runs the alerting after each evaluation. Returns the incident's e-mails as
+    (minutes after T, kind)."""
+    at = T
+    for index, minutes in enumerate((*FLAPS_MIN, quiet_min)):
+        bad = index % 2 == 0 and index < len(FLAPS_MIN)
+        for _ in range(minutes):
+            findings_sync(findings=[finding(at=at)] if bad else [], now=at)
+            process(at)
+            at += timedelta(minutes=1)
+    incident = Incident.objects.get()
+    return [(int((e.time - T).total_seconds() // 60), e.data["kind"])
+            for e in incident.events.filter(kind="notified").order_by("time", "id")]
+
+
+def test_two_hours_of_flapping_send_four_emails(smtp):
+    # given a link whose problem shows and hides every 10-15 min for 2 h
+    sent = flap_then_quiet()
+    # then: first notice, resolved after the first 13 quiet minutes (10 min of diagnosis hold + 3 of alerting hold),
+    # returned, and the final resolved 40 min after the last bad evidence (10 + REOPENED_RESOLVE_HOLD_S)
+    assert sent == [(1, "firing"), (22, "resolved"), (25, "returned"), (121 + 30, "resolved")]
+    messages = smtp.wait_for(5, 2)
+    assert [m.subject.split("] ")[0] for m in messages] == [
+        "[wanmon CRITICAL", "[wanmon RESOLVED", "[wanmon CRITICAL", "[wanmon RESOLVED"]
+    assert messages[2].subject.endswith("(returned)")
+    assert Incident.objects.get().reopen_count == 1
+
+
+def test_without_the_longer_hold_after_a_return_the_same_flapping_sends_ten_emails(smtp, monkeypatch):
+    monkeypatch.setattr(policy, "REOPENED_RESOLVE_HOLD_S", 180.0)
+    monkeypatch.setattr(policy, "REOPENED_RESOLVE_HOLD_MAX_S", 180.0)
+    sent = flap_then_quiet(quiet_min=15)
+    assert [kind for _, kind in sent] == ["firing", *["resolved", "returned"] * 4, "resolved"]
 
 
 # --- silences ---

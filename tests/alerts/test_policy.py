@@ -5,16 +5,24 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from wanmon.alerts.grouping import FindingFacts
-from wanmon.alerts.policy import NotifyState, Timers, filter_matches, notification_due, resolve_due, silence_matches
+from wanmon.alerts.policy import (
+    NotifyState,
+    Timers,
+    filter_matches,
+    notification_due,
+    resolve_due,
+    resolve_hold_s,
+    silence_matches,
+)
 
 T = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 TIMERS = Timers(group_wait_s=30, group_interval_s=300, repeat_interval_s=4 * 3600)
 A, B = "LOSS_LIMITED|dst=CERN;src=FZK", "ASYMMETRIC_PATH|dst=CERN;src=FZK"
 
 
-def state(last=None, keys=(), severity=None, acknowledged=False):
+def state(last=None, keys=(), severity=None, acknowledged=False, returned=False):
     return NotifyState(opened_at=T, last_notified_at=last, last_notified_keys=frozenset(keys),
-                       last_notified_severity=severity, acknowledged=acknowledged)
+                       last_notified_severity=severity, acknowledged=acknowledged, returned=returned)
 
 
 def due(st, at, visible=(A,), severity="critical", unmuted=(), flush=False):
@@ -59,6 +67,20 @@ def test_resolve_hold():
     assert not resolve_due(cleared_at=T, now=T + timedelta(seconds=179), hold_s=180)
     assert resolve_due(cleared_at=T, now=T + timedelta(seconds=180), hold_s=180)
     assert resolve_due(cleared_at=T, now=T, hold_s=180, flush=True)
+
+
+def test_a_return_is_emailed_at_once_unless_nothing_pages():
+    # reopened 1 s after a resolved notice that came 1 min after the last e-mail about changes, and acknowledged
+    back = state(last=T, keys=[A], severity="critical", acknowledged=True, returned=True)
+    assert due(back, T + timedelta(seconds=1)) == "returned"  # neither group wait nor group interval
+    assert due(back, T + timedelta(seconds=1), visible=(A, B), unmuted=(B,)) == "returned"
+    assert due(back, T + timedelta(seconds=1), visible=()) is None  # muted: the end of the mute tells it
+
+
+def test_each_return_doubles_the_resolve_hold_up_to_an_hour():
+    assert [resolve_hold_s(base_s=180, reopened=n) for n in range(5)] == [180, 1800, 3600, 3600, 3600]
+    assert [resolve_hold_s(base_s=2400, reopened=n) for n in range(4)] == [2400, 2400, 3600, 3600]
+    assert [resolve_hold_s(base_s=7200, reopened=n) for n in range(3)] == [7200, 7200, 7200]  # never below the base
 
 
 FZK_CERN = FindingFacts(id=1, code="LOSS_LIMITED", severity="critical", subject={"src": "FZK", "dst": "CERN"},

@@ -12,7 +12,8 @@ class IncidentAdmin(admin.ModelAdmin):
     list_display = ["id", "severity", "status", "code", "title", "muted", "opened_at", "last_notified_at"]
     list_filter = ["status", "severity", "kind", "muted"]
     search_fields = ["key", "title"]
-    readonly_fields = ["opened_at", "changed_at", "cleared_at", "resolved_at", "notify_seq", "last_notified_at"]
+    readonly_fields = ["opened_at", "changed_at", "cleared_at", "resolved_at", "reopen_count", "notify_seq",
+                       "last_notified_at"]
     inlines = [IncidentMemberInline, IncidentEventInline]
 
 

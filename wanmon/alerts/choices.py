@@ -48,6 +48,7 @@ NotificationKind = text_choices("NotificationKind", {
     "update": "New findings or higher severity",
     "repeat": "Still open (repeat interval)",
     "resolved": "Resolved",
+    "returned": "Returned after the resolved notice",
     "silence_reminder": "Silence about to expire",
 })
 

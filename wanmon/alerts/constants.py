@@ -1,6 +1,7 @@
 """Constants of the alerting pipeline: which findings are root causes, which are their symptoms."""
 
 from wanmon.diagnosis import codes
+from wanmon.diagnosis.constants import FINDING_REOPEN_WITHIN_S
 
 # Element findings that can gather the path findings crossing the element, strongest first.
 ROOT_CAUSE_CODES = (
@@ -60,3 +61,15 @@ PROCESS_LOCK_KEY = 0x77616E6D6F6E_01
 # bound (a counter reset listed at every poll of a day), so a headline built from it is cut to fit.
 SUBJECT_MAX_CHARS = 200
 TITLE_MAX_CHARS = 500
+
+# Flap damping of incidents that came back (policy.resolve_hold_s). An incident reopened because its findings returned
+# after its resolution has shown that its evidence can vanish for a while: its next resolution waits
+# REOPENED_RESOLVE_HOLD_S instead of ALERTS_RESOLVE_HOLD_S (never less), doubled at each further reopen, up to
+# REOPENED_RESOLVE_HOLD_MAX_S. Each resolved notice may be followed by a "returned" one, so this bounds the pairs.
+#: Half an hour: one throughput test at the usual 30-minute cadence must pass without the problem (on top of the
+#: diagnosis's own 10 min, FINDING_CLOSE_ABSENT_S) before a problem that came back once is called resolved again.
+REOPENED_RESOLVE_HOLD_S = 1800.0
+#: The reopen window: findings absent for longer come back as a new problem (a new incident, a first notice), so a
+#: longer hold would only delay a true "resolved". After two reopens the hold is this cap: at most two "returned"
+#: e-mails per incident.
+REOPENED_RESOLVE_HOLD_MAX_S = FINDING_REOPEN_WITHIN_S

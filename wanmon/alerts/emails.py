@@ -22,6 +22,7 @@ SUBJECT_SUFFIX = {
     NotificationKind.UPDATE: " (updated)",
     NotificationKind.REPEAT: " (still open)",
     NotificationKind.RESOLVED: "",
+    NotificationKind.RETURNED: " (returned)",
 }
 
 

@@ -34,7 +34,9 @@ class Incident(models.Model):
 
     ``key`` names the group (``element:geant-fra``, ``maintenance:GEANT-CHG-0042``, ``site:FZK``,
     ``pair:CERN<->FZK``); one active incident per key. The notification state (``notify_seq``,
-    ``last_notified_*``) drives the group-interval and repeat-interval timers.
+    ``last_notified_*``) drives the group-interval and repeat-interval timers. A resolved incident whose findings
+    come back within the reopen window is reopened (``reopen_count``), e-mailed once as returned if its resolution
+    was e-mailed, and held longer before its next resolution (``policy.resolve_hold_s``).
     """
 
     key = models.CharField(max_length=400)
@@ -66,6 +68,9 @@ class Incident(models.Model):
         related_name="acknowledged_incidents",
     )
     merged_into = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="merged")
+    reopen_count = models.PositiveIntegerField(
+        default=0, help_text="times its findings came back after its resolution (each lengthens the resolve hold)"
+    )
     notify_seq = models.PositiveIntegerField(default=0, help_text="notification rounds so far")
     last_notified_at = models.DateTimeField(null=True, blank=True)
     last_notified_keys = models.JSONField(default=list, blank=True)

@@ -2,9 +2,11 @@
 
 Timers follow Alertmanager: ``group_wait`` before the first e-mail of an incident, ``group_interval``
 between e-mails about changes, ``repeat_interval`` before e-mailing an unchanged open incident
-again. Two additions: when a silence or a maintenance window stops muting a finding that is still
+again. Three additions: when a silence or a maintenance window stops muting a finding that is still
 active, the incident is e-mailed at once (the mute hid it, so nobody has been told recently); an
-acknowledged incident is not repeated, but still updated and resolved.
+acknowledged incident is not repeated, but still updated and resolved; an incident that comes back after
+its resolved notice is e-mailed at once as returned, and held longer before its next resolution
+(``resolve_hold_s``), so that a flapping problem sends a few e-mails, not a pair every quarter of an hour.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from wanmon.alerts.choices import NotificationKind, SilenceMatcher
+from wanmon.alerts.constants import REOPENED_RESOLVE_HOLD_MAX_S, REOPENED_RESOLVE_HOLD_S
 from wanmon.alerts.grouping import FindingFacts
 from wanmon.diagnosis import codes
 
@@ -76,13 +79,15 @@ def filter_matches(
 
 @dataclass(frozen=True)
 class NotifyState:
-    """What was last e-mailed about an incident."""
+    """What was last e-mailed about an incident; ``returned``: it was reopened just now and its last e-mail said
+    it was resolved."""
 
     opened_at: datetime
     last_notified_at: datetime | None
     last_notified_keys: frozenset[str]
     last_notified_severity: str | None
     acknowledged: bool
+    returned: bool = False
 
 
 @dataclass(frozen=True)
@@ -107,9 +112,13 @@ def notification_due(
     ``visible_keys``: the incident's paging findings that no silence or inhibition mutes (empty: nothing to
     say). ``unmuted_keys``: those of them that were muted at the previous run. ``flush`` treats group_wait and
     group_interval as elapsed (replay --notify), never the repeat interval: replaying twice sends nothing new.
+    A return is told at once: its findings passed the diagnosis's persistence again, and the people told it was
+    resolved are acting on a wrong belief.
     """
     if not visible_keys:
         return None
+    if state.returned:
+        return NotificationKind.RETURNED
     if visible_keys & unmuted_keys:
         return NotificationKind.FIRING
     if state.last_notified_at is None:
@@ -125,6 +134,16 @@ def notification_due(
     if now >= state.last_notified_at + timedelta(seconds=timers.repeat_interval_s):
         return NotificationKind.REPEAT
     return None
+
+
+def resolve_hold_s(*, base_s: float, reopened: int) -> float:
+    """How long an incident whose findings all cleared waits before it is resolved: ``base_s``
+    (ALERTS_RESOLVE_HOLD_S) until it has been reopened; then REOPENED_RESOLVE_HOLD_S (at least ``base_s``),
+    doubled at each further reopen, at most REOPENED_RESOLVE_HOLD_MAX_S (at least ``base_s``)."""
+    if reopened <= 0:
+        return base_s
+    hold_s = max(base_s, REOPENED_RESOLVE_HOLD_S) * 2.0 ** min(reopened - 1, 32)
+    return max(base_s, min(hold_s, REOPENED_RESOLVE_HOLD_MAX_S))
 
 
 def resolve_due(*, cleared_at: datetime, now: datetime, hold_s: float, flush: bool = False) -> bool:

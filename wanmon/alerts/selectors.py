@@ -101,6 +101,15 @@ def incident_resolved_holding(*, key: str, finding_ids: list[int], at: datetime)
     )
 
 
+def incident_resolution_notified(*, incident: Incident) -> bool:
+    """Whether the incident's last e-mail round was its resolved notice (someone now believes it is fixed)."""
+    return (
+        Notification.objects.filter(incident=incident, kind=NotificationKind.RESOLVED, sequence=incident.notify_seq)
+        .exclude(status=NotificationStatus.ABANDONED)
+        .exists()
+    )
+
+
 @dataclass
 class TopologyIndex:
     """Which equipment each path direction crosses and who operates each piece (for routing and maintenance)."""

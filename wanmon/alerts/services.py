@@ -6,9 +6,10 @@
 under a PostgreSQL advisory lock:
 
 1. read the active findings and group them by root cause (``grouping.group_findings``);
-2. match the groups with the active incidents (one per group key): open new ones, move findings that
-   changed group, clear and (after the resolve hold) resolve the ones whose findings all cleared, close
-   silently the ones whose findings all moved to another incident (merged);
+2. match the groups with the active incidents (one per group key): open new ones (or reopen the one resolved
+   shortly before, whose findings the diagnosis reopened), move findings that changed group, clear and (after
+   the resolve hold, longer for an incident that came back: ``policy.resolve_hold_s``) resolve the ones whose
+   findings all cleared, close silently the ones whose findings all moved to another incident (merged);
 3. mute what silences and maintenance windows cover;
 4. decide by the timers (``policy.notification_due``) which incidents need an e-mail, and write one
    Notification row per recipient (the sent-log; unique per incident, kind, round and recipient);
@@ -44,11 +45,12 @@ from wanmon.alerts.conf import AlertSettings, alert_settings
 from wanmon.alerts.constants import PROCESS_LOCK_KEY, SEND_MAX_ATTEMPTS, SEND_TASK_NAME
 from wanmon.alerts.grouping import FindingFacts, Group, group_findings, headline
 from wanmon.alerts.models import Incident, IncidentEvent, IncidentMember, Notification, Silence
-from wanmon.alerts.policy import NotifyState, Timers, notification_due, resolve_due, silence_matches
+from wanmon.alerts.policy import NotifyState, Timers, notification_due, resolve_due, resolve_hold_s, silence_matches
 from wanmon.alerts.selectors import (
     Recipient,
     TopologyIndex,
     finding_facts_list,
+    incident_resolution_notified,
     incident_resolved_holding,
     maintenance_inhibiting,
     maintenance_list_touching,
@@ -82,13 +84,15 @@ class ProcessResult:
 
     skipped: bool = False
     opened: list[int] = field(default_factory=list)
+    reopened: list[int] = field(default_factory=list)
     resolved: list[int] = field(default_factory=list)
     merged: list[int] = field(default_factory=list)
     notifications: list[int] = field(default_factory=list)
     redispatched: list[int] = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        return {"skipped": self.skipped, "opened": self.opened, "resolved": self.resolved, "merged": self.merged,
+        return {"skipped": self.skipped, "opened": self.opened, "reopened": self.reopened, "resolved": self.resolved,
+                "merged": self.merged,
                 "notifications": len(self.notifications), "redispatched": len(self.redispatched)}
 
 
@@ -126,6 +130,7 @@ class _Run:
         self._topology: TopologyIndex | None = None
         self.silences = silence_list_active(at=now)
         self.silences_in_use: dict[int, list[Incident]] = {}
+        self.returned: dict[int, datetime] = {}  # reopened now after a resolved notice: {incident id: resolved at}
 
     @property
     def topology(self) -> TopologyIndex:
@@ -171,11 +176,17 @@ class _Run:
         return incident
 
     def _reopen(self, group: Group) -> Incident | None:
-        """The resolved incident of a finding the diagnosis reopened: reopened too, not announced as new."""
+        """The resolved incident of a finding the diagnosis reopened: reopened too, not announced as new; if its
+        resolution was e-mailed, ``_decide`` e-mails once that it returned. Its next resolve hold is longer."""
         if incident := incident_resolved_holding(key=group.key, finding_ids=list(group.roles), at=self.now):
-            _event(incident, IncidentEventKind.REOPENED, self.now, "a finding came back soon after the resolution")
+            if incident_resolution_notified(incident=incident):
+                self.returned[incident.id] = incident.resolved_at
+            incident.reopen_count += 1
+            _event(incident, IncidentEventKind.REOPENED, self.now, "a finding came back soon after the resolution",
+                   {"reopen_count": incident.reopen_count, "resolved_at": incident.resolved_at.isoformat()})
             incident.status, incident.resolved_at, incident.cleared_at = IncidentStatus.OPEN, None, None
-            incident.save(update_fields=["status", "resolved_at", "cleared_at"])
+            incident.save(update_fields=["status", "resolved_at", "cleared_at", "reopen_count"])
+            self.result.reopened.append(incident.id)
         return incident
 
     def _sync_members(self, incident: Incident, group: Group) -> dict[int, int]:
@@ -244,6 +255,7 @@ class _Run:
             last_notified_keys=frozenset(incident.last_notified_keys or []),
             last_notified_severity=incident.last_notified_severity or None,
             acknowledged=incident.status == IncidentStatus.ACKNOWLEDGED,
+            returned=incident.id in self.returned,
         )
         kind = notification_due(state, visible_keys=visible, severity=severity, unmuted_keys=unmuted,
                                 now=self.now, timers=self.timers, flush=self.flush)
@@ -258,10 +270,20 @@ class _Run:
                 f"Severity raised to {severity}.")
         elif kind == NotificationKind.REPEAT:
             note = f"Still open since {incident.opened_at:%Y-%m-%d %H:%M} UTC and not acknowledged."
+        elif kind == NotificationKind.RETURNED:
+            resolved_at = self.returned[incident.id]
+            hold_s = resolve_hold_s(base_s=self.cfg.resolve_hold_s, reopened=incident.reopen_count)
+            note = (f"The problem is back {text.duration((self.now - resolved_at).total_seconds())} after it was "
+                    f"reported resolved ({resolved_at:%Y-%m-%d %H:%M} UTC). It will be reported resolved again only "
+                    f"{text.duration(hold_s)} after its findings clear.")
         recipients = recipient_list_for_incident(
             sites=incident.sites, carriers=incident.carriers, codes_={f.code for f in members},
             severity=severity, cfg=self.cfg,
         )
+        if kind == NotificationKind.RETURNED:  # everyone told it was resolved hears that it is back
+            routed = {r.email.lower() for r in recipients}
+            told = [r for r in recipient_list_notified(incident=incident) if r.email.lower() not in routed]
+            recipients = told + recipients
         self._notify(incident, kind, recipients, note)
         incident.last_notified_at = self.now
         incident.last_notified_keys = sorted(visible)
@@ -303,12 +325,12 @@ class _Run:
             _event(incident, IncidentEventKind.MERGED, self.now, f"findings now in incident #{moved_to[incident.id]}")
             self.result.merged.append(incident.id)
             return
+        hold_s = resolve_hold_s(base_s=self.cfg.resolve_hold_s, reopened=incident.reopen_count)
         if incident.cleared_at is None:
             incident.cleared_at = self.now
             incident.save(update_fields=["cleared_at"])
-            _event(incident, IncidentEventKind.CLEARED, self.now, "every finding cleared")
-        if not resolve_due(cleared_at=incident.cleared_at, now=self.now, hold_s=self.cfg.resolve_hold_s,
-                           flush=self.flush):
+            _event(incident, IncidentEventKind.CLEARED, self.now, "every finding cleared", {"hold_s": hold_s})
+        if not resolve_due(cleared_at=incident.cleared_at, now=self.now, hold_s=hold_s, flush=self.flush):
             return
         incident.status = IncidentStatus.RESOLVED
         incident.resolved_at = self.now
@@ -319,8 +341,11 @@ class _Run:
             return
         recipients = recipient_list_notified(incident=incident)
         if recipients:
-            self._notify(incident, NotificationKind.RESOLVED, recipients,
-                         f"All findings of this incident cleared; it lasted {text.duration(self._age(incident))}.")
+            note = f"All findings of this incident cleared; it lasted {text.duration(self._age(incident))}."
+            if incident.reopen_count:
+                note += (f" It had come back {incident.reopen_count} time(s): resolved {text.duration(hold_s)} after "
+                         "its findings cleared.")
+            self._notify(incident, NotificationKind.RESOLVED, recipients, note)
             incident.save(update_fields=["notify_seq"])
 
     def _age(self, incident: Incident) -> float:

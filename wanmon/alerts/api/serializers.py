@@ -32,8 +32,8 @@ class IncidentListSerializer(serializers.ModelSerializer):
         model = Incident
         fields = ["id", "key", "kind", "status", "severity", "code", "subject_text", "title", "sites", "paths",
                   "elements", "carriers", "muted", "mute_reason", "opened_at", "changed_at", "cleared_at",
-                  "resolved_at", "acknowledged_at", "acknowledged_by", "notify_seq", "last_notified_at",
-                  "merged_into", "page"]
+                  "resolved_at", "acknowledged_at", "acknowledged_by", "reopen_count", "notify_seq",
+                  "last_notified_at", "merged_into", "page"]
 
     def get_page(self, obj: Incident) -> str:
         return incident_url(obj.id)

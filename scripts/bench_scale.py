@@ -9,7 +9,8 @@ rates and rollups by ``measurements_process``), ending now. Then, each printed o
    minute, one batch per site a minute as the agents send them, rates and rollups after each): CPU seconds of this
    process and of its PostgreSQL backend, as a share of one core over the 10 minutes;
 2. one full diagnosis cycle with ``--workers`` real Celery worker processes (``celery worker --pool solo``):
-   wall time from the beat task to the cycle's close, and the cost per path (wall x workers / paths);
+   wall time from the beat task to the cycle's close, the cost per path (wall x workers / paths), and the CPU
+   seconds the workers and the bench's PostgreSQL spent on it (a busy machine stretches the wall time, not these);
 3. the overview's server time (in-process test client, median of 5 after a warm-up): the page and a region's
    matrix;
 4. the query API for one path over the day (raw owamp results) and for one interface over 90 days of hourly
@@ -73,6 +74,35 @@ def _backend_cpu_s() -> float:
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _proc_cpu_s(pid: int) -> float:
+    """CPU seconds of a process and its waited-for children (/proc), 0 when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def _postgres_cpu_s() -> float | None:
+    """CPU seconds of the bench's own PostgreSQL (the postmaster and its backends); None when the database is
+    not the private one scripts/bench started."""
+    pidfile = Path(os.environ.get("WANMON_BENCH_RUN_DIR", "/nonexistent"), "pg", "postmaster.pid")
+    try:
+        postmaster = int(pidfile.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    total = _proc_cpu_s(postmaster)
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                parent = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if parent == postmaster:
+                total += _proc_cpu_s(int(d.name))
+    return total
 
 
 def _own_cpu_s() -> float:
@@ -184,10 +214,15 @@ def diagnosis_cycle(n_workers: int, at: datetime) -> float:
     from wanmon.diagnosis.models import DiagnosisCycle
     from wanmon.diagnosis.tasks import diagnosis_run_task
 
+    # The history was loaded a moment ago: autovacuum would analyse and vacuum it during the cycle, on the same two
+    # cores. In steady state the tables are analysed long before a cycle reads them.
+    with connection.cursor() as c:
+        c.execute("VACUUM ANALYZE")
     queue = f"bench-diagnosis-{os.getpid()}"
     procs = _workers(n_workers, queue)
     try:
         before = set(DiagnosisCycle.objects.values_list("id", flat=True))
+        workers_cpu0, pg_cpu0 = sum(_proc_cpu_s(p.pid) for p in procs), _postgres_cpu_s()
         t0 = time.perf_counter()
         diagnosis_run_task.apply_async((at.isoformat(),), queue=queue)  # as of the end of the data loaded
         cycle = None
@@ -202,6 +237,8 @@ def diagnosis_cycle(n_workers: int, at: datetime) -> float:
                 raise RuntimeError(f"the cycle did not close in 30 min: {cycle}")
             time.sleep(0.1)
         wall = time.perf_counter() - t0
+        workers_cpu = sum(_proc_cpu_s(p.pid) for p in procs) - workers_cpu0
+        pg_cpu1 = _postgres_cpu_s()
     finally:
         for p in procs:
             os.killpg(p.pid, signal.SIGTERM)
@@ -213,8 +250,13 @@ def diagnosis_cycle(n_workers: int, at: datetime) -> float:
     codes = defaultdict(int)
     for code in active.values_list("code", flat=True):
         codes[code] += 1
+    paths = max(cycle.planned, 1)
+    # CPU beside wall time: on a shared machine the wall time says as much about the other processes as about us
+    pg = f", PostgreSQL {pg_cpu1 - pg_cpu0:.1f} s ({(pg_cpu1 - pg_cpu0) / paths * 1000:.2f} ms a path)" if (
+        pg_cpu0 is not None and pg_cpu1 is not None) else ""
     _say(f"diagnosis cycle: {cycle.planned} paths in {cycle.shards} shards, {wall:.1f} s with {n_workers} workers "
-         f"({wall * n_workers / max(cycle.planned, 1) * 1000:.2f} ms per path); active findings {dict(codes)}")
+         f"({wall * n_workers / paths * 1000:.2f} ms per path per worker); CPU: workers {workers_cpu:.1f} s "
+         f"({workers_cpu / paths * 1000:.2f} ms a path){pg}; active findings {dict(codes)}")
     return wall
 
 

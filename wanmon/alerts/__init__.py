@@ -2,10 +2,12 @@
 
 - ``grouping`` (pure): findings -> incidents by root cause (shared element over its symptom paths,
   maintenance window over what it explains, host over its pairs, many paths of one site, site pairs);
-- ``policy`` (pure): silence matching, routing filters, the Alertmanager-like timers;
+- ``policy`` (pure): silence matching, routing filters, the Alertmanager-like timers, the resolve hold (longer
+  for an incident that came back after its resolution: ``resolve_hold_s``);
 - ``services.alerts_process(now=...)``: the one processing run, called by ``tasks.alerts_process_task``
   (beat, every ALERTS_PROCESS_INTERVAL_S) and by ``manage.py replay --keep --notify`` through
   ``services.alerts_process_now`` (timers treated as elapsed, e-mails sent synchronously);
+- ``silences``: create, change and expire silences;
 - ``models.Notification``: the sent-log (what went to whom, when, and whether it was delivered);
 - pages ``/incidents/``, ``/incidents/<id>``, ``/silences/``; API ``/api/v1/incidents``, ``silences``,
   ``notifications``, ``routing-rules``, ``subscriptions``.

@@ -92,8 +92,8 @@ class ProcessResult:
 
     def as_dict(self) -> dict:
         return {"skipped": self.skipped, "opened": self.opened, "reopened": self.reopened, "resolved": self.resolved,
-                "merged": self.merged,
-                "notifications": len(self.notifications), "redispatched": len(self.redispatched)}
+                "merged": self.merged, "notifications": len(self.notifications),
+                "redispatched": len(self.redispatched)}
 
 
 def _lock(*, wait: bool) -> bool:

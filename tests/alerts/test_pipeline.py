@@ -243,7 +243,9 @@ def test_a_flapping_finding_sends_nothing_more(smtp):
     assert not Finding.objects.filter(status="resolved").exists()
 
 
-def test_a_problem_back_after_its_resolved_email_is_emailed_once_as_returned_in_the_same_thread(smtp):
+def test_a_problem_back_after_its_resolved_email_is_emailed_once_as_returned_in_the_same_thread(
+    smtp, client, django_user_model
+):
     replay(FZK, "--keep", "--notify")
     smtp.wait_for(1, 5)
     incident = Incident.objects.get()
@@ -275,6 +277,9 @@ def test_a_problem_back_after_its_resolved_email_is_emailed_once_as_returned_in_
     incident.refresh_from_db()
     assert incident.reopen_count == 1
     assert list(incident.events.values_list("kind", flat=True))[-2:] == ["reopened", "notified"]
+    client.force_login(django_user_model.objects.create_user("viewer", password="pw-viewer-1"))
+    assert client.get(f"/api/v1/incidents/{incident.id}").json()["reopen_count"] == 1
+    assert b"came back 1 time(s) after a resolution" in client.get(f"/incidents/{incident.id}").content
 
 
 def test_a_problem_back_after_a_resolution_nobody_was_told_of_is_not_emailed_as_returned(smtp, settings):

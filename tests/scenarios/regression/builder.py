@@ -1,11 +1,14 @@
 """The scenario builder of the regression corpus: a :class:`Scenario` collects topology, maintenance,
-measurements and expectations and writes a file of docs/scenario-format.md; the helpers build healthy pairs and
-SNMP counters. The sites, carriers and routers the cases share are in ``places``."""
+measurements and expectations and writes a file of docs/scenario-format.md; :func:`scenario` declares one; the
+helpers build healthy pairs and SNMP counters. The sites, carriers and routers the cases share are in ``places``."""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import random
 import zlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -459,6 +462,40 @@ class Scenario:
         out.append("  absent:" + ("" if self.absent else " []"))
         out += [f"  - {_flow(e)}" for e in self.absent]
         return "\n".join(out) + "\n"
+
+
+def scenario(
+    name: str,
+    start: datetime,
+    *,
+    carriers: Iterable[str] = (),
+    sites: Iterable[str] = (),
+    routers: Iterable[str] = (),
+) -> Callable[[Callable[[Scenario], None]], Callable[[], Scenario]]:
+    """Declare a scenario: ``name`` starting at ``start`` among the ``carriers``, ``sites`` and ``routers`` of
+    ``places``; the decorated function adds the rest of it to the :class:`Scenario` it is given, and its docstring
+    is the scenario's description (the lines joined by single spaces). The result builds the scenario when called.
+    """
+
+    def declare(build: Callable[[Scenario], None]) -> Callable[[], Scenario]:
+        @functools.wraps(build)
+        def make() -> Scenario:
+            sc = Scenario(name, _description(build), start)
+            sc.add_carriers(*carriers)
+            sc.add_sites(*sites)
+            sc.add_routers(*routers)
+            build(sc)
+            return sc
+
+        return make
+
+    return declare
+
+
+def _description(build: Callable) -> str:
+    if not build.__doc__:  # python -OO drops docstrings, and with them every scenario's description
+        raise ValueError(f"{build.__qualname__}: a scenario is described by its docstring")
+    return " ".join(inspect.cleandoc(build.__doc__).split())
 
 
 def _expectation(code: str, rank: int | None, subject: dict) -> dict:

@@ -6,26 +6,44 @@ import math
 from datetime import UTC, datetime, timedelta
 
 from tests.scenarios.noise.noise import poisson
-from tests.scenarios.regression.builder import Counter64Port, MiB, Scenario, healthy_pair, segments, tcp_rate_bps
+from tests.scenarios.regression.builder import (
+    Counter64Port,
+    MiB,
+    Scenario,
+    healthy_pair,
+    scenario,
+    segments,
+    tcp_rate_bps,
+)
 
 
 # --------------------------------------------------------------------------- case 1
-def scenario_case1() -> Scenario:
-    sc = Scenario(
-        "case1-reverse-path-loss-shared-backbone",
-        "Case study 1 (LHC SC2, CERN-FZK and CERN-CNAF). From 08:10 a dirty patch panel on the GEANT Paris->Geneva "
-        "fibre loses ~2-6 % of the frames towards Geneva: FZK->CERN and CNAF->CERN, which share that fibre, fall "
-        "from ~940 Mb/s to a few tens of Mb/s (Mathis rate at 14-17 ms RTT) while CERN->FZK and CERN->CNAF stay "
-        "near 900 Mb/s; IN2P3->CERN enters geant-gva through another port and stays clean. geant-gva:xe-1/0/0 "
-        "(the receiving port of that fibre) counts CRC errors in proportion.",
-        datetime(2026, 3, 3, 6, 0, tzinfo=UTC),
-    )
-    sc.add_carriers("GEANT", "DFN", "GARR", "RENATER")
-    sc.add_sites("CERN", "FZK", "CNAF", "IN2P3")
-    sc.add_routers("cern-border", "fzk-border", "cnaf-border", "in2p3-border")
-    for name in ("geant-gva", "geant-par", "geant-fra", "geant-mil"):
-        sc.router(name, carrier="GEANT", model="MX960")
-    sc.add_routers("dfn-fra", "garr-mil", "renater-lyo")
+@scenario(
+    "case1-reverse-path-loss-shared-backbone",
+    datetime(2026, 3, 3, 6, 0, tzinfo=UTC),
+    carriers=("GEANT", "DFN", "GARR", "RENATER"),
+    sites=("CERN", "FZK", "CNAF", "IN2P3"),
+    routers=(
+        "cern-border",
+        "fzk-border",
+        "cnaf-border",
+        "in2p3-border",
+        "geant-gva",
+        "geant-par",
+        "geant-fra",
+        "geant-mil",
+        "dfn-fra",
+        "garr-mil",
+        "renater-lyo",
+    ),
+)
+def scenario_case1(sc: Scenario) -> None:
+    """Case study 1 (LHC SC2, CERN-FZK and CERN-CNAF). From 08:10 a dirty patch panel on the GEANT Paris->Geneva fibre
+    loses ~2-6 % of the frames towards Geneva: FZK->CERN and CNAF->CERN, which share that fibre, fall from ~940 Mb/s
+    to a few tens of Mb/s (Mathis rate at 14-17 ms RTT) while CERN->FZK and CERN->CNAF stay near 900 Mb/s;
+    IN2P3->CERN enters geant-gva through another port and stays clean. geant-gva:xe-1/0/0 (the receiving port of
+    that fibre) counts CRC errors in proportion.
+    """
     sc.interface("geant-gva", "xe-1/0/0", 1100, 10000)  # towards geant-par
     sc.interface("geant-gva", "xe-2/0/0", 1200, 10000)  # towards renater-lyo
     fzk = ["cern-border", "geant-gva:xe-1/0/0", "geant-par", "geant-fra", "dfn-fra", "fzk-border"]
@@ -138,4 +156,3 @@ def scenario_case1() -> Scenario:
         "WINDOW_LIMITED", "LINK_CONGESTION", "MAINTENANCE_EXPLAINED", "UNEXPLAINED_DEGRADATION", "PATH_DOWN",
         "COUNTER_DISCONTINUITY", "CLOCK_UNSYNC", "DELAY_LEVEL_SHIFT", "PERIODIC_LOSS",
     )
-    return sc

@@ -4,26 +4,27 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from tests.scenarios.regression.builder import MiB, Scenario, tcp_rate_bps
+from tests.scenarios.regression.builder import MiB, Scenario, scenario, tcp_rate_bps
 
 
 # --------------------------------------------------------------------------- case 2
-def scenario_case2() -> Scenario:
-    sc = Scenario(
-        "case2-periodic-loss-monitoring-receiver",
-        "Case study 2 (LHC SC2, FZK->CERN after the patch panel was fixed). At 02:00 a new monitoring agent starts "
-        "on the receiving transfer host cern-dt01; its host_tcp collector reads /proc/net/tcp every 300 s, and each "
-        "read drops 10-70 % of the packets arriving in the following second. owamp runs continuously as perfSONAR "
-        "powstream does (one 600-packet session at 10/s per minute), so each read costs 1-7 packets of the session "
-        "in progress: one lossy session in five, FZK->CERN only. The sender side (CERN->FZK, received at FZK) is "
-        "clean. The 10 s nuttcp tests at :00 and :30 never overlap a read.",
-        datetime(2026, 3, 4, 0, 0, tzinfo=UTC),
-    )
-    sc.add_carriers("GEANT", "DFN")
-    sc.add_sites("CERN", "FZK")
+@scenario(
+    "case2-periodic-loss-monitoring-receiver",
+    datetime(2026, 3, 4, 0, 0, tzinfo=UTC),
+    carriers=("GEANT", "DFN"),
+    sites=("CERN", "FZK"),
+    routers=("cern-border", "fzk-border", "geant-gva", "geant-fra", "dfn-fra"),
+)
+def scenario_case2(sc: Scenario) -> None:
+    """Case study 2 (LHC SC2, FZK->CERN after the patch panel was fixed). At 02:00 a new monitoring agent starts on the
+    receiving transfer host cern-dt01; its host_tcp collector reads /proc/net/tcp every 300 s, and each read drops
+    10-70 % of the packets arriving in the following second. owamp runs continuously as perfSONAR powstream does
+    (one 600-packet session at 10/s per minute), so each read costs 1-7 packets of the session in progress: one
+    lossy session in five, FZK->CERN only. The sender side (CERN->FZK, received at FZK) is clean. The 10 s nuttcp
+    tests at :00 and :30 never overlap a read.
+    """
     sc.host("CERN", "cern-dt01", "192.0.2.10")
     sc.host("FZK", "fzk-dt01", "198.51.100.20")
-    sc.add_routers("cern-border", "fzk-border", "geant-gva", "geant-fra", "dfn-fra")
     sc.path("FZK", "CERN", 10000, ["fzk-border", "dfn-fra", "geant-fra", "geant-gva", "cern-border"])
     sc.agents.append({"site": "CERN", "collector": "host_tcp", "interval_s": 300})
 
@@ -69,4 +70,3 @@ def scenario_case2() -> Scenario:
         "ASYMMETRIC_PATH", "LOSS_LIMITED", "UNEXPLAINED_DEGRADATION", "SHARED_EQUIPMENT_SUSPECT", "HOST_TCP_TUNING",
         "INTERFACE_ERRORS", "PATH_DOWN", "WINDOW_LIMITED",
     )
-    return sc

@@ -4,22 +4,24 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from tests.scenarios.regression.builder import Counter64Port, MiB, Scenario, segments
+from tests.scenarios.regression.builder import Counter64Port, MiB, Scenario, scenario, segments
 
 
 # --------------------------------------------------------------------------- case 3
-def scenario_case3() -> Scenario:
-    sc = Scenario(
-        "case3-trunk-odd-even-ral",
-        "Case study 3 (LHC SC2, RAL). CERN->RAL crosses ral-lag, two 1 Gb/s members bundled into 2 Gb/s at "
-        "janet-lon. From 08:10 the hashing sends flows to odd host addresses over a broken member: TCP to ral-dt01 "
-        "and ral-dt03 (odd last octet) becomes slow and unstable with many retransmissions, TCP to ral-dt02 and "
-        "ral-dt04 stays at ~940 Mb/s (one member's line rate), and 800 Mb/s UDP tests to every host are clean. "
-        "The member counters show the broken member carrying far less than the other. RAL->CERN is fine.",
-        datetime(2026, 3, 5, 6, 0, tzinfo=UTC),
-    )
-    sc.add_carriers("GEANT", "JANET")
-    sc.add_sites("CERN", "RAL")
+@scenario(
+    "case3-trunk-odd-even-ral",
+    datetime(2026, 3, 5, 6, 0, tzinfo=UTC),
+    carriers=("GEANT", "JANET"),
+    sites=("CERN", "RAL"),
+    routers=("cern-border", "geant-gva", "geant-lon", "janet-lon", "ral-border"),
+)
+def scenario_case3(sc: Scenario) -> None:
+    """Case study 3 (LHC SC2, RAL). CERN->RAL crosses ral-lag, two 1 Gb/s members bundled into 2 Gb/s at janet-lon.
+    From 08:10 the hashing sends flows to odd host addresses over a broken member: TCP to ral-dt01 and ral-dt03 (odd
+    last octet) becomes slow and unstable with many retransmissions, TCP to ral-dt02 and ral-dt04 stays at ~940 Mb/s
+    (one member's line rate), and 800 Mb/s UDP tests to every host are clean. The member counters show the broken
+    member carrying far less than the other. RAL->CERN is fine.
+    """
     hosts = [
         ("ral-dt01", "203.0.113.21"),
         ("ral-dt02", "203.0.113.22"),
@@ -29,7 +31,6 @@ def scenario_case3() -> Scenario:
     sc.host("CERN", "cern-dt02", "192.0.2.12")
     for name, addr in hosts:
         sc.host("RAL", name, addr)
-    sc.add_routers("cern-border", "geant-gva", "geant-lon", "janet-lon", "ral-border")
     sc.interface("janet-lon", "ge-1/0/0", 2100, 1000, mtu=1500)
     sc.interface("janet-lon", "ge-1/0/1", 2101, 1000, mtu=1500)
     sc.trunks.append({"name": "ral-lag", "members": ["janet-lon:ge-1/0/0", "janet-lon:ge-1/0/1"]})
@@ -106,4 +107,3 @@ def scenario_case3() -> Scenario:
         "LOSS_LIMITED", "ASYMMETRIC_PATH", "UNEXPLAINED_DEGRADATION", "INTERFACE_ERRORS", "LINK_CONGESTION",
         "WINDOW_LIMITED", "PATH_DOWN",
     )
-    return sc

@@ -4,28 +4,38 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from tests.scenarios.regression.builder import MiB, Scenario, tcp_rate_bps, window_rate_bps
+from tests.scenarios.regression.builder import MiB, Scenario, scenario, tcp_rate_bps, window_rate_bps
 
 
 # --------------------------------------------------------------------------- case 4
-def scenario_case4() -> Scenario:
-    sc = Scenario(
-        "case4-window-limited-fnal-asgc",
-        "Case study 4 (window-limited transatlantic and East-Asian flows). CERN<->FNAL: 10 Gb/s, RTT 125 ms, "
-        "nuttcp -w128m reaches ~6.5 Gb/s (host limit) until fnal-dt01 is reinstalled at 01:55 with an old sysctl "
-        "profile (net.core.rmem_max = wmem_max = 4 MiB): from then the 128 MiB request is cut to 4 MiB and both "
-        "directions run at ~0.95 x 4 MiB * 8 / 125 ms = 255 Mb/s. CERN<->ASGC: 1 Gb/s, RTT 318 ms, autotuned "
-        "with tcp_rmem/tcp_wmem max 16 MiB at ASGC: ~0.6 x 422 Mb/s; 1 Gb/s there needs 2 x BDP = 79.5 MB. "
-        "CERN's hosts are tuned (256 MiB).",
-        datetime(2026, 3, 6, 0, 0, tzinfo=UTC),
-    )
-    sc.add_carriers("GEANT", "USLHCNET", "STARLIGHT", "ESNET", "ASGCNET")
-    sc.add_sites("CERN", "FNAL", "ASGC")
+@scenario(
+    "case4-window-limited-fnal-asgc",
+    datetime(2026, 3, 6, 0, 0, tzinfo=UTC),
+    carriers=("GEANT", "USLHCNET", "STARLIGHT", "ESNET", "ASGCNET"),
+    sites=("CERN", "FNAL", "ASGC"),
+    routers=(
+        "cern-border",
+        "uslhcnet-gva",
+        "uslhcnet-chi",
+        "starlight",
+        "esnet-chi",
+        "fnal-border",
+        "geant-ams",
+        "asgc-ams",
+        "asgc-tpe",
+        "asgc-border",
+    ),
+)
+def scenario_case4(sc: Scenario) -> None:
+    """Case study 4 (window-limited transatlantic and East-Asian flows). CERN<->FNAL: 10 Gb/s, RTT 125 ms, nuttcp
+    -w128m reaches ~6.5 Gb/s (host limit) until fnal-dt01 is reinstalled at 01:55 with an old sysctl profile
+    (net.core.rmem_max = wmem_max = 4 MiB): from then the 128 MiB request is cut to 4 MiB and both directions run at
+    ~0.95 x 4 MiB * 8 / 125 ms = 255 Mb/s. CERN<->ASGC: 1 Gb/s, RTT 318 ms, autotuned with tcp_rmem/tcp_wmem max 16
+    MiB at ASGC: ~0.6 x 422 Mb/s; 1 Gb/s there needs 2 x BDP = 79.5 MB. CERN's hosts are tuned (256 MiB).
+    """
     sc.host("CERN", "cern-dt01", "192.0.2.10")
     sc.host("FNAL", "fnal-dt01", "198.51.100.40")
     sc.host("ASGC", "asgc-dt01", "203.0.113.60")
-    sc.add_routers("cern-border", "uslhcnet-gva", "uslhcnet-chi", "starlight", "esnet-chi", "fnal-border", "geant-ams")
-    sc.add_routers("asgc-ams", "asgc-tpe", "asgc-border")
     sc.path(
         "CERN", "FNAL", 10000, ["cern-border", "uslhcnet-gva", "uslhcnet-chi", "starlight", "esnet-chi", "fnal-border"]
     )
@@ -98,4 +108,3 @@ def scenario_case4() -> Scenario:
         "LOSS_LIMITED", "ASYMMETRIC_PATH", "UNEXPLAINED_DEGRADATION", "TCP_ONLY_DEGRADATION",
         "SHARED_EQUIPMENT_SUSPECT", "PATH_DOWN", "MTU_MISMATCH",
     )
-    return sc

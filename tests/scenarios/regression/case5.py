@@ -4,22 +4,23 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from tests.scenarios.regression.builder import Counter64Port, MiB, Scenario
+from tests.scenarios.regression.builder import Counter64Port, MiB, Scenario, scenario
 
 
 # --------------------------------------------------------------------------- case 5
-def scenario_case5() -> Scenario:
-    sc = Scenario(
-        "case5-equipment-at-limits-fnal",
-        "Case study 5 (LHC SC1, CERN-FNAL). A stable ~5 Gb/s from CERN to FNAL (hosts at their limit) over the "
-        "USLHCNet Geneva-Chicago 10 Gb/s link. At 08:30 debugging transfers CERN->Caltech start on the same link "
-        "rate-limited to 400 Mb/s, and CERN->FNAL drops to ~3 Gb/s with burst losses, although the link carries "
-        "less than 60 % of 10 Gb/s (SNMP): equipment close to its limits, not congestion. CERN->BNL leaves "
-        "Geneva on the New York link and stays healthy.",
-        datetime(2026, 3, 7, 6, 0, tzinfo=UTC),
-    )
-    sc.add_carriers("USLHCNET", "STARLIGHT", "ESNET", "CENIC")
-    sc.add_sites("CERN", "FNAL", "CALTECH", "BNL")
+@scenario(
+    "case5-equipment-at-limits-fnal",
+    datetime(2026, 3, 7, 6, 0, tzinfo=UTC),
+    carriers=("USLHCNET", "STARLIGHT", "ESNET", "CENIC"),
+    sites=("CERN", "FNAL", "CALTECH", "BNL"),
+)
+def scenario_case5(sc: Scenario) -> None:
+    """Case study 5 (LHC SC1, CERN-FNAL). A stable ~5 Gb/s from CERN to FNAL (hosts at their limit) over the USLHCNet
+    Geneva-Chicago 10 Gb/s link. At 08:30 debugging transfers CERN->Caltech start on the same link rate-limited to
+    400 Mb/s, and CERN->FNAL drops to ~3 Gb/s with burst losses, although the link carries less than 60 % of 10 Gb/s
+    (SNMP): equipment close to its limits, not congestion. CERN->BNL leaves Geneva on the New York link and stays
+    healthy.
+    """
     sc.router("cern-border", site="CERN", model="MX960")
     sc.router("uslhcnet-gva", carrier="USLHCNET", vendor="Force10", model="E600")
     sc.router("uslhcnet-chi", carrier="USLHCNET", vendor="Force10", model="E600")
@@ -131,4 +132,3 @@ def scenario_case5() -> Scenario:
         "LINK_CONGESTION", "UNEXPLAINED_DEGRADATION", "WINDOW_LIMITED", "LOSS_LIMITED", "ASYMMETRIC_PATH", "PATH_DOWN",
         "INTERFACE_ERRORS",
     )
-    return sc

@@ -5,27 +5,27 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from tests.scenarios.noise.noise import poisson
-from tests.scenarios.regression.builder import MiB, Scenario, mathis_bps, segments
+from tests.scenarios.regression.builder import MiB, Scenario, mathis_bps, scenario, segments
 
 # --------------------------------------------------------------------------- case 6
 #: The Mathis constant of the case study's own measurement (its description computes with it).
 MATHIS_C_CASE6 = 0.7
 
 
-def scenario_case6() -> Scenario:
-    sc = Scenario(
-        "case6-loss-limited-oc12-tau",
-        "Case study 6 (loss-limited path). CERN<->TAU over an OC-12 (622 Mb/s) circuit with a marginal optic: "
-        "bit error rate ~1e-9, so 8000-byte UDP datagrams are lost at 6.4e-5 (5 of 78110 per 500 Mb/s test) and "
-        "jumbo TCP segments alike, while 600 small owamp packets per session see nothing. With MSS 8948 and RTT "
-        "72 ms Mathis gives 0.7 * 8948 * 8 / (0.072 * sqrt(6.4e-5)) = 87 Mb/s, and that is what TCP reaches, far "
-        "below the 622 Mb/s capacity and the 1.86 Gb/s window limit of the 16 MiB window. A chronic condition: "
-        "it holds over the whole timeline.",
-        datetime(2026, 3, 8, 0, 0, tzinfo=UTC),
-    )
-    sc.add_carriers("GEANT", "IUCC")
-    sc.add_sites("CERN", "TAU")
-    sc.add_routers("cern-border", "geant-gva", "geant-mil", "iucc-mil", "iucc-tlv", "tau-border")
+@scenario(
+    "case6-loss-limited-oc12-tau",
+    datetime(2026, 3, 8, 0, 0, tzinfo=UTC),
+    carriers=("GEANT", "IUCC"),
+    sites=("CERN", "TAU"),
+    routers=("cern-border", "geant-gva", "geant-mil", "iucc-mil", "iucc-tlv", "tau-border"),
+)
+def scenario_case6(sc: Scenario) -> None:
+    """Case study 6 (loss-limited path). CERN<->TAU over an OC-12 (622 Mb/s) circuit with a marginal optic: bit error
+    rate ~1e-9, so 8000-byte UDP datagrams are lost at 6.4e-5 (5 of 78110 per 500 Mb/s test) and jumbo TCP segments
+    alike, while 600 small owamp packets per session see nothing. With MSS 8948 and RTT 72 ms Mathis gives 0.7 *
+    8948 * 8 / (0.072 * sqrt(6.4e-5)) = 87 Mb/s, and that is what TCP reaches, far below the 622 Mb/s capacity and
+    the 1.86 Gb/s window limit of the 16 MiB window. A chronic condition: it holds over the whole timeline.
+    """
     sc.interface("iucc-mil", "so-1/0/0", 300, 622, mtu=9180)
     sc.path(
         "CERN", "TAU", 622, ["cern-border", "geant-gva", "geant-mil", "iucc-mil:so-1/0/0", "iucc-tlv", "tau-border"]
@@ -61,4 +61,3 @@ def scenario_case6() -> Scenario:
         "WINDOW_LIMITED", "ASYMMETRIC_PATH", "UNEXPLAINED_DEGRADATION", "MTU_MISMATCH", "TCP_ONLY_DEGRADATION",
         "PATH_DOWN", "PERIODIC_LOSS",
     )
-    return sc

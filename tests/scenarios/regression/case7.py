@@ -4,22 +4,23 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from tests.scenarios.regression.builder import MiB, Scenario, fibre_ms, tcp_rate_bps
+from tests.scenarios.regression.builder import MiB, Scenario, fibre_ms, scenario, tcp_rate_bps
 
 
 # --------------------------------------------------------------------------- case 7
-def scenario_case7() -> Scenario:
-    sc = Scenario(
-        "case7-protection-switch-pic",
-        "Case study 7 (protection switching). CERN<->PIC: minimum one-way delay 6.95 ms each way (RTT 13.9 ms). "
-        "At 02:37 the SDH working span fails and both directions switch to the protection route via Madrid, "
-        "520 km longer: +2.6 ms one way; at 04:12 they revert. Traceroutes every 30 min show the same IP hops "
-        "all along: the change is below IP. Throughput is unaffected (64 MiB window).",
-        datetime(2026, 3, 9, 0, 0, tzinfo=UTC),
-    )
-    sc.add_carriers("GEANT", "REDIRIS")
-    sc.add_sites("CERN", "PIC")
-    sc.add_routers("cern-border", "geant-gva", "geant-mar", "rediris-bcn", "pic-border")
+@scenario(
+    "case7-protection-switch-pic",
+    datetime(2026, 3, 9, 0, 0, tzinfo=UTC),
+    carriers=("GEANT", "REDIRIS"),
+    sites=("CERN", "PIC"),
+    routers=("cern-border", "geant-gva", "geant-mar", "rediris-bcn", "pic-border"),
+)
+def scenario_case7(sc: Scenario) -> None:
+    """Case study 7 (protection switching). CERN<->PIC: minimum one-way delay 6.95 ms each way (RTT 13.9 ms). At 02:37
+    the SDH working span fails and both directions switch to the protection route via Madrid, 520 km longer: +2.6 ms
+    one way; at 04:12 they revert. Traceroutes every 30 min show the same IP hops all along: the change is below IP.
+    Throughput is unaffected (64 MiB window).
+    """
     hops = ["cern-border", "geant-gva", "geant-mar", "rediris-bcn", "pic-border"]
     sc.path("CERN", "PIC", 10000, hops)
     switch, revert = sc.at("02:37:30"), sc.at("04:12:10")
@@ -59,4 +60,3 @@ def scenario_case7() -> Scenario:
     sc.forbid_codes(
         "ROUTE_CHANGE", "CLOCK_UNSYNC", "UNEXPLAINED_DEGRADATION", "PATH_DOWN", "LOSS_LIMITED", "ASYMMETRIC_PATH",
     )
-    return sc

@@ -6,24 +6,34 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from tests.scenarios.noise.noise import poisson
-from tests.scenarios.regression.builder import MiB, Scenario, healthy_pair, segments, tcp_rate_bps
+from tests.scenarios.regression.builder import MiB, Scenario, healthy_pair, scenario, segments, tcp_rate_bps
 
 
 # --------------------------------------------------------------------------- case 8
-def scenario_case8() -> Scenario:
-    sc = Scenario(
-        "case8-maintenance-sara",
-        "Case study 8 (scheduled intervention). SURF announced SURF-CHG-2026-0310-017: software upgrade of "
-        "surfnet-asd, 03:00-04:30 UTC, impact degraded. From 03:02 to 04:27 CERN<->SARA is rerouted over the "
-        "backup via surfnet-ut, shared with the rest of SURF's rerouted traffic: ~0.4 % loss, RTT 19.8 instead of "
-        "18.6 ms, and TCP collapses from 9.3 Gb/s to the Mathis rate of that loss (~150 Mb/s). Everything is "
-        "back at 04:30. CERN<->FZK, not on SURF, is unaffected. Known and expected: nothing may alert.",
-        datetime(2026, 3, 10, 0, 0, tzinfo=UTC),
-    )
-    sc.add_carriers("GEANT", "SURFNET", "DFN")
-    sc.add_sites("CERN", "SARA", "FZK")
-    sc.add_routers("cern-border", "geant-gva", "geant-ams", "geant-fra", "surfnet-asd", "surfnet-ut", "sara-border")
-    sc.add_routers("dfn-fra", "fzk-border")
+@scenario(
+    "case8-maintenance-sara",
+    datetime(2026, 3, 10, 0, 0, tzinfo=UTC),
+    carriers=("GEANT", "SURFNET", "DFN"),
+    sites=("CERN", "SARA", "FZK"),
+    routers=(
+        "cern-border",
+        "geant-gva",
+        "geant-ams",
+        "geant-fra",
+        "surfnet-asd",
+        "surfnet-ut",
+        "sara-border",
+        "dfn-fra",
+        "fzk-border",
+    ),
+)
+def scenario_case8(sc: Scenario) -> None:
+    """Case study 8 (scheduled intervention). SURF announced SURF-CHG-2026-0310-017: software upgrade of surfnet-asd,
+    03:00-04:30 UTC, impact degraded. From 03:02 to 04:27 CERN<->SARA is rerouted over the backup via surfnet-ut,
+    shared with the rest of SURF's rerouted traffic: ~0.4 % loss, RTT 19.8 instead of 18.6 ms, and TCP collapses
+    from 9.3 Gb/s to the Mathis rate of that loss (~150 Mb/s). Everything is back at 04:30. CERN<->FZK, not on SURF,
+    is unaffected. Known and expected: nothing may alert.
+    """
     hops = ["cern-border", "geant-gva", "geant-ams", "surfnet-asd", "sara-border"]
     backup = ["cern-border", "geant-gva", "geant-ams", "surfnet-ut", "sara-border"]
     sc.path("CERN", "SARA", 10000, hops)
@@ -69,24 +79,24 @@ def scenario_case8() -> Scenario:
         "UNEXPLAINED_DEGRADATION", "SHARED_EQUIPMENT_SUSPECT", "PATH_DOWN", "DELAY_LEVEL_SHIFT", "ASYMMETRIC_PATH",
         "CLOCK_UNSYNC",
     )
-    return sc
 
 
 # The near miss of case 8: maintenance on another port of a box the path crosses explains nothing.
-def scenario_near_miss_port_work() -> Scenario:
-    sc = Scenario(
-        "near-miss-port-work-elsewhere-sara",
-        "Near miss of MAINTENANCE_EXPLAINED. GEANT announced GEANT-CHG-2026-0312-044, outage, 03:00-04:30 UTC, on "
-        "geant-ams:et-7/1/0, the Amsterdam port towards another customer. CERN->SARA leaves geant-ams by et-3/0/0 (the "
-        "topology names that port), so the work is not on it. By bad luck, from 03:05 to 04:25 a dirty connector on "
-        "et-3/0/0 loses ~0.3 % of the frames towards SARA: TCP collapses from 9.3 Gb/s to the Mathis rate (~190 Mb/s "
-        "at 18.6 ms), owamp sees the loss, SARA->CERN is clean. That is a fault to chase (LOSS_LIMITED), not "
-        "announced work: explaining it by the window on another port would hide it.",
-        datetime(2026, 3, 12, 0, 0, tzinfo=UTC),
-    )
-    sc.add_carriers("GEANT", "SURFNET")
-    sc.add_sites("CERN", "SARA")
-    sc.add_routers("cern-border", "geant-gva", "geant-ams", "surfnet-asd", "sara-border")
+@scenario(
+    "near-miss-port-work-elsewhere-sara",
+    datetime(2026, 3, 12, 0, 0, tzinfo=UTC),
+    carriers=("GEANT", "SURFNET"),
+    sites=("CERN", "SARA"),
+    routers=("cern-border", "geant-gva", "geant-ams", "surfnet-asd", "sara-border"),
+)
+def scenario_near_miss_port_work(sc: Scenario) -> None:
+    """Near miss of MAINTENANCE_EXPLAINED. GEANT announced GEANT-CHG-2026-0312-044, outage, 03:00-04:30 UTC, on
+    geant-ams:et-7/1/0, the Amsterdam port towards another customer. CERN->SARA leaves geant-ams by et-3/0/0 (the
+    topology names that port), so the work is not on it. By bad luck, from 03:05 to 04:25 a dirty connector on
+    et-3/0/0 loses ~0.3 % of the frames towards SARA: TCP collapses from 9.3 Gb/s to the Mathis rate (~190 Mb/s at
+    18.6 ms), owamp sees the loss, SARA->CERN is clean. That is a fault to chase (LOSS_LIMITED), not announced work:
+    explaining it by the window on another port would hide it.
+    """
     sc.interface("geant-ams", "et-3/0/0", 3300, 100000)
     sc.interface("geant-ams", "et-7/1/0", 7100, 100000)
     hops = ["cern-border", "geant-gva", "geant-ams:et-3/0/0", "surfnet-asd", "sara-border"]
@@ -118,7 +128,6 @@ def scenario_near_miss_port_work() -> Scenario:
     sc.want("LOSS_LIMITED", src="CERN", dst="SARA")
     sc.forbid("LOSS_LIMITED", src="SARA", dst="CERN")
     sc.forbid_codes("MAINTENANCE_EXPLAINED", "PATH_DOWN", "DELAY_LEVEL_SHIFT", "CLOCK_UNSYNC", "WINDOW_LIMITED")
-    return sc
 
 
 def _sara_tcp(sc: Scenario, t: datetime, src: str, dst: str, rtt: float, p: float) -> None:

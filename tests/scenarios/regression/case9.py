@@ -5,25 +5,25 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime, timedelta
 
-from tests.scenarios.regression.builder import C64, Counter64Port, Scenario, healthy_pair, iso
+from tests.scenarios.regression.builder import C64, Counter64Port, Scenario, healthy_pair, iso, scenario
 
 
 # --------------------------------------------------------------------------- case 9
-def scenario_case9() -> Scenario:
-    sc = Scenario(
-        "case9-counter-wrap-and-reboot",
-        "Case study 9 (counter wrap and reset). dfn-fra's 10 Gb/s port xe-2/0/0 (from GEANT, carrying CERN->FZK) "
-        "is polled every 60 s with Counter64; its ifHCInOctets started close to 2^64 and wraps at 01:30 while "
-        "the port carries 5.5-8.3 Gb/s (a wrap-safe rate is 5.5-8.3 Gb/s, a naive one negative or ~2.5e21 "
-        "bit/s). At 04:02:40 the router reboots: polls fail until 04:08, when sysUpTime is 3.2 min and every "
-        "counter restarted from zero; the interval across the reboot is discarded. The FZK-facing port xe-2/1/0 "
-        "resets with it. The reboot costs one owamp session (04:05) in each direction, nothing more. Utilisation "
-        "never reaches 90 %.",
-        datetime(2026, 3, 11, 0, 0, tzinfo=UTC),
-    )
-    sc.add_carriers("GEANT", "DFN")
-    sc.add_sites("CERN", "FZK")
-    sc.add_routers("cern-border", "geant-gva", "geant-fra")
+@scenario(
+    "case9-counter-wrap-and-reboot",
+    datetime(2026, 3, 11, 0, 0, tzinfo=UTC),
+    carriers=("GEANT", "DFN"),
+    sites=("CERN", "FZK"),
+    routers=("cern-border", "geant-gva", "geant-fra"),
+)
+def scenario_case9(sc: Scenario) -> None:
+    """Case study 9 (counter wrap and reset). dfn-fra's 10 Gb/s port xe-2/0/0 (from GEANT, carrying CERN->FZK) is
+    polled every 60 s with Counter64; its ifHCInOctets started close to 2^64 and wraps at 01:30 while the port
+    carries 5.5-8.3 Gb/s (a wrap-safe rate is 5.5-8.3 Gb/s, a naive one negative or ~2.5e21 bit/s). At 04:02:40 the
+    router reboots: polls fail until 04:08, when sysUpTime is 3.2 min and every counter restarted from zero; the
+    interval across the reboot is discarded. The FZK-facing port xe-2/1/0 resets with it. The reboot costs one owamp
+    session (04:05) in each direction, nothing more. Utilisation never reaches 90 %.
+    """
     sc.router("dfn-fra", carrier="DFN", model="MX960")
     sc.router("fzk-border", site="FZK", vendor="Cisco", model="Nexus 7700")
     sc.interface("dfn-fra", "xe-2/0/0", 2000, 10000)
@@ -80,4 +80,3 @@ def scenario_case9() -> Scenario:
         "LINK_CONGESTION", "PATH_DOWN", "UNEXPLAINED_DEGRADATION", "INTERFACE_ERRORS", "SHARED_EQUIPMENT_SUSPECT",
         "LOSS_LIMITED",
     )
-    return sc

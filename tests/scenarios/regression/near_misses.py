@@ -7,7 +7,16 @@ import math
 from datetime import UTC, datetime, timedelta
 
 from tests.scenarios.noise.noise import poisson
-from tests.scenarios.regression.builder import ALL_CODES, C64, Counter64Port, MiB, Scenario, segments, tcp_rate_bps
+from tests.scenarios.regression.builder import (
+    ALL_CODES,
+    C64,
+    Counter64Port,
+    MiB,
+    Scenario,
+    scenario,
+    segments,
+    tcp_rate_bps,
+)
 
 
 # --------------------------------------------------------------------------- near misses
@@ -31,23 +40,25 @@ def _free_bps(loads: dict[datetime, list[float]], sc: Scenario, t: datetime, mem
     return speed_bps - loads[key][member]
 
 
-def scenario_near_miss_trunk() -> Scenario:
-    sc = Scenario(
-        "near-miss-balanced-trunk-ral",
-        "Near misses of TRUNK_IMBALANCE, MTU_MISMATCH and TCP_ONLY_DEGRADATION. CERN<->RAL crosses ral-lag, two "
-        "10 Gb/s members bundled into 20 Gb/s between janet-lon and ral-border with layer-3+4 hashing, listed (and "
-        "polled) at both ends. RAL's production inflow (~5 Gb/s, against ~2 Gb/s out: one end's 'out' is the "
-        "other's 'in', so the ends are only compared with themselves) is shared 55 % / 45 % between the members, "
-        "with a few per cent of minute-to-minute variance: the normal "
-        "hashing variance of a few hundred flows, not broken load sharing (which leaves the least busy member below "
-        "half of the busiest). Every nuttcp stream hashes onto one member, whatever the parity of the host address, "
-        "and gets ~95 % of what production leaves free there (~7 Gb/s towards RAL, ~8.5 Gb/s back): tests to odd "
-        "and even hosts are equal, and 3 Gb/s UDP tests are clean. Jumbo frames end to end: hosts MTU 9000, "
-        "tracepath PMTU 9000 and MSS 8948 (9000 - 40 - 12 of timestamps), members MTU 9192. Nothing to report.",
-        datetime(2026, 3, 21, 0, 0, tzinfo=UTC),
-    )
-    sc.add_carriers("GEANT", "JANET")
-    sc.add_sites("CERN", "RAL")
+@scenario(
+    "near-miss-balanced-trunk-ral",
+    datetime(2026, 3, 21, 0, 0, tzinfo=UTC),
+    carriers=("GEANT", "JANET"),
+    sites=("CERN", "RAL"),
+    routers=("cern-border", "geant-gva", "geant-lon", "janet-lon", "ral-border"),
+)
+def scenario_near_miss_trunk(sc: Scenario) -> None:
+    """Near misses of TRUNK_IMBALANCE, MTU_MISMATCH and TCP_ONLY_DEGRADATION. CERN<->RAL crosses ral-lag, two 10 Gb/s
+    members bundled into 20 Gb/s between janet-lon and ral-border with layer-3+4 hashing, listed (and polled) at
+    both ends. RAL's production inflow (~5 Gb/s, against ~2 Gb/s out: one end's 'out' is the other's 'in', so the
+    ends are only compared with themselves) is shared 55 % / 45 % between the members, with a few per cent of
+    minute-to-minute variance: the normal hashing variance of a few hundred flows, not broken load sharing (which
+    leaves the least busy member below half of the busiest). Every nuttcp stream hashes onto one member, whatever
+    the parity of the host address, and gets ~95 % of what production leaves free there (~7 Gb/s towards RAL, ~8.5
+    Gb/s back): tests to odd and even hosts are equal, and 3 Gb/s UDP tests are clean. Jumbo frames end to end:
+    hosts MTU 9000, tracepath PMTU 9000 and MSS 8948 (9000 - 40 - 12 of timestamps), members MTU 9192. Nothing to
+    report.
+    """
     cern_host = "192.0.2.12"
     hosts = [
         ("ral-dt01", "203.0.113.21"),
@@ -58,7 +69,6 @@ def scenario_near_miss_trunk() -> Scenario:
     sc.host("CERN", "cern-dt02", cern_host)
     for name, addr in hosts:
         sc.host("RAL", name, addr)
-    sc.add_routers("cern-border", "geant-gva", "geant-lon", "janet-lon", "ral-border")
     members = ("xe-1/0/0", "xe-1/0/1")
     ral_members = ("xe-0/0/0", "xe-0/1/0")  # the same two links, seen from RAL's end
     for i, m in enumerate(members):
@@ -142,28 +152,28 @@ def scenario_near_miss_trunk() -> Scenario:
         ral_ports[1].poll(sc, t + timedelta(seconds=3))
 
     sc.forbid_codes(*ALL_CODES)
-    return sc
 
 
-def scenario_near_miss_maintenance() -> Scenario:
-    sc = Scenario(
-        "near-miss-reduced-redundancy-ndgf",
-        "Near miss of MAINTENANCE_EXPLAINED (and of TRUNK_IMBALANCE, SHARED_EQUIPMENT_SUSPECT and PATH_DOWN). "
-        "NORDUnet announced NORDUNET-CHG-2026-0322-004, impact reduced-redundancy, 02:00-04:00 UTC: the optic of "
-        "nordunet-cph:xe-1/2/1, one member of ndgf-lag (2 x 10 Gb/s into NDGF), is replaced. The member is shut (oper"
-        " down, counters still) from 02:00:30 to 03:57:40 and the bundle carries on over xe-1/2/0, whose load doubles"
-        " from ~1.1 to ~2.2 Gb/s: a member out of service is not broken load sharing, load moved over from a sibling "
-        "is not extra traffic through the bundle, and a bundle with a member left is not down. Unrelated to that "
-        "work, the optic of geant-ham:et-2/0/0 (100 Gb/s, receiving from Geneva) fails at 02:25: CRC errors on ~1e-4 "
-        "of the ~1000-byte frames, ~9e-4 of the jumbo TCP segments, until GEANT swaps it at 03:35. CERN->NDGF (RTT "
-        "24.2 ms) falls from ~8.5 Gb/s to the CUBIC ceiling of that loss, ~250 Mb/s; NDGF->CERN is clean. The "
-        "degradation lies inside the window and the path crosses the member under work, but reduced-redundancy work "
-        "does not affect traffic: the degradation is not explained and INTERFACE_ERRORS and the asymmetry must alert.",
-        datetime(2026, 3, 22, 0, 0, tzinfo=UTC),
-    )
-    sc.add_carriers("GEANT", "NORDUNET")
-    sc.add_sites("CERN", "NDGF")
-    sc.add_routers("cern-border", "geant-gva", "geant-ham", "nordunet-cph", "ndgf-border")
+@scenario(
+    "near-miss-reduced-redundancy-ndgf",
+    datetime(2026, 3, 22, 0, 0, tzinfo=UTC),
+    carriers=("GEANT", "NORDUNET"),
+    sites=("CERN", "NDGF"),
+    routers=("cern-border", "geant-gva", "geant-ham", "nordunet-cph", "ndgf-border"),
+)
+def scenario_near_miss_maintenance(sc: Scenario) -> None:
+    """Near miss of MAINTENANCE_EXPLAINED (and of TRUNK_IMBALANCE, SHARED_EQUIPMENT_SUSPECT and PATH_DOWN). NORDUnet
+    announced NORDUNET-CHG-2026-0322-004, impact reduced-redundancy, 02:00-04:00 UTC: the optic of
+    nordunet-cph:xe-1/2/1, one member of ndgf-lag (2 x 10 Gb/s into NDGF), is replaced. The member is shut (oper
+    down, counters still) from 02:00:30 to 03:57:40 and the bundle carries on over xe-1/2/0, whose load doubles from
+    ~1.1 to ~2.2 Gb/s: a member out of service is not broken load sharing, load moved over from a sibling is not
+    extra traffic through the bundle, and a bundle with a member left is not down. Unrelated to that work, the optic
+    of geant-ham:et-2/0/0 (100 Gb/s, receiving from Geneva) fails at 02:25: CRC errors on ~1e-4 of the ~1000-byte
+    frames, ~9e-4 of the jumbo TCP segments, until GEANT swaps it at 03:35. CERN->NDGF (RTT 24.2 ms) falls from ~8.5
+    Gb/s to the CUBIC ceiling of that loss, ~250 Mb/s; NDGF->CERN is clean. The degradation lies inside the window
+    and the path crosses the member under work, but reduced-redundancy work does not affect traffic: the degradation
+    is not explained and INTERFACE_ERRORS and the asymmetry must alert.
+    """
     sc.interface("geant-ham", "et-2/0/0", 700, 100000)
     members = ("xe-1/2/0", "xe-1/2/1")
     for i, m in enumerate(members):
@@ -276,32 +286,40 @@ def scenario_near_miss_maintenance() -> Scenario:
         "MAINTENANCE_EXPLAINED", "TRUNK_IMBALANCE", "PATH_DOWN", "UNEXPLAINED_DEGRADATION", "LINK_CONGESTION",
         "COUNTER_DISCONTINUITY", "TCP_ONLY_DEGRADATION", "DELAY_LEVEL_SHIFT", "CLOCK_UNSYNC", "WINDOW_LIMITED",
     )
-    return sc
 
 
-def scenario_near_miss_long_paths() -> Scenario:
-    sc = Scenario(
-        "near-miss-long-fat-paths-bnl-asgc",
-        "Near misses of WINDOW_LIMITED, HOST_TCP_TUNING, DELAY_LEVEL_SHIFT, REORDERING and CLOCK_UNSYNC on two "
-        "healthy long fat paths. CERN<->BNL (10 Gb/s, RTT 92 ms, BDP 115 MB): nuttcp -w128m gives a window limit "
-        "of 128 MiB * 8 / 92 ms = 11.7 Gb/s, above the capacity, so the streams reach 94 % of it (9.4 Gb/s, "
-        "the hosts' limit) -- 80 % of the window limit, but the window does not bind; bnl-dt02's 128 MiB buffers "
-        "cover the BDP. The minimum one-way delay (46.0 ms) wanders within 0.1 ms and each session's jitter is "
-        "~0.1 ms, no level change. CERN->BNL owamp sessions (600 packets 1 ms apart) see 0.02 % of the packets "
-        "out of order (a router's parallel switching fabric now and then), five times below the threshold. "
-        "CERN<->ASGC (10 Gb/s, 512 MiB windows): 152.6 ms one way out and 152.1 ms back -- the two directions' "
-        "light paths differ by 100 km -- summing to the 304.7 ms RTT, with owamp reporting a clock error of "
-        "~0.5 ms, negligible against delays of 150 ms. Nothing to report.",
-        datetime(2026, 3, 23, 0, 0, tzinfo=UTC),
-    )
-    sc.add_carriers("GEANT", "ESNET", "ASGCNET")
-    sc.add_sites("CERN", "BNL", "ASGC")
+@scenario(
+    "near-miss-long-fat-paths-bnl-asgc",
+    datetime(2026, 3, 23, 0, 0, tzinfo=UTC),
+    carriers=("GEANT", "ESNET", "ASGCNET"),
+    sites=("CERN", "BNL", "ASGC"),
+    routers=(
+        "cern-border",
+        "esnet-gva",
+        "esnet-ams",
+        "esnet-nyc",
+        "bnl-border",
+        "geant-ams",
+        "asgc-ams",
+        "asgc-tpe",
+        "asgc-border",
+    ),
+)
+def scenario_near_miss_long_paths(sc: Scenario) -> None:
+    """Near misses of WINDOW_LIMITED, HOST_TCP_TUNING, DELAY_LEVEL_SHIFT, REORDERING and CLOCK_UNSYNC on two healthy
+    long fat paths. CERN<->BNL (10 Gb/s, RTT 92 ms, BDP 115 MB): nuttcp -w128m gives a window limit of 128 MiB * 8 /
+    92 ms = 11.7 Gb/s, above the capacity, so the streams reach 94 % of it (9.4 Gb/s, the hosts' limit) -- 80 % of
+    the window limit, but the window does not bind; bnl-dt02's 128 MiB buffers cover the BDP. The minimum one-way
+    delay (46.0 ms) wanders within 0.1 ms and each session's jitter is ~0.1 ms, no level change. CERN->BNL owamp
+    sessions (600 packets 1 ms apart) see 0.02 % of the packets out of order (a router's parallel switching fabric
+    now and then), five times below the threshold. CERN<->ASGC (10 Gb/s, 512 MiB windows): 152.6 ms one way out and
+    152.1 ms back -- the two directions' light paths differ by 100 km -- summing to the 304.7 ms RTT, with owamp
+    reporting a clock error of ~0.5 ms, negligible against delays of 150 ms. Nothing to report.
+    """
     cern, bnl, asgc = "192.0.2.15", "198.51.100.82", "203.0.113.62"
     sc.host("CERN", "cern-dt05", cern)
     sc.host("BNL", "bnl-dt02", bnl)
     sc.host("ASGC", "asgc-dt02", asgc)
-    sc.add_routers("cern-border", "esnet-gva", "esnet-ams", "esnet-nyc", "bnl-border", "geant-ams", "asgc-ams")
-    sc.add_routers("asgc-tpe", "asgc-border")
     bnl_hops = ["cern-border", "esnet-gva", "esnet-ams", "esnet-nyc", "bnl-border"]
     asgc_hops = ["cern-border", "geant-ams", "asgc-ams", "asgc-tpe", "asgc-border"]
     sc.path("CERN", "BNL", 10000, bnl_hops)
@@ -364,32 +382,30 @@ def scenario_near_miss_long_paths() -> Scenario:
         sc.host_tcp(t + timedelta(seconds=40), "ASGC", "asgc-dt02", buf=512 * MiB)
 
     sc.forbid_codes(*ALL_CODES)
-    return sc
 
 
-def scenario_near_miss_busy_link() -> Scenario:
-    sc = Scenario(
-        "near-miss-busy-link-random-loss-lrz",
-        "Near misses of LINK_CONGESTION, PERIODIC_LOSS and COUNTER_DISCONTINUITY. CERN<->LRZ (Tier-2, 1 Gb/s "
-        "access, RTT 12.6 ms) crosses geant-fra:xe-2/0/0, GEANT's 10 Gb/s port towards DFN. At 02:00 a data "
-        "campaign raises its outbound load from ~50 % to ~85 % (83-89.6 %): busy but below the 90 % where "
-        "queues form, and the ~1.5 Gb/s left free still carries the 940 Mb/s tests, which stay healthy. CERN->LRZ "
-        "owamp runs continuously (one 600-packet session per minute, like case 2) and loses single packets at random "
-        "moments "
-        "-- a Poisson process of one drop per ~12 min on average (1.4e-4 of the packets), some 30 loss events "
-        "with no period -- while LRZ's agent reads /proc every 300 s; LRZ->CERN (a session every 5 min) loses a "
-        "packet now and then. At 1.4e-4 the CUBIC ceiling at 12.6 ms is 1.2 Gb/s: TCP does not notice (a few "
-        "retransmits per test). The port's ifHCOutOctets crosses 2^64 at 03:17 (a wrap: the rate across it is "
-        "the ~8.4 Gb/s the port carries) and geant-fra's sysUpTime crosses 2^32 ticks (497.1 days) at 01:44:30: "
-        "no reboot, every interval keeps its rate and no counter discontinuity may be reported.",
-        datetime(2026, 3, 24, 0, 0, tzinfo=UTC),
-    )
-    sc.add_carriers("GEANT", "DFN")
-    sc.add_sites("CERN", "LRZ")
+@scenario(
+    "near-miss-busy-link-random-loss-lrz",
+    datetime(2026, 3, 24, 0, 0, tzinfo=UTC),
+    carriers=("GEANT", "DFN"),
+    sites=("CERN", "LRZ"),
+    routers=("cern-border", "geant-gva", "geant-fra"),
+)
+def scenario_near_miss_busy_link(sc: Scenario) -> None:
+    """Near misses of LINK_CONGESTION, PERIODIC_LOSS and COUNTER_DISCONTINUITY. CERN<->LRZ (Tier-2, 1 Gb/s access, RTT
+    12.6 ms) crosses geant-fra:xe-2/0/0, GEANT's 10 Gb/s port towards DFN. At 02:00 a data campaign raises its
+    outbound load from ~50 % to ~85 % (83-89.6 %): busy but below the 90 % where queues form, and the ~1.5 Gb/s left
+    free still carries the 940 Mb/s tests, which stay healthy. CERN->LRZ owamp runs continuously (one 600-packet
+    session per minute, like case 2) and loses single packets at random moments -- a Poisson process of one drop per
+    ~12 min on average (1.4e-4 of the packets), some 30 loss events with no period -- while LRZ's agent reads /proc
+    every 300 s; LRZ->CERN (a session every 5 min) loses a packet now and then. At 1.4e-4 the CUBIC ceiling at 12.6
+    ms is 1.2 Gb/s: TCP does not notice (a few retransmits per test). The port's ifHCOutOctets crosses 2^64 at 03:17
+    (a wrap: the rate across it is the ~8.4 Gb/s the port carries) and geant-fra's sysUpTime crosses 2^32 ticks
+    (497.1 days) at 01:44:30: no reboot, every interval keeps its rate and no counter discontinuity may be reported.
+    """
     cern, lrz = "192.0.2.16", "198.51.100.110"
     sc.host("CERN", "cern-dt06", cern)
     sc.host("LRZ", "lrz-ps01", lrz)
-    sc.add_routers("cern-border", "geant-gva", "geant-fra")
     sc.router("dfn-fra", carrier="DFN", model="MX960")
     sc.add_routers("dfn-gar", "lrz-border")
     sc.interface("geant-fra", "xe-2/0/0", 2200, 10000)  # towards dfn-fra
@@ -474,4 +490,3 @@ def scenario_near_miss_busy_link() -> Scenario:
         core.poll(sc, t + timedelta(seconds=1))
 
     sc.forbid_codes(*ALL_CODES)
-    return sc

@@ -63,6 +63,7 @@ ROUTERS = {  # name: (site or carrier, which one, vendor, model, role) unless a 
     "geant-lon": ("carrier", "GEANT", "Juniper", "MX960", "router"),
     "geant-mar": ("carrier", "GEANT", "Juniper", "MX960", "router"),
     "geant-mil": ("carrier", "GEANT", "Juniper", "MX960", "router"),
+    "geant-par": ("carrier", "GEANT", "Juniper", "MX960", "router"),
     "in2p3-border": ("site", "IN2P3", "Cisco", "ASR 9006", "router"),
     "iucc-mil": ("carrier", "IUCC", "Cisco", "7609", "router"),
     "iucc-tlv": ("carrier", "IUCC", "Cisco", "7609", "router"),

@@ -6,22 +6,23 @@ import math
 from datetime import UTC, datetime, timedelta
 
 from tests.scenarios.noise.noise import poisson
-from tests.scenarios.regression.builder import Counter64Port, MiB, Scenario, segments, tcp_rate_bps
+from tests.scenarios.regression.builder import Counter64Port, MiB, Scenario, scenario, segments, tcp_rate_bps
 
 
-def scenario_interface_errors() -> Scenario:
-    sc = Scenario(
-        "interface-errors-cnaf",
-        "CERN->CNAF: from 02:30 a dirty connector on garr-mil:xe-0/0/3 (receiving from GEANT) corrupts a growing "
-        "share of the frames: in_errors climb from ~1/s to ~40/s of ~370 k frames/s (1e-4 of 1000-byte frames, "
-        "so ~9e-4 of the 9000-byte TCP segments). 600 small owamp packets per session see none of it; TCP "
-        "retransmits do, and one stream at 11.8 ms drops from 9.3 Gb/s to the CUBIC ceiling of that loss, "
-        "a few hundred Mb/s. CNAF->CERN uses the other fibre of the pair and stays clean.",
-        datetime(2026, 3, 17, 0, 0, tzinfo=UTC),
-    )
-    sc.add_carriers("GEANT", "GARR")
-    sc.add_sites("CERN", "CNAF")
-    sc.add_routers("cern-border", "geant-gva", "geant-mil")
+@scenario(
+    "interface-errors-cnaf",
+    datetime(2026, 3, 17, 0, 0, tzinfo=UTC),
+    carriers=("GEANT", "GARR"),
+    sites=("CERN", "CNAF"),
+    routers=("cern-border", "geant-gva", "geant-mil"),
+)
+def scenario_interface_errors(sc: Scenario) -> None:
+    """CERN->CNAF: from 02:30 a dirty connector on garr-mil:xe-0/0/3 (receiving from GEANT) corrupts a growing share of
+    the frames: in_errors climb from ~1/s to ~40/s of ~370 k frames/s (1e-4 of 1000-byte frames, so ~9e-4 of the
+    9000-byte TCP segments). 600 small owamp packets per session see none of it; TCP retransmits do, and one stream
+    at 11.8 ms drops from 9.3 Gb/s to the CUBIC ceiling of that loss, a few hundred Mb/s. CNAF->CERN uses the other
+    fibre of the pair and stays clean.
+    """
     sc.router("garr-mil", carrier="GARR", model="MX960")
     sc.router("cnaf-border", site="CNAF", vendor="Cisco", model="Nexus 7700")
     sc.interface("garr-mil", "xe-0/0/3", 1003, 10000)
@@ -87,21 +88,21 @@ def scenario_interface_errors() -> Scenario:
         "UNEXPLAINED_DEGRADATION", "LINK_CONGESTION", "COUNTER_DISCONTINUITY", "PATH_DOWN", "WINDOW_LIMITED",
         "TCP_ONLY_DEGRADATION",
     )
-    return sc
 
 
-def scenario_link_congestion() -> Scenario:
-    sc = Scenario(
-        "link-congestion-pic",
-        "CERN->PIC: rediris-bcn:te-0/0/1, the 10 Gb/s link into PIC, carries 4-6 Gb/s until 02:30, when a "
-        "data-distribution campaign fills it to 92-99 % with output discards. The single nuttcp stream "
-        "competes with hundreds of flows: 0.3-0.8 % loss (owamp sees it too), queueing adds 2-6 ms to the "
-        "median delay (not to the minimum), and the stream gets a few hundred Mb/s. PIC->CERN is not affected.",
-        datetime(2026, 3, 18, 0, 0, tzinfo=UTC),
-    )
-    sc.add_carriers("GEANT", "REDIRIS")
-    sc.add_sites("CERN", "PIC")
-    sc.add_routers("cern-border", "geant-gva", "geant-mar", "rediris-bcn", "pic-border")
+@scenario(
+    "link-congestion-pic",
+    datetime(2026, 3, 18, 0, 0, tzinfo=UTC),
+    carriers=("GEANT", "REDIRIS"),
+    sites=("CERN", "PIC"),
+    routers=("cern-border", "geant-gva", "geant-mar", "rediris-bcn", "pic-border"),
+)
+def scenario_link_congestion(sc: Scenario) -> None:
+    """CERN->PIC: rediris-bcn:te-0/0/1, the 10 Gb/s link into PIC, carries 4-6 Gb/s until 02:30, when a
+    data-distribution campaign fills it to 92-99 % with output discards. The single nuttcp stream competes with
+    hundreds of flows: 0.3-0.8 % loss (owamp sees it too), queueing adds 2-6 ms to the median delay (not to the
+    minimum), and the stream gets a few hundred Mb/s. PIC->CERN is not affected.
+    """
     sc.interface("rediris-bcn", "te-0/0/1", 601, 10000)
     sc.path("CERN", "PIC", 10000, ["cern-border", "geant-gva", "geant-mar", "rediris-bcn:te-0/0/1", "pic-border"])
     busy = sc.at("02:30")
@@ -171,20 +172,19 @@ def scenario_link_congestion() -> Scenario:
         "UNEXPLAINED_DEGRADATION", "INTERFACE_ERRORS", "COUNTER_DISCONTINUITY", "PATH_DOWN", "DELAY_LEVEL_SHIFT",
         "WINDOW_LIMITED", "MAINTENANCE_EXPLAINED",
     )
-    return sc
 
 
-def scenario_route_change() -> Scenario:
-    sc = Scenario(
-        "route-change-fnal",
-        "CERN<->FNAL normally crosses the USLHCNet Geneva-Chicago link (RTT 118 ms). At 03:05 that link fails "
-        "and IP routing moves both directions via Amsterdam and New York: traceroutes show the new hops and the "
-        "RTT becomes 131 ms (+6.5 ms one way, ~1300 km of fibre). The 256 MiB window still covers the BDP, so "
-        "throughput is unchanged.",
-        datetime(2026, 3, 19, 0, 0, tzinfo=UTC),
-    )
-    sc.add_carriers("USLHCNET", "STARLIGHT", "ESNET")
-    sc.add_sites("CERN", "FNAL")
+@scenario(
+    "route-change-fnal",
+    datetime(2026, 3, 19, 0, 0, tzinfo=UTC),
+    carriers=("USLHCNET", "STARLIGHT", "ESNET"),
+    sites=("CERN", "FNAL"),
+)
+def scenario_route_change(sc: Scenario) -> None:
+    """CERN<->FNAL normally crosses the USLHCNet Geneva-Chicago link (RTT 118 ms). At 03:05 that link fails and IP
+    routing moves both directions via Amsterdam and New York: traceroutes show the new hops and the RTT becomes 131
+    ms (+6.5 ms one way, ~1300 km of fibre). The 256 MiB window still covers the BDP, so throughput is unchanged.
+    """
     sc.router("cern-border", site="CERN", model="MX960")
     for name in ("uslhcnet-gva", "uslhcnet-chi", "uslhcnet-ams", "uslhcnet-nyc"):
         sc.router(name, carrier="USLHCNET", model="MX480")
@@ -229,20 +229,20 @@ def scenario_route_change() -> Scenario:
         "DELAY_LEVEL_SHIFT", "UNEXPLAINED_DEGRADATION", "CLOCK_UNSYNC", "PATH_DOWN", "WINDOW_LIMITED",
         "ASYMMETRIC_PATH",
     )
-    return sc
 
 
-def scenario_unexplained() -> Scenario:
-    sc = Scenario(
-        "unexplained-degradation-fzk",
-        "CERN->FZK (10 Gb/s, RTT 9.8 ms, 64 MiB window) runs at ~9.3 Gb/s until 02:40, then at 4.2-4.8 Gb/s: no "
-        "loss in owamp or TCP retransmits, the same RTT and route, no SNMP symptom, no maintenance, FZK->CERN "
-        "unchanged. None of the rules explains it; the engine must say so rather than stay silent.",
-        datetime(2026, 3, 20, 0, 0, tzinfo=UTC),
-    )
-    sc.add_carriers("GEANT", "DFN")
-    sc.add_sites("CERN", "FZK")
-    sc.add_routers("cern-border", "geant-gva", "geant-fra", "dfn-fra", "fzk-border")
+@scenario(
+    "unexplained-degradation-fzk",
+    datetime(2026, 3, 20, 0, 0, tzinfo=UTC),
+    carriers=("GEANT", "DFN"),
+    sites=("CERN", "FZK"),
+    routers=("cern-border", "geant-gva", "geant-fra", "dfn-fra", "fzk-border"),
+)
+def scenario_unexplained(sc: Scenario) -> None:
+    """CERN->FZK (10 Gb/s, RTT 9.8 ms, 64 MiB window) runs at ~9.3 Gb/s until 02:40, then at 4.2-4.8 Gb/s: no loss in
+    owamp or TCP retransmits, the same RTT and route, no SNMP symptom, no maintenance, FZK->CERN unchanged. None of
+    the rules explains it; the engine must say so rather than stay silent.
+    """
     hops = ["cern-border", "geant-gva", "geant-fra", "dfn-fra", "fzk-border"]
     sc.path("CERN", "FZK", 10000, hops)
     onset = sc.at("02:40")
@@ -271,4 +271,3 @@ def scenario_unexplained() -> Scenario:
         "LOSS_LIMITED", "WINDOW_LIMITED", "ASYMMETRIC_PATH", "PATH_DOWN", "SHARED_EQUIPMENT_SUSPECT", "ROUTE_CHANGE",
         "MAINTENANCE_EXPLAINED", "TCP_ONLY_DEGRADATION",
     )
-    return sc

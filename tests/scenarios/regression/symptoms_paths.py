@@ -4,23 +4,24 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from tests.scenarios.regression.builder import ALL_CODES, Counter64Port, MiB, Scenario, healthy_pair, segments
+from tests.scenarios.regression.builder import ALL_CODES, Counter64Port, MiB, Scenario, healthy_pair, scenario, segments
 
 
 # --------------------------------------------------------------------------- healthy and single-symptom paths
-def scenario_healthy() -> Scenario:
-    sc = Scenario(
-        "healthy-long-fat-path-bnl",
-        "A clean long fat path: CERN<->BNL, 10 Gb/s, RTT 92 ms (BDP 115 MB), hosts with 256 MiB buffers and a "
-        "256 MiB window (window limit 23 Gb/s): single streams reach 9.2-9.5 Gb/s, owamp loses a stray packet "
-        "now and then (as on any shared path), traceroutes never change. Nothing to report.",
-        datetime(2026, 3, 12, 0, 0, tzinfo=UTC),
-    )
-    sc.add_carriers("GEANT", "ESNET")
-    sc.add_sites("CERN", "BNL")
+@scenario(
+    "healthy-long-fat-path-bnl",
+    datetime(2026, 3, 12, 0, 0, tzinfo=UTC),
+    carriers=("GEANT", "ESNET"),
+    sites=("CERN", "BNL"),
+    routers=("cern-border", "esnet-gva", "esnet-ams", "esnet-nyc", "bnl-border"),
+)
+def scenario_healthy(sc: Scenario) -> None:
+    """A clean long fat path: CERN<->BNL, 10 Gb/s, RTT 92 ms (BDP 115 MB), hosts with 256 MiB buffers and a 256 MiB
+    window (window limit 23 Gb/s): single streams reach 9.2-9.5 Gb/s, owamp loses a stray packet now and then (as on
+    any shared path), traceroutes never change. Nothing to report.
+    """
     sc.host("CERN", "cern-dt03", "192.0.2.13")
     sc.host("BNL", "bnl-dt01", "198.51.100.80")
-    sc.add_routers("cern-border", "esnet-gva", "esnet-ams", "esnet-nyc", "bnl-border")
     hops = ["cern-border", "esnet-gva", "esnet-ams", "esnet-nyc", "bnl-border"]
     sc.path("CERN", "BNL", 10000, hops)
     healthy_pair(
@@ -39,23 +40,31 @@ def scenario_healthy() -> Scenario:
         sc.host_tcp(t, "CERN", "cern-dt03", buf=256 * MiB)
         sc.host_tcp(t + timedelta(seconds=30), "BNL", "bnl-dt01", buf=256 * MiB)
     sc.forbid_codes(*ALL_CODES)
-    return sc
 
 
-def scenario_clock_unsync() -> Scenario:
-    sc = Scenario(
-        "clock-unsync-pic",
-        "The owamp host at PIC loses its NTP sources at 02:20 and a falseticker steps its clock 4.6 ms ahead; "
-        "from then owamp reports a clock error estimate that keeps growing. CERN->PIC reads 6.95 + 4.6 = "
-        "11.55 ms, PIC->CERN 2.35 ms: each direction's minimum delay 'jumps' without any route change, but the "
-        "sum stays 13.9 ms = the RTT. CERN<->FZK is measured from the same CERN host and is fine, so the clock "
-        "at PIC is the one to fix. No delay finding may be drawn from PIC's one-way delays.",
-        datetime(2026, 3, 13, 0, 0, tzinfo=UTC),
-    )
-    sc.add_carriers("GEANT", "REDIRIS", "DFN")
-    sc.add_sites("CERN", "PIC", "FZK")
-    sc.add_routers("cern-border", "geant-gva", "geant-mar", "geant-fra", "rediris-bcn", "dfn-fra", "pic-border")
-    sc.add_routers("fzk-border")
+@scenario(
+    "clock-unsync-pic",
+    datetime(2026, 3, 13, 0, 0, tzinfo=UTC),
+    carriers=("GEANT", "REDIRIS", "DFN"),
+    sites=("CERN", "PIC", "FZK"),
+    routers=(
+        "cern-border",
+        "geant-gva",
+        "geant-mar",
+        "geant-fra",
+        "rediris-bcn",
+        "dfn-fra",
+        "pic-border",
+        "fzk-border",
+    ),
+)
+def scenario_clock_unsync(sc: Scenario) -> None:
+    """The owamp host at PIC loses its NTP sources at 02:20 and a falseticker steps its clock 4.6 ms ahead; from then
+    owamp reports a clock error estimate that keeps growing. CERN->PIC reads 6.95 + 4.6 = 11.55 ms, PIC->CERN 2.35
+    ms: each direction's minimum delay 'jumps' without any route change, but the sum stays 13.9 ms = the RTT.
+    CERN<->FZK is measured from the same CERN host and is fine, so the clock at PIC is the one to fix. No delay
+    finding may be drawn from PIC's one-way delays.
+    """
     pic = ["cern-border", "geant-gva", "geant-mar", "rediris-bcn", "pic-border"]
     sc.path("CERN", "PIC", 10000, pic)
     sc.path("CERN", "FZK", 10000, ["cern-border", "geant-gva", "geant-fra", "dfn-fra", "fzk-border"])
@@ -97,25 +106,23 @@ def scenario_clock_unsync() -> Scenario:
     sc.forbid("CLOCK_UNSYNC", src="CERN", dst="FZK")
     sc.forbid("CLOCK_UNSYNC", src="FZK", dst="CERN")
     sc.forbid_codes("DELAY_LEVEL_SHIFT", "ROUTE_CHANGE", "UNEXPLAINED_DEGRADATION", "ASYMMETRIC_PATH", "PATH_DOWN")
-    return sc
 
 
-def scenario_mtu() -> Scenario:
-    sc = Scenario(
-        "mtu-mismatch-in2p3",
-        "CERN<->IN2P3 is a jumbo-frame path (hosts MTU 9000, MSS 8948). At 02:10 RENATER swaps a line card in "
-        "renater-lyo and the new port comes up with the default MTU 1500: tracepath reports a path MTU of "
-        "1500, PMTU discovery drops the MSS to 1448, and single-stream throughput falls a little (9.4 -> "
-        "~8.6 Gb/s, more packets per second); the Mathis ceiling at any given loss is now 6.2 times lower.",
-        datetime(2026, 3, 14, 0, 0, tzinfo=UTC),
-    )
-    sc.add_carriers("GEANT", "RENATER")
-    sc.add_sites("CERN", "IN2P3")
+@scenario(
+    "mtu-mismatch-in2p3",
+    datetime(2026, 3, 14, 0, 0, tzinfo=UTC),
+    carriers=("GEANT", "RENATER"),
+    sites=("CERN", "IN2P3"),
+    routers=("cern-border", "geant-gva", "renater-lyo", "in2p3-border"),
+)
+def scenario_mtu(sc: Scenario) -> None:
+    """CERN<->IN2P3 is a jumbo-frame path (hosts MTU 9000, MSS 8948). At 02:10 RENATER swaps a line card in renater-lyo
+    and the new port comes up with the default MTU 1500: tracepath reports a path MTU of 1500, PMTU discovery drops
+    the MSS to 1448, and single-stream throughput falls a little (9.4 -> ~8.6 Gb/s, more packets per second); the
+    Mathis ceiling at any given loss is now 6.2 times lower.
+    """
     sc.host("CERN", "cern-dt04", "192.0.2.14")
     sc.host("IN2P3", "ccdt01", "198.51.100.90")
-    sc.add_routers("cern-border", "geant-gva")
-    sc.router("renater-lyo", carrier="RENATER", model="MX480")
-    sc.router("in2p3-border", site="IN2P3", vendor="Cisco", model="ASR 9006")
     hops = ["cern-border", "geant-gva", "renater-lyo", "in2p3-border"]
     sc.path("CERN", "IN2P3", 10000, hops)
     swap = sc.at("02:10")
@@ -162,23 +169,23 @@ def scenario_mtu() -> Scenario:
         "UNEXPLAINED_DEGRADATION", "LOSS_LIMITED", "WINDOW_LIMITED", "ROUTE_CHANGE", "HOST_TCP_TUNING",
         "ASYMMETRIC_PATH", "PATH_DOWN",
     )
-    return sc
 
 
-def scenario_reordering() -> Scenario:
-    sc = Scenario(
-        "reordering-triumf",
-        "CERN->TRIUMF (10 Gb/s, RTT 150 ms). At 02:05 a misconfiguration enables per-packet load sharing over "
-        "the two CANARIE transatlantic waves, whose lengths differ by a few ms. The reordering owamp sessions "
-        "of this path send their 600 packets 1 ms apart (bursts; at 10 packets/s only >100 ms of delay "
-        "difference could reorder): 0.8-2.5 % of them arrive out of order. No packet is lost, but TCP takes the "
-        "reordering for loss: spurious fast retransmits, and the single stream falls from ~9.2 Gb/s to "
-        "1.5-3 Gb/s. TRIUMF->CERN is hashed per flow and unaffected.",
-        datetime(2026, 3, 15, 0, 0, tzinfo=UTC),
-    )
-    sc.add_carriers("GEANT", "CANARIE")
-    sc.add_sites("CERN", "TRIUMF")
-    sc.add_routers("cern-border", "geant-ams", "canarie-ams", "canarie-mtl", "canarie-van", "triumf-border")
+@scenario(
+    "reordering-triumf",
+    datetime(2026, 3, 15, 0, 0, tzinfo=UTC),
+    carriers=("GEANT", "CANARIE"),
+    sites=("CERN", "TRIUMF"),
+    routers=("cern-border", "geant-ams", "canarie-ams", "canarie-mtl", "canarie-van", "triumf-border"),
+)
+def scenario_reordering(sc: Scenario) -> None:
+    """CERN->TRIUMF (10 Gb/s, RTT 150 ms). At 02:05 a misconfiguration enables per-packet load sharing over the two
+    CANARIE transatlantic waves, whose lengths differ by a few ms. The reordering owamp sessions of this path send
+    their 600 packets 1 ms apart (bursts; at 10 packets/s only >100 ms of delay difference could reorder): 0.8-2.5 %
+    of them arrive out of order. No packet is lost, but TCP takes the reordering for loss: spurious fast
+    retransmits, and the single stream falls from ~9.2 Gb/s to 1.5-3 Gb/s. TRIUMF->CERN is hashed per flow and
+    unaffected.
+    """
     sc.path(
         "CERN",
         "TRIUMF",
@@ -212,21 +219,21 @@ def scenario_reordering() -> Scenario:
     sc.want("REORDERING", src="CERN", dst="TRIUMF")
     sc.forbid("REORDERING", src="TRIUMF", dst="CERN")
     sc.forbid_codes("LOSS_LIMITED", "UNEXPLAINED_DEGRADATION", "PATH_DOWN", "WINDOW_LIMITED", "PERIODIC_LOSS")
-    return sc
 
 
-def scenario_path_down() -> Scenario:
-    sc = Scenario(
-        "path-down-ndgf",
-        "CERN<->NDGF: at 03:12 a ship's anchor cuts the submarine cable between Hamburg and Copenhagen. "
-        "nordunet-cph:xe-1/2/0 goes oper-down (SNMP, every 60 s), its counters stop, every nuttcp test fails "
-        "to connect and every owamp session loses all 600 packets -- still so at 06:00. No maintenance is "
-        "announced. An outage is not a loss rate.",
-        datetime(2026, 3, 16, 0, 0, tzinfo=UTC),
-    )
-    sc.add_carriers("GEANT", "NORDUNET")
-    sc.add_sites("CERN", "NDGF")
-    sc.add_routers("cern-border", "geant-gva", "geant-ham", "nordunet-cph", "ndgf-border")
+@scenario(
+    "path-down-ndgf",
+    datetime(2026, 3, 16, 0, 0, tzinfo=UTC),
+    carriers=("GEANT", "NORDUNET"),
+    sites=("CERN", "NDGF"),
+    routers=("cern-border", "geant-gva", "geant-ham", "nordunet-cph", "ndgf-border"),
+)
+def scenario_path_down(sc: Scenario) -> None:
+    """CERN<->NDGF: at 03:12 a ship's anchor cuts the submarine cable between Hamburg and Copenhagen.
+    nordunet-cph:xe-1/2/0 goes oper-down (SNMP, every 60 s), its counters stop, every nuttcp test fails to connect
+    and every owamp session loses all 600 packets -- still so at 06:00. No maintenance is announced. An outage is
+    not a loss rate.
+    """
     sc.interface("nordunet-cph", "xe-1/2/0", 1120, 10000)
     sc.path("CERN", "NDGF", 10000, ["cern-border", "geant-gva", "geant-ham", "nordunet-cph:xe-1/2/0", "ndgf-border"])
     cut = sc.at("03:12")
@@ -266,4 +273,3 @@ def scenario_path_down() -> Scenario:
         "LOSS_LIMITED", "MAINTENANCE_EXPLAINED", "UNEXPLAINED_DEGRADATION", "COUNTER_DISCONTINUITY", "LINK_CONGESTION",
         "ASYMMETRIC_PATH", "INTERFACE_ERRORS", "PERIODIC_LOSS", "SHARED_EQUIPMENT_SUSPECT",
     )
-    return sc

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import textwrap
@@ -26,6 +25,7 @@ from collectors.runner import (
     utc_time,
 )
 from tests.collectors.test_nuttcp import NOW, fixture, version_output
+from tests.processes import free_port
 
 # ---------------------------------------------------------------------------
 # run_test
@@ -48,12 +48,20 @@ TCP_KEYS = {
 }
 
 
+def nuttcp_runner(*tests: CommandResult, version: str = "8.2.2") -> FakeCommandRunner:
+    """A runner whose nuttcp answers ``-V`` with ``version``, then each test run with the next of ``tests``."""
+    return FakeCommandRunner({"nuttcp": [version_output(version), *tests]})
+
+
+def run_cern_to_fzk(runner: FakeCommandRunner, config: nuttcp.NuttcpConfig, **kwargs) -> list[dict]:
+    """run_test from CERN to FZK at NOW (``kwargs`` override)."""
+    return nuttcp.run_test(runner, config, **{"src_site": "CERN", "dst_site": "FZK", "now": NOW, **kwargs})
+
+
 def test_run_test_forward_tcp_record():
-    runner = FakeCommandRunner(
-        {"nuttcp": [version_output("8.2.2"), completed(fixture("nuttcp-tcp-fparse-1.txt"), duration_s=5.2)]}
-    )
+    runner = nuttcp_runner(completed(fixture("nuttcp-tcp-fparse-1.txt"), duration_s=5.2))
     config = nuttcp.NuttcpConfig(dst="FZK", host="fzk-dt01.example.org", window_bytes=4_194_304)
-    records = nuttcp.run_test(runner, config, src_site="CERN", dst_site="FZK", now=NOW)
+    records = run_cern_to_fzk(runner, config)
     assert len(records) == 1
     record = records[0]
     assert TCP_KEYS <= record.keys()
@@ -76,17 +84,12 @@ def test_run_test_forward_tcp_record():
 
 
 def test_run_test_reverse_gives_two_records_one_per_direction():
-    runner = FakeCommandRunner(
-        {
-            "nuttcp": [
-                version_output("8.2.2"),
-                completed(fixture("nuttcp-tcp-human-1.txt"), duration_s=6.5),
-                completed(fixture("nuttcp-tcp-human-2.txt"), duration_s=6.0),
-            ]
-        }
+    runner = nuttcp_runner(
+        completed(fixture("nuttcp-tcp-human-1.txt"), duration_s=6.5),
+        completed(fixture("nuttcp-tcp-human-2.txt"), duration_s=6.0),
     )
     config = nuttcp.NuttcpConfig(dst="FZK", host="fzk-dt01", reverse=True, duration_s=5)
-    forward, reverse = nuttcp.run_test(runner, config, src_site="CERN", dst_site="FZK", now=NOW)
+    forward, reverse = run_cern_to_fzk(runner, config)
     assert (forward["src"], forward["dst"], forward["direction"]) == ("CERN", "FZK", "forward")
     assert (reverse["src"], reverse["dst"], reverse["direction"]) == ("FZK", "CERN", "reverse")
     assert reverse["src_host"] == "fzk-dt01" and "dst_host" not in reverse
@@ -109,20 +112,11 @@ class StubCounter:
 
 
 def test_run_test_612_uses_kernel_counter_for_forward_and_leaves_reverse_unknown():
-    runner = FakeCommandRunner(
-        {
-            "nuttcp": [
-                version_output("6.1.2"),
-                completed(fixture("nuttcp612-tcp-fparse-1.txt"), duration_s=5.1),
-                completed(fixture("nuttcp612-tcp-fparse-1.txt"), duration_s=5.1),
-            ]
-        }
-    )
+    test = completed(fixture("nuttcp612-tcp-fparse-1.txt"), duration_s=5.1)
+    runner = nuttcp_runner(test, test, version="6.1.2")
     counter = StubCounter(1000, 1042)
     config = nuttcp.NuttcpConfig(dst="FZK", host="h", reverse=True, duration_s=5)
-    forward, reverse = nuttcp.run_test(
-        runner, config, src_site="CERN", dst_site="FZK", now=NOW, retrans_counter=counter
-    )
+    forward, reverse = run_cern_to_fzk(runner, config, retrans_counter=counter)
     assert forward["retransmits"] == 42
     assert forward["retransmits_source"] == "host_counter"
     assert forward["retransmits_reported"] == 0
@@ -135,11 +129,9 @@ def test_run_test_612_uses_kernel_counter_for_forward_and_leaves_reverse_unknown
 
 
 def test_run_test_kernel_counter_not_used_when_nuttcp_count_is_good():
-    runner = FakeCommandRunner({"nuttcp": [version_output("8.2.2"), completed(fixture("nuttcp-tcp-fparse-2.txt"))]})
+    runner = nuttcp_runner(completed(fixture("nuttcp-tcp-fparse-2.txt")))
     config = nuttcp.NuttcpConfig(dst="FZK", host="h")
-    (record,) = nuttcp.run_test(
-        runner, config, src_site="CERN", dst_site="FZK", now=NOW, retrans_counter=StubCounter(5, 80)
-    )
+    (record,) = run_cern_to_fzk(runner, config, retrans_counter=StubCounter(5, 80))
     assert record["retransmits"] == 72
     assert record["retransmits_source"] == "nuttcp"
     assert record["host_retrans_segs"] == 75  # kept as a cross-check
@@ -147,9 +139,9 @@ def test_run_test_kernel_counter_not_used_when_nuttcp_count_is_good():
 
 def test_run_test_connection_refused_is_an_error_record():
     stderr = fixture("nuttcp-error-connrefused-stderr-1.txt")
-    runner = FakeCommandRunner({"nuttcp": [version_output("8.2.2"), completed("", stderr, exit_code=1)] * 1})
+    runner = nuttcp_runner(completed("", stderr, exit_code=1))
     config = nuttcp.NuttcpConfig(dst="FZK", host="h", window_bytes=4_194_304)
-    (record,) = nuttcp.run_test(runner, config, src_site="CERN", dst_site="FZK", now=NOW)
+    (record,) = run_cern_to_fzk(runner, config)
     assert record["type"] == "throughput"
     assert record["error"] == "connect: Connection refused (errno=111)"
     assert record["exit_code"] == 1
@@ -161,16 +153,16 @@ def test_run_test_connection_refused_is_an_error_record():
 def test_run_test_reverse_failure_yields_two_error_records():
     stderr = fixture("nuttcp-error-connrefused-stderr-1.txt")
     failure = completed("", stderr, exit_code=1, duration_s=0.01)
-    runner = FakeCommandRunner({"nuttcp": [version_output("8.2.2"), failure, failure]})
+    runner = nuttcp_runner(failure, failure)
     config = nuttcp.NuttcpConfig(dst="FZK", host="h", reverse=True)
-    records = nuttcp.run_test(runner, config, src_site="CERN", dst_site="FZK", now=NOW)
+    records = run_cern_to_fzk(runner, config)
     assert [(r["src"], r["dst"], r["exit_code"]) for r in records] == [("CERN", "FZK", 1), ("FZK", "CERN", 1)]
 
 
 def test_run_test_nuttcp_not_installed():
     runner = FakeCommandRunner(missing_is_not_found=True)
     config = nuttcp.NuttcpConfig(dst="FZK", host="h", reverse=True)
-    records = nuttcp.run_test(runner, config, src_site="CERN", dst_site="FZK", now=NOW)
+    records = run_cern_to_fzk(runner, config)
     assert len(records) == 2
     assert all("nuttcp is not installed" in r["error"] for r in records)
     assert all(r["exit_code"] == EXIT_NOT_FOUND for r in records)
@@ -180,28 +172,24 @@ def test_run_test_nuttcp_not_installed():
 def test_run_test_timeout_is_an_error_record():
     partial = "megabytes=1480.6875 real_sec=1.00 rate_Mbps=12420.3233 retrans=14 cwnd=447\n"
     timed_out = CommandResult(None, partial, "", 55.0, error="timeout after 55 s: nuttcp killed", timed_out=True)
-    runner = FakeCommandRunner({"nuttcp": [version_output("8.2.2"), timed_out]})
-    (record,) = nuttcp.run_test(
-        runner, nuttcp.NuttcpConfig(dst="FZK", host="h"), src_site="CERN", dst_site="FZK", now=NOW
-    )
+    runner = nuttcp_runner(timed_out)
+    (record,) = run_cern_to_fzk(runner, nuttcp.NuttcpConfig(dst="FZK", host="h"))
     assert record["error"] == "timeout after 55 s: nuttcp killed"
     assert record["exit_code"] is None
     assert record["raw_excerpt"] == partial.strip()
 
 
 def test_run_test_unparseable_output_is_an_error_record():
-    runner = FakeCommandRunner({"nuttcp": [version_output("8.2.2"), completed("something else\n")]})
-    (record,) = nuttcp.run_test(
-        runner, nuttcp.NuttcpConfig(dst="FZK", host="h"), src_site="CERN", dst_site="FZK", now=NOW
-    )
+    runner = nuttcp_runner(completed("something else\n"))
+    (record,) = run_cern_to_fzk(runner, nuttcp.NuttcpConfig(dst="FZK", host="h"))
     assert record["error"].startswith("unparseable nuttcp output")
     assert record["exit_code"] == 0
 
 
 def test_run_test_udp_record():
-    runner = FakeCommandRunner({"nuttcp": [version_output("8.2.2"), completed(fixture("nuttcp-udp-fparse-1.txt"))]})
+    runner = nuttcp_runner(completed(fixture("nuttcp-udp-fparse-1.txt")))
     config = nuttcp.NuttcpConfig(dst="FZK", host="h", protocol="udp", rate_bps=900e6, duration_s=5)
-    (record,) = nuttcp.run_test(runner, config, src_site="CERN", dst_site="FZK", now=NOW)
+    (record,) = run_cern_to_fzk(runner, config)
     assert record["protocol"] == "udp"
     assert record["offered_bps"] == 900e6
     assert record["throughput_bps"] == 823_413_300.0
@@ -212,11 +200,9 @@ def test_run_test_udp_record():
 
 
 def test_run_test_converts_now_to_utc_and_refuses_naive_times():
-    runner = FakeCommandRunner({"nuttcp": [version_output("8.2.2"), completed(fixture("nuttcp-tcp-fparse-2.txt"))]})
+    runner = nuttcp_runner(completed(fixture("nuttcp-tcp-fparse-2.txt")))
     cet = timezone(timedelta(hours=1))
-    (record,) = nuttcp.run_test(
-        runner, nuttcp.NuttcpConfig(dst="FZK", host="h"), src_site="CERN", dst_site="FZK", now=NOW.astimezone(cet)
-    )
+    (record,) = run_cern_to_fzk(runner, nuttcp.NuttcpConfig(dst="FZK", host="h"), now=NOW.astimezone(cet))
     assert record["time"] == NOW and record["time"].utcoffset() == timedelta(0)
     with pytest.raises(ValueError, match="timezone-aware"):
         nuttcp.run_test(
@@ -368,12 +354,6 @@ def test_collectors_do_not_import_django_wanmon_or_celery():
 # ---------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _listening(port: int) -> bool:
     """Whether some socket LISTENs on ``port`` (state 0A in /proc/net/tcp{,6})."""
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
@@ -390,7 +370,7 @@ def _listening(port: int) -> bool:
 
 @pytest.mark.skipif(shutil.which("nuttcp") is None, reason="nuttcp not installed")
 def test_run_test_against_a_real_loopback_nuttcp_server():
-    control_port, data_port = _free_port(), _free_port()
+    control_port, data_port = free_port(), free_port()
     server = subprocess.Popen(
         ["nuttcp", "-S", "-1", "--nofork", f"-P{control_port}", f"-p{data_port}"],
         stdout=subprocess.DEVNULL,

@@ -145,43 +145,35 @@ def test_loopback_ttl_is_sent_as_255_and_copied_back():
     assert (stats.reverse.ttl_min, stats.reverse.ttl_max) == (255, 255)  # read by the sender
 
 
-def test_loopback_forward_loss_is_not_reverse_loss():
-    path = ScriptedPath(Reflector(), drop_forward={7, 27, 47, 67, 87})
-    stats = run(session_through(path))
-    assert counts(stats.forward) == (100, 5, 0, 0)
-    assert counts(stats.reverse) == (95, 0, 0, 0)
-
-
-def test_loopback_reverse_loss_is_not_forward_loss():
-    path = ScriptedPath(Reflector(), drop_reverse={s for s in range(100) if s % 10 == 4})
-    stats = run(session_through(path))
-    assert counts(stats.forward) == (100, 0, 0, 0)
-    assert counts(stats.reverse) == (100, 10, 0, 0)
-
-
-def test_loopback_loss_both_ways():
-    path = ScriptedPath(Reflector(), drop_forward={3, 50, 51}, drop_reverse={0, 10, 20, 30})
-    stats = run(session_through(path))
-    assert counts(stats.forward) == (100, 3, 0, 0)
-    assert counts(stats.reverse) == (97, 4, 0, 0)
-    assert stats.packets_lost == 7
-
-
-def test_loopback_duplicates():
-    path = ScriptedPath(Reflector(), duplicate_forward={5, 50, 95}, duplicate_reverse={10, 20, 30, 40})
-    stats = run(session_through(path))
-    assert counts(stats.forward) == (100, 0, 3, 0)
-    assert counts(stats.reverse) == (103, 0, 4, 0)
-    assert stats.packets_returned == 100
-
-
-def test_loopback_reordering_per_direction():
-    forward = run(session_through(ScriptedPath(Reflector(), hold_forward={10, 30, 50})))
-    assert counts(forward.forward) == (100, 0, 0, 3)
-    assert counts(forward.reverse) == (100, 0, 0, 0)
-    reverse = run(session_through(ScriptedPath(Reflector(), hold_reverse={20, 40, 60, 80})))
-    assert counts(reverse.forward) == (100, 0, 0, 0)
-    assert counts(reverse.reverse) == (100, 0, 0, 4)
+# A scripted network keyed by sequence number: what it does to one direction is counted in that direction only,
+# and a round trip is lost when either of its halves is. counts: (sent, lost, duplicates, reordered).
+@pytest.mark.parametrize(
+    ("network", "forward", "reverse", "round_trips_lost"),
+    [
+        pytest.param({"drop_forward": {7, 27, 47, 67, 87}}, (100, 5, 0, 0), (95, 0, 0, 0), 5, id="forward-loss"),
+        pytest.param(
+            {"drop_reverse": {s for s in range(100) if s % 10 == 4}}, (100, 0, 0, 0), (100, 10, 0, 0), 10,
+            id="reverse-loss",
+        ),
+        pytest.param(
+            {"drop_forward": {3, 50, 51}, "drop_reverse": {0, 10, 20, 30}}, (100, 3, 0, 0), (97, 4, 0, 0), 7,
+            id="loss-both-ways",
+        ),
+        pytest.param(
+            {"duplicate_forward": {5, 50, 95}, "duplicate_reverse": {10, 20, 30, 40}}, (100, 0, 3, 0),
+            (103, 0, 4, 0), 0, id="duplicates",
+        ),
+        pytest.param({"hold_forward": {10, 30, 50}}, (100, 0, 0, 3), (100, 0, 0, 0), 0, id="forward-reordering"),
+        pytest.param(
+            {"hold_reverse": {20, 40, 60, 80}}, (100, 0, 0, 0), (100, 0, 0, 4), 0, id="reverse-reordering"
+        ),
+    ],
+)  # fmt: skip
+def test_loopback_counts_each_direction_apart(network, forward, reverse, round_trips_lost):
+    stats = run(session_through(ScriptedPath(Reflector(), **network)))
+    assert counts(stats.forward) == forward
+    assert counts(stats.reverse) == reverse
+    assert (stats.packets_lost, stats.packets_returned) == (round_trips_lost, 100 - round_trips_lost)
 
 
 def test_loopback_reflector_clock_behind_makes_forward_delay_negative():

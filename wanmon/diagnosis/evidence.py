@@ -41,6 +41,7 @@ __all__ = [
     "KnownHost",
     "MaintenanceWindow",
     "OwampTest",
+    "PathDirection",
     "PathEvidence",
     "PathSummary",
     "ThroughputTest",
@@ -140,11 +141,21 @@ class PathSummary:
 
 
 @dataclass(frozen=True)
-class PathEvidence:
-    """Everything measured on one path direction within the look-back window."""
+class PathDirection:
+    """A path direction src -> dst, the subject of path findings; ``key`` ('SRC->DST') names it in evidence."""
 
     src: str
     dst: str
+
+    @property
+    def key(self) -> str:
+        return path_key(self.src, self.dst)
+
+
+@dataclass(frozen=True)
+class PathEvidence(PathDirection):
+    """Everything measured on one path direction within the look-back window."""
+
     capacity_bps: float
     hops: tuple[str, ...]
     throughput_tests: tuple[ThroughputTest, ...] = ()
@@ -152,10 +163,6 @@ class PathEvidence:
     traceroutes: tuple[TracerouteObservation, ...] = ()
     baseline: PathSummary | None = None  # the path's own earlier period
     reverse: PathSummary | None = None  # reference for dst->src when that direction is not in the bundle
-
-    @property
-    def key(self) -> str:
-        return path_key(self.src, self.dst)
 
 
 # --------------------------------------------------------------------------- hosts
@@ -450,8 +457,6 @@ def jsonable(value: Any) -> Any:
     if hasattr(value, "__dataclass_fields__"):
         return jsonable(value.__dict__)
     return value
-
-
 
 
 def summarise_path(

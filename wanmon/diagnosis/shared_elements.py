@@ -19,38 +19,26 @@ from datetime import datetime, timedelta
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.degradation import BASELINE_REFERENCE
-from wanmon.diagnosis.evidence import InterfaceEvidence, path_key
+from wanmon.diagnosis.evidence import InterfaceEvidence, PathDirection
 from wanmon.diagnosis.path_elements import base_equipment
 
 Edge = tuple[str, str]
 
 
 @dataclass(frozen=True)
-class DegradedPath:
+class DegradedPath(PathDirection):
     """A path direction degraded during [start, end]."""
 
-    src: str
-    dst: str
     start: datetime
     end: datetime
     hops: tuple[str, ...]
 
-    @property
-    def key(self) -> str:
-        return path_key(self.src, self.dst)
-
 
 @dataclass(frozen=True)
-class PathRoute:
+class PathRoute(PathDirection):
     """A healthy path direction (measured and fine during the period) and its hops."""
 
-    src: str
-    dst: str
     hops: tuple[str, ...]
-
-    @property
-    def key(self) -> str:
-        return path_key(self.src, self.dst)
 
 
 @dataclass(frozen=True)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.stats import cadence_s, seconds
 
 OK, DEGRADED, DOWN = "ok", "degraded", "down"
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,43 @@ class Episode:
         return self.start <= end + slack and start <= self.end + slack
 
 
+def run_max_gap_s(times: Sequence[datetime]) -> float:
+    """The longest silence a run of a series survives: EPISODE_MAX_GAP_FACTOR of its measurement interval (its
+    cadence), EPISODE_DEFAULT_MAX_GAP_S when the series is too short to tell."""
+    cad = cadence_s(times)
+    return k.EPISODE_MAX_GAP_FACTOR * cad if cad else k.EPISODE_DEFAULT_MAX_GAP_S
+
+
+def consecutive_runs(
+    items: Iterable[T], member: Callable[[T], bool], *, max_gap_s: float | None = None, break_after: int = 1
+) -> list[list[T]]:
+    """Runs of consecutive ``member`` items, in the order given: ``break_after`` consecutive other items end a
+    run, and so does a gap of more than ``max_gap_s`` between two of its items (then items need a ``time``).
+    Other items before a run starts are skipped."""
+    runs: list[list[T]] = []
+    cur: list[T] = []
+    others = 0
+    for item in items:
+        if member(item):
+            if cur and max_gap_s is not None and seconds(item.time - cur[-1].time) > max_gap_s:
+                runs.append(cur)
+                cur = []
+            cur.append(item)
+            others = 0
+        elif cur:
+            others += 1
+            if others >= break_after:
+                runs.append(cur)
+                cur, others = [], 0
+    if cur:
+        runs.append(cur)
+    return runs
+
+
+def _of_kind(observations: Sequence[Observation], kind: str) -> list[Observation]:
+    return sorted((o for o in observations if o.kind == kind), key=lambda o: o.time)
+
+
 def build_runs(observations: Sequence[Observation], states: frozenset[str], min_count: int) -> list[list[Observation]]:
     """Runs of observations in ``states`` per measurement kind.
 
@@ -62,25 +102,13 @@ def build_runs(observations: Sequence[Observation], states: frozenset[str], min_
     """
     runs: list[list[Observation]] = []
     for kind in sorted({o.kind for o in observations}):
-        obs = sorted((o for o in observations if o.kind == kind), key=lambda o: o.time)
-        cad = cadence_s([o.time for o in obs])
-        max_gap = k.EPISODE_MAX_GAP_FACTOR * cad if cad else k.EPISODE_DEFAULT_MAX_GAP_S
-        cur: list[Observation] = []
-        healthy = 0
-        for o in obs:
-            if o.state in states:
-                if cur and seconds(o.time - cur[-1].time) > max_gap:
-                    runs.append(cur)
-                    cur = []
-                cur.append(o)
-                healthy = 0
-            elif cur:
-                healthy += 1
-                if healthy >= k.EPISODE_BREAK_HEALTHY:
-                    runs.append(cur)
-                    cur, healthy = [], 0
-        if cur:
-            runs.append(cur)
+        obs = _of_kind(observations, kind)
+        runs += consecutive_runs(
+            obs,
+            lambda o: o.state in states,
+            max_gap_s=run_max_gap_s([o.time for o in obs]),
+            break_after=k.EPISODE_BREAK_HEALTHY,
+        )
     return [r for r in runs if len(r) >= min_count]
 
 
@@ -103,15 +131,7 @@ def consecutive_down_runs(observations: Sequence[Observation]) -> list[list[Obse
     (failed, ok, failed is two single failures, not a run of two)."""
     runs: list[list[Observation]] = []
     for kind in sorted({o.kind for o in observations}):
-        cur: list[Observation] = []
-        for o in sorted((o for o in observations if o.kind == kind), key=lambda o: o.time):
-            if o.state == DOWN:
-                cur.append(o)
-            elif cur:
-                runs.append(cur)
-                cur = []
-        if cur:
-            runs.append(cur)
+        runs += consecutive_runs(_of_kind(observations, kind), lambda o: o.state == DOWN)
     return runs
 
 
@@ -120,9 +140,7 @@ def _near(run: Sequence[Observation], o: Observation) -> bool:
     return run[0].time - slack <= o.time <= run[-1].time + slack
 
 
-def other_kinds_near(
-    a, run: Sequence[Observation]
-) -> tuple[list[Observation], list[Observation]]:
+def other_kinds_near(a, run: Sequence[Observation]) -> tuple[list[Observation], list[Observation]]:
     """Observations of the other measurement kinds around a run of failures: (those that got through, those that
     did not)."""
     observations = getattr(a, "observations", a)  # a PathAssessment or its observations

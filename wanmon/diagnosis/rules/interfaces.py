@@ -5,15 +5,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from wanmon.diagnosis import codes, text
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext
+from wanmon.diagnosis.episodes import consecutive_runs, run_max_gap_s
 from wanmon.diagnosis.evidence import Finding, InterfaceEvidence, InterfaceRate
 from wanmon.diagnosis.path_elements import interface_on_path
-from wanmon.diagnosis.stats import cadence_s, median
+from wanmon.diagnosis.stats import median
 
 
 def _subject(iface: InterfaceEvidence) -> dict[str, str]:
@@ -84,6 +85,10 @@ class PollErrors:
     discard_fraction: float
 
     @property
+    def time(self) -> datetime:
+        return self.row.time
+
+    @property
     def bad(self) -> bool:
         return (
             self.error_fraction >= k.INTERFACE_ERROR_FRACTION or self.discard_fraction >= k.INTERFACE_DISCARD_FRACTION
@@ -125,20 +130,8 @@ def reaches_utilisation(iface: InterfaceEvidence, utilisation: float) -> bool:
 
 def persistent_error_runs(rows: Sequence[InterfaceRate], speed_bps: float | None = None) -> list[list[PollErrors]]:
     """Runs of at least INTERFACE_ERRORS_MIN_INTERVALS consecutive bad polls (a clean poll or a gap ends a run)."""
-    cad = cadence_s([r.time for r in rows])
-    max_gap = timedelta(seconds=(k.EPISODE_MAX_GAP_FACTOR * cad) if cad else k.EPISODE_DEFAULT_MAX_GAP_S)
-    runs: list[list[PollErrors]] = []
-    cur: list[PollErrors] = []
-    for r in rows:
-        pe = poll_errors(r, speed_bps)
-        if pe.bad and (not cur or r.time - cur[-1].row.time <= max_gap):
-            cur.append(pe)
-            continue
-        if cur:
-            runs.append(cur)
-        cur = [pe] if pe.bad else []
-    if cur:
-        runs.append(cur)
+    polls = [poll_errors(r, speed_bps) for r in rows]
+    runs = consecutive_runs(polls, lambda pe: pe.bad, max_gap_s=run_max_gap_s([r.time for r in rows]))
     return [run for run in runs if len(run) >= k.INTERFACE_ERRORS_MIN_INTERVALS]
 
 
@@ -206,9 +199,10 @@ def interface_errors(ctx: RuleContext) -> list[Finding]:
             if degraded
             else ("Paths through it: " + ", ".join(a.key for a, _ in through) + "." if through else "")
         )
-        what = " and ".join(
-            w for w, f in (("CRC/errors", err_frac), ("discards", disc_frac)) if f is not None and f > 0
-        ) or "errors"
+        what = (
+            " and ".join(w for w, f in (("CRC/errors", err_frac), ("discards", disc_frac)) if f is not None and f > 0)
+            or "errors"
+        )
         if err_frac:
             cause = (
                 "A clean optical link counts none: the physical layer is suspect -- a dirty or misaligned "
@@ -289,28 +283,18 @@ def _utilisation(r: InterfaceRate, speed_bps: float) -> tuple[float | None, str]
 
 def congested_runs(rows: Sequence[InterfaceRate], speed_bps: float) -> tuple[list[list[InterfaceRate]], int]:
     """Runs of consecutive valid intervals at >= CONGESTION_UTILISATION; also the count of implausible rows."""
-    cad = cadence_s([r.time for r in rows])
-    max_gap = timedelta(seconds=(k.EPISODE_MAX_GAP_FACTOR * cad) if cad else k.EPISODE_DEFAULT_MAX_GAP_S)
-    runs: list[list[InterfaceRate]] = []
-    cur: list[InterfaceRate] = []
-    implausible = 0
-    for r in rows:
-        u, _ = _utilisation(r, speed_bps)
-        if u is not None and u > k.IMPLAUSIBLE_UTILISATION:
-            # a counter artefact is a missing reading, not a quiet one: it neither counts nor ends the run
-            implausible += 1
-            continue
-        if u is not None and u >= k.CONGESTION_UTILISATION:
-            if cur and r.time - cur[-1].time > max_gap:
-                runs.append(cur)
-                cur = []
-            cur.append(r)
-        elif cur:
-            runs.append(cur)
-            cur = []
-    if cur:
-        runs.append(cur)
-    return [run for run in runs if len(run) >= k.CONGESTION_MIN_INTERVALS], implausible
+
+    def utilisation(r: InterfaceRate) -> float:
+        return _utilisation(r, speed_bps)[0] or 0.0  # no rate at all: not congested
+
+    # a counter artefact is a missing reading, not a quiet one: it neither counts nor ends the run
+    plausible = [r for r in rows if utilisation(r) <= k.IMPLAUSIBLE_UTILISATION]
+    runs = consecutive_runs(
+        plausible,
+        lambda r: utilisation(r) >= k.CONGESTION_UTILISATION,
+        max_gap_s=run_max_gap_s([r.time for r in rows]),
+    )
+    return [run for run in runs if len(run) >= k.CONGESTION_MIN_INTERVALS], len(rows) - len(plausible)
 
 
 def link_congestion(ctx: RuleContext) -> list[Finding]:

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from wanmon.diagnosis import codes
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.context import RuleContext, path_finding
-from wanmon.diagnosis.episodes import DOWN, Observation, consecutive_down_runs, other_kinds_near
+from wanmon.diagnosis.episodes import DOWN, Observation, consecutive_down_runs, consecutive_runs, other_kinds_near
 from wanmon.diagnosis.evidence import EvidenceBundle, Finding, InterfaceEvidence, PathEvidence
 from wanmon.diagnosis.path_elements import interface_on_path, trunks_on_path
 
@@ -24,17 +24,8 @@ def _status_samples(iface: InterfaceEvidence) -> list[tuple[datetime, str]]:
 
 def _down_spans(samples: list[tuple[datetime, str]]) -> list[tuple[datetime, datetime, int]]:
     """Runs of consecutive down samples: at least INTERFACE_DOWN_MIN_SAMPLES long, or the latest sample."""
-    spans = []
-    cur: list[datetime] = []
-    for t, status in samples:
-        if status in DOWN_STATUSES:
-            cur.append(t)
-        elif cur:
-            spans.append(cur)
-            cur = []
-    ongoing = bool(cur)
-    if cur:
-        spans.append(cur)
+    spans = [[t for t, _ in run] for run in consecutive_runs(samples, lambda s: s[1] in DOWN_STATUSES)]
+    ongoing = bool(samples) and samples[-1][1] in DOWN_STATUSES
     out = []
     for i, span in enumerate(spans):
         latest = ongoing and i == len(spans) - 1

@@ -14,16 +14,22 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from wanmon.core.permissions import user_is_operator
 from wanmon.inventory.models import Host, Site
-from wanmon.measurements.api.auth import AgentIngestThrottle, AgentPrincipal, AgentTokenAuthentication
+from wanmon.measurements.api.auth import AgentPrincipal
 from wanmon.measurements.api.body import BodyError, body_read
-from wanmon.measurements.api.views import INGEST_ERROR, _limits, _RawJSONParser
+from wanmon.measurements.api.upload import (
+    INGEST_ERROR,
+    AgentUploadView,
+    database_unavailable,
+    errors_response,
+    upload_limits,
+)
 from wanmon.perfsonar.psconfig import template_build
 from wanmon.perfsonar.selectors import parked_run_list, psconfig_template_input, psconfig_token_get
 from wanmon.perfsonar.services import (
@@ -54,17 +60,8 @@ ARCHIVER_CONTENT_TYPES = frozenset(
 )
 
 
-def _errors(code: int, errors: list[dict]) -> Response:
-    return Response({"errors": errors}, status=code)
-
-
-class ArchiveView(APIView):
+class ArchiveView(AgentUploadView):
     """pScheduler's http archiver PUTs (or POSTs) a run here, agent token (docs/contracts.md#perfsonar-archive)."""
-
-    authentication_classes = [AgentTokenAuthentication]
-    permission_classes = [IsAuthenticated]
-    throttle_classes = [AgentIngestThrottle]
-    parser_classes = [_RawJSONParser]
 
     @extend_schema(
         operation_id="perfsonar_archive",
@@ -81,7 +78,7 @@ class ArchiveView(APIView):
     )
     def put(self, request):
         principal: AgentPrincipal = request.user
-        max_body = _limits()[0]
+        max_body = upload_limits()[0]
         meta = request._request.META
         if (meta.get("CONTENT_TYPE") or "").split(";")[0].strip().lower() in ARCHIVER_CONTENT_TYPES:
             # The archive spec of docs/contracts.md sets no Content-Type: pScheduler's HTTP client then labels the
@@ -90,18 +87,14 @@ class ArchiveView(APIView):
         try:
             body = body_read(request._request, max_body=max_body)
         except BodyError as exc:
-            return _errors(exc.status, [{"path": "", "message": exc.message}])
+            return errors_response(exc.status, [{"path": "", "message": exc.message}])
         try:
             result = perfsonar_run_archive(body=body, agent=principal.agent, now=timezone.now())
         except ArchiveError as exc:
-            return _errors(exc.status, exc.errors)
+            return errors_response(exc.status, exc.errors)
         except DatabaseError:
             logger.exception("perfSONAR archive failed on the database")
-            return Response(
-                {"errors": [{"path": "", "message": "database unavailable, retry later"}]},
-                status=status.HTTP_503_SERVICE_UNAVAILABLE,
-                headers={"Retry-After": "30"},
-            )
+            return database_unavailable()
         return Response(result.as_dict())
 
     @extend_schema(operation_id="perfsonar_archive_post", summary="Same as PUT (op: post in the archive spec)",
@@ -188,11 +181,11 @@ class MappingView(APIView):
     def post(self, request):
         form = MappingInput(data=request.data)
         if not form.is_valid():
-            return _errors(400, [{"path": k, "message": " ".join(map(str, v))} for k, v in form.errors.items()])
+            return errors_response(400, [{"path": k, "message": " ".join(map(str, v))} for k, v in form.errors.items()])
         try:
             result = _map(form.validated_data, request.user)
         except ValidationError as exc:
-            return _errors(400, [{"path": k, "message": " ".join(v)} for k, v in exc.message_dict.items()])
+            return errors_response(400, [{"path": k, "message": " ".join(v)} for k, v in exc.message_dict.items()])
         return Response(_map_dict(result))
 
 

@@ -13,42 +13,29 @@ from django.db import DatabaseError
 from django.http import HttpResponse
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema, inline_serializer
-from rest_framework import serializers, status
-from rest_framework.parsers import BaseParser
-from rest_framework.permissions import IsAuthenticated
+from rest_framework import serializers
 from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from collectors.records import BatchStream, RecordError, TooManyRecordsError
-from wanmon.measurements.api.auth import AgentIngestThrottle, AgentPrincipal, AgentTokenAuthentication
+from wanmon.measurements.api.auth import AgentPrincipal
 from wanmon.measurements.api.body import BodyError, body_read
-from wanmon.measurements.constants import INGEST_MAX_BODY_BYTES, INGEST_MAX_RECORDS, INGEST_STREAM_CHUNK_RECORDS
+from wanmon.measurements.api.upload import (
+    INGEST_ERROR,
+    AgentUploadView,
+    database_unavailable,
+    errors_response,
+    upload_limits,
+)
 from wanmon.measurements.ingest import IngestError, IngestResult, batch_ingest_body
 from wanmon.measurements.selectors import MAX_BUCKET_S, MAX_POINTS, MAX_SERIES, QueryError, measurement_query
 
 logger = logging.getLogger(__name__)
 
 
-class _RawJSONParser(BaseParser):
-    """Declares the media type for the schema; the view reads and decodes the raw body itself (msgspec)."""
-
-    media_type = "application/json"
-
-    def parse(self, stream, media_type=None, parser_context=None):  # pragma: no cover - never called
-        return None
-
-
-def _limits() -> tuple[int, int, int]:
-    return (
-        getattr(settings, "WANMON_INGEST_MAX_BODY_BYTES", INGEST_MAX_BODY_BYTES),
-        getattr(settings, "WANMON_INGEST_MAX_RECORDS", INGEST_MAX_RECORDS),
-        getattr(settings, "WANMON_INGEST_STREAM_CHUNK_RECORDS", INGEST_STREAM_CHUNK_RECORDS),
-    )
-
-
 def _error(code: int, path: str, message: str) -> Response:
-    return Response({"errors": [{"path": path, "message": message}]}, status=code)
+    return errors_response(code, [{"path": path, "message": message}])
 
 
 def _enqueue_processing(result: IngestResult) -> None:
@@ -80,37 +67,9 @@ INGEST_RESPONSE = inline_serializer(
         "duplicate": serializers.BooleanField(),
     },
 )
-INGEST_ERROR = inline_serializer(
-    "IngestErrors",
-    {
-        "errors": serializers.ListField(
-            child=inline_serializer(
-                "IngestError", {"path": serializers.CharField(), "message": serializers.CharField()}
-            )
-        )
-    },
-)
 
-
-class IngestView(APIView):
+class IngestView(AgentUploadView):
     """Agents push batches of measurement records; all or nothing, exactly once per batch_id."""
-
-    authentication_classes = [AgentTokenAuthentication]
-    permission_classes = [IsAuthenticated]
-    throttle_classes = [AgentIngestThrottle]
-    parser_classes = [_RawJSONParser]
-
-    def handle_exception(self, exc):
-        # The database down while the agent's token is checked (before post() runs): not the agent's fault, and a
-        # 500 would make it split the batch and park single records after three; 503 + Retry-After keeps them.
-        if isinstance(exc, DatabaseError):
-            logger.warning("ingest: database unavailable before the batch was read", exc_info=True)
-            return Response(
-                {"errors": [{"path": "", "message": "database unavailable, retry later"}]},
-                status=status.HTTP_503_SERVICE_UNAVAILABLE,
-                headers={"Retry-After": "30"},
-            )
-        return super().handle_exception(exc)
 
     @extend_schema(
         operation_id="ingest",
@@ -150,7 +109,7 @@ class IngestView(APIView):
     )
     def post(self, request):
         started = time.perf_counter()
-        max_body, max_records, chunk_records = _limits()
+        max_body, max_records, chunk_records = upload_limits()
         principal: AgentPrincipal = request.user
         try:
             body = body_read(request._request, max_body=max_body)
@@ -167,20 +126,16 @@ class IngestView(APIView):
                 on_commit=_enqueue_processing,
             )
         except TooManyRecordsError as exc:
-            return Response({"errors": exc.errors}, status=413)
+            return errors_response(413, exc.errors)
         except RecordError as exc:
-            return Response({"errors": exc.errors}, status=400)
+            return errors_response(400, exc.errors)
         except IngestError as exc:
-            return Response({"errors": exc.errors}, status=exc.status)
+            return errors_response(exc.status, exc.errors)
         except DatabaseError:
             # Not the body's fault (errors the data causes are IngestErrors, see batch_ingest): tell the agent
             # to keep its spool and retry.
             logger.exception("ingest failed on the database")
-            return Response(
-                {"errors": [{"path": "", "message": "database unavailable, retry later"}]},
-                status=status.HTTP_503_SERVICE_UNAVAILABLE,
-                headers={"Retry-After": "30"},
-            )
+            return database_unavailable()
         return _accepted(result, stream, started=started, read_at=read_at)
 
 

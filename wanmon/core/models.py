@@ -22,3 +22,24 @@ class TrailEvent(models.Model):
     class Meta:
         abstract = True
         ordering = ["time", "id"]
+
+
+class HashedToken(models.Model):
+    """A bearer secret of which only the SHA-256 is stored (``wanmon.core.tokens``), with its first characters to
+    recognise it in lists; revoking keeps the row (and its last use) for the record.
+
+    The concrete token adds what it gives access to.
+    """
+
+    token_hash = models.CharField(max_length=64, unique=True)
+    token_prefix = models.CharField(max_length=12)
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None

@@ -74,6 +74,8 @@ class MaintenanceSourceAdmin(admin.ModelAdmin):
 class FeedTokenAdmin(admin.ModelAdmin):
     list_display = ["name", "token_prefix", "site", "carrier", "created_at", "last_used_at", "revoked_at"]
     readonly_fields = ["token_hash", "token_prefix", "created_at", "last_used_at"]
+    # What the token opens first, then the token itself (read-only), whatever the model's field order.
+    fields = ["name", "site", "carrier", "created_by", "revoked_at", *readonly_fields]
 
     def has_add_permission(self, request):
         return False  # a token is made by the service, which shows its secret once

@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
-from wanmon.core.models import TrailEvent
+from wanmon.core.models import HashedToken, TrailEvent
 from wanmon.maintenance.choices import (
     Behaviour,
     CarrierNotificationStatus,
@@ -289,12 +289,10 @@ class MaintenanceSource(models.Model):
         return f"{self.carrier.code} ({self.parser or 'bcop'})"
 
 
-class FeedToken(models.Model):
+class FeedToken(HashedToken):
     """A secret that lets a calendar client read iCalendar feeds; only its SHA-256 is stored."""
 
     name = models.CharField(max_length=200)
-    token_hash = models.CharField(max_length=64, unique=True)
-    token_prefix = models.CharField(max_length=12)
     site = models.ForeignKey(
         "inventory.Site",
         on_delete=models.CASCADE,
@@ -314,9 +312,6 @@ class FeedToken(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="feed_tokens"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    revoked_at = models.DateTimeField(null=True, blank=True)
-    last_used_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["name", "id"]
@@ -329,10 +324,6 @@ class FeedToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.token_prefix}...)"
-
-    @property
-    def is_active(self) -> bool:
-        return self.revoked_at is None
 
 
 class SiteNotice(models.Model):

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from wanmon.core.models import HashedToken
 from wanmon.perfsonar.choices import RunState
 
 __all__ = ["EndpointAlias", "PerfsonarRun", "PsconfigToken"]
@@ -68,7 +69,7 @@ class EndpointAlias(models.Model):
         return f"{self.endpoint} -> {self.host or self.site}"
 
 
-class PsconfigToken(models.Model):
+class PsconfigToken(HashedToken):
     """The read-only secret in a pSConfig template's URL, for one site (or, without a site, the whole mesh).
 
     The secret is derived from the server's secret key and ``nonce`` (so ``psconfig_url`` can print the URL
@@ -80,15 +81,10 @@ class PsconfigToken(models.Model):
         "inventory.Site", on_delete=models.CASCADE, null=True, blank=True, related_name="psconfig_tokens"
     )
     nonce = models.CharField(max_length=64)
-    token_hash = models.CharField(max_length=64, unique=True)
-    token_prefix = models.CharField(max_length=12)
     archive_agent = models.ForeignKey(
         "inventory.Agent", on_delete=models.SET_NULL, null=True, blank=True, related_name="psconfig_tokens"
     )
     archive_nonce = models.CharField(max_length=64, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    revoked_at = models.DateTimeField(null=True, blank=True)
-    last_used_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["site__code", "id"]

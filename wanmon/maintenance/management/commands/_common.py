@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from django.core.management.base import CommandError
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
 
 from wanmon.inventory.models import Carrier
 from wanmon.maintenance.imports import ImportReport
@@ -54,3 +55,29 @@ def print_report(command, report: ImportReport, as_json: bool) -> None:
         command.stdout.write(", ".join(f"{k}: {v}" for k, v in totals.items()))
     if report.notifications and all(n.status == "failed" for n in report.notifications):
         raise CommandError("nothing could be imported", returncode=1)
+
+
+class ImportCommand(BaseCommand):
+    """An import command: what to import (its positional argument), --carrier/--parser/--json, the report.
+
+    A subclass names its argument in ``add_source_argument`` and imports in ``run_import``; the service's refusal
+    (a ValidationError: not a directory, a URL it may not fetch) is the command's error message.
+    """
+
+    def add_source_argument(self, parser) -> None:
+        raise NotImplementedError
+
+    def run_import(self, options: dict, *, carrier: Carrier | None) -> ImportReport:
+        raise NotImplementedError
+
+    def add_arguments(self, parser):
+        self.add_source_argument(parser)
+        add_import_options(parser)
+
+    def handle(self, *args, **options):
+        carrier = carrier_option(options["carrier"])
+        try:
+            report = self.run_import(options, carrier=carrier)
+        except ValidationError as exc:
+            raise CommandError("; ".join(exc.messages)) from None
+        print_report(self, report, options["json"])

@@ -2,21 +2,19 @@
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from wanmon.maintenance.imports import ImportReport, maintenance_import_file
-from wanmon.maintenance.management.commands._common import add_import_options, carrier_option, print_report
+from wanmon.maintenance.management.commands._common import ImportCommand
 
 
-class Command(BaseCommand):
+class Command(ImportCommand):
     help = "Import maintenance notifications from files: BCOP .ics calendars or carrier .eml e-mails."
 
-    def add_arguments(self, parser):
+    def add_source_argument(self, parser) -> None:
         parser.add_argument("files", nargs="+", help="iCalendar (.ics) or e-mail (.eml) files")
-        add_import_options(parser)
 
-    def handle(self, *args, **options):
-        carrier = carrier_option(options["carrier"])
+    def run_import(self, options, *, carrier) -> ImportReport:
         report = ImportReport()
         for name in options["files"]:
             path = Path(name)
@@ -25,4 +23,4 @@ class Command(BaseCommand):
             report.notifications += maintenance_import_file(
                 path=path, carrier=carrier, parser=options["parser"]
             ).notifications
-        print_report(self, report, options["json"])
+        return report

@@ -295,6 +295,46 @@ def test_a_problem_back_after_a_resolution_nobody_was_told_of_is_not_emailed_as_
     assert incident.reopen_count == 1
 
 
+def back_muted(*, silence_min):
+    """First notice and resolved notice e-mailed, then the problem back 20 min later under a silence of
+    ``silence_min`` minutes on its element; returns when it came back."""
+    replay(FZK, "--keep", "--notify")
+    process(clear(T + timedelta(minutes=1)), flush=True)  # 12:11: resolved, e-mailed
+    back = T + timedelta(minutes=31)
+    silence_create(author=None, matchers={"equipment": "geant-fra"}, comment="GEANT ticket 4711", now=back,
+                   duration_s=silence_min * 60)
+    replay_at(FZK, back)
+    process(back, flush=True)
+    assert Incident.objects.get(status="open").muted  # nothing is sent while muted
+    return back
+
+
+def test_a_problem_back_under_a_silence_until_it_clears_sends_no_second_resolved_email(smtp):
+    back = back_muted(silence_min=120)
+    process(clear(back + timedelta(minutes=1)), flush=True)  # resolved again, still muted
+    assert [m.subject.split("]")[0] for m in smtp.wait_for(3, 2)] == ["[wanmon CRITICAL", "[wanmon RESOLVED"]
+    incident = Incident.objects.get()
+    assert incident.status == "resolved" and incident.reopen_count == 1
+    assert list(Notification.objects.order_by("id").values_list("kind", flat=True)) == ["firing", "resolved"]
+    assert "its last e-mail already said it was resolved" in incident.events.filter(kind="resolved").last().note
+
+
+def test_a_problem_back_under_a_silence_that_ends_before_it_clears_is_emailed_as_returned(smtp):
+    back = back_muted(silence_min=30)
+    replay_at(FZK, back + timedelta(minutes=31))
+    process(back + timedelta(minutes=31))  # the silence ended 1 min ago and the problem persists: at once
+    process(clear(back + timedelta(minutes=32)), flush=True)
+    messages = smtp.wait_for(5, 2)
+    assert [m.subject.split("]")[0] for m in messages] == [
+        "[wanmon CRITICAL", "[wanmon RESOLVED", "[wanmon CRITICAL", "[wanmon RESOLVED"]
+    returned = messages[2]
+    assert returned.subject == FZK_SUBJECT + " (returned)" and returned.rcpt_tos == [NOC]
+    assert ("The problem is back 20 min after it was reported resolved (2026-03-01 12:11 UTC); a silence or "
+            "maintenance window muted it until now.") in returned.text
+    assert list(Notification.objects.order_by("id").values_list("kind", flat=True)) == [
+        "firing", "resolved", "returned", "resolved"]
+
+
 # Evidence bad and good by turns, minutes each (bad first): 2 h 2 min of a problem flapping every 10-15 min.
 FLAPS_MIN = (10, 15, 12, 14, 10, 13, 11, 15, 12, 10)
 

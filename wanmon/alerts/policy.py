@@ -79,8 +79,8 @@ def filter_matches(
 
 @dataclass(frozen=True)
 class NotifyState:
-    """What was last e-mailed about an incident; ``returned``: it was reopened just now and its last e-mail said
-    it was resolved."""
+    """What was last e-mailed about an incident; ``returned``: its last e-mail said it was resolved and it is back
+    (reopened just now, or its return was muted until now)."""
 
     opened_at: datetime
     last_notified_at: datetime | None

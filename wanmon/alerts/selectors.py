@@ -8,7 +8,13 @@ from datetime import datetime, timedelta
 
 from django.db.models import Count, Q, QuerySet
 
-from wanmon.alerts.choices import ACTIVE_INCIDENT_STATUSES, IncidentStatus, NotificationKind, NotificationStatus
+from wanmon.alerts.choices import (
+    ACTIVE_INCIDENT_STATUSES,
+    IncidentEventKind,
+    IncidentStatus,
+    NotificationKind,
+    NotificationStatus,
+)
 from wanmon.alerts.conf import AlertSettings
 from wanmon.alerts.constants import ROOT_CAUSE_CODES
 from wanmon.alerts.grouping import FindingFacts
@@ -108,6 +114,12 @@ def incident_resolution_notified(*, incident: Incident) -> bool:
         .exclude(status=NotificationStatus.ABANDONED)
         .exists()
     )
+
+
+def incident_last_return(*, incident: Incident) -> tuple[datetime, datetime]:
+    """When the incident was resolved before it last came back, and when it came back (its last reopened event)."""
+    event = incident.events.filter(kind=IncidentEventKind.REOPENED).latest("time", "id")
+    return datetime.fromisoformat(event.data["resolved_at"]), event.time
 
 
 @dataclass

@@ -50,6 +50,7 @@ from wanmon.alerts.selectors import (
     Recipient,
     TopologyIndex,
     finding_facts_list,
+    incident_last_return,
     incident_resolution_notified,
     incident_resolved_holding,
     maintenance_inhibiting,
@@ -130,7 +131,8 @@ class _Run:
         self._topology: TopologyIndex | None = None
         self.silences = silence_list_active(at=now)
         self.silences_in_use: dict[int, list[Incident]] = {}
-        self.returned: dict[int, datetime] = {}  # reopened now after a resolved notice: {incident id: resolved at}
+        # Back after a resolved notice and not told yet: {incident id: (resolved at, back at)}.
+        self.returned: dict[int, tuple[datetime, datetime]] = {}
 
     @property
     def topology(self) -> TopologyIndex:
@@ -180,7 +182,7 @@ class _Run:
         resolution was e-mailed, ``_decide`` e-mails once that it returned. Its next resolve hold is longer."""
         if incident := incident_resolved_holding(key=group.key, finding_ids=list(group.roles), at=self.now):
             if incident_resolution_notified(incident=incident):
-                self.returned[incident.id] = incident.resolved_at
+                self.returned[incident.id] = (incident.resolved_at, self.now)
             incident.reopen_count += 1
             _event(incident, IncidentEventKind.REOPENED, self.now, "a finding came back soon after the resolution",
                    {"reopen_count": incident.reopen_count, "resolved_at": incident.resolved_at.isoformat()})
@@ -247,6 +249,9 @@ class _Run:
     def _decide(self, incident: Incident, members: list[FindingFacts], visible: frozenset[str],
                 unmuted: frozenset[str]) -> None:
         """Apply the timers; write the notifications the incident needs now."""
+        if visible and incident.id not in self.returned and self._told_resolved(incident):
+            # It came back muted (or below the paging severity): whoever read "resolved" hears now that it is back.
+            self.returned[incident.id] = incident_last_return(incident=incident)
         paging = [f for f in members if f.key in visible]
         severity = max((f.severity for f in paging), key=codes.SEVERITY_ORDER.get, default=codes.INFO)
         state = NotifyState(
@@ -271,11 +276,13 @@ class _Run:
         elif kind == NotificationKind.REPEAT:
             note = f"Still open since {incident.opened_at:%Y-%m-%d %H:%M} UTC and not acknowledged."
         elif kind == NotificationKind.RETURNED:
-            resolved_at = self.returned[incident.id]
+            resolved_at, back_at = self.returned[incident.id]
             hold_s = resolve_hold_s(base_s=self.cfg.resolve_hold_s, reopened=incident.reopen_count)
-            note = (f"The problem is back {text.duration((self.now - resolved_at).total_seconds())} after it was "
-                    f"reported resolved ({resolved_at:%Y-%m-%d %H:%M} UTC). It will be reported resolved again only "
-                    f"{text.duration(hold_s)} after its findings clear.")
+            note = (f"The problem is back {text.duration((back_at - resolved_at).total_seconds())} after it was "
+                    f"reported resolved ({resolved_at:%Y-%m-%d %H:%M} UTC)")
+            if back_at < self.now:
+                note += "; a silence or maintenance window muted it until now" if unmuted else "; it pages only now"
+            note += f". It will be reported resolved again only {text.duration(hold_s)} after its findings clear."
         recipients = recipient_list_for_incident(
             sites=incident.sites, carriers=incident.carriers, codes_={f.code for f in members},
             severity=severity, cfg=self.cfg,
@@ -335,9 +342,12 @@ class _Run:
         incident.status = IncidentStatus.RESOLVED
         incident.resolved_at = self.now
         incident.save(update_fields=["status", "resolved_at"])
-        _event(incident, IncidentEventKind.RESOLVED, self.now, "the evidence cleared")
+        # Its return was never e-mailed: for its recipients it is still resolved, a second notice would say so twice.
+        told_resolved = self._told_resolved(incident)
+        _event(incident, IncidentEventKind.RESOLVED, self.now, "the evidence cleared" + (
+            "; no resolved e-mail: its last e-mail already said it was resolved" if told_resolved else ""))
         self.result.resolved.append(incident.id)
-        if not self.cfg.send_resolved or (incident.muted and not self.cfg.send_resolved_when_muted):
+        if told_resolved or not self.cfg.send_resolved or (incident.muted and not self.cfg.send_resolved_when_muted):
             return
         recipients = recipient_list_notified(incident=incident)
         if recipients:
@@ -347,6 +357,12 @@ class _Run:
                          "its findings cleared.")
             self._notify(incident, NotificationKind.RESOLVED, recipients, note)
             incident.save(update_fields=["notify_seq"])
+
+    @staticmethod
+    def _told_resolved(incident: Incident) -> bool:
+        """Whether the last e-mail about this (reopened) incident said it was resolved: it came back, and its
+        return has not been e-mailed (muted, or below the paging severity)."""
+        return bool(incident.reopen_count) and incident_resolution_notified(incident=incident)
 
     def _age(self, incident: Incident) -> float:
         return ((incident.resolved_at or self.now) - incident.opened_at).total_seconds()

@@ -1,8 +1,8 @@
 """Does an element lie on a path, and in which direction? (pure: plain values in, plain values out).
 
 This is the one answer to that question. The inventory selectors, maintenance matching, the dashboard
-and the diagnosis engine all ask it through :func:`element_on_path` (or the selector
-``wanmon.inventory.selectors.path_membership_context`` that loads what it needs), so that a maintenance
+and the diagnosis engine all ask it through :class:`Links` (loaded from the database by the selector
+``wanmon.inventory.selectors.path_membership_inputs``) or :func:`element_on_path`, so that a maintenance
 window, a finding and a page never disagree about what a path crosses.
 
 A path is one direction of a site pair, given as hops in the direction of travel. A hop names an
@@ -175,58 +175,89 @@ def _far_ends(
     return out
 
 
-def memberships(
-    element: Element,
-    hops: Sequence[Hop],
-    bundles: Sequence[Bundle] = (),
-    circuits: Sequence[CircuitEnds] = (),
-    unknown_ports: str = BUNDLE_PORTS,
-) -> list[Membership]:
-    """Every crossing of ``element`` by the path ``hops``, in hop order (see the module rules)."""
-    out: list[Membership] = []
-    for i, hop in enumerate(hops):
-        towards = _next_equipment(hops, i)
-        hop_port = (hop.equipment, hop.interface) if hop.interface is not None else None
-        if element.bundle is not None:
-            b = next((x for x in bundles if x.name == element.bundle), None)
-            if hop.equipment == element.bundle and hop.interface is None:
-                out.append(Membership(i, ANY, VIA_HOP, True, towards))
-            elif b is not None and hop_port in b.members:
-                out.append(Membership(i, OUT, VIA_BUNDLE, True, towards))
-            elif b is not None and hop_port is None and any(m[0] == hop.equipment for m in b.members):
-                out.append(Membership(i, ANY, VIA_DEVICE, False, towards))
-            continue
-        if element.circuit is not None:
-            c = next((x for x in circuits if x.name == element.circuit), None)
-            if c is None:
-                continue
-            if hop_port in c.ends:
-                out.append(Membership(i, OUT, VIA_HOP, True, towards))
-            elif hop_port is None and towards is not None and len(c.ends) == 2:
-                if {hop.equipment, towards} == {c.ends[0][0], c.ends[1][0]}:
+@dataclass(frozen=True)
+class Links:
+    """The bundles and circuits a path may cross besides its boxes: what membership needs besides the hops.
+
+    Callers build it once per inventory (from names or from ids) and ask it about any number of paths, so
+    no caller can pass the bundles without the circuits where both decide the answer.
+    """
+
+    bundles: Sequence[Bundle] = ()
+    circuits: Sequence[CircuitEnds] = ()
+
+    def memberships(self, element: Element, hops: Sequence[Hop], unknown_ports: str = BUNDLE_PORTS) -> list[Membership]:
+        """Every crossing of ``element`` by the path ``hops``, in hop order (see the module rules)."""
+        bundles, circuits = self.bundles, self.circuits
+        out: list[Membership] = []
+        for i, hop in enumerate(hops):
+            towards = _next_equipment(hops, i)
+            hop_port = (hop.equipment, hop.interface) if hop.interface is not None else None
+            if element.bundle is not None:
+                b = next((x for x in bundles if x.name == element.bundle), None)
+                if hop.equipment == element.bundle and hop.interface is None:
+                    out.append(Membership(i, ANY, VIA_HOP, True, towards))
+                elif b is not None and hop_port in b.members:
+                    out.append(Membership(i, OUT, VIA_BUNDLE, True, towards))
+                elif b is not None and hop_port is None and any(m[0] == hop.equipment for m in b.members):
                     out.append(Membership(i, ANY, VIA_DEVICE, False, towards))
-            elif hop_port is not None and any(set(c.ends) & set(b.members) for b in _bundles_of(hop_port, bundles)):
+                continue
+            if element.circuit is not None:
+                c = next((x for x in circuits if x.name == element.circuit), None)
+                if c is None:
+                    continue
+                if hop_port in c.ends:
+                    out.append(Membership(i, OUT, VIA_HOP, True, towards))
+                elif hop_port is None and towards is not None and len(c.ends) == 2:
+                    if {hop.equipment, towards} == {c.ends[0][0], c.ends[1][0]}:
+                        out.append(Membership(i, ANY, VIA_DEVICE, False, towards))
+                elif hop_port is not None and any(set(c.ends) & set(b.members) for b in _bundles_of(hop_port, bundles)):
+                    out.append(Membership(i, OUT, VIA_BUNDLE, True, towards))
+                continue
+            if element.equipment is None or hop.equipment != element.equipment:
+                continue
+            if element.interface is None:
+                out.append(Membership(i, THROUGH, VIA_HOP, True, towards))
+                continue
+            port = element.port
+            if hop.interface is None and any(b.name == hop.equipment and port in b.members for b in bundles):
+                out.append(Membership(i, OUT, VIA_BUNDLE, True, towards))  # the hop names the bundle itself
+                continue
+            far = _far_ends(hops, i - 1, bundles, circuits) if i > 0 else {}
+            if port in far:
+                out.append(Membership(i, IN, VIA_FAR_END, far[port], towards))
+            if hop_port == port:
+                out.append(Membership(i, OUT, VIA_HOP, True, towards))
+            elif hop_port is not None and any(port in b.members for b in _bundles_of(hop_port, bundles)):
                 out.append(Membership(i, OUT, VIA_BUNDLE, True, towards))
-            continue
-        if element.equipment is None or hop.equipment != element.equipment:
-            continue
-        if element.interface is None:
-            out.append(Membership(i, THROUGH, VIA_HOP, True, towards))
-            continue
-        port = element.port
-        if hop.interface is None and any(b.name == hop.equipment and port in b.members for b in bundles):
-            out.append(Membership(i, OUT, VIA_BUNDLE, True, towards))  # the hop names the bundle itself
-            continue
-        far = _far_ends(hops, i - 1, bundles, circuits) if i > 0 else {}
-        if port in far:
-            out.append(Membership(i, IN, VIA_FAR_END, far[port], towards))
-        if hop_port == port:
-            out.append(Membership(i, OUT, VIA_HOP, True, towards))
-        elif hop_port is not None and any(port in b.members for b in _bundles_of(hop_port, bundles)):
-            out.append(Membership(i, OUT, VIA_BUNDLE, True, towards))
-        elif hop_port is None and (unknown_ports == ALL_PORTS or _bundles_of(port, bundles)):
-            out.append(Membership(i, ANY, VIA_DEVICE, False, towards))
-    return out
+            elif hop_port is None and (unknown_ports == ALL_PORTS or _bundles_of(port, bundles)):
+                out.append(Membership(i, ANY, VIA_DEVICE, False, towards))
+        return out
+
+    def on_path(self, element: Element, hops: Sequence[Hop], unknown_ports: str = BUNDLE_PORTS) -> Membership | None:
+        """The first crossing of ``element`` by the path, preferring one whose port is known; None when off it."""
+        found = self.memberships(element, hops, unknown_ports)
+        if not found:
+            return None
+        known = [m for m in found if m.port_known]
+        return (known or found)[0]
+
+    def bundles_on(self, hops: Sequence[Hop]) -> list[Bundle]:
+        """The bundles a path crosses, in the order it meets them."""
+        return _in_path_order(self, hops, [(Element(bundle=b.name), b) for b in self.bundles])
+
+    def circuits_on(self, hops: Sequence[Hop]) -> list[CircuitEnds]:
+        """The circuits a path crosses, in the order it meets them."""
+        return _in_path_order(self, hops, [(Element(circuit=c.name), c) for c in self.circuits])
+
+
+def _in_path_order(links: Links, hops: Sequence[Hop], candidates: Iterable[tuple[Element, object]]) -> list:
+    found = []
+    for element, value in candidates:
+        m = links.on_path(element, hops)
+        if m is not None:
+            found.append((m.position, value))
+    return [value for _, value in sorted(found, key=lambda x: x[0])]
 
 
 def element_on_path(
@@ -236,12 +267,8 @@ def element_on_path(
     circuits: Sequence[CircuitEnds] = (),
     unknown_ports: str = BUNDLE_PORTS,
 ) -> Membership | None:
-    """The first crossing of ``element`` by the path, preferring one whose port is known; None when off the path."""
-    found = memberships(element, hops, bundles, circuits, unknown_ports)
-    if not found:
-        return None
-    known = [m for m in found if m.port_known]
-    return (known or found)[0]
+    """:meth:`Links.on_path` for a caller holding the bundles and circuits apart."""
+    return Links(bundles, circuits).on_path(element, hops, unknown_ports)
 
 
 def hops_from_labels(labels: Iterable[str]) -> tuple[Hop, ...]:
@@ -250,20 +277,12 @@ def hops_from_labels(labels: Iterable[str]) -> tuple[Hop, ...]:
 
 
 def bundles_on_path(hops: Sequence[Hop], bundles: Sequence[Bundle]) -> list[Bundle]:
-    """The bundles a path crosses, in the order it meets them."""
-    found = []
-    for b in bundles:
-        m = element_on_path(Element(bundle=b.name), hops, bundles)
-        if m is not None:
-            found.append((m.position, b))
-    return [b for _, b in sorted(found, key=lambda x: x[0])]
+    """:meth:`Links.bundles_on` for a caller holding the bundles alone."""
+    return Links(bundles).bundles_on(hops)
 
 
-def circuits_on_path(hops: Sequence[Hop], circuits: Sequence[CircuitEnds], bundles: Sequence[Bundle] = ()) -> list:
-    """The circuits a path crosses, in the order it meets them."""
-    found = []
-    for c in circuits:
-        m = element_on_path(Element(circuit=c.name), hops, bundles, circuits)
-        if m is not None:
-            found.append((m.position, c))
-    return [c for _, c in sorted(found, key=lambda x: x[0])]
+def circuits_on_path(
+    hops: Sequence[Hop], circuits: Sequence[CircuitEnds], bundles: Sequence[Bundle] = ()
+) -> list[CircuitEnds]:
+    """:meth:`Links.circuits_on` for a caller holding the bundles and circuits apart."""
+    return Links(bundles, circuits).circuits_on(hops)

@@ -23,17 +23,7 @@ from django.db.models import Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from wanmon.inventory.labels import label_join, label_split
-from wanmon.inventory.membership import (
-    OUT,
-    Bundle,
-    CircuitEnds,
-    Element,
-    Hop,
-    bundles_on_path,
-    circuits_on_path,
-    element_on_path,
-    memberships,
-)
+from wanmon.inventory.membership import OUT, Bundle, CircuitEnds, Element, Hop, Links
 from wanmon.inventory.models import Agent, Circuit, Equipment, Interface, Path, PathHop, Site, SiteContact, Trunk
 
 __all__ = [
@@ -185,11 +175,10 @@ def path_hops_labels(path: Path) -> list[str]:
 
 
 @dataclass(frozen=True)
-class MembershipInputs:
-    """What :mod:`wanmon.inventory.membership` needs besides a path's hops: bundles and circuits as plain values."""
+class MembershipInputs(Links):
+    """The inventory's trunks and circuits as membership :class:`~wanmon.inventory.membership.Links` (by name,
+    a circuit by its primary key), and how maintenance windows name the circuits."""
 
-    bundles: tuple[Bundle, ...]
-    circuits: tuple[CircuitEnds, ...]
     #: ``circuit:CID`` (as maintenance windows name circuits) -> names of the circuits in ``circuits``
     circuit_labels: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
@@ -238,7 +227,7 @@ def path_touched_by_labels(path: Path, labels: Iterable[str], inputs: Membership
     out = []
     for label in labels:
         if label in own or any(
-            element_on_path(e, hops, inputs.bundles, inputs.circuits) is not None
+            inputs.on_path(e, hops) is not None
             for e in inputs.elements_of_label(label)
         ):
             out.append(label)
@@ -284,7 +273,7 @@ def path_list_through_element(
     inputs = path_membership_inputs()
     ids = []
     for path in path_list_valid_at(at=at):
-        found = memberships(element, path_membership_hops(path), inputs.bundles, inputs.circuits)
+        found = inputs.memberships(element, path_membership_hops(path))
         if interface is not None:
             found = [m for m in found if m.direction == OUT and m.port_known]
         elif nxt is not None:
@@ -431,7 +420,7 @@ def trunk_list_on_path(*, path: Path, inputs: MembershipInputs | None = None) ->
     the member ports of both of its ends. (Rules of :mod:`wanmon.inventory.membership`.)
     """
     inputs = inputs or path_membership_inputs()
-    names = [b.name for b in bundles_on_path(path_membership_hops(path), inputs.bundles)]
+    names = [b.name for b in inputs.bundles_on(path_membership_hops(path))]
     trunks = {t.name: t for t in Trunk.objects.filter(name__in=names)}
     return [trunks[n] for n in names if n in trunks]
 
@@ -446,7 +435,7 @@ def path_list_through_trunk(*, trunk: Trunk | str, at: datetime | None = None) -
     return [
         p
         for p in path_list_valid_at(at=at)
-        if element_on_path(Element(bundle=tr.name), path_membership_hops(p), inputs.bundles) is not None
+        if inputs.on_path(Element(bundle=tr.name), path_membership_hops(p)) is not None
     ]
 
 
@@ -459,7 +448,7 @@ def circuit_list_on_path(*, path: Path, inputs: MembershipInputs | None = None) 
     (Rules of :mod:`wanmon.inventory.membership`.)
     """
     inputs = inputs or path_membership_inputs()
-    ids = [int(c.name) for c in circuits_on_path(path_membership_hops(path), inputs.circuits, inputs.bundles)]
+    ids = [int(c.name) for c in inputs.circuits_on(path_membership_hops(path))]
     circuits = Circuit.objects.select_related("carrier", "a_interface__equipment", "z_interface__equipment").in_bulk(
         ids
     )

@@ -11,7 +11,7 @@ from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
 
 from wanmon.diagnosis.choices import ACTIVE_STATUSES
 from wanmon.diagnosis.models import Finding
-from wanmon.inventory.membership import Element, bundles_on_path, element_on_path
+from wanmon.inventory.membership import Element
 from wanmon.inventory.models import Interface, Path
 from wanmon.inventory.selectors import path_membership_hops, path_membership_inputs
 
@@ -88,9 +88,9 @@ def findings_for_paths(
         "equipment__name", "name"
     ):
         element = Element(eq_name, iface_name)
-        if any(element_on_path(element, h, inputs.bundles, inputs.circuits) for h in hops.values()):
+        if any(inputs.on_path(element, h) for h in hops.values()):
             ports.add((eq_name, iface_name))
-    trunk_names = {b.name for h in hops.values() for b in bundles_on_path(h, inputs.bundles)}
+    trunk_names = {b.name for h in hops.values() for b in inputs.bundles_on(h)}
     return findings_for_elements(start=start, end=end, paths=pairs, boxes=equipment, ports=ports, trunks=trunk_names)
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from wanmon.core.sql import sql_rows
-from wanmon.inventory.membership import IN, VIA_HOP, Element, memberships
+from wanmon.inventory.membership import IN, VIA_HOP, Element
 from wanmon.inventory.models import Interface, Path, Site
 from wanmon.inventory.selectors import path_list_versions, path_membership_hops, path_membership_inputs
 
@@ -224,7 +224,7 @@ def path_interfaces(paths: Iterable[Path]) -> list[Interface]:
     for iface in Interface.objects.select_related("equipment").filter(equipment__name__in=equipment):
         element = Element(iface.equipment.name, iface.name)
         for index, h in enumerate(hops):
-            for m in memberships(element, h, inputs.bundles, inputs.circuits):
+            for m in inputs.memberships(element, h):
                 if not m.port_known:
                     continue
                 key = (index, m.position, m.direction != IN, m.via != VIA_HOP, iface.name)

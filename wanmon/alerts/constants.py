@@ -44,7 +44,8 @@ NOT_DEGRADING = frozenset(
 
 # How many paths listed in a subject line before "+N more".
 TITLE_MAX_PATHS = 4
-SUBJECT_MAX_CHARS = 220
+# An e-mail's subject line is cut to this (the sent-log keeps up to 300); not the incident's subject column below.
+MAIL_SUBJECT_MAX_CHARS = 220
 
 # Sending: retries of one Celery task (exponential backoff), then the beat's redispatch takes over
 # until a notification has been tried this many times.

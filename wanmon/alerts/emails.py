@@ -11,7 +11,7 @@ from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 
 from wanmon.alerts.choices import MemberRole, NotificationKind
-from wanmon.alerts.constants import SUBJECT_MAX_CHARS
+from wanmon.alerts.constants import MAIL_SUBJECT_MAX_CHARS
 from wanmon.alerts.models import Incident, IncidentMember, Notification, Silence
 from wanmon.alerts.selectors import Recipient, WindowInfo
 from wanmon.diagnosis import codes, text
@@ -35,7 +35,7 @@ def incident_url(incident_id: int) -> str:
     return f"{base_url()}/incidents/{incident_id}"
 
 
-def _one_line(value: str, limit: int = SUBJECT_MAX_CHARS) -> str:
+def _one_line(value: str, limit: int = MAIL_SUBJECT_MAX_CHARS) -> str:
     value = " ".join(str(value).split())
     return value if len(value) <= limit else value[: limit - 1].rstrip() + "…"
 

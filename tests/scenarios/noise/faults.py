@@ -182,16 +182,27 @@ class TcpOnly(DirectionFault):
 
 
 @dataclass(frozen=True)
-class EquipmentLoss(Fault):
-    """A line card of a router drops a fraction of every packet it forwards: every path through it suffers."""
+class EquipmentFault(Fault):
+    """A fault of one router (``equipment``): while it lasts, :meth:`change` says what it does to every path
+    direction through it."""
 
     equipment: str = ""
-    loss: float = 2e-4
+
+    def change(self, st: PathState) -> PathState:
+        return st
 
     def path(self, mesh, path, t_h, st):
-        if self.equipment in st.pops and self.active(t_h):
-            return replace(st, loss_fwd=st.loss_fwd + self.loss)
-        return st
+        return self.change(st) if self.equipment in st.pops and self.active(t_h) else st
+
+
+@dataclass(frozen=True)
+class EquipmentLoss(EquipmentFault):
+    """A line card of a router drops a fraction of every packet it forwards: every path through it suffers."""
+
+    loss: float = 2e-4
+
+    def change(self, st):
+        return replace(st, loss_fwd=st.loss_fwd + self.loss)
 
     def expect(self, mesh):
         return [{"code": "SHARED_EQUIPMENT_SUSPECT", "subject": {"equipment": self.equipment}, "rank": 1}]
@@ -405,16 +416,13 @@ class HostSettings(Fault):
 
 
 @dataclass(frozen=True)
-class Maintenance(Fault):
+class Maintenance(EquipmentFault):
     """Announced carrier work: a PoP router is out of service during the window; its paths go down."""
 
-    equipment: str = ""
     reference: str = "GEANT-CHG-2026-0614"
 
-    def path(self, mesh, path, t_h, st):
-        if self.equipment in st.pops and self.active(t_h):
-            return replace(st, down=True)
-        return st
+    def change(self, st):
+        return replace(st, down=True)
 
     def maintenance(self, mesh):
         from .mesh import at, iso

@@ -16,9 +16,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .corpus import Case
+from wanmon.diagnosis.codes import SEVERITY_ORDER
 
-SEVERITY_ORDER = {"info": 0, "warning": 1, "critical": 2}
+from .corpus import Case
 
 
 @dataclass

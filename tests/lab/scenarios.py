@@ -71,6 +71,12 @@ WINDOW = 64 * 1024
 BIG_WINDOW = 8 * 1024 * 1024
 QUEUE_BYTES = 512 * 1024  # ~40 ms at 100 Mb/s: a modest router buffer
 
+
+def line(delay_ms: float, **impairment: Any) -> Impairment:
+    """One direction of a 100 Mb/s path (the scenarios' capacity) through a modest router buffer, impaired."""
+    return Impairment(delay_ms=delay_ms, rate_bps=100e6, queue_bytes=QUEUE_BYTES, **impairment)
+
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -78,8 +84,8 @@ SCENARIOS: dict[str, Scenario] = {
             name="WINDOW_LIMITED",
             code="WIN",
             index=1,
-            a_to_b=Impairment(delay_ms=50, rate_bps=100e6, queue_bytes=QUEUE_BYTES),
-            b_to_a=Impairment(delay_ms=50, rate_bps=100e6, queue_bytes=QUEUE_BYTES),
+            a_to_b=line(50),
+            b_to_a=line(50),
             congestion_control="reno",
             nuttcp=({"window_bytes": WINDOW, "duration_s": 4, "interval_s": 6},),
             run_s=20,
@@ -89,8 +95,8 @@ SCENARIOS: dict[str, Scenario] = {
             name="LOSS_LIMITED",
             code="LOSS",
             index=2,
-            a_to_b=Impairment(delay_ms=50, loss=0.001, rate_bps=100e6, queue_bytes=QUEUE_BYTES),
-            b_to_a=Impairment(delay_ms=50, rate_bps=100e6, queue_bytes=QUEUE_BYTES),
+            a_to_b=line(50, loss=0.001),
+            b_to_a=line(50),
             congestion_control="reno",
             seed=7,
             # A 128 KiB window (W*8/RTT = 10.5 Mb/s) is above Reno's largest window at this loss (4/3 x 1.22 /
@@ -107,7 +113,7 @@ SCENARIOS: dict[str, Scenario] = {
             name="ASYMMETRIC_PATH",
             code="ASYM",
             index=3,
-            a_to_b=Impairment(delay_ms=20, rate_bps=100e6, queue_bytes=QUEUE_BYTES),
+            a_to_b=line(20),
             b_to_a=Impairment(delay_ms=20, rate_bps=300e3, queue_bytes=32 * 1024),
             congestion_control="reno",
             # a 64 KiB window: what B sends into the 300 kb/s direction drains within seconds after the test
@@ -120,8 +126,8 @@ SCENARIOS: dict[str, Scenario] = {
             name="TCP_ONLY_DEGRADATION",
             code="TCPO",
             index=4,
-            a_to_b=Impairment(delay_ms=10, loss=0.02, tcp_only=True, rate_bps=100e6, queue_bytes=QUEUE_BYTES),
-            b_to_a=Impairment(delay_ms=10, rate_bps=100e6, queue_bytes=QUEUE_BYTES),
+            a_to_b=line(10, loss=0.02, tcp_only=True),
+            b_to_a=line(10),
             congestion_control="reno",
             seed=3,
             nuttcp=(
@@ -154,8 +160,8 @@ SCENARIOS: dict[str, Scenario] = {
             name="INTERFACE_ERRORS",
             code="IFE",
             index=6,
-            a_to_b=Impairment(delay_ms=5, error_rate=0.05, rate_bps=100e6, queue_bytes=QUEUE_BYTES),
-            b_to_a=Impairment(delay_ms=5, rate_bps=100e6, queue_bytes=QUEUE_BYTES),
+            a_to_b=line(5, error_rate=0.05),
+            b_to_a=line(5),
             congestion_control="reno",
             seed=5,
             twamp={"packets": 100, "packet_interval_s": 0.02, "timeout_s": 0.3, "interval_s": 2.5},
@@ -168,8 +174,8 @@ SCENARIOS: dict[str, Scenario] = {
             name="CLEAN",
             code="CLN",
             index=7,
-            a_to_b=Impairment(delay_ms=5, rate_bps=100e6, queue_bytes=QUEUE_BYTES),
-            b_to_a=Impairment(delay_ms=5, rate_bps=100e6, queue_bytes=QUEUE_BYTES),
+            a_to_b=line(5),
+            b_to_a=line(5),
             congestion_control="bbr",
             # 240 KiB at 10 ms: W*8/RTT = 197 Mb/s, above the capacity (no window limit), yet no more in flight than
             # BDP (125 kB) plus a fraction of the queue: a loss-based flow (or BBR's start-up) with a larger window

@@ -1,6 +1,7 @@
 """The scenario builder of the regression corpus: a :class:`Scenario` collects topology, maintenance,
-measurements and expectations and writes a file of docs/scenario-format.md; :func:`scenario` declares one; the
-helpers build healthy pairs and SNMP counters. The sites, carriers and routers the cases share are in ``places``."""
+measurements and expectations and writes a file of docs/scenario-format.md; :func:`scenario` declares one;
+:func:`healthy_pair` builds both directions of a clean path. The sites, carriers and routers the cases share are in
+``places``, the SNMP counters in ``counters``."""
 
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ from tests.scenarios.noise import physics
 from tests.scenarios.regression.places import CARRIERS, ROUTERS, SITES
 
 MiB = 1 << 20
-C64 = 2**64
 ALL_CODES = (
     "WINDOW_LIMITED",
     "LOSS_LIMITED",
@@ -219,16 +219,7 @@ class Scenario:
         dst_host: str | None = None,
         schedule_s: float | None = None,
     ) -> None:
-        m = {
-            "type": "throughput",
-            "time": iso(t),
-            "src": src,
-            "dst": dst,
-            "tool": "nuttcp",
-            "protocol": "tcp",
-            "duration_s": duration_s,
-            "streams": streams,
-        }
+        m = _nuttcp(t, src, dst, "tcp", duration_s, streams=streams)
         if window is not None:
             m["window_bytes"] = int(window)
         m.update(
@@ -236,27 +227,35 @@ class Scenario:
         )
         if retransmits is None:
             del m["retransmits"]
-        if src_host:
-            m["src_host"] = src_host
-        if dst_host:
-            m["dst_host"] = dst_host
+        _on_hosts(m, src_host, dst_host)
         if schedule_s:
             m["schedule_interval_s"] = schedule_s
         self.measurements.append(m)
 
+    def tcp_test(
+        self,
+        t: datetime,
+        src: str,
+        dst: str,
+        thr: float,
+        *,
+        rtt_ms: float,
+        mss: int,
+        window: int | None,
+        rtt_rel: float = 0.003,
+        p: float = 0.0,
+        retransmits: tuple[int, ...] = (0, 0, 1),
+        **record,
+    ) -> None:
+        """A 10 s test reaching ``thr``: its RTT ``rtt_ms`` give or take ``rtt_rel`` (0: as given), then the
+        retransmits, ``p`` of the segments sent plus a few drawn from ``retransmits`` (in that order: the seeded
+        sequence of every case depends on it); ``record`` goes to :meth:`tcp` as it is."""
+        rtt = self.jitter(rtt_ms, rtt_rel) if rtt_rel else rtt_ms
+        retrans = round(p * segments(thr, 10, mss)) + self.rng.choice(retransmits)
+        self.tcp(t, src, dst, thr, rtt_ms=rtt, mss=mss, window=window, retransmits=retrans, **record)
+
     def tcp_failed(self, t: datetime, src: str, dst: str, error: str, duration_s: float = 10) -> None:
-        self.measurements.append(
-            {
-                "type": "throughput",
-                "time": iso(t),
-                "src": src,
-                "dst": dst,
-                "tool": "nuttcp",
-                "protocol": "tcp",
-                "duration_s": duration_s,
-                "error": error,
-            }
-        )
+        self.measurements.append(_nuttcp(t, src, dst, "tcp", duration_s, error=error))
 
     def udp(
         self,
@@ -273,23 +272,18 @@ class Scenario:
         src_host: str | None = None,
     ) -> None:
         received = sent - lost
-        m = {
-            "type": "throughput",
-            "time": iso(t),
-            "src": src,
-            "dst": dst,
-            "tool": "nuttcp",
-            "protocol": "udp",
-            "duration_s": duration_s,
-            "offered_bps": round(offered),
-            "throughput_bps": round(received * datagram_bytes * 8 / duration_s),
-            "packets_sent": sent,
-            "packets_lost": lost,
-        }
-        if src_host:
-            m["src_host"] = src_host
-        if dst_host:
-            m["dst_host"] = dst_host
+        m = _nuttcp(
+            t,
+            src,
+            dst,
+            "udp",
+            duration_s,
+            offered_bps=round(offered),
+            throughput_bps=round(received * datagram_bytes * 8 / duration_s),
+            packets_sent=sent,
+            packets_lost=lost,
+        )
+        _on_hosts(m, src_host, dst_host)
         self.measurements.append(m)
 
     def owamp(
@@ -333,19 +327,33 @@ class Scenario:
         self.measurements.append(m)
 
     def owamp_down(self, t: datetime, src: str, dst: str, sent: int = 600) -> None:
-        self.measurements.append(
-            {
-                "type": "owamp",
-                "time": iso(t),
-                "src": src,
-                "dst": dst,
-                "packets_sent": sent,
-                "packets_lost": sent,
-                "duplicates": 0,
-                "reordered": 0,
-                "clock_error_ms": 0.2,
-            }
-        )
+        """A session of a path that is down: every packet lost, no delays."""
+        self.owamp(t, src, dst, None, lost=sent, sent=sent)
+
+    def quiet_owamp(
+        self,
+        t: datetime,
+        src: str,
+        dst: str,
+        rtt_ms: float | None = None,
+        *,
+        owd_ms: float | None = None,
+        below_ms: float = 0.05,
+        spread_ms: float = 0.02,
+        lost: int | None = None,
+        single_loss: float = 0.02,
+        queue_ms: tuple[float, float] = (0.03, 0.1),
+        **record,
+    ) -> None:
+        """An owamp session of a path without queueing: its one-way delay (half the RTT unless given) less
+        ``below_ms`` plus up to ``spread_ms``, ``lost`` packets lost (unless given, one with the probability
+        ``single_loss``), a queue drawn from ``queue_ms``; ``record`` goes to :meth:`owamp` as it is. Drawn in
+        that order: the seeded sequence of every case depends on it."""
+        owd = owd_ms if owd_ms is not None else rtt_ms / 2
+        delay_ms = owd - below_ms + self.rng.uniform(0, spread_ms)
+        if lost is None:
+            lost = int(self.rng.random() < single_loss)
+        self.owamp(t, src, dst, delay_ms, lost=lost, queue_ms=self.rng.uniform(*queue_ms), **record)
 
     def traceroute(self, t: datetime, src: str, dst: str, hops: list[str], pmtu: int | None = 9000) -> None:
         m = {"type": "traceroute", "time": iso(t), "src": src, "dst": dst, "hops": list(hops)}
@@ -406,24 +414,15 @@ class Scenario:
         """``code`` must not be found (about ``subject``, at ``rank``)."""
         self.absent.append(_expectation(code, rank, subject))
 
-    def quiet_owamp(
-        self,
-        t: datetime,
-        src: str,
-        dst: str,
-        rtt_ms: float | None = None,
-        *,
-        owd_ms: float | None = None,
-        single_loss: float = 0.02,
-        spread_ms: float = 0.02,
-        queue_ms: tuple[float, float] = (0.03, 0.1),
-    ) -> None:
-        """An owamp session of a healthy path: its one-way delay (half the RTT unless given) plus up to
-        ``spread_ms``, a queue drawn from ``queue_ms``, now and then one packet lost."""
-        owd = owd_ms if owd_ms is not None else rtt_ms / 2
-        delay_ms = owd - 0.05 + self.rng.uniform(0, spread_ms)
-        lost = int(self.rng.random() < single_loss)
-        self.owamp(t, src, dst, delay_ms, lost=lost, queue_ms=self.rng.uniform(*queue_ms))
+    def want_both_ways(self, code: str, a: str, b: str) -> None:
+        """``code`` must be found on a->b and on b->a."""
+        self.want(code, src=a, dst=b)
+        self.want(code, src=b, dst=a)
+
+    def want_one_way(self, code: str, src: str, dst: str) -> None:
+        """``code`` must be found on src->dst and not on dst->src: the fault is on one direction only."""
+        self.want(code, src=src, dst=dst)
+        self.forbid(code, src=dst, dst=src)
 
     def forbid_codes(self, *codes: str) -> None:
         """None of ``codes`` may be found, about anything."""
@@ -498,6 +497,27 @@ def _description(build: Callable) -> str:
     return " ".join(inspect.cleandoc(build.__doc__).split())
 
 
+def _nuttcp(t: datetime, src: str, dst: str, protocol: str, duration_s: float, **fields) -> dict:
+    """The head every nuttcp record starts with, then ``fields``."""
+    return {
+        "type": "throughput",
+        "time": iso(t),
+        "src": src,
+        "dst": dst,
+        "tool": "nuttcp",
+        "protocol": protocol,
+        "duration_s": duration_s,
+        **fields,
+    }
+
+
+def _on_hosts(m: dict, src_host: str | None, dst_host: str | None) -> None:
+    if src_host:
+        m["src_host"] = src_host
+    if dst_host:
+        m["dst_host"] = dst_host
+
+
 def _expectation(code: str, rank: int | None, subject: dict) -> dict:
     e: dict = {"code": code}
     if subject:
@@ -513,67 +533,6 @@ def _flow(value: dict) -> str:
 
 def _block(value: dict) -> str:
     return yaml.safe_dump(value, sort_keys=False, width=110, allow_unicode=False).strip()
-
-
-class Counter64Port:
-    """SNMP counters of one interface: Counter64 octets/packets (mod 2^64), Counter32 errors, sysUpTime."""
-
-    def __init__(
-        self,
-        equipment: str,
-        name: str,
-        uptime_s: float,
-        in_octets: int = 0,
-        out_octets: int = 0,
-        mean_frame_bytes: float = 900.0,
-    ) -> None:
-        self.equipment, self.name = equipment, name
-        self.uptime_s = uptime_s
-        self.c = {
-            "hc_in_octets": in_octets % C64,
-            "hc_out_octets": out_octets % C64,
-            "hc_in_ucast_pkts": in_octets // 1400 % C64,
-            "hc_out_ucast_pkts": out_octets // 1400 % C64,
-            "in_errors": 0,
-            "out_errors": 0,
-            "in_discards": 0,
-            "out_discards": 0,
-        }
-        self.frame = mean_frame_bytes
-        self.frac = {k: 0.0 for k in self.c}
-
-    def advance(
-        self,
-        seconds: float,
-        in_bps: float,
-        out_bps: float,
-        in_errors_per_s: float = 0.0,
-        out_discards_per_s: float = 0.0,
-    ) -> None:
-        self.uptime_s += seconds
-        for name, amount in (
-            ("hc_in_octets", in_bps * seconds / 8),
-            ("hc_out_octets", out_bps * seconds / 8),
-            ("hc_in_ucast_pkts", in_bps * seconds / 8 / self.frame),
-            ("hc_out_ucast_pkts", out_bps * seconds / 8 / self.frame),
-            ("in_errors", in_errors_per_s * seconds),
-            ("out_discards", out_discards_per_s * seconds),
-        ):
-            total = self.frac[name] + amount
-            whole = int(total)
-            self.frac[name] = total - whole
-            modulus = C64 if name.startswith("hc_") else 2**32
-            self.c[name] = (self.c[name] + whole) % modulus
-
-    def reboot(self, uptime_s: float) -> None:
-        """The device booted ``uptime_s`` seconds ago: sysUpTime and every counter restart from zero."""
-        self.uptime_s = uptime_s
-        for k in self.c:
-            self.c[k] = 0
-            self.frac[k] = 0.0
-
-    def poll(self, sc: Scenario, t: datetime, oper: str = "up") -> None:
-        sc.snmp(t, self.equipment, self.name, round(self.uptime_s * 100) % 2**32, dict(self.c), oper)
 
 
 def jitter(rng: random.Random, value: float, rel: float) -> float:
@@ -599,28 +558,20 @@ def healthy_pair(
     limit = host_limit_bps or 0.94 * cap_bps
     for src, dst, share, off in ((a, b, owd_split, 0), (b, a, 1 - owd_split, 7)):
         for t in sc.every(30, tcp_offset_s + off):
-            rate = tcp_rate_bps(cap_bps, rtt_ms, mss, window, 0, limit)
-            thr = sc.jitter(rate, 0.02)
+            thr = sc.jitter(tcp_rate_bps(cap_bps, rtt_ms, mss, window, 0, limit), 0.02)
             sh, dh = (hosts if src == a else tuple(reversed(hosts))) if hosts else (None, None)
-            sc.tcp(
+            sc.tcp_test(
                 t,
                 src,
                 dst,
                 thr,
-                rtt_ms=sc.jitter(rtt_ms, 0.003),
+                rtt_ms=rtt_ms,
                 mss=mss,
                 window=window,
-                retransmits=sc.rng.choice([0, 0, 0, 1, 2]),
+                retransmits=(0, 0, 0, 1, 2),
                 src_host=sh,
                 dst_host=dh,
             )
         for t in sc.every(5, owamp_offset_s + off):
-            lost = 1 if sc.rng.random() < 0.03 else 0
-            sc.owamp(
-                t,
-                src,
-                dst,
-                rtt_ms * share - 0.05 + sc.rng.uniform(0, 0.02),
-                lost=lost,
-                queue_ms=sc.rng.uniform(0.03, 0.1),
-            )
+            lost = 1 if sc.rng.random() < 0.03 else 0  # drawn before the delay
+            sc.quiet_owamp(t, src, dst, owd_ms=rtt_ms * share, lost=lost)

@@ -6,15 +6,8 @@ import math
 from datetime import UTC, datetime, timedelta
 
 from tests.scenarios.noise.noise import poisson
-from tests.scenarios.regression.builder import (
-    Counter64Port,
-    MiB,
-    Scenario,
-    healthy_pair,
-    scenario,
-    segments,
-    tcp_rate_bps,
-)
+from tests.scenarios.regression.builder import MiB, Scenario, healthy_pair, scenario, segments, tcp_rate_bps
+from tests.scenarios.regression.counters import Counter64Port
 
 
 # --------------------------------------------------------------------------- case 1
@@ -153,6 +146,13 @@ def scenario_case1(sc: Scenario) -> None:
     sc.forbid("INTERFACE_ERRORS", equipment="geant-gva", interface="xe-2/0/0")
     sc.forbid("SHARED_EQUIPMENT_SUSPECT", rank=1, equipment="cern-border")
     sc.forbid_codes(
-        "WINDOW_LIMITED", "LINK_CONGESTION", "MAINTENANCE_EXPLAINED", "UNEXPLAINED_DEGRADATION", "PATH_DOWN",
-        "COUNTER_DISCONTINUITY", "CLOCK_UNSYNC", "DELAY_LEVEL_SHIFT", "PERIODIC_LOSS",
+        "WINDOW_LIMITED",
+        "LINK_CONGESTION",
+        "MAINTENANCE_EXPLAINED",
+        "UNEXPLAINED_DEGRADATION",
+        "PATH_DOWN",
+        "COUNTER_DISCONTINUITY",
+        "CLOCK_UNSYNC",
+        "DELAY_LEVEL_SHIFT",
+        "PERIODIC_LOSS",
     )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from tests.scenarios.regression.builder import Counter64Port, MiB, Scenario, scenario
+from tests.scenarios.regression.builder import MiB, Scenario, scenario
+from tests.scenarios.regression.counters import Counter64Port
 
 
 # --------------------------------------------------------------------------- case 5
@@ -60,15 +61,15 @@ def scenario_case5(sc: Scenario) -> None:
             thr, retrans = sc.rng.uniform(2.6e9, 3.4e9), sc.rng.randint(20, 150)  # burst losses at the receivers
         fnal_rate[t] = thr
         sc.tcp(t, "CERN", "FNAL", thr, rtt_ms=rtt, mss=mss, window=window, retransmits=retrans)
-        sc.tcp(
+        sc.tcp_test(
             t + timedelta(seconds=30),
             "FNAL",
             "CERN",
             sc.jitter(5.0e9, 0.02),
             rtt_ms=rtt,
+            rtt_rel=0,
             mss=mss,
             window=window,
-            retransmits=sc.rng.choice([0, 0, 1]),
         )
         if t >= onset:
             # debugging transfers rate-limited to 400 Mb/s (nuttcp -R400m): steady and clean
@@ -83,31 +84,17 @@ def scenario_case5(sc: Scenario) -> None:
                 retransmits=0,
             )
         for src, dst in (("CERN", "BNL"), ("BNL", "CERN")):
-            sc.tcp(
-                t + timedelta(seconds=90 if src == "CERN" else 120),
-                src,
-                dst,
-                sc.jitter(9.2e9, 0.015),
-                rtt_ms=sc.jitter(92.0, 0.002),
-                mss=mss,
-                window=window,
-                retransmits=sc.rng.choice([0, 1]),
-            )
+            thr = sc.jitter(9.2e9, 0.015)
+            when = t + timedelta(seconds=90 if src == "CERN" else 120)
+            sc.tcp_test(when, src, dst, thr, rtt_ms=92.0, rtt_rel=0.002, mss=mss, window=window, retransmits=(0, 1))
     for t in sc.every(5, 150):
-        for src, dst, owd in (
-            ("CERN", "FNAL", 60.0),
-            ("FNAL", "CERN", 60.0),
-            ("CERN", "BNL", 46.0),
-            ("BNL", "CERN", 46.0),
-        ):
-            sc.quiet_owamp(t, src, dst, owd_ms=owd, spread_ms=0.03, queue_ms=(0.05, 0.2))
+        for far, owd in (("FNAL", 60.0), ("BNL", 46.0)):
+            for src, dst in (("CERN", far), (far, "CERN")):
+                sc.quiet_owamp(t, src, dst, owd_ms=owd, spread_ms=0.03, queue_ms=(0.05, 0.2))
         if t >= onset:
-            sc.owamp(
-                t + timedelta(seconds=90),
-                "CERN",
-                "CALTECH",
-                85.5 + sc.rng.uniform(0, 0.03),
-                queue_ms=sc.rng.uniform(0.05, 0.2),
+            when = t + timedelta(seconds=90)
+            sc.quiet_owamp(
+                when, "CERN", "CALTECH", owd_ms=85.5, below_ms=0, spread_ms=0.03, lost=0, queue_ms=(0.05, 0.2)
             )
     # the production transfer to FNAL, the debugging transfer to Caltech and other traffic, seen by SNMP
     chi = Counter64Port(
@@ -129,6 +116,11 @@ def scenario_case5(sc: Scenario) -> None:
     sc.forbid("SHARED_EQUIPMENT_SUSPECT", equipment="cern-border")
     sc.forbid("SHARED_EQUIPMENT_SUSPECT", equipment="uslhcnet-gva", interface="xe-0/0/1")
     sc.forbid_codes(
-        "LINK_CONGESTION", "UNEXPLAINED_DEGRADATION", "WINDOW_LIMITED", "LOSS_LIMITED", "ASYMMETRIC_PATH", "PATH_DOWN",
+        "LINK_CONGESTION",
+        "UNEXPLAINED_DEGRADATION",
+        "WINDOW_LIMITED",
+        "LOSS_LIMITED",
+        "ASYMMETRIC_PATH",
+        "PATH_DOWN",
         "INTERFACE_ERRORS",
     )

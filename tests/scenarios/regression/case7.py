@@ -33,30 +33,19 @@ def scenario_case7(sc: Scenario) -> None:
     for src, dst, off in (("CERN", "PIC", 0), ("PIC", "CERN", 30)):
         for t in sc.every(30, off):
             rtt = 2 * owd(t) + 0.05
-            sc.tcp(
-                t,
-                src,
-                dst,
-                sc.jitter(tcp_rate_bps(10e9, rtt, mss, window, 0, 9.4e9), 0.015),
-                rtt_ms=sc.jitter(rtt, 0.002),
-                mss=mss,
-                window=window,
-                retransmits=sc.rng.choice([0, 0, 1]),
-            )
+            thr = sc.jitter(tcp_rate_bps(10e9, rtt, mss, window, 0, 9.4e9), 0.015)
+            sc.tcp_test(t, src, dst, thr, rtt_ms=rtt, rtt_rel=0.002, mss=mss, window=window)
             route = hops if src == "CERN" else list(reversed(hops))
             sc.traceroute(t + timedelta(seconds=300), src, dst, route)
         for t in sc.every(5, 15 + off):
-            sc.owamp(
-                t,
-                src,
-                dst,
-                owd(t) - 0.02 + sc.rng.uniform(0, 0.03),
-                lost=int(sc.rng.random() < 0.02),
-                queue_ms=sc.rng.uniform(0.03, 0.1),
-            )
+            sc.quiet_owamp(t, src, dst, owd_ms=owd(t), below_ms=0.02, spread_ms=0.03)
 
-    sc.want("DELAY_LEVEL_SHIFT", src="CERN", dst="PIC")
-    sc.want("DELAY_LEVEL_SHIFT", src="PIC", dst="CERN")
+    sc.want_both_ways("DELAY_LEVEL_SHIFT", "CERN", "PIC")
     sc.forbid_codes(
-        "ROUTE_CHANGE", "CLOCK_UNSYNC", "UNEXPLAINED_DEGRADATION", "PATH_DOWN", "LOSS_LIMITED", "ASYMMETRIC_PATH",
+        "ROUTE_CHANGE",
+        "CLOCK_UNSYNC",
+        "UNEXPLAINED_DEGRADATION",
+        "PATH_DOWN",
+        "LOSS_LIMITED",
+        "ASYMMETRIC_PATH",
     )

@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime, timedelta
 
-from tests.scenarios.regression.builder import C64, Counter64Port, Scenario, healthy_pair, iso, scenario
+from tests.scenarios.regression.builder import Scenario, healthy_pair, iso, scenario
+from tests.scenarios.regression.counters import C64, Counter64Port
 
 
 # --------------------------------------------------------------------------- case 9
@@ -77,6 +78,10 @@ def scenario_case9(sc: Scenario) -> None:
     sc.want("COUNTER_DISCONTINUITY", equipment="dfn-fra", interface="xe-2/0/0")
     sc.want("COUNTER_DISCONTINUITY", equipment="dfn-fra", interface="xe-2/1/0")
     sc.forbid_codes(
-        "LINK_CONGESTION", "PATH_DOWN", "UNEXPLAINED_DEGRADATION", "INTERFACE_ERRORS", "SHARED_EQUIPMENT_SUSPECT",
+        "LINK_CONGESTION",
+        "PATH_DOWN",
+        "UNEXPLAINED_DEGRADATION",
+        "INTERFACE_ERRORS",
+        "SHARED_EQUIPMENT_SUSPECT",
         "LOSS_LIMITED",
     )

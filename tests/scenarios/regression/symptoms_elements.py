@@ -6,7 +6,8 @@ import math
 from datetime import UTC, datetime, timedelta
 
 from tests.scenarios.noise.noise import poisson
-from tests.scenarios.regression.builder import Counter64Port, MiB, Scenario, scenario, segments, tcp_rate_bps
+from tests.scenarios.regression.builder import MiB, Scenario, scenario, segments, tcp_rate_bps
+from tests.scenarios.regression.counters import Counter64Port
 
 
 @scenario(
@@ -42,26 +43,9 @@ def scenario_interface_errors(sc: Scenario) -> None:
         frames = traffic / 8 / frame_bytes
         p_tcp = errors_per_s(t) / frames * (mss + 52) / frame_bytes  # corruption scales with the frame length
         thr = sc.jitter(tcp_rate_bps(10e9, rtt, mss, window, p_tcp, 9.3e9), 0.1 if p_tcp else 0.015)
-        sc.tcp(
-            t,
-            "CERN",
-            "CNAF",
-            thr,
-            rtt_ms=sc.jitter(rtt, 0.003),
-            mss=mss,
-            window=window,
-            retransmits=round(p_tcp * segments(thr, 10, mss)) + sc.rng.choice([0, 0, 1]),
-        )
-        sc.tcp(
-            t + timedelta(seconds=30),
-            "CNAF",
-            "CERN",
-            sc.jitter(9.3e9, 0.015),
-            rtt_ms=sc.jitter(rtt, 0.003),
-            mss=mss,
-            window=window,
-            retransmits=sc.rng.choice([0, 0, 1]),
-        )
+        sc.tcp_test(t, "CERN", "CNAF", thr, rtt_ms=rtt, mss=mss, window=window, p=p_tcp)
+        back = t + timedelta(seconds=30)
+        sc.tcp_test(back, "CNAF", "CERN", sc.jitter(9.3e9, 0.015), rtt_ms=rtt, mss=mss, window=window)
     for t in sc.every(5, 40):
         for src, dst in (("CERN", "CNAF"), ("CNAF", "CERN")):
             sc.quiet_owamp(t, src, dst, rtt)
@@ -82,10 +66,13 @@ def scenario_interface_errors(sc: Scenario) -> None:
         port.poll(sc, t)
 
     sc.want("INTERFACE_ERRORS", equipment="garr-mil", interface="xe-0/0/3")
-    sc.want("ASYMMETRIC_PATH", src="CERN", dst="CNAF")
-    sc.forbid("ASYMMETRIC_PATH", src="CNAF", dst="CERN")
+    sc.want_one_way("ASYMMETRIC_PATH", "CERN", "CNAF")
     sc.forbid_codes(
-        "UNEXPLAINED_DEGRADATION", "LINK_CONGESTION", "COUNTER_DISCONTINUITY", "PATH_DOWN", "WINDOW_LIMITED",
+        "UNEXPLAINED_DEGRADATION",
+        "LINK_CONGESTION",
+        "COUNTER_DISCONTINUITY",
+        "PATH_DOWN",
+        "WINDOW_LIMITED",
         "TCP_ONLY_DEGRADATION",
     )
 
@@ -122,26 +109,9 @@ def scenario_link_congestion(sc: Scenario) -> None:
                 retransmits=round(p * segments(thr, 10, mss)),
             )
         else:
-            sc.tcp(
-                t,
-                "CERN",
-                "PIC",
-                sc.jitter(9.3e9, 0.015),
-                rtt_ms=sc.jitter(rtt, 0.003),
-                mss=mss,
-                window=window,
-                retransmits=sc.rng.choice([0, 0, 1]),
-            )
-        sc.tcp(
-            t + timedelta(seconds=30),
-            "PIC",
-            "CERN",
-            sc.jitter(9.3e9, 0.015),
-            rtt_ms=sc.jitter(rtt, 0.003),
-            mss=mss,
-            window=window,
-            retransmits=sc.rng.choice([0, 0, 1]),
-        )
+            sc.tcp_test(t, "CERN", "PIC", sc.jitter(9.3e9, 0.015), rtt_ms=rtt, mss=mss, window=window)
+        back = t + timedelta(seconds=30)
+        sc.tcp_test(back, "PIC", "CERN", sc.jitter(9.3e9, 0.015), rtt_ms=rtt, mss=mss, window=window)
     for t in sc.every(5, 20):
         if t >= busy:
             sc.owamp(
@@ -169,8 +139,13 @@ def scenario_link_congestion(sc: Scenario) -> None:
     sc.want("LINK_CONGESTION", equipment="rediris-bcn", interface="te-0/0/1")
     sc.forbid("ASYMMETRIC_PATH", src="PIC", dst="CERN")
     sc.forbid_codes(
-        "UNEXPLAINED_DEGRADATION", "INTERFACE_ERRORS", "COUNTER_DISCONTINUITY", "PATH_DOWN", "DELAY_LEVEL_SHIFT",
-        "WINDOW_LIMITED", "MAINTENANCE_EXPLAINED",
+        "UNEXPLAINED_DEGRADATION",
+        "INTERFACE_ERRORS",
+        "COUNTER_DISCONTINUITY",
+        "PATH_DOWN",
+        "DELAY_LEVEL_SHIFT",
+        "WINDOW_LIMITED",
+        "MAINTENANCE_EXPLAINED",
     )
 
 
@@ -206,16 +181,7 @@ def scenario_route_change(sc: Scenario) -> None:
     for src, dst, off in (("CERN", "FNAL", 0), ("FNAL", "CERN", 30)):
         for t in sc.every(30, off):
             rtt = 131.0 if t >= failover else 118.0
-            sc.tcp(
-                t,
-                src,
-                dst,
-                sc.jitter(9.2e9, 0.015),
-                rtt_ms=sc.jitter(rtt, 0.002),
-                mss=mss,
-                window=window,
-                retransmits=sc.rng.choice([0, 0, 1]),
-            )
+            sc.tcp_test(t, src, dst, sc.jitter(9.2e9, 0.015), rtt_ms=rtt, rtt_rel=0.002, mss=mss, window=window)
             tr = t + timedelta(seconds=240)
             route = detour if tr >= failover else primary
             sc.traceroute(tr, src, dst, route if src == "CERN" else list(reversed(route)))
@@ -223,10 +189,13 @@ def scenario_route_change(sc: Scenario) -> None:
             owd = 65.5 if t >= failover else 59.0
             sc.quiet_owamp(t, src, dst, owd_ms=owd, spread_ms=0.03, queue_ms=(0.05, 0.15))
 
-    sc.want("ROUTE_CHANGE", src="CERN", dst="FNAL")
-    sc.want("ROUTE_CHANGE", src="FNAL", dst="CERN")
+    sc.want_both_ways("ROUTE_CHANGE", "CERN", "FNAL")
     sc.forbid_codes(
-        "DELAY_LEVEL_SHIFT", "UNEXPLAINED_DEGRADATION", "CLOCK_UNSYNC", "PATH_DOWN", "WINDOW_LIMITED",
+        "DELAY_LEVEL_SHIFT",
+        "UNEXPLAINED_DEGRADATION",
+        "CLOCK_UNSYNC",
+        "PATH_DOWN",
+        "WINDOW_LIMITED",
         "ASYMMETRIC_PATH",
     )
 
@@ -251,23 +220,19 @@ def scenario_unexplained(sc: Scenario) -> None:
         for t in sc.every(30, off):
             slow = src == "CERN" and t >= onset
             thr = sc.rng.uniform(4.2e9, 4.8e9) if slow else sc.jitter(9.3e9, 0.015)
-            sc.tcp(
-                t,
-                src,
-                dst,
-                thr,
-                rtt_ms=sc.jitter(rtt, 0.003),
-                mss=mss,
-                window=window,
-                retransmits=sc.rng.choice([0, 0, 1]),
-            )
+            sc.tcp_test(t, src, dst, thr, rtt_ms=rtt, mss=mss, window=window)
             sc.traceroute(t + timedelta(seconds=300), src, dst, hops if src == "CERN" else list(reversed(hops)))
         for t in sc.every(5, 10 + off):
             sc.quiet_owamp(t, src, dst, rtt)
 
-    sc.want("UNEXPLAINED_DEGRADATION", src="CERN", dst="FZK")
-    sc.forbid("UNEXPLAINED_DEGRADATION", src="FZK", dst="CERN")
+    sc.want_one_way("UNEXPLAINED_DEGRADATION", "CERN", "FZK")
     sc.forbid_codes(
-        "LOSS_LIMITED", "WINDOW_LIMITED", "ASYMMETRIC_PATH", "PATH_DOWN", "SHARED_EQUIPMENT_SUSPECT", "ROUTE_CHANGE",
-        "MAINTENANCE_EXPLAINED", "TCP_ONLY_DEGRADATION",
+        "LOSS_LIMITED",
+        "WINDOW_LIMITED",
+        "ASYMMETRIC_PATH",
+        "PATH_DOWN",
+        "SHARED_EQUIPMENT_SUSPECT",
+        "ROUTE_CHANGE",
+        "MAINTENANCE_EXPLAINED",
+        "TCP_ONLY_DEGRADATION",
     )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from tests.scenarios.regression.builder import ALL_CODES, Counter64Port, MiB, Scenario, healthy_pair, scenario, segments
+from tests.scenarios.regression.builder import ALL_CODES, MiB, Scenario, healthy_pair, scenario, segments
+from tests.scenarios.regression.counters import Counter64Port
 
 
 # --------------------------------------------------------------------------- healthy and single-symptom paths
@@ -73,34 +74,17 @@ def scenario_clock_unsync(sc: Scenario) -> None:
     for src, dst, off in (("CERN", "PIC", 0), ("PIC", "CERN", 30)):
         sign = 1 if dst == "PIC" else -1  # PIC's clock ahead: arrivals at PIC look late, departures early
         for t in sc.every(30, off):
-            sc.tcp(
-                t,
-                src,
-                dst,
-                sc.jitter(9.35e9, 0.015),
-                rtt_ms=sc.jitter(rtt, 0.002),
-                mss=mss,
-                window=window,
-                retransmits=sc.rng.choice([0, 0, 1]),
-            )
+            sc.tcp_test(t, src, dst, sc.jitter(9.35e9, 0.015), rtt_ms=rtt, rtt_rel=0.002, mss=mss, window=window)
             sc.traceroute(t + timedelta(seconds=300), src, dst, pic if src == "CERN" else list(reversed(pic)))
         for t in sc.every(5, 15 + off):
             offset = 4.6 if t >= step_at else 0.0
             err = 0.15 + (12 + 0.9 * (t - step_at).total_seconds() / 60 if t >= step_at else 0.0)
-            sc.owamp(
-                t,
-                src,
-                dst,
-                6.95 + sign * offset - 0.02 + sc.rng.uniform(0, 0.03),
-                lost=int(sc.rng.random() < 0.02),
-                queue_ms=sc.rng.uniform(0.03, 0.1),
-                clock_error_ms=err,
-            )
+            owd = 6.95 + sign * offset
+            sc.quiet_owamp(t, src, dst, owd_ms=owd, below_ms=0.02, spread_ms=0.03, clock_error_ms=err)
     healthy_pair(sc, "CERN", "FZK", rtt_ms=9.8, cap_bps=10e9, tcp_offset_s=60, owamp_offset_s=45)
 
     sc.want("CLOCK_UNSYNC", site="PIC")
-    sc.want("CLOCK_UNSYNC", src="CERN", dst="PIC")
-    sc.want("CLOCK_UNSYNC", src="PIC", dst="CERN")
+    sc.want_both_ways("CLOCK_UNSYNC", "CERN", "PIC")
     sc.forbid("CLOCK_UNSYNC", site="CERN")
     sc.forbid("CLOCK_UNSYNC", site="FZK")
     sc.forbid("CLOCK_UNSYNC", src="CERN", dst="FZK")
@@ -134,15 +118,17 @@ def scenario_mtu(sc: Scenario) -> None:
         for t in sc.every(30, off):
             small = t >= swap
             thr = sc.jitter(8.6e9 if small else 9.4e9, 0.02)
-            sc.tcp(
+            mss = 1448 if small else 8948
+            sc.tcp_test(
                 t,
                 src,
                 dst,
                 thr,
-                rtt_ms=sc.jitter(rtt, 0.005),
-                mss=1448 if small else 8948,
+                rtt_ms=rtt,
+                rtt_rel=0.005,
+                mss=mss,
                 window=window,
-                retransmits=sc.rng.choice([0, 0, 1, 2]),
+                retransmits=(0, 0, 1, 2),
                 src_host=sh,
                 dst_host=dh,
             )
@@ -151,23 +137,20 @@ def scenario_mtu(sc: Scenario) -> None:
                 t + timedelta(seconds=200), src, dst, route, pmtu=1500 if t + timedelta(seconds=200) >= swap else 9000
             )
         for t in sc.every(5, 35 + off):
-            sc.owamp(
-                t,
-                src,
-                dst,
-                rtt / 2 - 0.03 + sc.rng.uniform(0, 0.02),
-                lost=int(sc.rng.random() < 0.02),
-                queue_ms=sc.rng.uniform(0.02, 0.06),
-            )
+            sc.quiet_owamp(t, src, dst, rtt, below_ms=0.03, queue_ms=(0.02, 0.06))
     for t in sc.every(60, 500):
         sc.host_tcp(t, "CERN", "cern-dt04", buf=128 * MiB)
         sc.host_tcp(t + timedelta(seconds=30), "IN2P3", "ccdt01", buf=128 * MiB)
 
-    sc.want("MTU_MISMATCH", src="CERN", dst="IN2P3")
-    sc.want("MTU_MISMATCH", src="IN2P3", dst="CERN")
+    sc.want_both_ways("MTU_MISMATCH", "CERN", "IN2P3")
     sc.forbid_codes(
-        "UNEXPLAINED_DEGRADATION", "LOSS_LIMITED", "WINDOW_LIMITED", "ROUTE_CHANGE", "HOST_TCP_TUNING",
-        "ASYMMETRIC_PATH", "PATH_DOWN",
+        "UNEXPLAINED_DEGRADATION",
+        "LOSS_LIMITED",
+        "WINDOW_LIMITED",
+        "ROUTE_CHANGE",
+        "HOST_TCP_TUNING",
+        "ASYMMETRIC_PATH",
+        "PATH_DOWN",
     )
 
 
@@ -216,8 +199,7 @@ def scenario_reordering(sc: Scenario) -> None:
                 extra=burst,
             )
 
-    sc.want("REORDERING", src="CERN", dst="TRIUMF")
-    sc.forbid("REORDERING", src="TRIUMF", dst="CERN")
+    sc.want_one_way("REORDERING", "CERN", "TRIUMF")
     sc.forbid_codes("LOSS_LIMITED", "UNEXPLAINED_DEGRADATION", "PATH_DOWN", "WINDOW_LIMITED", "PERIODIC_LOSS")
 
 
@@ -243,16 +225,7 @@ def scenario_path_down(sc: Scenario) -> None:
             if t >= cut:
                 sc.tcp_failed(t, src, dst, "nuttcp-t: connect: Connection timed out")
             else:
-                sc.tcp(
-                    t,
-                    src,
-                    dst,
-                    sc.jitter(9.3e9, 0.015),
-                    rtt_ms=sc.jitter(rtt, 0.003),
-                    mss=mss,
-                    window=window,
-                    retransmits=sc.rng.choice([0, 0, 1]),
-                )
+                sc.tcp_test(t, src, dst, sc.jitter(9.3e9, 0.015), rtt_ms=rtt, mss=mss, window=window)
         for t in sc.every(5, 20 + off):
             if t >= cut:
                 sc.owamp_down(t, src, dst)
@@ -267,9 +240,15 @@ def scenario_path_down(sc: Scenario) -> None:
             )
         port.poll(sc, t, oper="down" if down else "up")
 
-    sc.want("PATH_DOWN", src="CERN", dst="NDGF")
-    sc.want("PATH_DOWN", src="NDGF", dst="CERN")
+    sc.want_both_ways("PATH_DOWN", "CERN", "NDGF")
     sc.forbid_codes(
-        "LOSS_LIMITED", "MAINTENANCE_EXPLAINED", "UNEXPLAINED_DEGRADATION", "COUNTER_DISCONTINUITY", "LINK_CONGESTION",
-        "ASYMMETRIC_PATH", "INTERFACE_ERRORS", "PERIODIC_LOSS", "SHARED_EQUIPMENT_SUSPECT",
+        "LOSS_LIMITED",
+        "MAINTENANCE_EXPLAINED",
+        "UNEXPLAINED_DEGRADATION",
+        "COUNTER_DISCONTINUITY",
+        "LINK_CONGESTION",
+        "ASYMMETRIC_PATH",
+        "INTERFACE_ERRORS",
+        "PERIODIC_LOSS",
+        "SHARED_EQUIPMENT_SUSPECT",
     )

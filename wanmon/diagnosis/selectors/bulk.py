@@ -10,21 +10,19 @@ from django.db import connection
 
 from wanmon.diagnosis.evidence import (
     AgentSchedule,
-    EquipmentInfo,
     EvidenceBundle,
-    KnownHost,
     PathEvidence,
-    TrunkEvidence,
 )
 from wanmon.diagnosis.selectors.baselines import baselines_cached
-from wanmon.diagnosis.selectors.common import host_tcp_list, maintenance_windows_overlapping, sql_rows
-from wanmon.diagnosis.selectors.series import (
-    WINDOW_BUCKET_S,
-    interfaces_bulk,
-    owamp_bucketed,
-    throughput_for,
-    traceroutes_for,
+from wanmon.diagnosis.selectors.common import (
+    direction_records,
+    host_tcp_list,
+    inventory_evidence,
+    maintenance_windows_overlapping,
+    sql_rows,
 )
+from wanmon.diagnosis.selectors.records import THROUGHPUT_TESTS, TRACEROUTES
+from wanmon.diagnosis.selectors.series import WINDOW_BUCKET_S, interfaces_bulk, owamp_bucketed
 from wanmon.inventory.models import Equipment, Host, Trunk
 
 
@@ -61,9 +59,9 @@ def evidence_bundle_for_paths(
         hops[r["path_id"]].append((label, r["interface_id"]))
     keys = [(r["src_id"], r["dst_id"]) for r in path_rows]
     # the window's tests only: the baseline period is summarised in the database when not in the cache
-    tests = throughput_for(keys, window_start, now)
+    tests = direction_records(THROUGHPUT_TESTS, window_start, now, keys)
     o_window = owamp_bucketed(keys, window_start, now, WINDOW_BUCKET_S)
-    r_window = traceroutes_for(keys, window_start, now)
+    r_window = direction_records(TRACEROUTES, window_start, now, keys)
     baselines = baselines_cached(keys, baseline_start, baseline_end)
 
     paths: list[PathEvidence] = []
@@ -113,9 +111,6 @@ def evidence_bundle_for_paths(
     member_ids = {m.id for t in trunks for m in t.members.all()}
     interface_ids |= member_ids
     ifaces = interfaces_bulk(interface_ids, window_start, now, raw_ids=member_ids, bucket_s=WINDOW_BUCKET_S)
-    trunk_evidence = tuple(
-        TrunkEvidence(t.name, tuple(ifaces[m.id] for m in t.members.all() if m.id in ifaces)) for t in trunks
-    )
     site_codes = {p.src for p in paths} | {p.dst for p in paths}
     hosts_qs = Host.objects.select_related("site")
     if not unpathed_interfaces:
@@ -127,15 +122,14 @@ def evidence_bundle_for_paths(
         paths=tuple(paths),
         window_start=window_start,
         hosts=tuple(h for h in host_tcp_list(window_start, now, known) if unpathed_interfaces or h.site in site_codes),
-        known_hosts=tuple(KnownHost(h.site.code, h.name, h.address) for h in hosts),
-        interfaces=tuple(v for k, v in ifaces.items() if k not in member_ids),
-        trunks=trunk_evidence,
         maintenance=tuple(maintenance_windows_overlapping(window_start, now)),
-        equipment=tuple(
-            EquipmentInfo(e.name, e.site.code if e.site_id else None, e.carrier.code if e.carrier_id else None, e.role)
-            for e in Equipment.objects.select_related("site", "carrier").filter(name__in=equipment_names)
-        ),
         agent_schedules=tuple(_agent_schedules_of(keys, window_start, now)),
+        **inventory_evidence(
+            trunks=trunks,
+            ifaces=ifaces,
+            hosts=hosts,
+            equipment=Equipment.objects.select_related("site", "carrier").filter(name__in=equipment_names),
+        ),
     )
 
 

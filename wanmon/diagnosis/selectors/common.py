@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Iterable
 from datetime import datetime
 
 from django.db import connection
 from django.db.models import Prefetch, Q
 
-from wanmon.diagnosis.evidence import HostTcpEvidence, MaintenanceWindow
+from wanmon.diagnosis.evidence import (
+    EquipmentInfo,
+    HostTcpEvidence,
+    InterfaceEvidence,
+    KnownHost,
+    MaintenanceWindow,
+    TrunkEvidence,
+)
 from wanmon.diagnosis.maintenance_windows import maintenance_window_list_for_diagnosis
-from wanmon.inventory.models import Path, PathHop
+from wanmon.diagnosis.selectors.records import DirectionTable
+from wanmon.inventory.models import Equipment, Host, Path, PathHop, Trunk
+
+#: The path directions of a set-based read as a table ``k`` (src_id, dst_id), from the two arrays of pairs_params.
+DIRECTIONS_CTE = "WITH k AS (SELECT unnest(%s::bigint[]) AS src_id, unnest(%s::bigint[]) AS dst_id)"
 
 
 def sql_rows(sql: str, params) -> list[dict]:
@@ -21,6 +34,27 @@ def sql_rows(sql: str, params) -> list[dict]:
 
 def pairs_params(keys: list[tuple[int, int]]) -> list[list[int]]:
     return [[k[0] for k in keys], [k[1] for k in keys]]
+
+
+def direction_records(
+    table: DirectionTable, start: datetime, end: datetime, keys: list[tuple[int, int]] | None = None
+) -> dict[tuple[int, int], list]:
+    """The evidence records of a measurement table in [start, end] in time order, per path direction
+    (src_id, dst_id): of every direction, or of the directions ``keys`` only, in one statement whatever their
+    number."""
+    out: dict[tuple[int, int], list] = defaultdict(list)
+    if keys is not None and not keys:
+        return out
+    directions, params = ("", [start, end]) if keys is None else (DIRECTIONS_CTE, [*pairs_params(keys), start, end])
+    join = "" if keys is None else "JOIN k ON k.src_id = t.src_id AND k.dst_id = t.dst_id"
+    for r in sql_rows(
+        f"""{directions}
+            SELECT t.id, t.time, t.src_id, t.dst_id, {table.columns} FROM {table.name} t {join}
+            WHERE t.time >= %s AND t.time <= %s AND {table.condition} ORDER BY t.time""",
+        params,
+    ):
+        out[(r["src_id"], r["dst_id"])].append(table.record_of(r))
+    return out
 
 
 def paths_valid_at(at: datetime):
@@ -56,6 +90,30 @@ def host_tcp_list(start: datetime, end: datetime, known: dict[str, str | None]) 
             [start, end],
         )
     ]
+
+
+def inventory_evidence(
+    *,
+    trunks: Iterable[Trunk],
+    ifaces: dict[int, InterfaceEvidence],
+    hosts: Iterable[Host],
+    equipment: Iterable[Equipment],
+) -> dict[str, tuple]:
+    """The inventory parts of an evidence bundle, as its keyword arguments: the interfaces read (trunk members
+    only within their trunk), the trunks (members prefetched), the hosts (sites joined) and the equipment (sites
+    and carriers joined)."""
+    member_ids = {m.id for t in trunks for m in t.members.all()}
+    return {
+        "interfaces": tuple(v for k, v in ifaces.items() if k not in member_ids),
+        "trunks": tuple(
+            TrunkEvidence(t.name, tuple(ifaces[m.id] for m in t.members.all() if m.id in ifaces)) for t in trunks
+        ),
+        "known_hosts": tuple(KnownHost(h.site.code, h.name, h.address) for h in hosts),
+        "equipment": tuple(
+            EquipmentInfo(e.name, e.site.code if e.site_id else None, e.carrier.code if e.carrier_id else None, e.role)
+            for e in equipment
+        ),
+    }
 
 
 def maintenance_windows_overlapping(start: datetime, end: datetime) -> list[MaintenanceWindow]:

@@ -1,7 +1,13 @@
 """One SQL row -> one evidence dataclass, for every read of the package (the row's columns as the tables name
-them; a bucketed owamp row also carries ``n``, the sessions it aggregates)."""
+them; a bucketed owamp row also carries ``n``, the sessions it aggregates), and the measurement tables read
+per path direction with the columns their dataclass needs."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from operator import itemgetter
+from typing import Any
 
 from wanmon.diagnosis.evidence import InterfaceRate, OwampTest, ThroughputTest, TracerouteObservation
 
@@ -49,17 +55,41 @@ def traceroute_of(r: dict) -> TracerouteObservation:
     return TracerouteObservation(r["time"], tuple(r["hops"]), r["pmtu_bytes"], f"traceroute:{r['id']}")
 
 
+def _columns(cls: type, **renamed: str) -> Callable[[dict], tuple]:
+    """The row's values of ``cls``'s fields in their order: each the column of the field's name, or the one
+    ``renamed`` gives (a getter made once: rows become evidence by the hundred thousand a cycle)."""
+    return itemgetter(*(renamed.get(f.name, f.name) for f in fields(cls)))
+
+
+_INTERFACE_RATE = _columns(InterfaceRate, in_pkts_per_s="in_pps", out_pkts_per_s="out_pps")
+
+
 def interface_rate_of(r: dict) -> InterfaceRate:
-    return InterfaceRate(
-        time=r["time"],
-        in_bps=r["in_bps"],
-        out_bps=r["out_bps"],
-        in_errors_per_s=r["in_errors_per_s"],
-        out_errors_per_s=r["out_errors_per_s"],
-        in_discards_per_s=r["in_discards_per_s"],
-        out_discards_per_s=r["out_discards_per_s"],
-        in_pkts_per_s=r["in_pps"],
-        out_pkts_per_s=r["out_pps"],
-        oper_status=r["oper_status"],
-        interval_s=r["interval_s"],
-    )
+    return InterfaceRate(*_INTERFACE_RATE(r))
+
+
+@dataclass(frozen=True)
+class DirectionTable:
+    """A measurement table of path directions (src_id, dst_id): the columns besides id, time, src_id and dst_id
+    that ``record_of`` reads, and the condition a row must meet to be evidence (SQL on the table as ``t``)."""
+
+    name: str
+    columns: str
+    record_of: Callable[[dict], Any]
+    condition: str = "TRUE"
+
+
+THROUGHPUT_TESTS = DirectionTable(
+    "measurements_throughputtest",
+    "t.protocol, t.throughput_bps, t.duration_s, t.streams, t.window_bytes, t.mss_bytes, t.rtt_ms, t.retransmits, "
+    "t.offered_bps, t.packets_sent, t.packets_lost, t.src_host, t.dst_host, t.error, t.tool",
+    throughput_test_of,
+)
+OWAMP_TESTS = DirectionTable(
+    "measurements_owamptest",
+    "t.packets_sent, t.packets_lost, t.duplicates, t.reordered, t.delay_min_ms, t.delay_median_ms, t.delay_max_ms, "
+    "t.jitter_ms, t.clock_error_ms, t.error",
+    owamp_test_of,
+    "t.packets_sent IS NOT NULL",
+)
+TRACEROUTES = DirectionTable("measurements_traceroute", "t.hops, t.pmtu_bytes", traceroute_of, "t.error IS NULL")

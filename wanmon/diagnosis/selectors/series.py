@@ -19,11 +19,10 @@ from wanmon.diagnosis.evidence import (
     InterfaceRate,
     InterfaceStatus,
     OwampTest,
-    ThroughputTest,
     TracerouteObservation,
 )
-from wanmon.diagnosis.selectors.common import pairs_params, sql_rows
-from wanmon.diagnosis.selectors.records import interface_rate_of, owamp_test_of, throughput_test_of, traceroute_of
+from wanmon.diagnosis.selectors.common import DIRECTIONS_CTE, pairs_params, sql_rows
+from wanmon.diagnosis.selectors.records import interface_rate_of, owamp_test_of, traceroute_of
 
 WINDOW_BUCKET_S = 300  # window: 72 buckets in 6 hours
 # SNMP rates of the window's last half hour are never bucketed: the interface rules judge consecutive polls
@@ -39,7 +38,7 @@ def owamp_bucketed(keys: list[tuple[int, int]], start: datetime, end: datetime, 
     if not keys:
         return out
     for r in sql_rows(
-        """WITH k AS (SELECT unnest(%s::bigint[]) AS src_id, unnest(%s::bigint[]) AS dst_id)
+        f"""{DIRECTIONS_CTE}
             SELECT o.src_id, o.dst_id, max(o.time) AS time, count(*) AS n, min(o.id) AS id,
                    sum(o.packets_sent) AS packets_sent, sum(coalesce(o.packets_lost, 0)) AS packets_lost,
                    sum(coalesce(o.duplicates, 0)) AS duplicates, sum(coalesce(o.reordered, 0)) AS reordered,
@@ -58,47 +57,13 @@ def owamp_bucketed(keys: list[tuple[int, int]], start: datetime, end: datetime, 
     return out
 
 
-def throughput_for(keys: list[tuple[int, int]], start: datetime, end: datetime):
-    """Throughput tests of these path directions (a few a day each: never bucketed)."""
-    out: dict[tuple[int, int], list[ThroughputTest]] = defaultdict(list)
-    if not keys:
-        return out
-    for r in sql_rows(
-        """WITH k AS (SELECT unnest(%s::bigint[]) AS src_id, unnest(%s::bigint[]) AS dst_id)
-           SELECT t.id, t.time, t.src_id, t.dst_id, protocol, throughput_bps, duration_s, streams, window_bytes,
-                  mss_bytes, rtt_ms, retransmits, offered_bps, packets_sent, packets_lost, src_host, dst_host,
-                  error, tool
-           FROM measurements_throughputtest t JOIN k ON k.src_id = t.src_id AND k.dst_id = t.dst_id
-           WHERE t.time >= %s AND t.time <= %s ORDER BY t.time""",
-        [*pairs_params(keys), start, end],
-    ):
-        out[(r["src_id"], r["dst_id"])].append(throughput_test_of(r))
-    return out
-
-
-def traceroutes_for(keys: list[tuple[int, int]], start: datetime, end: datetime):
-    """Traceroutes of these path directions in [start, end] (time order)."""
-    out: dict[tuple[int, int], list[TracerouteObservation]] = defaultdict(list)
-    if not keys:
-        return out
-    for r in sql_rows(
-        """WITH k AS (SELECT unnest(%s::bigint[]) AS src_id, unnest(%s::bigint[]) AS dst_id)
-           SELECT t.id, t.time, t.src_id, t.dst_id, t.hops, t.pmtu_bytes FROM measurements_traceroute t
-           JOIN k ON k.src_id = t.src_id AND k.dst_id = t.dst_id
-           WHERE t.time >= %s AND t.time <= %s AND t.error IS NULL ORDER BY t.time""",
-        [*pairs_params(keys), start, end],
-    ):
-        out[(r["src_id"], r["dst_id"])].append(traceroute_of(r))
-    return out
-
-
 def last_traceroutes(keys: list[tuple[int, int]], start: datetime, end: datetime):
     """The last traceroute of each of these path directions in [start, end] (all a baseline summary keeps)."""
     out: dict[tuple[int, int], TracerouteObservation] = {}
     if not keys:
         return out
     for r in sql_rows(
-        """WITH k AS (SELECT unnest(%s::bigint[]) AS src_id, unnest(%s::bigint[]) AS dst_id)
+        f"""{DIRECTIONS_CTE}
            SELECT DISTINCT ON (t.src_id, t.dst_id) t.id, t.time, t.src_id, t.dst_id, t.hops, t.pmtu_bytes
            FROM measurements_traceroute t JOIN k ON k.src_id = t.src_id AND k.dst_id = t.dst_id
            WHERE t.time >= %s AND t.time <= %s AND t.error IS NULL ORDER BY t.src_id, t.dst_id, t.time DESC""",

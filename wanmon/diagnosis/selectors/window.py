@@ -12,62 +12,23 @@ from django.db import connection
 from wanmon.diagnosis.evidence import (
     AgentSchedule,
     CounterDiscontinuity,
-    EquipmentInfo,
     EvidenceBundle,
     InterfaceEvidence,
     InterfaceRate,
     InterfaceStatus,
-    KnownHost,
-    OwampTest,
     PathEvidence,
-    ThroughputTest,
-    TracerouteObservation,
-    TrunkEvidence,
 )
 from wanmon.diagnosis.selectors.baselines import baseline_summaries
 from wanmon.diagnosis.selectors.common import (
+    direction_records,
     host_tcp_list,
+    inventory_evidence,
     maintenance_windows_overlapping,
     paths_valid_at,
     sql_rows,
 )
-from wanmon.diagnosis.selectors.records import interface_rate_of, owamp_test_of, throughput_test_of, traceroute_of
+from wanmon.diagnosis.selectors.records import OWAMP_TESTS, THROUGHPUT_TESTS, TRACEROUTES, interface_rate_of
 from wanmon.inventory.models import Equipment, Host, Interface, Trunk
-
-
-def _throughput_tests(start: datetime, end: datetime) -> dict[tuple[int, int], list[ThroughputTest]]:
-    out: dict[tuple[int, int], list[ThroughputTest]] = defaultdict(list)
-    for r in sql_rows(
-        """SELECT id, time, src_id, dst_id, protocol, throughput_bps, duration_s, streams, window_bytes, mss_bytes,
-                  rtt_ms, retransmits, offered_bps, packets_sent, packets_lost, src_host, dst_host, error, tool
-           FROM measurements_throughputtest WHERE time >= %s AND time <= %s ORDER BY time""",
-        [start, end],
-    ):
-        out[(r["src_id"], r["dst_id"])].append(throughput_test_of(r))
-    return out
-
-
-def _owamp_tests(start: datetime, end: datetime) -> dict[tuple[int, int], list[OwampTest]]:
-    out: dict[tuple[int, int], list[OwampTest]] = defaultdict(list)
-    for r in sql_rows(
-        """SELECT id, time, src_id, dst_id, packets_sent, packets_lost, duplicates, reordered, delay_min_ms,
-                  delay_median_ms, delay_max_ms, jitter_ms, clock_error_ms, error
-           FROM measurements_owamptest WHERE time >= %s AND time <= %s AND packets_sent IS NOT NULL ORDER BY time""",
-        [start, end],
-    ):
-        out[(r["src_id"], r["dst_id"])].append(owamp_test_of(r))
-    return out
-
-
-def _traceroutes(start: datetime, end: datetime) -> dict[tuple[int, int], list[TracerouteObservation]]:
-    out: dict[tuple[int, int], list[TracerouteObservation]] = defaultdict(list)
-    for r in sql_rows(
-        """SELECT id, time, src_id, dst_id, hops, pmtu_bytes FROM measurements_traceroute
-           WHERE time >= %s AND time <= %s AND error IS NULL ORDER BY time""",
-        [start, end],
-    ):
-        out[(r["src_id"], r["dst_id"])].append(traceroute_of(r))
-    return out
 
 
 def _interfaces(interface_ids: set[int], start: datetime, end: datetime) -> dict[int, InterfaceEvidence]:
@@ -145,9 +106,9 @@ def evidence_bundle_build(
     extra_schedules: tuple[AgentSchedule, ...] = (),
 ) -> EvidenceBundle:
     """Everything the rules need for the window [window_start, now] and the baseline period."""
-    tests = _throughput_tests(window_start, now)
-    owamp = _owamp_tests(window_start, now)
-    traces = _traceroutes(window_start, now)
+    tests = direction_records(THROUGHPUT_TESTS, window_start, now)
+    owamp = direction_records(OWAMP_TESTS, window_start, now)
+    traces = direction_records(TRACEROUTES, window_start, now)
     valid = list(paths_valid_at(now))
     # the baseline period summarised in the database (a week of raw history is most of the rows otherwise)
     baselines = baseline_summaries([(p.src_id, p.dst_id) for p in valid], baseline_start, baseline_end)
@@ -187,23 +148,18 @@ def evidence_bundle_build(
     for trunk in trunks:
         interface_ids.update(m.id for m in trunk.members.all())
     ifaces = _interfaces(interface_ids, window_start, now)
-    member_ids = {m.id for t in trunks for m in t.members.all()}
-    trunk_evidence = tuple(
-        TrunkEvidence(t.name, tuple(ifaces[m.id] for m in t.members.all() if m.id in ifaces)) for t in trunks
-    )
 
     known = {h.name: h.address for h in Host.objects.all()}
     return EvidenceBundle(
         paths=tuple(paths),
         window_start=window_start,
         hosts=tuple(host_tcp_list(window_start, now, known)),
-        known_hosts=tuple(KnownHost(h.site.code, h.name, h.address) for h in Host.objects.select_related("site")),
-        interfaces=tuple(v for k, v in ifaces.items() if k not in member_ids),
-        trunks=trunk_evidence,
         maintenance=tuple(maintenance_windows_overlapping(window_start, now)),
-        equipment=tuple(
-            EquipmentInfo(e.name, e.site.code if e.site_id else None, e.carrier.code if e.carrier_id else None, e.role)
-            for e in Equipment.objects.select_related("site", "carrier")
-        ),
         agent_schedules=tuple(_agent_schedules(window_start, now)) + tuple(extra_schedules),
+        **inventory_evidence(
+            trunks=trunks,
+            ifaces=ifaces,
+            hosts=Host.objects.select_related("site"),
+            equipment=Equipment.objects.select_related("site", "carrier"),
+        ),
     )

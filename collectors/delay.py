@@ -10,7 +10,8 @@ is what a buffer must absorb; a constant clock offset between the two ends cance
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
 Number = TypeVar("Number", int, float)
@@ -56,3 +57,55 @@ def histogram_jitter(bins: Sequence[tuple[float, int]]) -> float:
         return bins[-1][0]
 
     return rank_value(0.95) - rank_value(0.5)
+
+
+@dataclass(frozen=True)
+class DelaySummary:
+    """min/median/max of one kind of delay (one-way, round trip) and its :func:`jitter`, ms; None without samples."""
+
+    delay_min_ms: float | None = None
+    delay_median_ms: float | None = None
+    delay_max_ms: float | None = None
+    jitter_ms: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class OneWayStats(DelaySummary):
+    """One direction of a session: what an ``owamp`` record reports (docs/scenario-format.md#measurement-records).
+
+    owping's sessions and TWAMP-light's directions are both this; ``ttl_min``/``ttl_max`` are the TTLs the
+    packets arrived with (None: not reported or not readable).
+    """
+
+    packets_sent: int
+    packets_lost: int
+    duplicates: int | None = None
+    reordered: int | None = None
+    ttl_min: int | None = None
+    ttl_max: int | None = None
+
+    @property
+    def packets_received(self) -> int:
+        """Distinct packets that arrived."""
+        return self.packets_sent - self.packets_lost
+
+    @property
+    def loss_pct(self) -> float | None:
+        """Lost packets in percent of the sent ones (None when nothing was sent)."""
+        if not self.packets_sent:
+            return None
+        return 100.0 * self.packets_lost / self.packets_sent
+
+
+def summary_fields(delays: Iterable[Number], to_ms: Callable[[Number], float] = round_ms) -> dict[str, float | None]:
+    """The :class:`DelaySummary` fields of a sample of delays in any order, each converted by ``to_ms``
+    (rounding to 1 ns by default; NTP units to ms for TWAMP-light); all None for an empty sample."""
+    values = sorted(delays)
+    if not values:
+        return dict.fromkeys(("delay_min_ms", "delay_median_ms", "delay_max_ms", "jitter_ms"))
+    return {
+        "delay_min_ms": to_ms(values[0]),
+        "delay_median_ms": to_ms(median(values)),
+        "delay_max_ms": to_ms(values[-1]),
+        "jitter_ms": to_ms(jitter(values)),
+    }

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 
@@ -70,6 +70,8 @@ HOPS_ONE = re.compile(r"^(?P<kind>send |reflect )?hops = (?P<hops>\d+) \(consist
 HOPS_MANY = re.compile(
     r"^(?P<kind>send |reflect )?hops takes \d+ values; min hops = (?P<min>\d+), max hops = (?P<max>\d+)\s*$"
 )
+# DelaySummary field -> the DELAY group (upper-cased: the -M key) it is read from.
+_DELAY_KEYS = {"delay_min_ms": "min", "delay_median_ms": "median", "delay_max_ms": "max"}
 REORDER = re.compile(r"^1-reordering = (?P<pct>[\d.]+)%\s*$")
 OFFSET_WARNING = "Directional delays may be inaccurate due to out of sync clocks!"
 
@@ -93,6 +95,71 @@ def split_text_sessions(text: str) -> list[tuple[re.Match[str], list[str], bool]
         if current is not None:
             current[1].append(line)
     return blocks
+
+
+def printed_delays(match: re.Match[str]) -> dict[str, float | None]:
+    """The min/median/max of a :data:`DELAY` line as :class:`~collectors.delay.DelaySummary` fields."""
+    unit = match["unit"]
+    return {key: to_ms(match[name], unit) for key, name in _DELAY_KEYS.items()}
+
+
+def printed_error_ms(match: re.Match[str]) -> float | None:
+    """The ``err=`` of a :data:`DELAY` line in ms; None when the line says ``unsync``."""
+    return to_ms(match["err"], match["err_unit"]) if match["err"] else None
+
+
+@dataclass
+class TextBlock:
+    """What one session block of an owping or twping text report says, line kind by line kind.
+
+    ``delays``, ``jitter_ms`` and ``hops`` are keyed by the kind the line names ("one-way delay",
+    "send", ...; "" for owping's unnamed hops), in the order printed.
+    """
+
+    counts: re.Match[str] | None = None
+    sid: str | None = None
+    delays: dict[str, re.Match[str]] = field(default_factory=dict)
+    jitter_ms: dict[str, float | None] = field(default_factory=dict)
+    hops: dict[str, tuple[int, int]] = field(default_factory=dict)
+    percentiles_ms: dict[float, float | None] = field(default_factory=dict)
+    processing: re.Match[str] | None = None
+    no_reordering: bool = False
+    reorder_pct: float | None = None
+
+
+def read_text_block(lines: list[str], counts: re.Pattern[str]) -> TextBlock:
+    """The lines of one session block (see :func:`split_text_sessions`); ``counts`` is the tool's
+    "sent, lost" line (:data:`OW_COUNTS` or :data:`TW_COUNTS`). Lines of no known kind are ignored."""
+    block = TextBlock()
+    in_percentiles = False
+    for line in lines:
+        stripped = line.strip()
+        if in_percentiles:
+            if match := PERCENTILE.match(line):
+                block.percentiles_ms[float(match["pct"])] = to_ms(match["value"], match["unit"])
+                continue
+            in_percentiles = False
+        if match := SID.match(stripped):
+            block.sid = match["sid"]
+        elif match := counts.match(stripped):
+            block.counts = match
+        elif match := DELAY.match(stripped):
+            block.delays[match["kind"]] = match
+        elif match := PROC.match(stripped):
+            block.processing = match
+        elif match := JITTER.match(stripped):
+            block.jitter_ms[match["kind"]] = to_ms(match["value"], match["unit"])
+        elif stripped == "Percentiles:":
+            in_percentiles = True
+        elif match := HOPS_ONE.match(stripped):
+            block.hops[(match["kind"] or "").strip()] = (int(match["hops"]), int(match["hops"]))
+        elif match := HOPS_MANY.match(stripped):
+            block.hops[(match["kind"] or "").strip()] = (int(match["min"]), int(match["max"]))
+        elif stripped == "no reordering":
+            block.no_reordering = True
+        elif match := REORDER.match(stripped):
+            block.reorder_pct = float(match["pct"])
+    return block
 
 
 # --- the -M report
@@ -134,6 +201,13 @@ def machine_blocks(text: str) -> list[tuple[dict[str, str], dict[str, list[list[
 
 def seconds_to_ms(keys: Mapping[str, str], key: str) -> float | None:
     return to_ms(keys.get(key), "s")
+
+
+def machine_delays(keys: Mapping[str, str], suffix: str = "") -> dict[str, float | None]:
+    """``MIN``/``MEDIAN``/``MAX``/``PDV`` (seconds; ``suffix`` ``_FWD``/``_BCK`` for twping's halves) as
+    :class:`~collectors.delay.DelaySummary` fields; absent when every packet was lost."""
+    names = {**_DELAY_KEYS, "jitter_ms": "PDV"}
+    return {key: seconds_to_ms(keys, f"{name.upper()}{suffix}") for key, name in names.items()}
 
 
 def int_key(keys: Mapping[str, str], key: str) -> int | None:
@@ -213,5 +287,3 @@ def parse_error(stderr: str) -> str | None:
         if message and not message.startswith("NTP:"):
             return SOURCE_PREFIX.sub("", message)
     return None
-
-

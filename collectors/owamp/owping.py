@@ -17,13 +17,13 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from collectors.delay import jitter, median, round_ms
+from collectors.delay import OneWayStats, summary_fields
 from collectors.ntp import ntp_to_datetime
 from collectors.owamp import common
 
 
-@dataclass(frozen=True)
-class OwampSession:
+@dataclass(frozen=True, kw_only=True)
+class OwampSession(OneWayStats):
     """Statistics of one one-way session (one direction).
 
     Delays are in milliseconds. ``clock_error_ms`` is owamp's error estimate
@@ -33,19 +33,9 @@ class OwampSession:
     """
 
     output_format: str  # "summary", "machine" or "raw"
-    packets_sent: int
-    packets_lost: int
-    duplicates: int | None = None
-    reordered: int | None = None
-    delay_min_ms: float | None = None
-    delay_median_ms: float | None = None
-    delay_max_ms: float | None = None
-    jitter_ms: float | None = None
     clock_synced: bool | None = None
     clock_error_ms: float | None = None
     max_error_ms: float | None = None
-    ttl_min: int | None = None
-    ttl_max: int | None = None
     hops_min: int | None = None
     hops_max: int | None = None
     sid: str | None = None
@@ -63,20 +53,11 @@ class OwampSession:
     percentiles_ms: Mapping[float, float | None] = field(default_factory=dict)
 
     @property
-    def loss_pct(self) -> float | None:
-        """Lost packets in percent of the sent ones (None when nothing was sent)."""
-        if not self.packets_sent:
-            return None
-        return 100.0 * self.packets_lost / self.packets_sent
-
-    @property
     def hops(self) -> int | None:
         """Hop count when every packet saw the same one."""
         if self.hops_min is not None and self.hops_min == self.hops_max:
             return self.hops_min
         return None
-
-
 
 
 def _without_empty_claims(session: OwampSession) -> OwampSession:
@@ -98,70 +79,40 @@ def _reordered_count(pct: float, received: int) -> int:
 
 
 def _summary_block(header: re.Match[str], lines: list[str]) -> OwampSession | None:
+    block = common.read_text_block(lines, common.OW_COUNTS)
+    if block.counts is None:
+        # owping -v prints the header once more before the per-packet lines;
+        # such a block holds no statistics.
+        return None
     values: dict[str, Any] = {
         "from_host": header["from_host"],
         "from_port": header["from_port"],
         "to_host": header["to_host"],
         "to_port": header["to_port"],
+        "sid": block.sid,
+        "jitter_ms": block.jitter_ms.get("one-way"),
     }
-    percentiles: dict[float, float | None] = {}
-    counts = None
-    in_percentiles = False
-    reorder_pct: float | None = None
-    no_reordering = False
-    for line in lines:
-        stripped = line.strip()
-        if in_percentiles:
-            match = common.PERCENTILE.match(line)
-            if match:
-                percentiles[float(match["pct"])] = common.to_ms(match["value"], match["unit"])
-                continue
-            in_percentiles = False
-        if match := common.SID.match(stripped):
-            values["sid"] = match["sid"]
-        elif match := common.OW_COUNTS.match(stripped):
-            counts = match
-        elif match := common.DELAY.match(stripped):
-            unit = match["unit"]
-            values["delay_min_ms"] = common.to_ms(match["min"], unit)
-            values["delay_median_ms"] = common.to_ms(match["median"], unit)
-            values["delay_max_ms"] = common.to_ms(match["max"], unit)
-            if match["unsync"]:
-                values["clock_synced"] = False
-            else:
-                values["clock_synced"] = True
-                values["max_error_ms"] = values["clock_error_ms"] = common.to_ms(match["err"], match["err_unit"])
-        elif match := common.JITTER.match(stripped):
-            values["jitter_ms"] = common.to_ms(match["value"], match["unit"])
-        elif stripped == "Percentiles:":
-            in_percentiles = True
-        elif match := common.HOPS_ONE.match(stripped):
-            values["hops_min"] = values["hops_max"] = int(match["hops"])
-        elif match := common.HOPS_MANY.match(stripped):
-            values["hops_min"], values["hops_max"] = int(match["min"]), int(match["max"])
-        elif stripped == "no reordering":
-            no_reordering = True
-        elif match := common.REORDER.match(stripped):
-            reorder_pct = float(match["pct"])
-    if counts is None:
-        # owping -v prints the header once more before the per-packet lines;
-        # such a block holds no statistics.
-        return None
-    sent, lost, dups = int(counts["sent"]), int(counts["lost"]), int(counts["dups"])
-    if no_reordering:
+    if delay := block.delays.get("one-way delay"):
+        values.update(common.printed_delays(delay))
+        values["clock_synced"] = not delay["unsync"]
+        if not delay["unsync"]:
+            values["max_error_ms"] = values["clock_error_ms"] = common.printed_error_ms(delay)
+    sent, lost, dups = int(block.counts["sent"]), int(block.counts["lost"]), int(block.counts["dups"])
+    if block.no_reordering:
         values["reordered"], values["reordering_pct"] = 0, 0.0
-    elif reorder_pct is not None:
-        values["reordering_pct"] = reorder_pct
-        values["reordered"] = _reordered_count(reorder_pct, sent - lost + dups)
-    if values.get("hops_min") is not None:
-        values["ttl_min"] = common.OWAMP_SEND_TTL - values["hops_max"]
-        values["ttl_max"] = common.OWAMP_SEND_TTL - values["hops_min"]
+    elif block.reorder_pct is not None:
+        values["reordering_pct"] = block.reorder_pct
+        values["reordered"] = _reordered_count(block.reorder_pct, sent - lost + dups)
+    if hops := block.hops.get(""):
+        values["hops_min"], values["hops_max"] = hops
+        values["ttl_min"] = common.OWAMP_SEND_TTL - hops[1]
+        values["ttl_max"] = common.OWAMP_SEND_TTL - hops[0]
     return OwampSession(
         output_format="summary",
         packets_sent=sent,
         packets_lost=lost,
         duplicates=dups,
-        percentiles_ms=percentiles,
+        percentiles_ms=block.percentiles_ms,
         **values,
     )
 
@@ -190,8 +141,13 @@ def _clock_and_ttl(
     synchronised; the hops follow from the TTLs."""
     hops_min, hops_max = common.hops_from_ttl(ttl_min, ttl_max)
     return {
-        "clock_synced": synced, "clock_error_ms": max_error_ms if synced else None, "max_error_ms": max_error_ms,
-        "ttl_min": ttl_min, "ttl_max": ttl_max, "hops_min": hops_min, "hops_max": hops_max,
+        "clock_synced": synced,
+        "clock_error_ms": max_error_ms if synced else None,
+        "max_error_ms": max_error_ms,
+        "ttl_min": ttl_min,
+        "ttl_max": ttl_max,
+        "hops_min": hops_min,
+        "hops_max": hops_max,
     }
 
 
@@ -224,10 +180,7 @@ def parse_machine(text: str) -> list[OwampSession]:
                     packets_lost=lost,
                     duplicates=common.int_key(keys, "DUPS"),
                     reordered=reordered,
-                    delay_min_ms=common.seconds_to_ms(keys, "MIN"),
-                    delay_median_ms=common.seconds_to_ms(keys, "MEDIAN"),
-                    delay_max_ms=common.seconds_to_ms(keys, "MAX"),
-                    jitter_ms=common.seconds_to_ms(keys, "PDV"),
+                    **common.machine_delays(keys),
                     **_clock_and_ttl(synced, max_error_ms, ttl_min, ttl_max),
                     sid=keys.get("SID"),
                     from_host=keys.get("FROM_HOST"),
@@ -292,7 +245,6 @@ def _raw_session(packets: list[common.OneWayPacket]) -> OwampSession:
         seen.add(packet.seq)
         delays.append(packet.delay_ms)
         ttls.append(packet.ttl)
-    delays.sort()
     synced = all(p.send.synced and (p.lost or p.recv.synced) for p in packets)
     ttl_min, ttl_max = (min(ttls), max(ttls)) if ttls else (None, None)
     send_times = [p.send.ntp for p in packets]
@@ -303,10 +255,7 @@ def _raw_session(packets: list[common.OneWayPacket]) -> OwampSession:
         packets_lost=len(lost_seqs - seen),
         duplicates=duplicates,
         reordered=reordered,
-        delay_min_ms=delays[0] if delays else None,
-        delay_median_ms=median(delays) if delays else None,
-        delay_max_ms=delays[-1] if delays else None,
-        jitter_ms=round_ms(jitter(delays)) if delays else None,
+        **summary_fields(delays),
         **_clock_and_ttl(synced, max_error_ms, ttl_min, ttl_max),
         start_time=ntp_to_datetime(min(send_times)) if send_times else None,
         end_time=ntp_to_datetime(max(send_times)) if send_times else None,

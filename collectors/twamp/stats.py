@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from collectors.delay import jitter, median, round_ms
+from collectors.delay import OneWayStats, round_ms, summary_fields
 from collectors.ntp import ntp_diff, ntp_units_to_ms, ptp_to_ntp
 from collectors.runner import utc_time
 from collectors.twamp.wire import _MAX_RECORD_MS, REFLECTOR_HEADER_BYTES, TOOL, ReflectorPacket
@@ -32,30 +32,14 @@ class ReflectedPacket:
     ttl: int | None = None
 
 
-@dataclass(frozen=True)
-class DirectionStats:
-    """One direction of a session. Delays and jitter in ms, None without samples.
+@dataclass(frozen=True, kw_only=True)
+class DirectionStats(OneWayStats):
+    """One direction of a session; ``jitter_ms`` is P95 - P50 of the one-way delays, as owping's.
 
-    ``jitter_ms`` is P95 - P50 of the one-way delays (collectors/delay.py), as owping's.
-    ``ttl_min``/``ttl_max`` are the TTLs the packets arrived with (None: not readable).
+    ``ttl_min``/``ttl_max`` are the TTLs the packets arrived with; ``packet_size_bytes`` the UDP payload.
     """
 
-    packets_sent: int
-    packets_lost: int
-    duplicates: int
-    reordered: int
-    delay_min_ms: float | None = None
-    delay_median_ms: float | None = None
-    delay_max_ms: float | None = None
-    jitter_ms: float | None = None
-    ttl_min: int | None = None
-    ttl_max: int | None = None
     packet_size_bytes: int | None = None
-
-    @property
-    def packets_received(self) -> int:
-        """Distinct packets that arrived."""
-        return self.packets_sent - self.packets_lost
 
 
 @dataclass(frozen=True)
@@ -92,32 +76,27 @@ class TwampStats:
         return self.packets_sent - self.packets_returned
 
 
-def _summary_ms(units: Iterable[int]) -> tuple[float | None, float | None, float | None]:
-    """(min, median, max) of delays in NTP units, in ms; the median as owamp's (collectors/delay.py)."""
-    values = sorted(units)
-    if not values:
-        return None, None, None
-    return ntp_units_to_ms(values[0]), ntp_units_to_ms(median(values)), ntp_units_to_ms(values[-1])
-
-
 def _direction_stats(
-    sent: int, lost: int, duplicates: int, reordered: int, delays: Iterable[int], *,
-    ttl: tuple[int | None, int | None], size_bytes: int | None,
+    sent: int,
+    lost: int,
+    duplicates: int,
+    reordered: int,
+    delays: Iterable[int],
+    *,
+    ttl: tuple[int | None, int | None],
+    size_bytes: int | None,
 ) -> DirectionStats:
     """One direction's figures from its counts and its one-way delays (NTP units)."""
-    delays = list(delays)
-    delay_min_ms, delay_median_ms, delay_max_ms = _summary_ms(delays)
     return DirectionStats(
-        packets_sent=sent, packets_lost=lost, duplicates=duplicates, reordered=reordered,
-        delay_min_ms=delay_min_ms, delay_median_ms=delay_median_ms, delay_max_ms=delay_max_ms,
-        jitter_ms=_jitter_ms(delays), ttl_min=ttl[0], ttl_max=ttl[1], packet_size_bytes=size_bytes,
+        packets_sent=sent,
+        packets_lost=lost,
+        duplicates=duplicates,
+        reordered=reordered,
+        **summary_fields(delays, ntp_units_to_ms),
+        ttl_min=ttl[0],
+        ttl_max=ttl[1],
+        packet_size_bytes=size_bytes,
     )
-
-
-def _jitter_ms(units: Iterable[int]) -> float | None:
-    """``jitter_ms`` of delays in NTP units (P95 - P50, collectors/delay.py), None without samples."""
-    values = sorted(units)
-    return ntp_units_to_ms(jitter(values)) if values else None
 
 
 def _ttl_range(ttls: Iterable[int | None]) -> tuple[int | None, int | None]:
@@ -203,14 +182,22 @@ def compute_stats(sent: Sequence[SentPacket], received: Sequence[ReflectedPacket
     clock_error_ms = max((a.seconds + b.seconds) * 1000 for a, b in estimates) if estimates else None
 
     sizes = [p.size_bytes for p in sent if p.size_bytes]
-    rtt_min, rtt_median, rtt_max = _summary_ms(rtts.values())
+    rtt = summary_fields(rtts.values(), ntp_units_to_ms)
     forward = _direction_stats(
-        len(sent_by_seq), forward_lost, forward_duplicates, forward_reordered, forward_delay.values(),
+        len(sent_by_seq),
+        forward_lost,
+        forward_duplicates,
+        forward_reordered,
+        forward_delay.values(),
         ttl=_ttl_range(r.packet.sender_ttl for r in by_sender_seq.values()),
         size_bytes=max(sizes) if sizes else None,
     )
     reverse = _direction_stats(
-        reflected, reverse_lost, reverse_duplicates, reverse_reordered, reverse_delay.values(),
+        reflected,
+        reverse_lost,
+        reverse_duplicates,
+        reverse_reordered,
+        reverse_delay.values(),
         ttl=_ttl_range(r.ttl for r in by_reflector_seq.values()),
         size_bytes=(
             max(REFLECTOR_HEADER_BYTES + len(r.packet.padding) for r in by_reflector_seq.values())
@@ -223,9 +210,9 @@ def compute_stats(sent: Sequence[SentPacket], received: Sequence[ReflectedPacket
         packets_returned=len(rtts),
         forward=forward,
         reverse=reverse,
-        rtt_min_ms=rtt_min,
-        rtt_median_ms=rtt_median,
-        rtt_max_ms=rtt_max,
+        rtt_min_ms=rtt["delay_min_ms"],
+        rtt_median_ms=rtt["delay_median_ms"],
+        rtt_max_ms=rtt["delay_max_ms"],
         processing_min_ms=ntp_units_to_ms(min(processing)) if processing else None,
         processing_max_ms=ntp_units_to_ms(max(processing)) if processing else None,
         clock_synced=clock_synced,

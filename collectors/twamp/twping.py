@@ -6,19 +6,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from collectors.delay import jitter, median, round_ms
+from collectors.delay import DelaySummary, round_ms, summary_fields
 from collectors.ntp import NTP_FRACTION
 from collectors.owamp import common
 
 
 @dataclass(frozen=True)
-class DelayStats:
-    """min/median/max/jitter of one kind of delay, milliseconds."""
+class DelayStats(DelaySummary):
+    """One kind of delay of a twping session (round trip, send or reflect half) and its error estimate, ms."""
 
-    min_ms: float | None = None
-    median_ms: float | None = None
-    max_ms: float | None = None
-    jitter_ms: float | None = None
     error_ms: float | None = None
 
 
@@ -52,72 +48,52 @@ class TwampSession:
     percentiles_ms: Mapping[float, float | None] = field(default_factory=dict)
 
 
+def _printed_stats(block: common.TextBlock, kind: str, jitter_kind: str) -> DelayStats:
+    delay = block.delays.get(kind)
+    return DelayStats(
+        **(common.printed_delays(delay) if delay else {}),
+        jitter_ms=block.jitter_ms.get(jitter_kind),
+        error_ms=common.printed_error_ms(delay) if delay else None,
+    )
+
+
 def parse_twamp_summary(text: str) -> list[TwampSession]:
     """Sessions of a ``twping`` default text report."""
     sessions: list[TwampSession] = []
     for header, lines, offset_warning in common.split_text_sessions(text):
         if header["tool"] != "twping":
             continue
-        stats: dict[str, dict[str, float | None]] = {"round-trip time": {}, "send time": {}, "reflect time": {}}
-        jitter: dict[str, float | None] = {}
-        hops: dict[str, tuple[int, int]] = {}
-        percentiles: dict[float, float | None] = {}
-        counts = None
-        values: dict[str, Any] = {"sid": None, "clock_synced": None}
-        in_percentiles = False
-        for line in lines:
-            stripped = line.strip()
-            if in_percentiles:
-                if match := common.PERCENTILE.match(line):
-                    percentiles[float(match["pct"])] = common.to_ms(match["value"], match["unit"])
-                    continue
-                in_percentiles = False
-            if match := common.SID.match(stripped):
-                values["sid"] = match["sid"]
-            elif match := common.TW_COUNTS.match(stripped):
-                counts = match
-            elif match := common.DELAY.match(stripped):
-                unit = match["unit"]
-                stats[match["kind"]] = {
-                    "min_ms": common.to_ms(match["min"], unit),
-                    "median_ms": common.to_ms(match["median"], unit),
-                    "max_ms": common.to_ms(match["max"], unit),
-                    "error_ms": common.to_ms(match["err"], match["err_unit"]) if match["err"] else None,
-                }
-                values["clock_synced"] = not match["unsync"]
-            elif match := common.PROC.match(stripped):
-                values["processing_min_ms"] = common.to_ms(match["min"], match["unit"])
-                values["processing_max_ms"] = common.to_ms(match["max"], match["unit"])
-            elif match := common.JITTER.match(stripped):
-                jitter[match["kind"]] = common.to_ms(match["value"], match["unit"])
-            elif stripped == "Percentiles:":
-                in_percentiles = True
-            elif match := common.HOPS_ONE.match(stripped):
-                hops[(match["kind"] or "").strip()] = (int(match["hops"]), int(match["hops"]))
-            elif match := common.HOPS_MANY.match(stripped):
-                hops[(match["kind"] or "").strip()] = (int(match["min"]), int(match["max"]))
-        if counts is None:
+        block = common.read_text_block(lines, common.TW_COUNTS)
+        if block.counts is None:
             continue
-        send_hops = hops.get("send", (None, None))
-        reflect_hops = hops.get("reflect", (None, None))
+        values: dict[str, Any] = {}
+        if block.delays:
+            # the last delay line printed says whether the clocks were synchronised
+            values["clock_synced"] = not list(block.delays.values())[-1]["unsync"]
+        if proc := block.processing:
+            values["processing_min_ms"] = common.to_ms(proc["min"], proc["unit"])
+            values["processing_max_ms"] = common.to_ms(proc["max"], proc["unit"])
+        send_hops = block.hops.get("send", (None, None))
+        reflect_hops = block.hops.get("reflect", (None, None))
         sessions.append(
             TwampSession(
                 output_format="summary",
-                packets_sent=int(counts["sent"]),
-                packets_lost=int(counts["lost"]),
-                send_duplicates=int(counts["send_dups"]),
-                reflect_duplicates=int(counts["reflect_dups"]),
-                round_trip=DelayStats(**stats["round-trip time"], jitter_ms=jitter.get("two-way")),
-                send=DelayStats(**stats["send time"], jitter_ms=jitter.get("send")),
-                reflect=DelayStats(**stats["reflect time"], jitter_ms=jitter.get("reflect")),
+                packets_sent=int(block.counts["sent"]),
+                packets_lost=int(block.counts["lost"]),
+                send_duplicates=int(block.counts["send_dups"]),
+                reflect_duplicates=int(block.counts["reflect_dups"]),
+                round_trip=_printed_stats(block, "round-trip time", "two-way"),
+                send=_printed_stats(block, "send time", "send"),
+                reflect=_printed_stats(block, "reflect time", "reflect"),
                 clocks_offset=offset_warning,
                 send_hops_min=send_hops[0],
                 send_hops_max=send_hops[1],
                 reflect_hops_min=reflect_hops[0],
                 reflect_hops_max=reflect_hops[1],
+                sid=block.sid,
                 from_host=header["from_host"],
                 to_host=header["to_host"],
-                percentiles_ms=percentiles,
+                percentiles_ms=block.percentiles_ms,
                 **values,
             )
         )
@@ -132,13 +108,7 @@ def parse_twamp_machine(text: str) -> list[TwampSession]:
 
         def stats(suffix: str, error_key: str, keys: Mapping[str, str] = keys, synced: bool = synced) -> DelayStats:
             error_ms = common.seconds_to_ms(keys, error_key)
-            return DelayStats(
-                min_ms=common.seconds_to_ms(keys, f"MIN{suffix}"),
-                median_ms=common.seconds_to_ms(keys, f"MEDIAN{suffix}"),
-                max_ms=common.seconds_to_ms(keys, f"MAX{suffix}"),
-                jitter_ms=common.seconds_to_ms(keys, f"PDV{suffix}"),
-                error_ms=error_ms if synced else None,
-            )
+            return DelayStats(**common.machine_delays(keys, suffix), error_ms=error_ms if synced else None)
 
         send_ttl = common.ttl_range(keys, "_FWD")
         reflect_ttl = common.ttl_range(keys, "_BCK")
@@ -167,19 +137,6 @@ def parse_twamp_machine(text: str) -> list[TwampSession]:
             )
         )
     return sessions
-
-
-def _delay_stats(delays: list[float], error_ms: float | None) -> DelayStats:
-    if not delays:
-        return DelayStats(error_ms=error_ms)
-    delays = sorted(delays)
-    return DelayStats(
-        min_ms=delays[0],
-        median_ms=median(delays),
-        max_ms=delays[-1],
-        jitter_ms=round_ms(jitter(delays)),
-        error_ms=error_ms,
-    )
 
 
 def parse_twamp_raw(text: str) -> TwampSession:
@@ -223,9 +180,11 @@ def parse_twamp_raw(text: str) -> TwampSession:
         output_format="raw",
         packets_sent=len({p.seq for p in sent}),
         packets_lost=len(lost),
-        round_trip=_delay_stats(rtts, None if fwd_error is None or back_error is None else fwd_error + back_error),
-        send=_delay_stats(fwd_delays, fwd_error),
-        reflect=_delay_stats(back_delays, back_error),
+        round_trip=DelayStats(
+            **summary_fields(rtts), error_ms=None if fwd_error is None or back_error is None else fwd_error + back_error
+        ),
+        send=DelayStats(**summary_fields(fwd_delays), error_ms=fwd_error),
+        reflect=DelayStats(**summary_fields(back_delays), error_ms=back_error),
         processing_min_ms=min(processing) if processing else None,
         processing_max_ms=max(processing) if processing else None,
         clock_synced=synced,

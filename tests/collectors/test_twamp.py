@@ -493,15 +493,15 @@ def test_agrees_with_the_owamp_parser_on_real_twping_raw_output():
     theirs = twamp.parse_twamp_raw(text)
     assert (ours.packets_sent, ours.packets_lost) == (theirs.packets_sent, theirs.packets_lost) == (20, 0)
     pairs = [
-        (ours.forward.delay_min_ms, theirs.send.min_ms),
-        (ours.forward.delay_median_ms, theirs.send.median_ms),
-        (ours.forward.delay_max_ms, theirs.send.max_ms),
-        (ours.reverse.delay_min_ms, theirs.reflect.min_ms),
-        (ours.reverse.delay_median_ms, theirs.reflect.median_ms),
-        (ours.reverse.delay_max_ms, theirs.reflect.max_ms),
-        (ours.rtt_min_ms, theirs.round_trip.min_ms),
-        (ours.rtt_median_ms, theirs.round_trip.median_ms),
-        (ours.rtt_max_ms, theirs.round_trip.max_ms),
+        (ours.forward.delay_min_ms, theirs.send.delay_min_ms),
+        (ours.forward.delay_median_ms, theirs.send.delay_median_ms),
+        (ours.forward.delay_max_ms, theirs.send.delay_max_ms),
+        (ours.reverse.delay_min_ms, theirs.reflect.delay_min_ms),
+        (ours.reverse.delay_median_ms, theirs.reflect.delay_median_ms),
+        (ours.reverse.delay_max_ms, theirs.reflect.delay_max_ms),
+        (ours.rtt_min_ms, theirs.round_trip.delay_min_ms),
+        (ours.rtt_median_ms, theirs.round_trip.delay_median_ms),
+        (ours.rtt_max_ms, theirs.round_trip.delay_max_ms),
         (ours.processing_min_ms, theirs.processing_min_ms),
         (ours.processing_max_ms, theirs.processing_max_ms),
     ]

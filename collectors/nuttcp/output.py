@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
+from typing import Any
 
 from collectors.runner import first_matching_line
 
@@ -53,9 +54,9 @@ class NuttcpParseError(ValueError):
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class NuttcpInterval:
-    """One ``-i`` interval report line."""
+@dataclass(frozen=True, kw_only=True)
+class NuttcpFigures:
+    """What nuttcp prints for a span of a run, an ``-i`` interval or the whole run (the UDP figures only for UDP)."""
 
     transferred_bytes: int
     duration_s: float
@@ -69,8 +70,13 @@ class NuttcpInterval:
     owd_avg_ms: float | None = None
 
 
-@dataclass(frozen=True)
-class NuttcpResult:
+@dataclass(frozen=True, kw_only=True)
+class NuttcpInterval(NuttcpFigures):
+    """One ``-i`` interval report line."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class NuttcpResult(NuttcpFigures):
     """The summary of one nuttcp run (one direction).
 
     ``retransmits`` is the trustworthy count or ``None`` (unknown);
@@ -80,23 +86,13 @@ class NuttcpResult:
 
     protocol: str
     output_format: str  # "parse", "brief" or "verbose"
-    throughput_bps: float
-    transferred_bytes: int
-    duration_s: float
     retransmits: int | None = None
-    retransmits_reported: int | None = None
     retransmits_by_stream: tuple[int, ...] | None = None
-    cwnd_bytes: int | None = None
     rtt_ms: float | None = None
     tx_cpu_pct: int | None = None
     rx_cpu_pct: int | None = None
-    packets_sent: int | None = None
-    packets_lost: int | None = None
-    loss_pct: float | None = None
-    jitter_max_ms: float | None = None
     jitter_avg_ms: float | None = None
     jitter_min_ms: float | None = None
-    owd_avg_ms: float | None = None
     owd_min_ms: float | None = None
     owd_max_ms: float | None = None
     mss_bytes: int | None = None
@@ -294,19 +290,20 @@ def _kib(values: Mapping[str, str], key: str) -> int | None:
     return None if kib is None else kib * BYTES_PER_KIB
 
 
-def _interval(values: Mapping[str, str]) -> NuttcpInterval:
-    return NuttcpInterval(
-        transferred_bytes=mib_to_bytes(values["megabytes"]),
-        duration_s=float(values["seconds"]),
-        throughput_bps=mbps_to_bps(values["mbps"]),
-        retransmits_reported=_int(values, "retrans"),
-        cwnd_bytes=_kib(values, "cwnd_kb"),
-        packets_sent=_int(values, "pkt"),
-        packets_lost=_int(values, "drop"),
-        loss_pct=_float(values, "loss_pct"),
-        jitter_max_ms=_float(values, "jitter_max_ms"),
-        owd_avg_ms=_float(values, "owd_avg_ms"),
-    )
+def _figures(values: Mapping[str, str]) -> dict[str, Any]:
+    """The :class:`NuttcpFigures` of an interval line's or the summary's values."""
+    return {
+        "transferred_bytes": mib_to_bytes(values["megabytes"]),
+        "duration_s": float(values["seconds"]),
+        "throughput_bps": mbps_to_bps(values["mbps"]),
+        "retransmits_reported": _int(values, "retrans"),
+        "cwnd_bytes": _kib(values, "cwnd_kb"),
+        "packets_sent": _int(values, "pkt"),
+        "packets_lost": _int(values, "drop"),
+        "loss_pct": _float(values, "loss_pct"),
+        "jitter_max_ms": _float(values, "jitter_max_ms"),
+        "owd_avg_ms": _float(values, "owd_avg_ms"),
+    }
 
 
 def _merge_verbose(lines: list[str], parse_style: bool) -> tuple[dict[str, str], str | None]:
@@ -429,7 +426,7 @@ def parse(text: str, *, tool_version: str | None = None) -> NuttcpResult:
 
     protocol = "udp" if ("pkt" in summary or summary.get("mode") == "udp") else "tcp"
     version = tool_version or text_version
-    intervals = tuple(_interval(values) for values in interval_values)
+    intervals = tuple(NuttcpInterval(**_figures(values)) for values in interval_values)
     reported = _int(summary, "retrans")
     by_stream = summary.get("retrans_by_stream")
     retrans_by_stream = tuple(int(n) for n in by_stream.split("+")) if by_stream else None
@@ -439,25 +436,16 @@ def parse(text: str, *, tool_version: str | None = None) -> NuttcpResult:
         reported, protocol=protocol, version=version, cwnd_seen=cwnd_seen, any_nonzero=any_nonzero
     )
     return NuttcpResult(
+        **_figures(summary),
         protocol=protocol,
         output_format=output_format,
-        throughput_bps=mbps_to_bps(summary["mbps"]),
-        transferred_bytes=mib_to_bytes(summary["megabytes"]),
-        duration_s=float(summary["seconds"]),
         retransmits=retransmits,
-        retransmits_reported=reported,
         retransmits_by_stream=retrans_by_stream if retransmits is not None else None,
-        cwnd_bytes=_kib(summary, "cwnd_kb"),
         rtt_ms=_float(summary, "rtt_ms"),
         tx_cpu_pct=_int(summary, "tx_cpu"),
         rx_cpu_pct=_int(summary, "rx_cpu"),
-        packets_sent=_int(summary, "pkt"),
-        packets_lost=_int(summary, "drop"),
-        loss_pct=_float(summary, "loss_pct"),
-        jitter_max_ms=_float(summary, "jitter_max_ms"),
         jitter_avg_ms=_float(summary, "jitter_avg_ms"),
         jitter_min_ms=_float(summary, "jitter_min_ms"),
-        owd_avg_ms=_float(summary, "owd_avg_ms"),
         owd_min_ms=_float(summary, "owd_min_ms"),
         owd_max_ms=_float(summary, "owd_max_ms"),
         mss_bytes=_int(summary, "mss"),

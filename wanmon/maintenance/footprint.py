@@ -27,16 +27,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
-from wanmon.inventory.membership import (
-    Bundle,
-    CircuitEnds,
-    Element,
-    Hop,
-    bundles_on_path,
-    circuits_on_path,
-    element_on_path,
-)
+from wanmon.inventory.membership import Bundle, CircuitEnds, Element, Hop, Links
 from wanmon.maintenance.parsed import impact_normalise, impact_worst
 
 EXPLAINING = frozenset({"at-risk", "degraded", "outage"})
@@ -103,6 +96,14 @@ class PathTouch:
         return impact_explains(self.impact)
 
 
+class _Reach(NamedTuple):
+    """The ports, equipment and sites an element lies on (a box its own, a site only itself)."""
+
+    ports: set[int]
+    equipment: set[int]
+    sites: set[int]
+
+
 @dataclass
 class Topology:
     """The inventory as ids: path versions, trunk members, circuit ends, equipment sites."""
@@ -115,15 +116,15 @@ class Topology:
     path_pairs: dict[int, tuple[int, int]] = field(default_factory=dict)  # any path version id -> (src, dst) site ids
     site_codes: dict[int, str] = field(default_factory=dict)
     _footprints: dict[int, Footprint] = field(default_factory=dict, repr=False)
-    _inputs: tuple | None = field(default=None, repr=False)
+    _links: Links | None = field(default=None, repr=False)
 
     # -- derived sets
     def interface_trunks(self, interface_id: int) -> set[int]:
         return {t for t, members in self.trunk_members.items() if interface_id in members}
 
-    def _membership_inputs(self) -> tuple[tuple[Bundle, ...], tuple[CircuitEnds, ...]]:
+    def _membership_links(self) -> Links:
         """Trunks and circuits as membership values, by id (interface ids are unique across equipment)."""
-        if self._inputs is None:
+        if self._links is None:
             eq = self.interface_equipment
             bundles = tuple(
                 Bundle(str(t), tuple((eq.get(m), m) for m in sorted(members)))
@@ -135,18 +136,18 @@ class Topology:
                 )
                 for c, (a, z) in sorted(self.circuit_ends.items())
             )
-            self._inputs = (bundles, circuits)
-        return self._inputs
+            self._links = Links(bundles, circuits)
+        return self._links
 
     def footprint(self, path: PathView) -> Footprint:
         """Element ids ``path`` crosses (memoised per path version), by the rules of ``wanmon.inventory.membership``."""
         cached = self._footprints.get(path.id)
         if cached is not None:
             return cached
-        bundles, circuits = self._membership_inputs()
+        links = self._membership_links()
         hops = tuple(Hop(eq, iface) for eq, iface in path.hops)
-        trunks = {int(b.name) for b in bundles_on_path(hops, bundles)}
-        on_path_circuits = {int(c.name) for c in circuits_on_path(hops, circuits, bundles)}
+        trunks = {int(b.name) for b in links.bundles_on(hops)}
+        on_path_circuits = {int(c.name) for c in links.circuits_on(hops)}
         # every port the path may use: the ports its hops name, the members of its trunks (a LAG hashes
         # flows over all of them, and the far-end ports belong to it), and the ends of its circuits
         candidates = {iface for _, iface in path.hops if iface is not None}
@@ -158,7 +159,7 @@ class Topology:
             i
             for i in candidates
             if i in {iface for _, iface in path.hops}
-            or element_on_path(Element(self.interface_equipment.get(i), i), hops, bundles, circuits) is not None
+            or links.on_path(Element(self.interface_equipment.get(i), i), hops) is not None
         }
         hop_equipment = {eq for eq, _ in path.hops}
         sites = {path.src_site_id, path.dst_site_id}
@@ -196,24 +197,17 @@ class Topology:
         for t in targets:
             if impact_normalise(t.impact) != "outage":
                 continue
-            if t.kind == INTERFACE:
-                down.add(t.id)
-            elif t.kind == CIRCUIT:
-                down |= set(self.circuit_ends.get(t.id, ())) - {None}
-            elif t.kind == TRUNK:
-                down |= self.trunk_members.get(t.id, frozenset())
-            elif t.kind == EQUIPMENT:
+            if t.kind == EQUIPMENT:
                 down |= {i for i, eq in self.interface_equipment.items() if eq == t.id}
+            else:
+                down |= self._ports(t.kind, t.id)
         return down
 
     def _partial_trunk(self, target: Target, path: PathView, down: set[int]) -> bool:
         """``target`` is one member (port or circuit) of a trunk on the path whose other members stay up."""
-        if target.kind == INTERFACE:
-            ports = {target.id}
-        elif target.kind == CIRCUIT:
-            ports = set(self.circuit_ends.get(target.id, ())) - {None}
-        else:
+        if target.kind not in (INTERFACE, CIRCUIT):
             return False
+        ports = self._ports(target.kind, target.id)
         fp = self.footprint(path)
         for t in fp.trunks:
             members = self.trunk_members[t]
@@ -269,90 +263,50 @@ class Topology:
         return sites
 
     # -- elements
-    def element_impact(self, target: Target, kind: str, element_id: int, down: set[int]) -> str | None:
-        """The impact of the work on ``target`` on one element (``kind``, ``element_id``), None if unrelated."""
-        impact = impact_normalise(target.impact)
-        if kind == EQUIPMENT:
-            related = (
-                (target.kind == EQUIPMENT and target.id == element_id)
-                or (target.kind == INTERFACE and self.interface_equipment.get(target.id) == element_id)
-                or (
-                    target.kind == CIRCUIT
-                    and element_id in {self.interface_equipment.get(i) for i in self.circuit_ends.get(target.id, ())}
-                )
-                or (
-                    target.kind == TRUNK
-                    and element_id
-                    in {self.interface_equipment.get(i) for i in self.trunk_members.get(target.id, frozenset())}
-                )
-                or (target.kind == SITE and self.equipment_site.get(element_id) == target.id)
-            )
-            # Work on one port of a box does not take the box down.
-            if related and target.kind in {INTERFACE, CIRCUIT, TRUNK} and impact == "outage":
-                impact = "degraded"
-            return impact if related else None
+    def _ports(self, kind: str, element_id: int) -> set[int]:
+        """The ports an element is made of: a port itself, a circuit's known ends, a trunk's members."""
         if kind == INTERFACE:
-            eq = self.interface_equipment.get(element_id)
-            related = (
-                (target.kind == INTERFACE and target.id == element_id)
-                or (target.kind == EQUIPMENT and target.id == eq)
-                or (target.kind == CIRCUIT and element_id in self.circuit_ends.get(target.id, ()))
-                or (target.kind == TRUNK and element_id in self.trunk_members.get(target.id, frozenset()))
-                or (target.kind == SITE and self.equipment_site.get(eq) == target.id)
-            )
-            return impact if related else None
-        if kind == TRUNK:
-            members = self.trunk_members.get(element_id, frozenset())
-            member_eq = {self.interface_equipment.get(m) for m in members}
-            if target.kind == TRUNK and target.id == element_id:
-                return impact
-            if target.kind == EQUIPMENT and target.id in member_eq:
-                return impact
-            if target.kind == SITE and target.id in {self.equipment_site.get(e) for e in member_eq}:
-                return impact
-            ports = (
-                {target.id}
-                if target.kind == INTERFACE
-                else set(self.circuit_ends.get(target.id, ())) - {None}
-                if target.kind == CIRCUIT
-                else set()
-            )
-            if ports & members:
-                return "degraded" if impact == "outage" and members - down else impact
-            return None
+            return {element_id}
         if kind == CIRCUIT:
-            ends = set(self.circuit_ends.get(element_id, ())) - {None}
-            end_eq = {self.interface_equipment.get(i) for i in ends}
-            related = (
-                (target.kind == CIRCUIT and target.id == element_id)
-                or (target.kind == INTERFACE and target.id in ends)
-                or (target.kind == EQUIPMENT and target.id in end_eq)
-                or (target.kind == TRUNK and bool(self.trunk_members.get(target.id, frozenset()) & ends))
-                or (target.kind == SITE and target.id in {self.equipment_site.get(e) for e in end_eq})
-            )
-            return impact if related else None
+            return set(self.circuit_ends.get(element_id, ())) - {None}
+        if kind == TRUNK:
+            return set(self.trunk_members.get(element_id, frozenset()))
+        return set()
+
+    def _reach(self, kind: str, element_id: int) -> _Reach:
         if kind == SITE:
-            related = (
-                (target.kind == SITE and target.id == element_id)
-                or (target.kind == EQUIPMENT and self.equipment_site.get(target.id) == element_id)
-                or (
-                    target.kind == INTERFACE
-                    and self.equipment_site.get(self.interface_equipment.get(target.id, -1)) == element_id
-                )
-                or (
-                    target.kind == CIRCUIT
-                    and element_id
-                    in {
-                        self.equipment_site.get(self.interface_equipment.get(i, -1))
-                        for i in self.circuit_ends.get(target.id, ())
-                    }
-                )
-            )
-            # Work on one box or line of a site does not cut the site off.
-            if related and target.kind != SITE and impact == "outage":
-                impact = "degraded"
+            return _Reach(set(), set(), {element_id})
+        ports = self._ports(kind, element_id)
+        equipment = {element_id} if kind == EQUIPMENT else {self.interface_equipment.get(p) for p in ports}
+        return _Reach(ports, equipment - {None}, {self.equipment_site.get(e) for e in equipment} - {None})
+
+    def element_impact(self, target: Target, kind: str, element_id: int, down: set[int]) -> str | None:
+        """The impact of the work on ``target`` on one element (``kind``, ``element_id``), None if unrelated.
+
+        Work concerns the element it names; else, when either is a site, one in the same site; else, when
+        either is a box, one on the same box; else a port, circuit or trunk sharing a port with it.
+        """
+        impact = impact_normalise(target.impact)
+        if PATH in (kind, target.kind):
+            return None
+        if kind == target.kind:
+            return impact if target.id == element_id else None
+        mine, theirs = self._reach(kind, element_id), self._reach(target.kind, target.id)
+        if SITE in (kind, target.kind):
+            related = mine.sites & theirs.sites
+        elif EQUIPMENT in (kind, target.kind):
+            related = mine.equipment & theirs.equipment
+        else:
+            related = mine.ports & theirs.ports
+        if not related or impact != "outage":
             return impact if related else None
-        return None
+        # Work on one box or line of a site does not cut the site off, work on one port of a box does not
+        # take the box down, and a trunk carries on while one of its members stays up.
+        if kind == SITE or (kind == EQUIPMENT and target.kind != SITE):
+            return "degraded"
+        if kind == TRUNK and target.kind in (INTERFACE, CIRCUIT) and mine.ports - down:
+            return "degraded"
+        return impact
 
     def element_matches(self, targets: Iterable[Target], kind: str, element_id: int) -> list[tuple[Target, str]]:
         """(affect, impact on the element) for each of a window's affects that concerns the element."""

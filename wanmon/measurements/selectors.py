@@ -12,31 +12,19 @@ from datetime import datetime, timedelta
 
 from wanmon.core.dbrouter import read_connection
 
-# metric name -> (family, column or SQL expression on the raw table)
+RAW_RATES = "measurements_interfacerate"
+# Interface metric -> its column of the raw rates table; each is measured in both directions.
 INTERFACE_METRICS = {
-    "in_bps": "in_bps",
-    "out_bps": "out_bps",
-    "in_errors_per_s": "in_errors_per_s",
-    "out_errors_per_s": "out_errors_per_s",
-    "in_discards_per_s": "in_discards_per_s",
-    "out_discards_per_s": "out_discards_per_s",
-    "in_utilisation": "in_utilisation",
-    "out_utilisation": "out_utilisation",
+    f"{direction}_{name}": f"{direction}_{name}"
+    for name in ("bps", "errors_per_s", "discards_per_s", "utilisation")
+    for direction in ("in", "out")
 }
-# Rollup columns per interface metric and aggregate; a missing entry means "not answerable from rollups".
+# Rollup columns per interface metric and aggregate; a missing entry means "not answerable from rollups". The
+# rollups keep traffic as avg/max/p95 columns, utilisation as its maximum, and errors and discards as event counts.
 ROLLUP_COLUMNS = {
-    ("in_bps", "avg"): "in_bps_avg",
-    ("in_bps", "max"): "in_bps_max",
-    ("in_bps", "p95"): "in_bps_p95",
-    ("out_bps", "avg"): "out_bps_avg",
-    ("out_bps", "max"): "out_bps_max",
-    ("out_bps", "p95"): "out_bps_p95",
-    ("in_utilisation", "max"): "in_utilisation_max",
-    ("out_utilisation", "max"): "out_utilisation_max",
-    ("in_errors_per_s", "avg"): "in_errors",
-    ("out_errors_per_s", "avg"): "out_errors",
-    ("in_discards_per_s", "avg"): "in_discards",
-    ("out_discards_per_s", "avg"): "out_discards",
+    **{(f"{d}_bps", agg): f"{d}_bps_{agg}" for d in ("in", "out") for agg in ("avg", "max", "p95")},
+    **{(f"{d}_utilisation", "max"): f"{d}_utilisation_max" for d in ("in", "out")},
+    **{(f"{d}_{events}_per_s", "avg"): f"{d}_{events}" for d in ("in", "out") for events in ("errors", "discards")},
 }
 TEST_METRICS = {
     "throughput_bps": ("measurements_throughputtest", "throughput_bps"),
@@ -51,7 +39,7 @@ TEST_METRICS = {
 }
 AGGREGATES = {"avg", "max", "min", "p95", "sum", "count"}
 LEVELS = [
-    (60, "measurements_interfacerate"),
+    (60, RAW_RATES),
     (300, "measurements_interfacerate_5m"),
     (3600, "measurements_interfacerate_1h"),
     (86400, "measurements_interfacerate_1d"),
@@ -99,6 +87,23 @@ def _agg_sql(aggregate: str, expr: str) -> str:
     if aggregate == "count":
         return f"count({expr})"
     return f"{aggregate}({expr})"
+
+
+def weighted_mean_sql(column: str, weight: str) -> str:
+    """The mean of ``column`` over a group, each row weighted by the seconds ``weight`` it covers (NULLs left out)."""
+    return f"sum({column} * {weight}) / nullif(sum(CASE WHEN {column} IS NOT NULL THEN {weight} END), 0)"
+
+
+def interface_metric_sql(metric: str, aggregate: str, table: str) -> str:
+    """``aggregate`` of the interface ``metric`` over a group of rows ``r`` of ``table``: the raw rates, or a rollup
+    holding the metric's ROLLUP_COLUMNS entry. Means are weighted by the seconds each row covers."""
+    if table == RAW_RATES:
+        column, weight = f"r.{INTERFACE_METRICS[metric]}", "r.interval_s"
+    else:
+        column, weight = f"r.{ROLLUP_COLUMNS[(metric, aggregate)]}", "r.covered_s"
+        if metric.endswith(("_errors_per_s", "_discards_per_s")):
+            return f"sum({column}) / nullif(sum(r.covered_s), 0)"  # rollups keep event counts: back to a rate
+    return weighted_mean_sql(column, weight) if aggregate == "avg" else _agg_sql(aggregate, column)
 
 
 def measurement_query(
@@ -157,24 +162,13 @@ def _interface_query(metric, start, end, bucket_s, aggregate, group_by, site, ca
     if group_by not in groups:
         raise QueryError("group_by", f"interface metrics group by one of {sorted(groups)}")
     # The coarsest table whose width divides the bucket and that holds this aggregate exactly.
-    table, expr, weight = "measurements_interfacerate", INTERFACE_METRICS[metric], "r.interval_s"
-    for width, candidate in reversed(LEVELS[1:]):
-        column = ROLLUP_COLUMNS.get((metric, aggregate))
-        if column and bucket_s % width == 0 and (aggregate != "p95" or bucket_s == width):
-            table, expr, weight = candidate, column, "r.covered_s"
-            break
-    if table == "measurements_interfacerate":
-        value = (
-            f"sum(r.{expr} * r.interval_s) / nullif(sum(CASE WHEN r.{expr} IS NOT NULL THEN r.interval_s END), 0)"
-            if aggregate == "avg"
-            else _agg_sql(aggregate, f"r.{expr}")
-        )
-    elif metric.endswith(("_errors_per_s", "_discards_per_s")):
-        value = f"sum(r.{expr}) / nullif(sum(r.covered_s), 0)"  # rollups keep event counts: back to a rate
-    elif aggregate == "avg":
-        value = f"sum(r.{expr} * {weight}) / nullif(sum(CASE WHEN r.{expr} IS NOT NULL THEN {weight} END), 0)"
-    else:
-        value = _agg_sql(aggregate, f"r.{expr}")
+    table = RAW_RATES
+    if (metric, aggregate) in ROLLUP_COLUMNS:
+        for width, candidate in reversed(LEVELS[1:]):
+            if bucket_s % width == 0 and (aggregate != "p95" or bucket_s == width):
+                table = candidate
+                break
+    value = interface_metric_sql(metric, aggregate, table)
     where = ["r.time >= %(start)s", "r.time < %(end)s"]
     params: dict = {"start": start, "end": end, "bucket": timedelta(seconds=bucket_s)}
     if site:

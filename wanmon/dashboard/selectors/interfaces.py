@@ -9,9 +9,7 @@ from datetime import datetime, timedelta
 
 from wanmon.core.sql import sql_rows
 from wanmon.dashboard import constants as k
-from wanmon.measurements.selectors import LEVELS
-
-RAW_RATES = "measurements_interfacerate"
+from wanmon.measurements.selectors import INTERFACE_METRICS, LEVELS, RAW_RATES, interface_metric_sql
 
 
 @dataclass
@@ -41,10 +39,6 @@ def interface_table_for_bucket(bucket_s: int) -> str:
     return RAW_RATES
 
 
-def _weighted(column: str, weight: str) -> str:
-    return f"sum({column} * {weight}) / nullif(sum(CASE WHEN {column} IS NOT NULL THEN {weight} END), 0)"
-
-
 def interface_series(
     *, interface_ids: Sequence[int], start: datetime, end: datetime, bucket_s: int
 ) -> tuple[str, dict[int, InterfaceSeries]]:
@@ -57,25 +51,13 @@ def interface_series(
     out: dict[int, InterfaceSeries] = {i: InterfaceSeries() for i in interface_ids}
     if not interface_ids:
         return table, out
-    if table == RAW_RATES:
-        columns = f"""
-            {_weighted("in_bps", "interval_s")} AS in_bps, {_weighted("out_bps", "interval_s")} AS out_bps,
-            max(in_utilisation) AS in_utilisation, max(out_utilisation) AS out_utilisation,
-            {_weighted("in_errors_per_s", "interval_s")} AS in_errors_per_s,
-            {_weighted("out_errors_per_s", "interval_s")} AS out_errors_per_s,
-            {_weighted("in_discards_per_s", "interval_s")} AS in_discards_per_s,
-            {_weighted("out_discards_per_s", "interval_s")} AS out_discards_per_s"""
-    else:  # rollups keep event counts and the covered seconds: back to a rate
-        columns = f"""
-            {_weighted("in_bps_avg", "covered_s")} AS in_bps, {_weighted("out_bps_avg", "covered_s")} AS out_bps,
-            max(in_utilisation_max) AS in_utilisation, max(out_utilisation_max) AS out_utilisation,
-            sum(in_errors) / nullif(sum(covered_s), 0) AS in_errors_per_s,
-            sum(out_errors) / nullif(sum(covered_s), 0) AS out_errors_per_s,
-            sum(in_discards) / nullif(sum(covered_s), 0) AS in_discards_per_s,
-            sum(out_discards) / nullif(sum(covered_s), 0) AS out_discards_per_s"""
+    columns = ", ".join(
+        f"{interface_metric_sql(name, 'max' if name.endswith('_utilisation') else 'avg', table)} AS {name}"
+        for name in INTERFACE_METRICS
+    )
     rows = sql_rows(
         f"""SELECT interface_id, time_bucket(%(bucket)s, time) AS bucket, {columns}
-            FROM {table}
+            FROM {table} r
             WHERE interface_id = ANY(%(ids)s) AND time >= %(start)s AND time < %(end)s
             GROUP BY interface_id, bucket ORDER BY interface_id, bucket""",
         {"ids": list(interface_ids), "start": start, "end": end, "bucket": timedelta(seconds=bucket_s)},
@@ -83,8 +65,7 @@ def interface_series(
     for row in rows:
         series = out[row["interface_id"]]
         series.times.append(row["bucket"])
-        for name in ("in_bps", "out_bps", "in_utilisation", "out_utilisation", "in_errors_per_s",
-                     "out_errors_per_s", "in_discards_per_s", "out_discards_per_s"):
+        for name in INTERFACE_METRICS:
             getattr(series, name).append(row[name])
     return table, out
 

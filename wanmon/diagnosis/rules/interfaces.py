@@ -6,6 +6,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from wanmon.diagnosis import codes, text
 from wanmon.diagnosis import constants as k
@@ -17,8 +18,15 @@ from wanmon.diagnosis.path_elements import interface_on_path
 from wanmon.diagnosis.stats import median
 
 
-def _subject(iface: InterfaceEvidence) -> dict[str, str]:
-    return {"equipment": iface.equipment, "interface": iface.interface}
+def _finding(code: str, iface: InterfaceEvidence, degraded: Sequence, **fields: Any) -> Finding:
+    """A finding on ``iface`` (``fields``: the rest of the Finding's): critical when paths through it were
+    ``degraded`` meanwhile, else the code's own severity."""
+    return Finding(
+        code=code,
+        severity=codes.CRITICAL if degraded else codes.default_severity(code),
+        subject={"equipment": iface.equipment, "interface": iface.interface},
+        **fields,
+    )
 
 
 def _in_window(ctx: RuleContext, t: datetime) -> bool:
@@ -224,10 +232,10 @@ def interface_errors(ctx: RuleContext) -> list[Finding]:
                 "Pace bulk flows (fq qdisc with pacing) or give the port a deeper buffer profile.",
             )
         out.append(
-            Finding(
-                code=codes.INTERFACE_ERRORS,
-                severity=codes.CRITICAL if degraded else codes.WARNING,
-                subject=_subject(iface),
+            _finding(
+                codes.INTERFACE_ERRORS,
+                iface,
+                degraded,
                 start=start,
                 end=end,
                 summary=(
@@ -330,10 +338,10 @@ def link_congestion(ctx: RuleContext) -> list[Finding]:
             med = median(u for u, _ in utils if u is not None) or 0.0
             direction = max({d for _, d in utils}, key=[d for _, d in utils].count)
             out.append(
-                Finding(
-                    code=codes.LINK_CONGESTION,
-                    severity=codes.CRITICAL if degraded else codes.WARNING,
-                    subject=_subject(iface),
+                _finding(
+                    codes.LINK_CONGESTION,
+                    iface,
+                    degraded,
                     start=start,
                     end=end,
                     summary=(
@@ -408,10 +416,10 @@ def counter_discontinuity(ctx: RuleContext) -> list[Finding]:
         reasons = sorted({d.reason for d in events})
         times = ", ".join(f"{d.time:%Y-%m-%d %H:%M}" for d in events)
         out.append(
-            Finding(
-                code=codes.COUNTER_DISCONTINUITY,
-                severity=codes.INFO,
-                subject=_subject(iface),
+            _finding(
+                codes.COUNTER_DISCONTINUITY,
+                iface,
+                (),
                 start=events[0].time,
                 end=events[-1].time,
                 summary=f"{iface.name}: counters reset at {times} ({', '.join(reasons)}); interval(s) discarded",

@@ -33,6 +33,7 @@ import sys
 import time
 import uuid
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -114,34 +115,30 @@ def _site_of_equipment(w: World) -> dict[str, str]:
     return {e["name"]: e["site"] or f"carrier-{e['region']}" for e in w.equipment}
 
 
-def load_history(w: World, *, start: datetime, end: datetime, snmp_start: datetime) -> dict[str, float]:
-    """Tests from ``start`` and SNMP polls from ``snmp_start`` up to ``end`` (exclusive), 10 minutes a batch."""
+def _ingest_minutes(start: datetime, end: datetime, records_at: Callable[[datetime], list]) -> tuple[int, float]:
+    """Ingest ``records_at(t)`` for every minute t from ``start`` up to ``end`` (exclusive), 10 minutes a batch:
+    the number of records and the seconds it took."""
     t0 = time.perf_counter()
     t = start
-    tests = 0
+    count = 0
     while t < end:
         records = []
         for _ in range(10):
             if t >= end:
                 break
-            records += owamp_records(w, t, end=end) + throughput_records(w, t, end=end)
+            records += records_at(t)
             t += timedelta(minutes=1)
         batch_ingest(batch_id=str(uuid.uuid4()), records=records)
-        tests += len(records)
-    tests_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    t = snmp_start
-    polls = 0
-    while t < end:
-        records = []
-        for _ in range(10):
-            if t >= end:
-                break
-            records += snmp_records(w, t)
-            t += timedelta(minutes=1)
-        batch_ingest(batch_id=str(uuid.uuid4()), records=records)
-        polls += len(records)
-    snmp_s = time.perf_counter() - t0
+        count += len(records)
+    return count, time.perf_counter() - t0
+
+
+def load_history(w: World, *, start: datetime, end: datetime, snmp_start: datetime) -> dict[str, float]:
+    """Tests from ``start`` and SNMP polls from ``snmp_start`` up to ``end`` (exclusive), 10 minutes a batch."""
+    tests, tests_s = _ingest_minutes(
+        start, end, lambda t: owamp_records(w, t, end=end) + throughput_records(w, t, end=end)
+    )
+    polls, snmp_s = _ingest_minutes(snmp_start, end, lambda t: snmp_records(w, t))
     t0 = time.perf_counter()
     with connection.cursor() as c:
         c.execute("SELECT id FROM inventory_interface")

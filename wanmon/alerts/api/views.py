@@ -4,10 +4,9 @@ routing rules and the caller's own subscriptions."""
 from __future__ import annotations
 
 import django_filters
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema
-from rest_framework import mixins, permissions, serializers, status, viewsets
+from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
@@ -15,16 +14,9 @@ from wanmon.alerts import services, silences
 from wanmon.alerts.api import serializers as s
 from wanmon.alerts.choices import ACTIVE_INCIDENT_STATUSES
 from wanmon.alerts.models import Incident, Notification, RoutingRule, Silence, Subscription
+from wanmon.core.api import conflict, input_data, service_refusals
 from wanmon.core.permissions import IsOperatorOrReadOnly
 from wanmon.diagnosis.api.serializers import AcknowledgeInput  # the same input as acknowledging a finding
-
-
-def _bad_request(exc: DjangoValidationError) -> Response:
-    return Response(serializers.as_serializer_error(exc), status=status.HTTP_400_BAD_REQUEST)
-
-
-def _conflict(message: str, path: str = "status") -> Response:
-    return Response({"errors": [{"path": path, "message": message}]}, status=status.HTTP_409_CONFLICT)
 
 
 class IncidentFilter(django_filters.FilterSet):
@@ -64,31 +56,26 @@ class IncidentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
     @extend_schema(request=AcknowledgeInput, responses={200: s.IncidentDetailSerializer})
     @action(detail=True, methods=["post"])
     def acknowledge(self, request, pk=None):
-        data = AcknowledgeInput(data=request.data)
-        data.is_valid(raise_exception=True)
+        note = input_data(AcknowledgeInput, request.data)["note"]
         try:
-            incident = services.incident_acknowledge(incident=self.get_object(), user=request.user,
-                                                     note=data.validated_data["note"], now=timezone.now())
+            incident = services.incident_acknowledge(incident=self.get_object(), user=request.user, note=note,
+                                                     now=timezone.now())
         except ValueError as exc:
-            return _conflict(str(exc))
+            return conflict(str(exc))
         return Response(s.IncidentDetailSerializer(self.get_queryset().get(pk=incident.pk)).data)
 
     @extend_schema(request=s.IncidentSilenceInput, responses={201: s.SilenceSerializer})
     @action(detail=True, methods=["post"])
     def silence(self, request, pk=None):
         incident = self.get_object()
-        data = s.IncidentSilenceInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = data.validated_data
+        values = input_data(s.IncidentSilenceInput, request.data)
         now = timezone.now()
-        try:
+        with service_refusals():
             silence = silences.silence_create(
                 author=request.user, matchers=values.get("matchers") or silences.incident_default_matchers(incident),
                 comment=values["comment"], now=now, ends_at=values.get("ends_at"),
                 duration_s=values.get("duration_s"), incident=incident,
             )
-        except DjangoValidationError as exc:
-            return _bad_request(exc)
         return Response(s.SilenceSerializer(silence, context={"now": now}).data, status=status.HTTP_201_CREATED)
 
 
@@ -118,29 +105,23 @@ class SilenceViewSet(viewsets.ModelViewSet):
 
     @extend_schema(request=s.SilenceCreateInput, responses={201: s.SilenceSerializer})
     def create(self, request, *args, **kwargs):
-        data = s.SilenceCreateInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = data.validated_data
-        try:
+        values = input_data(s.SilenceCreateInput, request.data)
+        with service_refusals():
             silence = silences.silence_create(
                 author=request.user, matchers=values["matchers"], comment=values["comment"], now=timezone.now(),
                 starts_at=values.get("starts_at"), ends_at=values.get("ends_at"),
                 duration_s=values.get("duration_s"), incident=values.get("incident"),
             )
-        except DjangoValidationError as exc:
-            return _bad_request(exc)
         return Response(self.get_serializer(silence).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=s.SilenceUpdateInput, responses={200: s.SilenceSerializer})
     def update(self, request, *args, **kwargs):
-        data = s.SilenceUpdateInput(data=request.data)
-        data.is_valid(raise_exception=True)
+        values = input_data(s.SilenceUpdateInput, request.data)
         try:
-            silence = silences.silence_update(silence=self.get_object(), now=timezone.now(), **data.validated_data)
-        except DjangoValidationError as exc:
-            return _bad_request(exc)
+            with service_refusals():
+                silence = silences.silence_update(silence=self.get_object(), now=timezone.now(), **values)
         except ValueError as exc:
-            return _conflict(str(exc), "ends_at")
+            return conflict(str(exc), "ends_at")
         return Response(self.get_serializer(silence).data)
 
     def destroy(self, request, *args, **kwargs):

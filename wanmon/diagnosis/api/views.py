@@ -4,10 +4,11 @@ import django_filters
 from django.db.models import Q
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema
-from rest_framework import mixins, status, viewsets
+from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from wanmon.core.api import conflict, input_data
 from wanmon.core.permissions import IsOperatorOrReadOnly
 from wanmon.diagnosis.api.serializers import AcknowledgeInput, FindingDetailSerializer, FindingListSerializer
 from wanmon.diagnosis.choices import ACTIVE_STATUSES
@@ -45,11 +46,9 @@ class FindingViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     @extend_schema(request=AcknowledgeInput, responses={200: FindingDetailSerializer})
     @action(detail=True, methods=["post"])
     def acknowledge(self, request, pk=None):
-        data = AcknowledgeInput(data=request.data)
-        data.is_valid(raise_exception=True)
+        note = input_data(AcknowledgeInput, request.data)["note"]
         try:
-            finding = finding_acknowledge(finding=self.get_object(), user=request.user,
-                                          note=data.validated_data["note"], now=timezone.now())
+            finding = finding_acknowledge(finding=self.get_object(), user=request.user, note=note, now=timezone.now())
         except ValueError as exc:
-            return Response({"errors": [{"path": "status", "message": str(exc)}]}, status=status.HTTP_409_CONFLICT)
+            return conflict(str(exc))
         return Response(FindingDetailSerializer(finding).data)

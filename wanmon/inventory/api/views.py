@@ -16,6 +16,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.response import Response
 
+from wanmon.core.api import input_data
 from wanmon.core.permissions import IsOperatorOrReadOnly
 from wanmon.inventory import selectors, services
 from wanmon.inventory.api import filters
@@ -97,9 +98,7 @@ class PathViewSet(InventoryViewSet):
     @extend_schema(request=s.PathInputSerializer, responses={201: s.PathSerializer, 200: s.PathSerializer})
     def create(self, request, *args, **kwargs):
         """Put a route in force for ``src``->``dst``: 201 with the new version, 200 when it was already so."""
-        data = s.PathInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = data.validated_data
+        v = input_data(s.PathInputSerializer, request.data)
         path, change = self._put_in_force(src=v["src"], dst=v["dst"], data=v)
         unchanged = change == services.Change.UNCHANGED
         return self._answer(path, status.HTTP_200_OK if unchanged else status.HTTP_201_CREATED)
@@ -110,9 +109,7 @@ class PathViewSet(InventoryViewSet):
         current = self.get_object()
         if current.valid_to is not None:
             raise _Conflict("this version has ended; change the version in force")
-        data = s.PathUpdateSerializer(data=request.data, partial=kwargs.get("partial", False))
-        data.is_valid(raise_exception=True)
-        v = dict(data.validated_data)
+        v = dict(input_data(s.PathUpdateSerializer, request.data, partial=kwargs.get("partial", False)))
         v.setdefault("hops", [(h.equipment, h.interface) for h in selectors.path_hops(current)])
         path, _ = self._put_in_force(src=current.src, dst=current.dst, data=v)
         return self._answer(path, status.HTTP_200_OK)
@@ -155,9 +152,8 @@ class PathViewSet(InventoryViewSet):
             pairs.append((src, dst))
         if not pairs:
             raise ValidationError({"pair": ["give at least one pair"]})
-        params = s.SharedElementsParamsSerializer(data=request.query_params)
-        params.is_valid(raise_exception=True)
-        elements = selectors.element_list_shared_by_paths(pairs=pairs, **params.validated_data)
+        params = input_data(s.SharedElementsParamsSerializer, request.query_params)
+        elements = selectors.element_list_shared_by_paths(pairs=pairs, **params)
         return Response([
             {"kind": e.kind, "label": e.label, "towards": e.towards.name if e.towards else None,
              "position": e.position, "paths": [str(p) for p in e.paths]}
@@ -193,9 +189,7 @@ class AgentViewSet(
     @extend_schema(request=s.AgentCreateSerializer, responses={201: s.AgentCreatedSerializer})
     def create(self, request, *args, **kwargs):
         """Register an agent; the answer carries its token, which is not stored and cannot be read again."""
-        data = s.AgentCreateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = data.validated_data
+        v = input_data(s.AgentCreateSerializer, request.data)
         try:
             agent, token = services.agent_create(site=v["site"], name=v.get("name"), equipment=v.get("equipment", []))
         except DjangoValidationError as exc:
@@ -207,9 +201,8 @@ class AgentViewSet(
     def partial_update(self, request, *args, **kwargs):
         """Replace the list of equipment the agent may poll."""
         agent = self.get_object()
-        data = s.AgentUpdateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        services.agent_assign_equipment(agent=agent, equipment=data.validated_data["equipment"], replace=True)
+        equipment = input_data(s.AgentUpdateSerializer, request.data)["equipment"]
+        services.agent_assign_equipment(agent=agent, equipment=equipment, replace=True)
         return Response(s.AgentSerializer(self.get_queryset().get(pk=agent.pk)).data)
 
     @extend_schema(request=None, responses={200: s.AgentSerializer})

@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path as FilePath
 
 from django.conf import settings
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -23,16 +22,13 @@ from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from wanmon.core.api import input_data, service_refusals
 from wanmon.core.permissions import IsOperatorOrReadOnly, user_is_operator
 from wanmon.inventory.models import Site
 from wanmon.maintenance import imports, selectors, services
 from wanmon.maintenance.api import serializers as s
 from wanmon.maintenance.choices import Source
 from wanmon.maintenance.models import CarrierNotification, FeedToken, MaintenanceSource, MaintenanceWindow
-
-
-def _drf_error(exc: DjangoValidationError) -> ValidationError:
-    return ValidationError(exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages})
 
 
 def _time_param(request, name: str, default: datetime | None) -> datetime | None:
@@ -102,57 +98,42 @@ class WindowViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
 
     @extend_schema(request=s.WindowInput, responses={201: s.WindowDetailSerializer})
     def create(self, request, *args, **kwargs):
-        data = s.WindowInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        try:
-            window = services.maintenance_window_create(**data.validated_data, source=Source.API, user=request.user)
-        except DjangoValidationError as exc:
-            raise _drf_error(exc) from None
+        data = input_data(s.WindowInput, request.data)
+        with service_refusals():
+            window = services.maintenance_window_create(**data, source=Source.API, user=request.user)
         return self._detail(window, status.HTTP_201_CREATED)
 
     @extend_schema(request=s.WindowUpdateInput, responses=s.WindowDetailSerializer)
     def partial_update(self, request, *args, **kwargs):
-        data = s.WindowUpdateInput(data=request.data, partial=True)
-        data.is_valid(raise_exception=True)
-        values = dict(data.validated_data)
+        values = dict(input_data(s.WindowUpdateInput, request.data, partial=True))
         note = values.pop("note", "")
-        try:
+        with service_refusals():
             window = services.maintenance_window_update(window=self.get_object(), user=request.user, note=note,
                                                         **values)
-        except DjangoValidationError as exc:
-            raise _drf_error(exc) from None
         return self._detail(window)
 
     @extend_schema(request=s.NoteInput, responses=s.WindowDetailSerializer)
     @action(detail=True, methods=["post"])
     def cancel(self, request, pk=None):
-        data = s.NoteInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        window = services.maintenance_window_cancel(window=self.get_object(), user=request.user,
-                                                    note=data.validated_data["note"])
+        data = input_data(s.NoteInput, request.data)
+        window = services.maintenance_window_cancel(window=self.get_object(), user=request.user, note=data["note"])
         return self._detail(window)
 
     @extend_schema(request=s.ReviewInput, responses=s.WindowDetailSerializer)
     @action(detail=True, methods=["post"])
     def review(self, request, pk=None):
         """Accept or reject a window held for review (operators)."""
-        data = s.ReviewInput(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = input_data(s.ReviewInput, request.data)
         window = services.maintenance_window_review(window=self.get_object(), user=request.user,
-                                                    accept=data.validated_data["decision"] == "accept",
-                                                    note=data.validated_data["note"])
+                                                    accept=data["decision"] == "accept", note=data["note"])
         return self._detail(window)
 
     @extend_schema(request=s.CommentInput, responses={201: s.EventSerializer})
     @action(detail=True, methods=["post"])
     def comments(self, request, pk=None):
-        data = s.CommentInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        try:
-            event = services.maintenance_window_comment(window=self.get_object(), text=data.validated_data["text"],
-                                                        user=request.user)
-        except DjangoValidationError as exc:
-            raise _drf_error(exc) from None
+        data = input_data(s.CommentInput, request.data)
+        with service_refusals():
+            event = services.maintenance_window_comment(window=self.get_object(), text=data["text"], user=request.user)
         return Response(s.EventSerializer(event).data, status=status.HTTP_201_CREATED)
 
 
@@ -181,11 +162,10 @@ class FileImportView(_ImportView):
     @extend_schema(request={"multipart/form-data": s.FileImportInput}, responses={200: s.ImportReportSerializer,
                                                                                   422: s.ImportReportSerializer})
     def post(self, request):
-        data = s.FileImportInput(data={**request.data.dict(), "file": request.FILES.getlist("file")})
-        data.is_valid(raise_exception=True)
-        options = self.options_of(data.validated_data)
+        data = input_data(s.FileImportInput, {**request.data.dict(), "file": request.FILES.getlist("file")})
+        options = self.options_of(data)
         report = imports.ImportReport()
-        for upload in data.validated_data["file"]:
+        for upload in data["file"]:
             raw = upload.read()
             name = upload.name or "upload"
             source = Source.ICAL_FILE if name.lower().endswith((".ics", ".ical")) else Source.EMAIL
@@ -205,12 +185,9 @@ class _RequestImportView(_ImportView):
         raise NotImplementedError
 
     def post(self, request):
-        data = self.input_class(data=request.data)
-        data.is_valid(raise_exception=True)
-        try:
-            report = self.run(data.validated_data)
-        except DjangoValidationError as exc:
-            raise _drf_error(exc) from None
+        data = input_data(self.input_class, request.data)
+        with service_refusals():
+            report = self.run(data)
         return _report_response(report)
 
 
@@ -318,12 +295,8 @@ class FeedTokenViewSet(mixins.ListModelMixin, mixins.CreateModelMixin, viewsets.
 
     @extend_schema(request=s.FeedTokenInput, responses={201: s.FeedTokenCreated})
     def create(self, request, *args, **kwargs):
-        data = s.FeedTokenInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        try:
-            token, secret = services.feed_token_create(**data.validated_data, user=request.user)
-        except DjangoValidationError as exc:
-            raise _drf_error(exc) from None
+        with service_refusals():
+            token, secret = services.feed_token_create(**input_data(s.FeedTokenInput, request.data), user=request.user)
         body = s.FeedTokenSerializer(token).data
         body["token"] = secret
         body["urls"] = services.feed_urls(secret, site=token.site, carrier=token.carrier)

@@ -16,6 +16,7 @@ from wanmon.alerts.choices import IncidentStatus, MemberRole
 from wanmon.alerts.forms import AcknowledgeForm, SilenceForm
 from wanmon.alerts.models import Silence
 from wanmon.core.http import found
+from wanmon.core.pages import form_act
 from wanmon.core.permissions import user_is_operator
 
 STATUS_FILTERS = ["active", *IncidentStatus.values, "all"]
@@ -64,14 +65,12 @@ def _operator_incident(request, pk: int):
 @require_POST
 def incident_acknowledge(request, pk: int):
     incident = _operator_incident(request, pk)
-    form = AcknowledgeForm(request.POST)
-    if form.is_valid():
-        try:
-            services.incident_acknowledge(incident=incident, user=request.user, note=form.cleaned_data["note"],
-                                          now=timezone.now())
-            messages.success(request, f"Incident #{pk} acknowledged: no more reminders; updates still come.")
-        except ValueError as exc:
-            messages.error(request, str(exc))
+
+    def acknowledge(data: dict) -> str:
+        services.incident_acknowledge(incident=incident, user=request.user, note=data["note"], now=timezone.now())
+        return f"Incident #{pk} acknowledged: no more reminders; updates still come."
+
+    form_act(request, AcknowledgeForm(request.POST), acknowledge)
     return redirect("alerts:incident-detail", pk=pk)
 
 
@@ -80,15 +79,13 @@ def incident_acknowledge(request, pk: int):
 def incident_silence(request, pk: int):
     incident = _operator_incident(request, pk)
     form = SilenceForm(request.POST)
-    if form.is_valid():
-        try:
-            silence = silences.silence_create(author=request.user, now=timezone.now(), incident=incident,
-                                              **form.service_arguments())
-            messages.success(request, f"Silence #{silence.id} mutes it until {silence.ends_at:%Y-%m-%d %H:%M} UTC.")
-        except ValidationError as exc:
-            messages.error(request, "; ".join(exc.messages))
-    else:
-        messages.error(request, "; ".join(e for errors in form.errors.values() for e in errors))
+
+    def silence(data: dict) -> str:
+        created = silences.silence_create(author=request.user, now=timezone.now(), incident=incident,
+                                          **form.service_arguments())
+        return f"Silence #{created.id} mutes it until {created.ends_at:%Y-%m-%d %H:%M} UTC."
+
+    form_act(request, form, silence)
     return redirect("alerts:incident-detail", pk=pk)
 
 

@@ -22,6 +22,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from wanmon.core.http import found
+from wanmon.core.pages import form_act
 from wanmon.core.permissions import user_is_operator
 from wanmon.inventory.models import Carrier, Site
 from wanmon.maintenance import feeds, imports, selectors, services
@@ -242,10 +243,12 @@ def window_cancel_page(request, pk: int):
 @require_POST
 def window_comment_page(request, pk: int):
     window = _operator_window(request, pk)
-    form = CommentForm(request.POST)
-    if form.is_valid():
-        services.maintenance_window_comment(window=window, text=form.cleaned_data["text"], user=request.user)
-        messages.success(request, "Comment added.")
+
+    def comment(data: dict) -> str:
+        services.maintenance_window_comment(window=window, text=data["text"], user=request.user)
+        return "Comment added."
+
+    form_act(request, CommentForm(request.POST), comment)
     return redirect(reverse("maintenance-window", kwargs={"pk": pk}) + "#trail")
 
 

@@ -335,6 +335,21 @@ def test_a_problem_back_under_a_silence_that_ends_before_it_clears_is_emailed_as
         "firing", "resolved", "returned", "resolved"]
 
 
+def test_a_problem_back_below_the_paging_severity_is_emailed_as_returned_when_it_pages_again(smtp, settings):
+    settings.ALERTS_MIN_SEVERITY = "critical"
+    findings_sync(findings=[finding()], now=T)
+    process(T, flush=True)
+    process(clear(T + timedelta(minutes=1)), flush=True)  # 12:11: resolved, e-mailed
+    back = T + timedelta(minutes=31)
+    findings_sync(findings=[finding(severity="warning", at=back)], now=back)
+    process(back, flush=True)  # reopened, but a warning does not page: nothing
+    findings_sync(findings=[finding(at=back + timedelta(minutes=5))], now=back + timedelta(minutes=5))
+    process(back + timedelta(minutes=5))
+    firing, resolved, returned = smtp.wait_for(4, 2)
+    assert returned.subject == "[wanmon CRITICAL] PATH_DOWN CERN->RAL: PATH_DOWN for 1 h (returned)"
+    assert "back 20 min after it was reported resolved (2026-03-01 12:11 UTC); it pages only now." in returned.text
+
+
 # Evidence bad and good by turns, minutes each (bad first): 2 h 2 min of a problem flapping every 10-15 min.
 FLAPS_MIN = (10, 15, 12, 14, 10, 13, 11, 15, 12, 10)
 

@@ -12,8 +12,6 @@ from tests.scenarios.regression.counters import C64, Counter64Port
 
 
 # --------------------------------------------------------------------------- near misses
-# Each scenario below sits just on the healthy side of one or more rules' criteria for a physical reason; its
-# `expect.absent` names the codes that must not be drawn, and `expect.findings` what must still be found.
 def _next_poll(sc: Scenario, t: datetime) -> datetime:
     """The 60 s SNMP poll whose interval contains a 10 s test starting at ``t`` (polls on the minute)."""
     return sc.start + timedelta(minutes=int((t - sc.start).total_seconds() // 60) + 1)

@@ -1,5 +1,6 @@
 """The sites, carriers and routers the regression cases share: a case declares them by name
-(``sc.add_sites``, ``sc.add_carriers``, ``sc.add_routers``)."""
+(``@scenario(carriers=..., sites=..., routers=...)``, or ``sc.add_routers``); a router a case declares otherwise
+goes through ``sc.router``."""
 
 SITES = {  # in alphabetical order
     "ASGC": ("Academia Sinica Grid Computing", 1, 25.04, 121.61),

@@ -117,6 +117,22 @@ class _Validator:
             return None
         return eq_name, if_name
 
+    def labels(self, item: Item, key: str, *, interface_required: bool, unique: str = "") -> None:
+        """Parse the labels listed under ``key`` of ``item`` in place. Each keeps its place (None where it is wrong)
+        so that the reference checks name the place in the document; ``unique``: what a repeated label would be a
+        duplicate of (repeats are then errors)."""
+        if key not in item.values:
+            return
+        parsed: list[tuple[str, str | None] | None] = []
+        for j, raw in enumerate(item.values[key]):
+            where = f"{item.path}.{key}[{j}]"
+            label = self.label(where, raw, interface_required=interface_required)
+            if label is not None and unique and label in parsed:
+                self.error(where, f"duplicate {unique} {label_join(*label)!r}")
+                label = None
+            parsed.append(label)
+        item.values[key] = parsed
+
 
 def topology_validate(topology: Any, *, prefix: str = "", known: KnownRefs | None = None) -> TopologyDocument:
     """Check a topology mapping completely; raise :class:`TopologyInvalid` with every error found.
@@ -180,28 +196,11 @@ def _check_nested(v: _Validator, sections: dict[str, list[Item]]) -> None:
             contacts.append(spec)
         item.values["contacts"] = contacts
     for item in sections["trunks"]:
-        if "members" not in item.values:
-            continue
-        members = []
-        for j, raw in enumerate(item.values["members"]):
-            parsed = v.label(f"{item.path}.members[{j}]", raw, interface_required=True)
-            if parsed is None:
-                continue
-            if parsed in members:
-                v.error(f"{item.path}.members[{j}]", f"duplicate member {label_join(*parsed)!r}")
-                continue
-            members.append(parsed)
-        item.values["members"] = members
+        v.labels(item, "members", interface_required=True, unique="member")
     for item in sections["paths"]:
-        if "hops" not in item.values:
-            continue
-        hops = []
-        if not item.values["hops"]:
+        if item.values.get("hops") == []:
             v.error(f"{item.path}.hops", "must list at least one hop")
-        for j, raw in enumerate(item.values["hops"]):
-            parsed = v.label(f"{item.path}.hops[{j}]", raw, interface_required=False)
-            hops.append(parsed)
-        item.values["hops"] = hops
+        v.labels(item, "hops", interface_required=False)
     for item in sections["circuits"]:
         for end in ("a_interface", "z_interface"):
             if item.values.get(end):

@@ -132,11 +132,17 @@ def path_list_valid_at(*, at: datetime | None = None) -> QuerySet[Path]:
     )
 
 
+def _direction(src: Site | str, dst: Site | str) -> dict:
+    """The filter of the paths ``src``->``dst``, each end a site or its code."""
+    return {
+        **({"src": src} if isinstance(src, Site) else {"src__code": src}),
+        **({"dst": dst} if isinstance(dst, Site) else {"dst__code": dst}),
+    }
+
+
 def path_current(src: Site | str, dst: Site | str, *, at: datetime | None = None) -> Path | None:
     """The version of the path ``src``->``dst`` in force at ``at`` (sites or codes), or None."""
-    src_filter = {"src": src} if isinstance(src, Site) else {"src__code": src}
-    dst_filter = {"dst": dst} if isinstance(dst, Site) else {"dst__code": dst}
-    return path_list_valid_at(at=at).filter(**src_filter, **dst_filter).first()
+    return path_list_valid_at(at=at).filter(**_direction(src, dst)).first()
 
 
 def path_list_versions(
@@ -144,9 +150,7 @@ def path_list_versions(
 ) -> QuerySet[Path]:
     """The history of the path ``src``->``dst``, oldest version first: all of it, or the versions in force at
     some time of [start, end)."""
-    src_filter = {"src": src} if isinstance(src, Site) else {"src__code": src}
-    dst_filter = {"dst": dst} if isinstance(dst, Site) else {"dst__code": dst}
-    versions = Path.objects.filter(**src_filter, **dst_filter)
+    versions = Path.objects.filter(**_direction(src, dst))
     if end is not None:
         versions = versions.filter(valid_from__lt=end)
     if start is not None:

@@ -39,20 +39,23 @@ class SiteAdmin(CountsAdmin):
     counts = {"contact_count": ("contacts", "contacts")}
 
 
-@admin.register(models.SiteContact)
-class SiteContactAdmin(admin.ModelAdmin):
-    list_display = ["email", "site", "role", "name"]
+class _AtSiteAdmin(admin.ModelAdmin):
+    """Who and what is at a site (contacts, hosts): listed with the site, filtered by role and site."""
+
     list_filter = ["role", "site"]
-    search_fields = ["email", "name", "site__code"]
     list_select_related = ["site"]
+
+
+@admin.register(models.SiteContact)
+class SiteContactAdmin(_AtSiteAdmin):
+    list_display = ["email", "site", "role", "name"]
+    search_fields = ["email", "name", "site__code"]
 
 
 @admin.register(models.Host)
-class HostAdmin(admin.ModelAdmin):
+class HostAdmin(_AtSiteAdmin):
     list_display = ["name", "site", "address", "role"]
-    list_filter = ["role", "site"]
     search_fields = ["name", "address", "site__code"]
-    list_select_related = ["site"]
 
 
 @admin.register(models.Equipment)

@@ -215,8 +215,7 @@ class Scenario:
         retransmits: int | None,
         duration_s: float = 10,
         streams: int = 1,
-        src_host: str | None = None,
-        dst_host: str | None = None,
+        hosts: tuple[str, str] | None = None,
         schedule_s: float | None = None,
     ) -> None:
         m = _nuttcp(t, src, dst, "tcp", duration_s, streams=streams)
@@ -227,7 +226,7 @@ class Scenario:
         )
         if retransmits is None:
             del m["retransmits"]
-        _on_hosts(m, src_host, dst_host)
+        _on_hosts(m, hosts)
         if schedule_s:
             m["schedule_interval_s"] = schedule_s
         self.measurements.append(m)
@@ -244,14 +243,15 @@ class Scenario:
         window: int | None,
         rtt_rel: float = 0.003,
         p: float = 0.0,
-        retransmits: tuple[int, ...] = (0, 0, 1),
+        retransmits: int | tuple[int, ...] = (0, 0, 1),
         **record,
     ) -> None:
         """A 10 s test reaching ``thr``: its RTT ``rtt_ms`` give or take ``rtt_rel`` (0: as given), then the
-        retransmits, ``p`` of the segments sent plus a few drawn from ``retransmits`` (in that order: the seeded
-        sequence of every case depends on it); ``record`` goes to :meth:`tcp` as it is."""
+        retransmits, ``p`` of the segments sent plus ``retransmits`` more (a tuple: a few drawn from it), in that
+        order: the seeded sequence of every case depends on it. ``record`` goes to :meth:`tcp` as it is."""
         rtt = self.jitter(rtt_ms, rtt_rel) if rtt_rel else rtt_ms
-        retrans = round(p * segments(thr, 10, mss)) + self.rng.choice(retransmits)
+        few = self.rng.choice(retransmits) if isinstance(retransmits, tuple) else retransmits
+        retrans = round(p * segments(thr, 10, mss)) + few
         self.tcp(t, src, dst, thr, rtt_ms=rtt, mss=mss, window=window, retransmits=retrans, **record)
 
     def tcp_failed(self, t: datetime, src: str, dst: str, error: str, duration_s: float = 10) -> None:
@@ -268,8 +268,7 @@ class Scenario:
         *,
         datagram_bytes: int,
         duration_s: float = 10,
-        dst_host: str | None = None,
-        src_host: str | None = None,
+        hosts: tuple[str, str] | None = None,
     ) -> None:
         received = sent - lost
         m = _nuttcp(
@@ -283,7 +282,7 @@ class Scenario:
             packets_sent=sent,
             packets_lost=lost,
         )
-        _on_hosts(m, src_host, dst_host)
+        _on_hosts(m, hosts)
         self.measurements.append(m)
 
     def owamp(
@@ -511,7 +510,9 @@ def _nuttcp(t: datetime, src: str, dst: str, protocol: str, duration_s: float, *
     }
 
 
-def _on_hosts(m: dict, src_host: str | None, dst_host: str | None) -> None:
+def _on_hosts(m: dict, hosts: tuple[str, str] | None) -> None:
+    """The addresses of the sending and the receiving host, where a test names them."""
+    src_host, dst_host = hosts or (None, None)
     if src_host:
         m["src_host"] = src_host
     if dst_host:
@@ -559,18 +560,9 @@ def healthy_pair(
     for src, dst, share, off in ((a, b, owd_split, 0), (b, a, 1 - owd_split, 7)):
         for t in sc.every(30, tcp_offset_s + off):
             thr = sc.jitter(tcp_rate_bps(cap_bps, rtt_ms, mss, window, 0, limit), 0.02)
-            sh, dh = (hosts if src == a else tuple(reversed(hosts))) if hosts else (None, None)
+            ends = (hosts if src == a else hosts[::-1]) if hosts else None
             sc.tcp_test(
-                t,
-                src,
-                dst,
-                thr,
-                rtt_ms=rtt_ms,
-                mss=mss,
-                window=window,
-                retransmits=(0, 0, 0, 1, 2),
-                src_host=sh,
-                dst_host=dh,
+                t, src, dst, thr, rtt_ms=rtt_ms, mss=mss, window=window, retransmits=(0, 0, 0, 1, 2), hosts=ends
             )
         for t in sc.every(5, owamp_offset_s + off):
             lost = 1 if sc.rng.random() < 0.03 else 0  # drawn before the delay

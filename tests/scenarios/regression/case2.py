@@ -41,16 +41,7 @@ def scenario_case2(sc: Scenario) -> None:
             thr = sc.jitter(tcp_rate_bps(10e9, rtt, mss, window, 0, 9.4e9), 0.015)
             when = t + timedelta(seconds=0 if src == "FZK" else 15)
             sc.tcp_test(
-                when,
-                src,
-                dst,
-                thr,
-                rtt_ms=rtt,
-                mss=mss,
-                window=window,
-                retransmits=(0, 0, 1, 2, 3),
-                src_host=sh,
-                dst_host=dh,
+                when, src, dst, thr, rtt_ms=rtt, mss=mss, window=window, retransmits=(0, 0, 1, 2, 3), hosts=(sh, dh)
             )
     # a few random single-packet losses on both directions, as on any shared path
     stray = {("FZK", "CERN"): {sc.at("00:47"), sc.at("04:23")}, ("CERN", "FZK"): {sc.at("01:31"), sc.at("03:52")}}

@@ -49,17 +49,17 @@ def scenario_case3(sc: Scenario) -> None:
         else:
             thr = sc.jitter(line, 0.01)
             retrans = sc.rng.choice([0, 0, 1, 2])
-        sc.tcp(
+        sc.tcp_test(
             t,
             "CERN",
             "RAL",
             thr,
-            rtt_ms=sc.jitter(rtt, 0.004),
+            rtt_ms=rtt,
+            rtt_rel=0.004,
             mss=mss,
             window=window,
             retransmits=retrans,
-            src_host="192.0.2.12",
-            dst_host=addr,
+            hosts=("192.0.2.12", addr),
         )
         sent = round(800e6 * 10 / 8 / 1472)
         if t + timedelta(minutes=15) < sc.now:
@@ -71,22 +71,12 @@ def scenario_case3(sc: Scenario) -> None:
                 sent - sc.rng.randint(0, 3),
                 0,
                 datagram_bytes=1472,
-                src_host="192.0.2.12",
-                dst_host=addr,
+                hosts=("192.0.2.12", addr),
             )
         back = t + timedelta(minutes=5)
         thr = sc.jitter(line, 0.01)
         sc.tcp_test(
-            back,
-            "RAL",
-            "CERN",
-            thr,
-            rtt_ms=rtt,
-            rtt_rel=0.004,
-            mss=mss,
-            window=window,
-            src_host=addr,
-            dst_host="192.0.2.12",
+            back, "RAL", "CERN", thr, rtt_ms=rtt, rtt_rel=0.004, mss=mss, window=window, hosts=(addr, "192.0.2.12")
         )
     for t in sc.every(5, 50):
         for src, dst in (("CERN", "RAL"), ("RAL", "CERN")):

@@ -66,8 +66,7 @@ def scenario_case4(sc: Scenario) -> None:
                 mss=mss,
                 window=128 * MiB,
                 retransmits=(0, 0, 0, 1),
-                src_host=sh,
-                dst_host=dh,
+                hosts=(sh, dh),
             )
         for src, dst, off, sh, dh in (
             ("CERN", "ASGC", 120, "192.0.2.10", "203.0.113.60"),
@@ -77,16 +76,7 @@ def scenario_case4(sc: Scenario) -> None:
             # autotuning: the advertised window is only part of tcp_rmem's maximum (skb overhead)
             thr = window_rate_bps(16 * MiB, rtt) * sc.rng.uniform(0.55, 0.68)
             sc.tcp_test(
-                t + timedelta(seconds=off),
-                src,
-                dst,
-                thr,
-                rtt_ms=rtt,
-                rtt_rel=0,
-                mss=mss,
-                window=None,
-                src_host=sh,
-                dst_host=dh,
+                t + timedelta(seconds=off), src, dst, thr, rtt_ms=rtt, rtt_rel=0, mss=mss, window=None, hosts=(sh, dh)
             )
     for t in sc.every(5, 70):
         for far, owd in (("FNAL", 62.5), ("ASGC", 159.0)):

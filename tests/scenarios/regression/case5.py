@@ -73,15 +73,10 @@ def scenario_case5(sc: Scenario) -> None:
         )
         if t >= onset:
             # debugging transfers rate-limited to 400 Mb/s (nuttcp -R400m): steady and clean
-            sc.tcp(
-                t + timedelta(seconds=60),
-                "CERN",
-                "CALTECH",
-                sc.jitter(3.99e8, 0.003),
-                rtt_ms=sc.jitter(171.0, 0.002),
-                mss=mss,
-                window=window,
-                retransmits=0,
+            thr = sc.jitter(3.99e8, 0.003)
+            when = t + timedelta(seconds=60)
+            sc.tcp_test(
+                when, "CERN", "CALTECH", thr, rtt_ms=171.0, rtt_rel=0.002, mss=mss, window=window, retransmits=0
             )
         for src, dst in (("CERN", "BNL"), ("BNL", "CERN")):
             thr = sc.jitter(9.2e9, 0.015)

@@ -104,13 +104,12 @@ def scenario_near_miss_trunk(sc: Scenario) -> None:
                 mss=mss,
                 window=window,
                 retransmits=(0, 0, 1, 2),
-                src_host=sh,
-                dst_host=dh,
+                hosts=(sh, dh),
             )
             _carry(loads, sc, when, member, thr)
         u = t + timedelta(minutes=15)
         if u < sc.now:
-            sc.udp(u, "CERN", "RAL", 3e9, sent, 0, datagram_bytes=8972, src_host=cern_host, dst_host=addr)
+            sc.udp(u, "CERN", "RAL", 3e9, sent, 0, datagram_bytes=8972, hosts=(cern_host, addr))
             _carry(towards_ral, sc, u, sc.rng.randrange(2), 3e9)
         tr = t + timedelta(minutes=20)
         if tr < sc.now:
@@ -341,8 +340,7 @@ def scenario_near_miss_long_paths(sc: Scenario) -> None:
                     mss=mss,
                     window=window,
                     retransmits=(0, 0, 0, 1),
-                    src_host=sh,
-                    dst_host=dh,
+                    hosts=(sh, dh),
                 )
             for t in sc.every(60, 900 + off + d):
                 sc.traceroute(t, src, dst, hops if src == a else list(reversed(hops)))
@@ -443,8 +441,7 @@ def scenario_near_miss_busy_link(sc: Scenario) -> None:
                 mss=mss,
                 window=window,
                 retransmits=poisson(sc.rng, p * segments(thr, 10, mss)),
-                src_host=sh,
-                dst_host=dh,
+                hosts=(sh, dh),
             )
             _carry(loads, sc, when, 0, thr)
     for (src, dst), every_min in ((("CERN", "LRZ"), 1), (("LRZ", "CERN"), 5)):

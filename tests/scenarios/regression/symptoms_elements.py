@@ -6,7 +6,7 @@ import math
 from datetime import UTC, datetime, timedelta
 
 from tests.scenarios.noise.noise import poisson
-from tests.scenarios.regression.builder import MiB, Scenario, scenario, segments, tcp_rate_bps
+from tests.scenarios.regression.builder import MiB, Scenario, scenario, tcp_rate_bps
 from tests.scenarios.regression.counters import Counter64Port
 
 
@@ -98,16 +98,8 @@ def scenario_link_congestion(sc: Scenario) -> None:
         if t >= busy:
             p = sc.rng.uniform(0.003, 0.008)
             thr = sc.jitter(tcp_rate_bps(10e9, rtt + 4, mss, window, p, 9.3e9), 0.15)
-            sc.tcp(
-                t,
-                "CERN",
-                "PIC",
-                thr,
-                rtt_ms=sc.jitter(rtt + 4, 0.05),
-                mss=mss,
-                window=window,
-                retransmits=round(p * segments(thr, 10, mss)),
-            )
+            # queueing adds ~4 ms to the RTT; the retransmits are the losses, nothing more
+            sc.tcp_test(t, "CERN", "PIC", thr, rtt_ms=rtt + 4, rtt_rel=0.05, mss=mss, window=window, p=p, retransmits=0)
         else:
             sc.tcp_test(t, "CERN", "PIC", sc.jitter(9.3e9, 0.015), rtt_ms=rtt, mss=mss, window=window)
         back = t + timedelta(seconds=30)

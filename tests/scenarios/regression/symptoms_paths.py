@@ -129,8 +129,7 @@ def scenario_mtu(sc: Scenario) -> None:
                 mss=mss,
                 window=window,
                 retransmits=(0, 0, 1, 2),
-                src_host=sh,
-                dst_host=dh,
+                hosts=(sh, dh),
             )
             route = hops if src == "CERN" else list(reversed(hops))
             sc.traceroute(

@@ -255,22 +255,29 @@ class Spool(SpoolRefusals):
                 body = _ENCODER.encode(_ChunkFile(created_at=created_at, source=source, records=part))
                 # +1 ns per part: names sort in record order even within one call
                 name = f"{now_ns + part_index:020d}-{uuid.uuid4().hex[:12]}-n{len(part)}.json"
-                self._write_making_room(self.pending_dir, name, body)
+                self._write_making_room(self.pending_dir, lambda name=name, body=body: (name, body))
             self._enforce_limit()
         return len(encoded)
 
-    def _write_making_room(self, directory: Path, name: str, data: bytes) -> Path:
-        """:meth:`_write_atomic`; when the file system is full, drop the oldest data one file at a time
-        (rejected first, as for ``max_bytes``) and try again. Raises only when nothing is left to drop."""
+    def _write_making_room(
+        self,
+        directory: Path,
+        make: Callable[[], tuple[str, bytes] | None],
+        dropping: Callable[[_Entry], None] = lambda entry: None,
+    ) -> Path | None:
+        """:meth:`_write_atomic` of the file ``make()`` gives (name, bytes; None: nothing left to write). When the
+        file system is full, drop the oldest data one file at a time (rejected first, as for ``max_bytes``), tell
+        ``dropping`` which (the file may have to be made again without it) and try again. Raises only when nothing
+        is left to drop."""
         dropped: list[tuple[_Entry, bool]] = []
         uncounted = 0  # records dropped but not yet in dropped.json: the count is written first, in the room made
         try:
-            while True:
+            while (made := make()) is not None:
                 try:
                     if uncounted:
                         self._dropped_store(self._dropped_total() + uncounted)
                         uncounted = 0
-                    return self._write_atomic(directory, name, data)
+                    return self._write_atomic(directory, *made)
                 except OSError as exc:
                     if exc.errno not in _DISK_FULL:
                         raise
@@ -280,7 +287,14 @@ class Spool(SpoolRefusals):
                     self._drop(oldest[0])
                     dropped.append(oldest)
                     uncounted += 0 if oldest[1] else oldest[0].count
+                    dropping(oldest[0])
+            return None
         finally:
+            if uncounted:
+                # Nothing was written after the last drops (all the file was made of went with them, or the
+                # disk stayed full): their records are counted all the same, if the count fits.
+                with contextlib.suppress(OSError):
+                    self._dropped_store(self._dropped_total() + uncounted)
             if dropped:
                 self._dropped_report(dropped, reason="file system full: dropped the oldest data", stored=True)
 
@@ -314,40 +328,24 @@ class Spool(SpoolRefusals):
                 self._quarantine(chunk.path, f"unreadable chunk file: {exc}")
                 continue
         batch_id = str(uuid.uuid4())
-        dropped: list[tuple[_Entry, bool]] = []
-        uncounted = 0
-        try:
-            while True:
-                parts = [p for p in parts if p[1]]
-                if not parts:
-                    return 0
-                records = [record for _, chunk_records in parts for record in chunk_records]
-                names = [entry.path.name for entry, _ in parts]
-                created_ns = chunks[0].created_ns
-                body = _BatchFile(batch_id=batch_id, created_at=_iso(created_ns), chunks=names, records=records)
-                try:
-                    if uncounted:
-                        self._dropped_store(self._dropped_total() + uncounted)
-                        uncounted = 0
-                    self._write_atomic(
-                        self.batches_dir, _batch_name(created_ns, batch_id, len(records)), _ENCODER.encode(body)
-                    )
-                    break
-                except OSError as exc:
-                    # A full disk: the batch needs room while its chunks still exist. The oldest data goes, as
-                    # for append(); a chunk of this very batch that goes leaves the batch with it.
-                    if exc.errno not in _DISK_FULL:
-                        raise
-                    victim = next(self._drop_order(), None)
-                    if victim is None:
-                        raise
-                    self._drop(victim[0])
-                    dropped.append(victim)
-                    uncounted += 0 if victim[1] else victim[0].count
-                    parts = [p for p in parts if p[0].path != victim[0].path]
-        finally:
-            if dropped:
-                self._dropped_report(dropped, reason="file system full: dropped the oldest data", stored=True)
+        created_ns = chunks[0].created_ns
+        names: list[str] = []
+
+        def make() -> tuple[str, bytes] | None:
+            records = [record for _, chunk_records in parts for record in chunk_records]
+            if not records:
+                return None
+            names[:] = [entry.path.name for entry, chunk_records in parts if chunk_records]
+            body = _BatchFile(batch_id=batch_id, created_at=_iso(created_ns), chunks=names, records=records)
+            return _batch_name(created_ns, batch_id, len(records)), _ENCODER.encode(body)
+
+        def dropping(victim: _Entry) -> None:
+            # A full disk: the batch needs room while its chunks still exist. The oldest data goes, as for
+            # append(); a chunk of this very batch that goes leaves the batch with it.
+            parts[:] = [p for p in parts if p[0].path != victim.path]
+
+        if self._write_making_room(self.batches_dir, make, dropping) is None:
+            return 0
         # Only now may the chunks go: until here a crash leaves them pending (not lost); after the
         # batch file exists, recover() deletes any chunk it lists (never in two batches).
         for name in names:

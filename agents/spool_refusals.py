@@ -77,9 +77,7 @@ class SpoolRefusals:
                 self._child(batch, batch.records[:half], "split-1-of-2"),
                 self._child(batch, batch.records[half:], "split-2-of-2"),
             ]
-            _unlink(batch.path)
-            _unlink(_error_path(batch.path))
-            _fsync_dir(self.batches_dir)
+            self._leave_queue(batch)
         logger.info(
             "batch split in two",
             extra={
@@ -132,23 +130,13 @@ class SpoolRefusals:
             else:
                 bad = [batch.records[i] for i in sorted(named)]
                 good = [r for i, r in enumerate(batch.records) if i not in named]
-                rejected_id = _derived_id(batch.batch_id, "rejected")
-                name = _batch_name(batch.created_ns, rejected_id, len(bad))
+                _, name, body = _derived_file(batch, bad, "rejected")
                 error["record_indexes"] = sorted(named)  # positions in the batch the server's paths refer to
-                body = _BatchFile(
-                    batch_id=rejected_id,
-                    created_at=_iso(batch.created_ns),
-                    split_from=batch.batch_id,
-                    records=bad,
-                )
                 self._write_atomic(self.rejected_dir, _error_name(name), _ENCODER.encode(error))
-                self._write_atomic(self.rejected_dir, name, _ENCODER.encode(body))
+                self._write_atomic(self.rejected_dir, name, body)
                 rest = self._child(batch, good, "accepted-part")
-                _unlink(batch.path)
                 rejected_count = len(bad)
-            # The batch's 500 count goes after the batch itself: a crash in between keeps a count, not a batch.
-            _unlink(_error_path(batch.path))
-            _fsync_dir(self.batches_dir)
+            self._leave_queue(batch)
         logger.error(
             "the centre refused records; kept in the spool's rejected/ folder",
             extra={
@@ -209,13 +197,27 @@ class SpoolRefusals:
     # -- internals ----------------------------------------------------------------------------
 
     def _child(self, parent: SpooledBatch, records: list[msgspec.Raw], role: str) -> SpooledBatch:
-        batch_id = _derived_id(parent.batch_id, role)
-        body = _BatchFile(
-            batch_id=batch_id, created_at=_iso(parent.created_ns), split_from=parent.batch_id, records=records
-        )
-        path = self._write_atomic(
-            self.batches_dir, _batch_name(parent.created_ns, batch_id, len(records)), _ENCODER.encode(body)
-        )
+        batch_id, name, body = _derived_file(parent, records, role)
+        path = self._write_atomic(self.batches_dir, name, body)
         return SpooledBatch(
             batch_id=batch_id, path=path, created_ns=parent.created_ns, records=records, split_from=parent.batch_id
         )
+
+    def _leave_queue(self, batch: SpooledBatch) -> None:
+        """``batch`` (unless already moved away) and its count of 500s leave ``batches/``.
+
+        The count goes after the batch itself: a crash in between keeps a count, not a batch.
+        """
+        _unlink(batch.path)
+        _unlink(_error_path(batch.path))
+        _fsync_dir(self.batches_dir)
+
+
+def _derived_file(parent: SpooledBatch, records: list[msgspec.Raw], role: str) -> tuple[str, str, bytes]:
+    """(id, file name, contents) of a batch of some of ``parent``'s records: its id derived from the parent's for
+    ``role``, its time the parent's (it keeps its place in the queue)."""
+    batch_id = _derived_id(parent.batch_id, role)
+    body = _BatchFile(
+        batch_id=batch_id, created_at=_iso(parent.created_ns), split_from=parent.batch_id, records=records
+    )
+    return batch_id, _batch_name(parent.created_ns, batch_id, len(records)), _ENCODER.encode(body)

@@ -79,106 +79,94 @@ def host_group(host: str) -> str:
     return "host:" + name.rstrip(".")
 
 
-class NuttcpCollector:
+class _ToolCollector:
+    """A table of a tool run through the command runner towards the table's ``dst`` site: a test run ``collect``s
+    its records, one a scheduled run missed (hung, failed) gives error records (``error_records``)."""
+
+    exclusive_group: str | None = None
+    table = ""  # the configuration table, e.g. "owamp" for [[owamp]]
+
+    def __init__(self, config: Any, *, index: int, site: str, runner: CommandRunner) -> None:
+        self.config = config
+        self.site = site
+        self.runner = runner
+        self.name = f"{self.table}[{index}]:{config.dst}"
+        self.interval_s = float(config.interval_s or 0)
+
+    def _run_test(self, module: ModuleType, now: datetime, **options: Any) -> list[dict[str, Any]]:
+        return module.run_test(
+            self.runner, self.config, src_site=self.site, dst_site=self.config.dst, now=now, **options
+        )
+
+    def _error_args(self, now: datetime, message: str) -> dict[str, Any]:
+        """The arguments of the module's ``error_record`` that every tool's takes."""
+        return {"src_site": self.site, "dst_site": self.config.dst, "time": now, "error": message}
+
+
+class NuttcpCollector(_ToolCollector):
     """A ``[[nuttcp]]`` test (one record per direction per run)."""
 
     exclusive_group = THROUGHPUT_GROUP
+    table = "nuttcp"
 
     def __init__(
         self, config: nuttcp.NuttcpConfig, *, index: int, site: str, runner: CommandRunner, retrans=None
     ) -> None:
-        self.config = config
-        self.site = site
-        self.runner = runner
+        super().__init__(config, index=index, site=site, runner=runner)
         self.retrans = retrans
-        self.name = f"nuttcp[{index}]:{config.dst}"
-        self.interval_s = float(config.interval_s or 0)
         self.timeout_s = config.timeout_s * len(config.directions()) + _VERSION_PROBE_S + _MARGIN_S
         self.exclusive_groups = (host_group(config.host),)
 
     def collect(self, now: datetime) -> list[dict[str, Any]]:
         """Run the test(s) now."""
-        return nuttcp.run_test(
-            self.runner,
-            self.config,
-            src_site=self.site,
-            dst_site=self.config.dst,
-            now=now,
-            retrans_counter=self.retrans,
-        )
+        return self._run_test(nuttcp, now, retrans_counter=self.retrans)
 
     def error_records(self, now: datetime, message: str) -> list[dict[str, Any]]:
         """A throughput error record per direction: a hung test is evidence about the path."""
         return [
-            nuttcp.error_record(
-                self.config, direction=direction, src_site=self.site, dst_site=self.config.dst, time=now, error=message
-            )
+            nuttcp.error_record(self.config, direction=direction, **self._error_args(now, message))
             for direction in self.config.directions()
         ]
 
 
-class OwampCollector:
+class OwampCollector(_ToolCollector):
     """An ``[[owamp]]`` test (one record per requested direction per run)."""
 
-    exclusive_group = None
+    table = "owamp"
 
     def __init__(self, config: owamp.OwampConfig, *, index: int, site: str, runner: CommandRunner) -> None:
-        self.config = config
-        self.site = site
-        self.runner = runner
-        self.name = f"owamp[{index}]:{config.dst}"
-        self.interval_s = float(config.interval_s or 0)
+        super().__init__(config, index=index, site=site, runner=runner)
         self.timeout_s = config.timeout_s + _MARGIN_S
         self.exclusive_groups = (host_group(config.host),)
 
     def collect(self, now: datetime) -> list[dict[str, Any]]:
         """Run owping now."""
-        return owamp.run_test(self.runner, self.config, src_site=self.site, dst_site=self.config.dst, now=now)
+        return self._run_test(owamp, now)
 
     def error_records(self, now: datetime, message: str) -> list[dict[str, Any]]:
         """An owamp error record per requested direction."""
         return [
-            owamp.error_record(
-                direction=direction,
-                src_site=self.site,
-                dst_site=self.config.dst,
-                host=self.config.host,
-                time=now,
-                error=message,
-            )
+            owamp.error_record(direction=direction, host=self.config.host, **self._error_args(now, message))
             for direction in self.config.requested
         ]
 
 
-class TracerouteCollector:
+class TracerouteCollector(_ToolCollector):
     """A ``[[traceroute]]`` table."""
 
-    exclusive_group = None
+    table = "traceroute"
 
     def __init__(self, config: traceroute.TracerouteConfig, *, index: int, site: str, runner: CommandRunner) -> None:
-        self.config = config
-        self.site = site
-        self.runner = runner
-        self.name = f"traceroute[{index}]:{config.dst}"
-        self.interval_s = float(config.interval_s or 0)
+        super().__init__(config, index=index, site=site, runner=runner)
         self.timeout_s = config.timeout_s * 2 + _MARGIN_S  # the fallback tool may run after the first
 
     def collect(self, now: datetime) -> list[dict[str, Any]]:
         """Trace the route now."""
-        return traceroute.run_test(self.runner, self.config, src_site=self.site, dst_site=self.config.dst, now=now)
+        return self._run_test(traceroute, now)
 
     def error_records(self, now: datetime, message: str) -> list[dict[str, Any]]:
         """One traceroute error record."""
-        return [
-            traceroute.error_record(
-                tool=self.config.tool,
-                src_site=self.site,
-                dst_site=self.config.dst,
-                host=self.config.host,
-                time=now,
-                error=message,
-            )
-        ]
+        return [traceroute.error_record(tool=self.config.tool, host=self.config.host, **self._error_args(now, message))]
 
 
 class HostTcpCollector:

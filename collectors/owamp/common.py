@@ -44,6 +44,20 @@ def hops_from_ttl(ttl_min: int | None, ttl_max: int | None) -> tuple[int | None,
     return OWAMP_SEND_TTL - ttl_max, OWAMP_SEND_TTL - ttl_min
 
 
+@dataclass(frozen=True, kw_only=True)
+class SessionReport:
+    """What a report of owping or twping says of a session besides its figures. ``output_format`` is the report
+    read ("summary", "machine" or "raw"), ``clock_synced`` whether the clocks said they were synchronised, the
+    percentiles (ms, by percent) those of the delay the report gives them for."""
+
+    output_format: str
+    sid: str | None = None
+    from_host: str | None = None
+    to_host: str | None = None
+    clock_synced: bool | None = None
+    percentiles_ms: Mapping[float, float | None] = field(default_factory=dict)
+
+
 # --- the default text report
 
 HEADER = re.compile(

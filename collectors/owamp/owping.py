@@ -11,8 +11,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -23,7 +22,7 @@ from collectors.owamp import common
 
 
 @dataclass(frozen=True, kw_only=True)
-class OwampSession(OneWayStats):
+class OwampSession(OneWayStats, common.SessionReport):
     """Statistics of one one-way session (one direction).
 
     Delays are in milliseconds. ``clock_error_ms`` is owamp's error estimate
@@ -32,17 +31,12 @@ class OwampSession(OneWayStats):
     TTLs (255 - TTL). ``None`` means "not reported / not computable".
     """
 
-    output_format: str  # "summary", "machine" or "raw"
-    clock_synced: bool | None = None
     clock_error_ms: float | None = None
     max_error_ms: float | None = None
     hops_min: int | None = None
     hops_max: int | None = None
-    sid: str | None = None
-    from_host: str | None = None
     from_addr: str | None = None
     from_port: str | None = None
-    to_host: str | None = None
     to_addr: str | None = None
     to_port: str | None = None
     start_time: datetime | None = None
@@ -50,7 +44,6 @@ class OwampSession(OneWayStats):
     session_finished: bool | None = None
     bucket_width_ms: float | None = None
     reordering_pct: float | None = None
-    percentiles_ms: Mapping[float, float | None] = field(default_factory=dict)
 
     @property
     def hops(self) -> int | None:

@@ -18,15 +18,14 @@ class DelayStats(DelaySummary):
     error_ms: float | None = None
 
 
-@dataclass(frozen=True)
-class TwampSession:
+@dataclass(frozen=True, kw_only=True)
+class TwampSession(common.SessionReport):
     """A twping (TWAMP) session: round trip plus its send and reflect halves.
 
     TWAMP cannot tell in which direction a packet was lost, so there is no
     per-direction loss: this is kept apart from :class:`OwampSession`.
     """
 
-    output_format: str
     packets_sent: int
     packets_lost: int
     send_duplicates: int | None = None
@@ -36,16 +35,11 @@ class TwampSession:
     reflect: DelayStats = field(default_factory=DelayStats)
     processing_min_ms: float | None = None
     processing_max_ms: float | None = None
-    clock_synced: bool | None = None
     clocks_offset: bool = False
     send_hops_min: int | None = None
     send_hops_max: int | None = None
     reflect_hops_min: int | None = None
     reflect_hops_max: int | None = None
-    sid: str | None = None
-    from_host: str | None = None
-    to_host: str | None = None
-    percentiles_ms: Mapping[float, float | None] = field(default_factory=dict)
 
 
 def _printed_stats(block: common.TextBlock, kind: str, jitter_kind: str) -> DelayStats:

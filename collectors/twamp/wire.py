@@ -32,7 +32,6 @@ _MAX_UDP_PAYLOAD_BYTES: Final = 65507  # IPv4: 65535 - 20 (IP) - 8 (UDP)
 _MAX_RECORD_MS: Final = 3.6e6
 
 
-
 class PacketError(ValueError):
     """Bytes that are not a TWAMP-Test packet of the expected kind."""
 
@@ -132,48 +131,55 @@ class ReflectorPacket:
     padding: bytes = b""
 
 
+def _pack(header: struct.Struct, kind: str, *fields: int) -> bytes:
+    """A packet's header; a field that does not fit is a ValueError naming the ``kind`` of packet."""
+    try:
+        return header.pack(*fields)
+    except struct.error as exc:
+        raise ValueError(f"{kind} packet field out of range: {exc}") from None
+
+
+def _unpack(header: struct.Struct, kind: str, data: bytes) -> tuple[int, ...]:
+    """The header fields of a ``kind`` packet's wire bytes; fewer bytes than a header is a PacketError."""
+    if len(data) < header.size:
+        raise PacketError(f"{len(data)} bytes: a TWAMP-Test {kind} packet has at least {header.size}")
+    return header.unpack_from(data)
+
+
 def encode_sender_packet(packet: SenderPacket) -> bytes:
     """Wire bytes of a sender packet."""
-    try:
-        header = _SENDER_HEADER.pack(packet.seq, packet.timestamp, packet.error_estimate.to_wire())
-    except struct.error as exc:
-        raise ValueError(f"sender packet field out of range: {exc}") from None
+    header = _pack(_SENDER_HEADER, "sender", packet.seq, packet.timestamp, packet.error_estimate.to_wire())
     return header + packet.padding
 
 
 def decode_sender_packet(data: bytes) -> SenderPacket:
     """A sender packet from its wire bytes (everything after the header is padding)."""
-    if len(data) < SENDER_HEADER_BYTES:
-        raise PacketError(f"{len(data)} bytes: a TWAMP-Test sender packet has at least {SENDER_HEADER_BYTES}")
-    seq, timestamp, error = _SENDER_HEADER.unpack_from(data)
+    seq, timestamp, error = _unpack(_SENDER_HEADER, "sender", data)
     return SenderPacket(seq, timestamp, ErrorEstimate.from_wire(error), bytes(data[SENDER_HEADER_BYTES:]))
 
 
 def encode_reflector_packet(packet: ReflectorPacket) -> bytes:
     """Wire bytes of a reflector packet (MBZ fields zero)."""
-    try:
-        header = _REFLECTOR_HEADER.pack(
-            packet.seq,
-            packet.timestamp,
-            packet.error_estimate.to_wire(),
-            0,
-            packet.receive_timestamp,
-            packet.sender_seq,
-            packet.sender_timestamp,
-            packet.sender_error_estimate.to_wire(),
-            0,
-            packet.sender_ttl,
-        )
-    except struct.error as exc:
-        raise ValueError(f"reflector packet field out of range: {exc}") from None
+    header = _pack(
+        _REFLECTOR_HEADER,
+        "reflector",
+        packet.seq,
+        packet.timestamp,
+        packet.error_estimate.to_wire(),
+        0,
+        packet.receive_timestamp,
+        packet.sender_seq,
+        packet.sender_timestamp,
+        packet.sender_error_estimate.to_wire(),
+        0,
+        packet.sender_ttl,
+    )
     return header + packet.padding
 
 
 def decode_reflector_packet(data: bytes) -> ReflectorPacket:
     """A reflector packet from its wire bytes. Non-zero MBZ octets are ignored (be liberal)."""
-    if len(data) < REFLECTOR_HEADER_BYTES:
-        raise PacketError(f"{len(data)} bytes: a TWAMP-Test reflector packet has at least {REFLECTOR_HEADER_BYTES}")
-    seq, t3, error, _mbz, t2, sender_seq, t1, sender_error, _mbz2, ttl = _REFLECTOR_HEADER.unpack_from(data)
+    seq, t3, error, _mbz, t2, sender_seq, t1, sender_error, _mbz2, ttl = _unpack(_REFLECTOR_HEADER, "reflector", data)
     return ReflectorPacket(
         seq=seq,
         timestamp=t3,

@@ -21,15 +21,9 @@ from rest_framework.views import APIView
 
 from wanmon.core.permissions import user_is_operator
 from wanmon.inventory.models import Host, Site
+from wanmon.measurements.api import upload
 from wanmon.measurements.api.auth import AgentPrincipal
 from wanmon.measurements.api.body import BodyError, body_read
-from wanmon.measurements.api.upload import (
-    INGEST_ERROR,
-    AgentUploadView,
-    database_unavailable,
-    errors_response,
-    upload_limits,
-)
 from wanmon.perfsonar.psconfig import template_build
 from wanmon.perfsonar.selectors import parked_run_list, psconfig_template_input, psconfig_token_get
 from wanmon.perfsonar.services import (
@@ -60,25 +54,22 @@ ARCHIVER_CONTENT_TYPES = frozenset(
 )
 
 
-class ArchiveView(AgentUploadView):
+class ArchiveView(upload.AgentUploadView):
     """pScheduler's http archiver PUTs (or POSTs) a run here, agent token (docs/contracts.md#perfsonar-archive)."""
 
-    @extend_schema(
+    @upload.upload_schema(
         operation_id="perfsonar_archive",
         summary="Archive one pScheduler run (http archiver body, agent bearer token)",
-        request={"application/json": {"type": "object"}},
         responses={
             200: OpenApiResponse(ARCHIVE_RESPONSE, description="stored, duplicate, parked or ignored"),
-            400: OpenApiResponse(INGEST_ERROR, description="malformed: the errors name the fields"),
-            401: OpenApiResponse(description="no or bad token"),
-            403: OpenApiResponse(INGEST_ERROR, description="neither endpoint is at the token's site"),
-            413: OpenApiResponse(INGEST_ERROR, description="body too large"),
-            429: OpenApiResponse(description="too many requests; see Retry-After"),
+            400: OpenApiResponse(upload.INGEST_ERROR, description="malformed: the errors name the fields"),
+            403: OpenApiResponse(upload.INGEST_ERROR, description="neither endpoint is at the token's site"),
+            413: OpenApiResponse(upload.INGEST_ERROR, description="body too large"),
         },
     )
     def put(self, request):
         principal: AgentPrincipal = request.user
-        max_body = upload_limits()[0]
+        max_body = upload.upload_limits()[0]
         meta = request._request.META
         if (meta.get("CONTENT_TYPE") or "").split(";")[0].strip().lower() in ARCHIVER_CONTENT_TYPES:
             # The archive spec of docs/contracts.md sets no Content-Type: pScheduler's HTTP client then labels the
@@ -87,14 +78,14 @@ class ArchiveView(AgentUploadView):
         try:
             body = body_read(request._request, max_body=max_body)
         except BodyError as exc:
-            return errors_response(exc.status, [{"path": "", "message": exc.message}])
+            return upload.errors_response(exc.status, [{"path": "", "message": exc.message}])
         try:
             result = perfsonar_run_archive(body=body, agent=principal.agent, now=timezone.now())
         except ArchiveError as exc:
-            return errors_response(exc.status, exc.errors)
+            return upload.errors_response(exc.status, exc.errors)
         except DatabaseError:
             logger.exception("perfSONAR archive failed on the database")
-            return database_unavailable()
+            return upload.database_unavailable()
         return Response(result.as_dict())
 
     @extend_schema(operation_id="perfsonar_archive_post", summary="Same as PUT (op: post in the archive spec)",
@@ -181,11 +172,11 @@ class MappingView(APIView):
     def post(self, request):
         form = MappingInput(data=request.data)
         if not form.is_valid():
-            return errors_response(400, [{"path": k, "message": " ".join(map(str, v))} for k, v in form.errors.items()])
+            return upload.errors_response(400, upload.field_errors(form.errors))
         try:
             result = _map(form.validated_data, request.user)
         except ValidationError as exc:
-            return errors_response(400, [{"path": k, "message": " ".join(v)} for k, v in exc.message_dict.items()])
+            return upload.errors_response(400, upload.field_errors(exc.message_dict))
         return Response(_map_dict(result))
 
 

@@ -10,7 +10,7 @@ import logging
 
 from django.conf import settings
 from django.db import DatabaseError
-from drf_spectacular.utils import inline_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import BaseParser
 from rest_framework.permissions import IsAuthenticated
@@ -44,8 +44,13 @@ def upload_limits() -> tuple[int, int, int]:
 
 
 def errors_response(code: int, errors: list[dict]) -> Response:
-    """The error body of the upload endpoints: ``{"errors": [{"path": ..., "message": ...}, ...]}``."""
+    """The error body of the ingest, query and perfSONAR endpoints: ``{"errors": [{"path": ..., "message": ...}]}``."""
     return Response({"errors": errors}, status=code)
+
+
+def field_errors(errors: dict) -> list[dict]:
+    """A serializer's or a ValidationError's errors by field as the items of that error body."""
+    return [{"path": field, "message": " ".join(map(str, messages))} for field, messages in errors.items()]
 
 
 # The schema of that error body ("IngestErrors" in the OpenAPI document).
@@ -59,6 +64,19 @@ INGEST_ERROR = inline_serializer(
         )
     },
 )
+
+
+def upload_schema(*, responses: dict, **kwargs):
+    """``extend_schema`` of an upload handler: a JSON body, ``responses`` and the answers of the token check and the
+    rate limit that every upload endpoint gives."""
+    responses = {
+        **responses,
+        401: OpenApiResponse(description="no or bad token"),
+        429: OpenApiResponse(description="too many requests; see Retry-After"),
+    }
+    return extend_schema(
+        request={"application/json": {"type": "object"}}, responses=dict(sorted(responses.items())), **kwargs
+    )
 
 
 def database_unavailable() -> Response:

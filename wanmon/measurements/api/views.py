@@ -26,7 +26,9 @@ from wanmon.measurements.api.upload import (
     AgentUploadView,
     database_unavailable,
     errors_response,
+    field_errors,
     upload_limits,
+    upload_schema,
 )
 from wanmon.measurements.ingest import IngestError, IngestResult, batch_ingest_body
 from wanmon.measurements.selectors import MAX_BUCKET_S, MAX_POINTS, MAX_SERIES, QueryError, measurement_query
@@ -68,21 +70,19 @@ INGEST_RESPONSE = inline_serializer(
     },
 )
 
+
 class IngestView(AgentUploadView):
     """Agents push batches of measurement records; all or nothing, exactly once per batch_id."""
 
-    @extend_schema(
+    @upload_schema(
         operation_id="ingest",
         summary="Push a batch of measurement records (agent bearer token)",
-        request={"application/json": {"type": "object"}},
         responses={
             200: OpenApiResponse(INGEST_RESPONSE, description="stored, or already stored (duplicate: true)"),
             400: OpenApiResponse(INGEST_ERROR, description="invalid: nothing of the batch was stored"),
-            401: OpenApiResponse(description="no or bad token"),
             403: OpenApiResponse(INGEST_ERROR, description="a record the agent may not send"),
             409: OpenApiResponse(INGEST_ERROR, description="a record conflicts with what is stored: nothing stored"),
             413: OpenApiResponse(INGEST_ERROR, description="body or record count too large"),
-            429: OpenApiResponse(description="too many requests; see Retry-After"),
         },
         examples=[
             OpenApiExample(
@@ -216,10 +216,7 @@ class QueryView(APIView):
     def get(self, request):
         params = QueryParams(data=request.query_params)
         if not params.is_valid():
-            return Response(
-                {"errors": [{"path": k, "message": " ".join(map(str, v))} for k, v in params.errors.items()]},
-                status=400,
-            )
+            return errors_response(400, field_errors(params.errors))
         data = params.validated_data
         end = data.get("end") or timezone.now()
         start = data.get("start") or end - timedelta(days=1)
@@ -236,7 +233,7 @@ class QueryView(APIView):
                 max_points=getattr(settings, "WANMON_QUERY_MAX_POINTS", MAX_POINTS),
             )
         except QueryError as exc:
-            return Response({"errors": [{"path": exc.field, "message": exc.message}]}, status=400)
+            return _error(400, exc.field, exc.message)
         if data["format"] == "csv":
             out = io.StringIO()
             writer = csv.writer(out)

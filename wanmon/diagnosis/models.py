@@ -4,6 +4,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from wanmon.core.models import TrailEvent
 from wanmon.diagnosis.choices import Code, EventKind, FindingStatus, Severity
 
 
@@ -68,20 +69,11 @@ class Finding(models.Model):
         return self.status != FindingStatus.RESOLVED
 
 
-class FindingEvent(models.Model):
+class FindingEvent(TrailEvent):
     """History of a finding: opened, updated, acknowledged, resolved, reopened (who and when)."""
 
     finding = models.ForeignKey(Finding, on_delete=models.CASCADE, related_name="events")
-    time = models.DateTimeField()
     kind = models.CharField(max_length=20, choices=EventKind.choices)
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    note = models.TextField(blank=True)
-    data = models.JSONField(default=dict, blank=True)
-
-    class Meta:
-        ordering = ["time", "id"]
 
     def __str__(self) -> str:
         return f"{self.finding_id} {self.kind} {self.time:%Y-%m-%dT%H:%MZ}"

@@ -68,6 +68,7 @@ __all__ = [
     "UNKNOWN_SPEED_CAP_BPS",
     "CounterKind",
     "CounterSpec",
+    "InterfaceRates",
     "RateResult",
     "Sample",
     "rate_between",
@@ -213,10 +214,23 @@ class Sample:
 
 
 @dataclass(frozen=True, slots=True)
-class RateResult:
+class InterfaceRates:
+    """What an interface carried over one polling interval, per second: ``in_bps``/``out_bps`` bit/s, errors and
+    discards events/s; None when not known. The base of :class:`RateResult` and of what is built from stored rates."""
+
+    in_bps: float | None = None
+    out_bps: float | None = None
+    in_errors_per_s: float | None = None
+    out_errors_per_s: float | None = None
+    in_discards_per_s: float | None = None
+    out_discards_per_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RateResult(InterfaceRates):
     """The rates of one polling interval, or why the interval was dropped.
 
-    Rates are per second: ``in_bps``/``out_bps`` bit/s, ``*_pps`` frames/s, ``*_per_s`` events/s.
+    Rates are per second (:class:`InterfaceRates`), ``*_pps`` frames/s.
     A rate is None when its counters were not polled in both samples or could not be trusted;
     ``notes`` then says why (keyed by the rate's name). When ``discontinuity`` is set the whole
     interval is dropped: every rate is None and ``discontinuity_code`` is one of the
@@ -226,14 +240,8 @@ class RateResult:
     start: datetime
     end: datetime
     interval_s: float
-    in_bps: float | None = None
-    out_bps: float | None = None
     in_ucast_pps: float | None = None
     out_ucast_pps: float | None = None
-    in_errors_per_s: float | None = None
-    out_errors_per_s: float | None = None
-    in_discards_per_s: float | None = None
-    out_discards_per_s: float | None = None
     discontinuity: str | None = None
     discontinuity_code: str | None = None
     wrapped: tuple[str, ...] = ()

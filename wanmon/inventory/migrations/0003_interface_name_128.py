@@ -30,7 +30,7 @@ def _views_create(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("inventory", "0002_path_rtt_ms"), ("measurements", "0002_sql_views")]
+    dependencies = [("inventory", "0001_squashed_0002_path_rtt_ms"), ("measurements", "0002_sql_views")]
     operations = [
         migrations.RunPython(_views_drop, _views_create),
         migrations.AlterField(model_name="interface", name="name", field=models.CharField(max_length=128)),

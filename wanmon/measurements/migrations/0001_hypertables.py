@@ -476,7 +476,7 @@ STATE_OPERATIONS = [
 
 class Migration(migrations.Migration):
     initial = True
-    dependencies = [("core", "0001_timescaledb"), ("inventory", "0001_initial")]
+    dependencies = [("core", "0001_timescaledb"), ("inventory", "0001_squashed_0002_path_rtt_ms")]
     # The database schema is the SQL above; the model state (models.py) mirrors it so that the ORM,
     # the admin and the test-database flush know the tables.
     operations = [

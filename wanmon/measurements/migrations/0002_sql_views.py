@@ -59,5 +59,5 @@ DROP = "".join(f"DROP VIEW IF EXISTS {name};\n" for name in VIEWS)
 
 
 class Migration(migrations.Migration):
-    dependencies = [("measurements", "0001_hypertables"), ("inventory", "0002_path_rtt_ms")]
+    dependencies = [("measurements", "0001_hypertables"), ("inventory", "0001_squashed_0002_path_rtt_ms")]
     operations = [migrations.RunSQL(sql=SQL, reverse_sql=DROP)]

@@ -21,7 +21,7 @@ ALTER TABLE measurements_snmpsample ALTER COLUMN speed_mbps TYPE bigint USING ro
 
 
 class Migration(migrations.Migration):
-    dependencies = [("measurements", "0002_sql_views"), ("inventory", "0002_path_rtt_ms")]
+    dependencies = [("measurements", "0002_sql_views"), ("inventory", "0001_squashed_0002_path_rtt_ms")]
     operations = [
         migrations.SeparateDatabaseAndState(
             database_operations=[migrations.RunSQL(sql=SQL, reverse_sql=REVERSE)],

@@ -48,10 +48,10 @@ VIEWS = {
 class Migration(migrations.Migration):
     dependencies = [
         ("perfsonar", "0001_initial"),
-        ("diagnosis", "0001_initial"),
-        ("alerts", "0001_initial"),
-        ("maintenance", "0002_bcop_provenance_notices"),
-        ("inventory", "0001_initial"),
+        ("diagnosis", "0001_squashed_0004_finding_absent_evaluations"),
+        ("alerts", "0001_squashed_0003_incident_reopen_count_returned"),
+        ("maintenance", "0001_squashed_0005_source_mailbox"),
+        ("inventory", "0001_squashed_0002_path_rtt_ms"),
     ]
 
     operations = [

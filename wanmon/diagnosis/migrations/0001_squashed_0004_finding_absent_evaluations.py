@@ -1,9 +1,4 @@
-"""The app's first 4 migrations squashed into one (Django's ``replaces``); the schema is the same.
-
-A new database runs this migration alone. A database that ran every replaced migration has nothing to run:
-its django_migrations rows under the replaced names stand for this one. A database part-way through them is
-first migrated by a wanmon that still has the replaced files (docs/architecture.md, "Migrations").
-"""
+"""diagnosis 0001-0004 squashed into one (Django's ``replaces``): docs/architecture.md, "Migrations"."""
 
 import django.db.models.deletion
 from django.conf import settings

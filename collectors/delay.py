@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import TypeVar
+from dataclasses import dataclass, fields, replace
+from typing import Self, TypeVar
 
 Number = TypeVar("Number", int, float)
 
@@ -68,6 +68,11 @@ class DelaySummary:
     delay_max_ms: float | None = None
     jitter_ms: float | None = None
 
+    def rounded(self) -> Self:
+        """The same with each delay rounded to 1 ns (:func:`round_ms`)."""
+        delays = {f.name: getattr(self, f.name) for f in fields(DelaySummary)}
+        return replace(self, **{name: None if ms is None else round_ms(ms) for name, ms in delays.items()})
+
 
 @dataclass(frozen=True, kw_only=True)
 class OneWayStats(DelaySummary):
@@ -83,6 +88,19 @@ class OneWayStats(DelaySummary):
     reordered: int | None = None
     ttl_min: int | None = None
     ttl_max: int | None = None
+
+    def figures(self) -> dict[str, int | float | None]:
+        """The measurement fields of an ``owamp`` record, in its order."""
+        return {
+            "packets_sent": self.packets_sent,
+            "packets_lost": self.packets_lost,
+            "duplicates": self.duplicates,
+            "reordered": self.reordered,
+            "delay_min_ms": self.delay_min_ms,
+            "delay_median_ms": self.delay_median_ms,
+            "delay_max_ms": self.delay_max_ms,
+            "jitter_ms": self.jitter_ms,
+        }
 
     @property
     def packets_received(self) -> int:

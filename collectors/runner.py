@@ -13,9 +13,9 @@ returns a :class:`CommandResult`; ``error`` says what went wrong when the
 command could not run to completion. A scheduler cycle must survive one bad
 test, so errors are data here, not exceptions.
 
-This module also holds the two helpers every collector needs to build record
-dicts (:func:`utc_time`, :func:`excerpt`), so the collectors share one
-definition of "time" and of "output excerpt".
+This module also holds the helpers every collector needs to build record
+dicts (:func:`utc_time`, :func:`excerpt`, :func:`endpoints`), so the collectors share one
+definition of "time", of "output excerpt" and of which end is the source.
 """
 
 from __future__ import annotations
@@ -268,6 +268,14 @@ def run_fields(result: CommandResult | None, argv: list[str] | None) -> dict[str
     if result is not None:
         return output_fields(result, argv)
     return {"command": shlex.join(argv)} if argv else {}
+
+
+def endpoints(outbound: bool, *, src_site: str, dst_site: str, host: str) -> dict[str, str]:
+    """A record's ``src`` and ``dst`` sites and the far end's host (``dst_host`` or ``src_host``) for a test run at
+    ``src_site`` towards ``host`` at ``dst_site``; ``outbound`` when the measured traffic went from here to there."""
+    if outbound:
+        return {"src": src_site, "dst": dst_site, "dst_host": host}
+    return {"src": dst_site, "dst": src_site, "src_host": host}
 
 
 def first_matching_line(lines: Iterable[str], needles: Iterable[str]) -> str | None:

@@ -24,7 +24,15 @@ from collectors.nuttcp.output import (
     parse_version_output,
 )
 from collectors.nuttcp.retrans import RetransCounter
-from collectors.runner import EXIT_NOT_FOUND, CommandResult, CommandRunner, output_fields, run_fields, utc_time
+from collectors.runner import (
+    EXIT_NOT_FOUND,
+    CommandResult,
+    CommandRunner,
+    endpoints,
+    output_fields,
+    run_fields,
+    utc_time,
+)
 from collectors.table import TableConfig
 
 # ---------------------------------------------------------------------------
@@ -79,7 +87,6 @@ class NuttcpConfig(TableConfig):
             raise ValueError("nuttcp UDP tests need rate_bps (nuttcp's default rate is only 1 Mbit/s)")
         if self.rate_bps is not None and self.rate_bps <= 0:
             raise ValueError("nuttcp rate_bps must be > 0")
-
 
     @property
     def timeout_s(self) -> float:
@@ -155,21 +162,15 @@ def detect_version(runner: CommandRunner, binary: str = "nuttcp", timeout_s: flo
 # ---------------------------------------------------------------------------
 
 
-def _endpoints(direction: str, *, src_site: str, dst_site: str, host: str) -> dict[str, str]:
-    if direction == FORWARD:
-        return {"src": src_site, "dst": dst_site, "dst_host": host}
-    return {"src": dst_site, "dst": src_site, "src_host": host}
-
-
 def _base_record(
     config: NuttcpConfig, direction: str, *, src_site: str, dst_site: str, time: datetime
 ) -> dict[str, Any]:
-    endpoints = _endpoints(direction, src_site=src_site, dst_site=dst_site, host=config.host)
+    ends = endpoints(direction == FORWARD, src_site=src_site, dst_site=dst_site, host=config.host)
     record: dict[str, Any] = {
         "type": "throughput",
         "time": time,
-        "src": endpoints["src"],
-        "dst": endpoints["dst"],
+        "src": ends["src"],
+        "dst": ends["dst"],
         "tool": TOOL,
         "protocol": config.protocol,
         "duration_s": config.duration_s,
@@ -183,8 +184,8 @@ def _base_record(
         if config.streams > 1:
             record["streams"] = config.streams
     for key in ("src_host", "dst_host"):
-        if key in endpoints:
-            record[key] = endpoints[key]
+        if key in ends:
+            record[key] = ends[key]
     record["direction"] = direction
     return record
 
@@ -242,8 +243,16 @@ def result_to_record(
 
 
 def error_record(
-    config: NuttcpConfig, *, direction: str, src_site: str, dst_site: str, time: datetime, error: str,
-    command: CommandResult | None = None, argv: list[str] | None = None, tool_version: str | None = None,
+    config: NuttcpConfig,
+    *,
+    direction: str,
+    src_site: str,
+    dst_site: str,
+    time: datetime,
+    error: str,
+    command: CommandResult | None = None,
+    argv: list[str] | None = None,
+    tool_version: str | None = None,
 ) -> dict[str, Any]:
     """A ``throughput`` record for a test that produced no measurement.
 

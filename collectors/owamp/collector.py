@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from collectors.owamp.common import OwampParseError, ntp_unsynced, parse_error
 from collectors.owamp.owping import OwampSession, parse
-from collectors.runner import CommandResult, CommandRunner, excerpt, run_fields, utc_time
+from collectors.runner import CommandResult, CommandRunner, endpoints, excerpt, run_fields, utc_time
 from collectors.table import TableConfig
 
 TOOL = "owping"
@@ -128,7 +128,6 @@ class OwampConfig(TableConfig):
         if self.directions not in ("both", TO, FROM):
             raise ValueError("owamp directions must be 'both', 'to' or 'from'")
 
-
     @property
     def requested(self) -> tuple[str, ...]:
         """Session directions owping is asked for, in the order it prints them."""
@@ -168,12 +167,6 @@ def build_argv(config: OwampConfig) -> list[str]:
     return argv
 
 
-def _endpoints(direction: str, src_site: str, dst_site: str, host: str) -> dict[str, str]:
-    if direction == TO:
-        return {"src": src_site, "dst": dst_site, "dst_host": host}
-    return {"src": dst_site, "dst": src_site, "src_host": host}
-
-
 def session_to_record(
     session: OwampSession,
     *,
@@ -190,31 +183,24 @@ def session_to_record(
     ``ntp_warning`` is owamp's stderr UNSYNC line: it marks the clock as
     unsynchronised even if the session data did not.
     """
-    endpoints = _endpoints(direction, src_site, dst_site, _host_only(host))
+    ends = endpoints(direction == TO, src_site=src_site, dst_site=dst_site, host=_host_only(host))
     synced = session.clock_synced
     if ntp_warning:
         synced = False
     record: dict[str, Any] = {
         "type": "owamp",
         "time": utc_time(time),
-        "src": endpoints["src"],
-        "dst": endpoints["dst"],
-        "packets_sent": session.packets_sent,
-        "packets_lost": session.packets_lost,
-        "duplicates": session.duplicates,
-        "reordered": session.reordered,
-        "delay_min_ms": session.delay_min_ms,
-        "delay_median_ms": session.delay_median_ms,
-        "delay_max_ms": session.delay_max_ms,
-        "jitter_ms": session.jitter_ms,
+        "src": ends["src"],
+        "dst": ends["dst"],
+        **session.figures(),
         "clock_error_ms": session.clock_error_ms if synced else None,
         "tool": TOOL,
         "clock_synced": synced,
         "direction": RECORD_DIRECTION[direction],
     }
     extras = {
-        "src_host": endpoints.get("src_host"),
-        "dst_host": endpoints.get("dst_host"),
+        "src_host": ends.get("src_host"),
+        "dst_host": ends.get("dst_host"),
         "hops": session.hops,
         "hops_min": session.hops_min,
         "hops_max": session.hops_max,
@@ -232,21 +218,28 @@ def session_to_record(
 
 
 def error_record(
-    *, direction: str, src_site: str, dst_site: str, host: str, time: datetime, error: str,
-    command: CommandResult | None = None, argv: list[str] | None = None,
+    *,
+    direction: str,
+    src_site: str,
+    dst_site: str,
+    host: str,
+    time: datetime,
+    error: str,
+    command: CommandResult | None = None,
+    argv: list[str] | None = None,
 ) -> dict[str, Any]:
     """An ``owamp`` record for a direction that produced no session (no measurement fields)."""
-    endpoints = _endpoints(direction, src_site, dst_site, _host_only(host))
+    ends = endpoints(direction == TO, src_site=src_site, dst_site=dst_site, host=_host_only(host))
     record: dict[str, Any] = {
         "type": "owamp",
         "time": utc_time(time),
-        "src": endpoints["src"],
-        "dst": endpoints["dst"],
+        "src": ends["src"],
+        "dst": ends["dst"],
         "tool": TOOL,
         "direction": RECORD_DIRECTION[direction],
         "error": error,
     }
-    record.update({k: v for k, v in endpoints.items() if k.endswith("_host")})
+    record.update({k: v for k, v in ends.items() if k.endswith("_host")})
     record.update(run_fields(command, argv))
     warning = ntp_unsynced(command.stderr) if command is not None else None
     if warning:

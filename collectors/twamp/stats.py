@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from collectors.delay import OneWayStats, round_ms, summary_fields
+from collectors.delay import OneWayStats, summary_fields
 from collectors.ntp import ntp_diff, ntp_units_to_ms, ptp_to_ntp
 from collectors.runner import utc_time
 from collectors.twamp.wire import _MAX_RECORD_MS, REFLECTOR_HEADER_BYTES, TOOL, ReflectorPacket
@@ -221,10 +221,6 @@ def compute_stats(sent: Sequence[SentPacket], received: Sequence[ReflectedPacket
     )
 
 
-def _round_ms(value: float | None) -> float | None:
-    return None if value is None else round_ms(value)
-
-
 def _direction_record(
     direction: DirectionStats,
     *,
@@ -241,14 +237,7 @@ def _direction_record(
         "time": time,
         "src": src,
         "dst": dst,
-        "packets_sent": direction.packets_sent,
-        "packets_lost": direction.packets_lost,
-        "duplicates": direction.duplicates,
-        "reordered": direction.reordered,
-        "delay_min_ms": _round_ms(direction.delay_min_ms),
-        "delay_median_ms": _round_ms(direction.delay_median_ms),
-        "delay_max_ms": _round_ms(direction.delay_max_ms),
-        "jitter_ms": _round_ms(direction.jitter_ms),
+        **direction.rounded().figures(),
         "clock_error_ms": clock_error_ms,  # not rounded: 2 x 2^-32 s is 4.7e-7 ms
         "tool": TOOL,
     }

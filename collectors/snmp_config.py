@@ -274,7 +274,6 @@ class SnmpDeviceConfig(TableConfig):
             if key is not None and len(key) < MIN_KEY_CHARS:
                 yield name, f"must be at least {MIN_KEY_CHARS} characters (RFC 3414)"
 
-
     @property
     def security_level(self) -> str:
         """The SNMPv3 security level the keys give (``noAuthNoPriv``, ``authNoPriv``, ``authPriv``)."""

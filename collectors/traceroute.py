@@ -353,7 +353,6 @@ class TracerouteConfig(TableConfig):
         if not 1 <= self.max_hops <= 255:
             raise ValueError("max_hops must be within 1..255")
 
-
     def argv(self, tool: str) -> list[str]:
         """argv for ``tool`` with this configuration."""
         if tool == TRACEPATH:
@@ -389,8 +388,15 @@ def result_to_record(result: TraceResult, *, src_site: str, dst_site: str, host:
 
 
 def error_record(
-    *, tool: str, src_site: str, dst_site: str, host: str, time: datetime, error: str,
-    command: CommandResult | None = None, argv: list[str] | None = None,
+    *,
+    tool: str,
+    src_site: str,
+    dst_site: str,
+    host: str,
+    time: datetime,
+    error: str,
+    command: CommandResult | None = None,
+    argv: list[str] | None = None,
 ) -> dict[str, Any]:
     """A ``traceroute`` record for a trace that produced nothing usable (no ``hops``)."""
     record: dict[str, Any] = {

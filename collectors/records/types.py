@@ -146,6 +146,7 @@ class TooManyRecordsError(RecordError):
     Not a problem of any record: an agent splits such a batch (HTTP 413), it does not park it.
     """
 
+
 # --- error items and times ---------------------------------------------------------------------
 
 
@@ -186,4 +187,3 @@ def _require_aware(now: datetime) -> None:
 
 def _iso(moment: datetime) -> str:
     return moment.isoformat().replace("+00:00", "Z")
-

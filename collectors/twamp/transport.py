@@ -68,8 +68,9 @@ class _UdpTransport(asyncio.DatagramTransport):
     buffer: a datagram the kernel will not take now is reported and dropped, like on the wire.
     """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, sock: socket.socket, protocol: asyncio.DatagramProtocol,
-                 connected: bool) -> None:
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, sock: socket.socket, protocol: asyncio.DatagramProtocol, connected: bool
+    ) -> None:
         peer = sock.getpeername() if connected else None
         super().__init__(extra={"socket": sock, "sockname": sock.getsockname(), "peername": peer})
         self._loop = loop

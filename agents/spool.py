@@ -127,6 +127,10 @@ class Spool(SpoolRefusals):
         if batch_max_records < 1:
             raise ValueError("batch_max_records must be >= 1")
         self.root = Path(root)
+        self.pending_dir = self.root / _PENDING  # chunks appended, not yet in a batch
+        self.batches_dir = self.root / _BATCHES  # batches waiting for the centre
+        self.rejected_dir = self.root / _REJECTED  # records the centre refused, with its answer
+        self.tmp_dir = self.root / _TMP  # files being written (renamed into place when complete)
         self.max_bytes = max_bytes
         self.batch_max_records = batch_max_records
         self._clock_ns = clock_ns
@@ -134,22 +138,6 @@ class Spool(SpoolRefusals):
         self._lock_fd: int | None = None
 
     # -- set-up -------------------------------------------------------------------------------
-
-    @property
-    def pending_dir(self) -> Path:
-        return self.root / _PENDING
-
-    @property
-    def batches_dir(self) -> Path:
-        return self.root / _BATCHES
-
-    @property
-    def rejected_dir(self) -> Path:
-        return self.root / _REJECTED
-
-    @property
-    def tmp_dir(self) -> Path:
-        return self.root / _TMP
 
     def open(self) -> Spool:
         """Take the write lock, create the directories and recover from any crash. Returns self."""

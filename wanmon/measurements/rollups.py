@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from wanmon.core.sql import sql_array
 from wanmon.measurements.constants import RETENTION_DAYS, ROLLUP_LEVELS
+from wanmon.measurements.selectors import weighted_mean_sql
 
 # The buckets to recompute, per interface: from the bucket holding its ``since`` on. The constant lower bound (the
 # earliest ``since``) lets the planner skip older chunks; the join keeps each interface to its own range.
@@ -29,7 +30,7 @@ def _rollup_sql(width: str, table: str) -> str:
     recompute) deleted. The delete and the upsert touch disjoint rows, so one scan of the rates serves both."""
 
     def avg(col: str) -> str:
-        return f"sum({col} * interval_s) / nullif(sum(CASE WHEN {col} IS NOT NULL THEN interval_s END), 0)"
+        return weighted_mean_sql(col, "interval_s")
 
     return f"""
     WITH agg AS (

@@ -1,4 +1,5 @@
-"""Delay statistics shared by the owamp, twping and TWAMP-light collectors: one median, one jitter.
+"""Delay statistics shared by the owamp, twping and TWAMP-light collectors: one median, one jitter, one set of
+figures for a direction (:class:`OneWayStats`).
 
 ``jitter_ms`` of an ``owamp`` record (docs/scenario-format.md#measurement-records) is the packet delay
 variation P95 - P50 of the packets' delays in that direction (RFC 5481 §4.2, the PDV form): what
@@ -120,7 +121,7 @@ def summary_fields(delays: Iterable[Number], to_ms: Callable[[Number], float] = 
     (rounding to 1 ns by default; NTP units to ms for TWAMP-light); all None for an empty sample."""
     values = sorted(delays)
     if not values:
-        return dict.fromkeys(("delay_min_ms", "delay_median_ms", "delay_max_ms", "jitter_ms"))
+        return dict.fromkeys(f.name for f in fields(DelaySummary))
     return {
         "delay_min_ms": to_ms(values[0]),
         "delay_median_ms": to_ms(median(values)),

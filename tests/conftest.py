@@ -26,6 +26,15 @@ def shared_fixture(*parts: str) -> Path:
     return path
 
 
+def subprocess_database_url() -> str:
+    """DATABASE_URL of the test database pytest-django created: what a process the tests start must use, not the
+    production name."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    return f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+
+
 def _wait_for_worker(timeout_s: float) -> bool:
     from wanmon.celery import app
 
@@ -39,12 +48,7 @@ def _wait_for_worker(timeout_s: float) -> bool:
 @pytest.fixture(scope="session")
 def celery_worker_process(django_db_setup, django_db_blocker):
     """A real `celery worker` subprocess on the test Redis, using the test database."""
-    from django.conf import settings
-
-    env = dict(os.environ)
-    db = settings.DATABASES["default"]
-    # The worker must see the test database pytest-django created, not the production name.
-    env["DATABASE_URL"] = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    env = {**os.environ, "DATABASE_URL": subprocess_database_url()}
     proc = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "wanmon", "worker", "--pool", "solo", "--concurrency", "1",
          "--hostname", f"test-{os.getpid()}@%h", "--loglevel", "WARNING", "--without-mingle", "--without-gossip"],

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import subprocess_database_url
 from tests.mail import send_through, smtp_server_fixture  # noqa: F401 - the fixture smtp_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,36 +86,46 @@ class Worker:
                 self.kill()
 
 
+class WorkerPool:
+    """Starts real workers on one private queue of the test database, each with the pool's environment plus its
+    own; :meth:`stop` ends every worker it started (a fixture's teardown)."""
+
+    def __init__(self, prefix: str, env: dict[str, str]):
+        self.queue = f"{prefix}-test-{os.getpid()}-{time.monotonic_ns()}"
+        self.env = {
+            **os.environ,
+            "DATABASE_URL": subprocess_database_url(),
+            "ALERTS_CELERY_QUEUE": self.queue,
+            "WANMON_LOG_LEVEL": "WARNING",
+            **env,
+        }
+        self.started: list[Worker] = []
+
+    def __call__(self, **env: str) -> Worker:
+        worker = Worker({**self.env, **env}, self.queue).start()
+        self.started.append(worker)
+        return worker
+
+    def stop(self) -> None:
+        for worker in self.started:
+            worker.stop()
+
+
 @pytest.fixture
 def worker_factory(django_db_setup, smtp_server, smtp, settings):
     """Start real workers with alerting settings from the environment (shortened timers where a test asks)."""
-    from django.conf import settings as django_settings
-
     _, port = smtp_server
-    queue = f"alerts-test-{os.getpid()}-{time.monotonic_ns()}"
-    settings.ALERTS_CELERY_QUEUE = queue
-    db = django_settings.DATABASES["default"]
-    started: list[Worker] = []
-
-    def start(**alert_env: str) -> Worker:
-        env = dict(os.environ)
-        env.update({
-            "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+    pool = WorkerPool(
+        "alerts",
+        {
             "WANMON_EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
             "EMAIL_HOST": "127.0.0.1",
             "EMAIL_PORT": str(port),
             "DEFAULT_FROM_EMAIL": "wanmon@wanmon.test",
             "WANMON_BASE_URL": "https://wanmon.example.org",
             "ALERTS_DEFAULT_RECIPIENTS": NOC,
-            "ALERTS_CELERY_QUEUE": queue,
-            "WANMON_LOG_LEVEL": "WARNING",
-        })
-        env.update(alert_env)
-        worker = Worker(env, queue).start()
-        started.append(worker)
-        return worker
-
-    start.queue = queue
-    yield start
-    for worker in started:
-        worker.stop()
+        },
+    )
+    settings.ALERTS_CELERY_QUEUE = pool.queue
+    yield pool
+    pool.stop()

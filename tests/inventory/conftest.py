@@ -51,32 +51,25 @@ def lhc(db):
     return topology_import_file(LHC_TOPOLOGY)
 
 
-def _user(django_user_model, name: str, *, group: str | None = None, staff: bool = False, superuser: bool = False):
-    # No password: the tests log in with force_login/force_authenticate, and hashing one costs half a second.
-    user = django_user_model.objects.create_user(name, is_staff=staff or superuser, is_superuser=superuser)
-    if group:
-        user.groups.add(Group.objects.get(name=group))
+def _user_fixture(fixture: str, username: str, *, group: str | None = None, staff: bool = False,
+                  superuser: bool = False):  # fmt: skip
+    """A fixture giving the user ``username`` in one role: a member of ``group``, staff or superuser."""
+
+    @pytest.fixture(name=fixture)
+    def user(django_user_model):
+        # No password: the tests log in with force_login/force_authenticate, and hashing one costs half a second.
+        created = django_user_model.objects.create_user(username, is_staff=staff or superuser, is_superuser=superuser)
+        if group:
+            created.groups.add(Group.objects.get(name=group))
+        return created
+
     return user
 
 
-@pytest.fixture
-def viewer(django_user_model):
-    return _user(django_user_model, "viewer", group=VIEWER_GROUP)
-
-
-@pytest.fixture
-def operator(django_user_model):
-    return _user(django_user_model, "operator", group=OPERATOR_GROUP)
-
-
-@pytest.fixture
-def staff(django_user_model):
-    return _user(django_user_model, "staffer", staff=True)
-
-
-@pytest.fixture
-def superuser(django_user_model):
-    return _user(django_user_model, "root", superuser=True)
+viewer = _user_fixture("viewer", "viewer", group=VIEWER_GROUP)
+operator = _user_fixture("operator", "operator", group=OPERATOR_GROUP)
+staff = _user_fixture("staff", "staffer", staff=True)
+superuser = _user_fixture("superuser", "root", superuser=True)
 
 
 def client_for(user=None) -> APIClient:

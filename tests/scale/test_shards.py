@@ -4,7 +4,6 @@ number of real worker processes, and a worker killed mid-cycle leaves no path un
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 from datetime import timedelta
@@ -14,7 +13,7 @@ from django.db import connection
 from django.utils import timezone
 
 from scripts.scale_inventory import inventory_create, owamp_records, world_generate
-from tests.alerts.conftest import Worker
+from tests.alerts.conftest import WorkerPool
 from wanmon.diagnosis.models import DiagnosisCycle, Finding, PathEvaluation
 from wanmon.diagnosis.shards import diagnosis_shard_evaluate, shards_partition
 from wanmon.inventory.models import Path
@@ -54,28 +53,9 @@ def world(django_db_setup):
 
 @pytest.fixture
 def workers(django_db_setup):
-    from django.conf import settings as django_settings
-
-    db = django_settings.DATABASES["default"]
-    queue = f"diagnosis-test-{os.getpid()}-{time.monotonic_ns()}"
-    started: list[Worker] = []
-    env = dict(os.environ)
-    env.update({
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-        "WANMON_DIAGNOSIS_SHARD_PATHS": str(SHARD_PATHS),
-        "ALERTS_CELERY_QUEUE": queue,
-        "WANMON_LOG_LEVEL": "WARNING",
-    })
-
-    def start() -> Worker:
-        worker = Worker(env, queue).start()
-        started.append(worker)
-        return worker
-
-    start.queue = queue
-    yield start
-    for w in started:
-        w.stop()
+    pool = WorkerPool("diagnosis", {"WANMON_DIAGNOSIS_SHARD_PATHS": str(SHARD_PATHS)})
+    yield pool
+    pool.stop()
 
 
 def _cycle(queue: str) -> DiagnosisCycle:

@@ -1,12 +1,14 @@
-"""The helpers the apps share: one token hash, one way to write a choice set."""
+"""The helpers the apps share: one token hash, one way to write a choice set, one finding and incident lifecycle."""
 
 from __future__ import annotations
 
 import hashlib
 import pickle
 
+from wanmon.alerts.choices import ACTIVE_INCIDENT_STATUSES, IncidentStatus
 from wanmon.core.choices import text_choices
 from wanmon.core.tokens import token_hash
+from wanmon.diagnosis.choices import ACTIVE_STATUSES, FindingStatus
 from wanmon.inventory.services import agent_token_hash
 from wanmon.maintenance.choices import Impact, Status
 from wanmon.maintenance.feeds import feed_token_hash
@@ -27,3 +29,8 @@ def test_text_choices_names_members_after_their_values():
     assert Colour.__doc__ == "Colours." and Colour.__module__ == __name__
     assert Status.IN_PROCESS == "in-process" and Status.IN_PROCESS.label == "In process"
     assert pickle.loads(pickle.dumps(Impact.NO_IMPACT)) is Impact.NO_IMPACT
+
+
+def test_findings_and_incidents_share_one_lifecycle():
+    assert IncidentStatus is FindingStatus and ACTIVE_INCIDENT_STATUSES == ACTIVE_STATUSES
+    assert FindingStatus.choices == [("open", "Open"), ("acknowledged", "Acknowledged"), ("resolved", "Resolved")]

@@ -120,6 +120,14 @@ def test_acknowledged_stays_acknowledged_while_present(django_user_model):
     assert finding.events.filter(kind="acknowledged", note="on it").exists()
 
 
+def test_a_resolved_finding_cannot_be_acknowledged(django_user_model):
+    findings_sync(findings=[engine_finding()], now=T)
+    Finding.objects.update(status="resolved", resolved_at=T)
+    with pytest.raises(ValueError, match="a resolved finding cannot be acknowledged"):
+        finding_acknowledge(finding=Finding.objects.get(), user=None, now=T + timedelta(minutes=1))
+    assert Finding.objects.get().acknowledged_at is None
+
+
 def test_api_lists_filters_and_acknowledges_with_roles(client, django_user_model):
     findings_sync(findings=[engine_finding(), engine_finding(code="HOST_TCP_TUNING", severity="warning",
                                                              subject={"site": "ASGC", "host": "asgc-dt01"})], now=T)

@@ -1,15 +1,10 @@
 """Choice sets of incidents, silences and notifications."""
 
-from wanmon.core.choices import text_choices
+from wanmon.core.choices import ACTIVE_LIFECYCLE, Lifecycle, text_choices
 
-IncidentStatus = text_choices("IncidentStatus", {
-    "open": "Open",
-    "acknowledged": "Acknowledged",
-    "resolved": "Resolved",
-})
-
-
-ACTIVE_INCIDENT_STATUSES = (IncidentStatus.OPEN, IncidentStatus.ACKNOWLEDGED)
+# An incident goes open -> acknowledged -> resolved as its findings do.
+IncidentStatus = Lifecycle
+ACTIVE_INCIDENT_STATUSES = ACTIVE_LIFECYCLE
 
 
 IncidentKind = text_choices("IncidentKind", {

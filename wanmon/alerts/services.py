@@ -60,6 +60,7 @@ from wanmon.alerts.selectors import (
     silence_list_active,
     topology_index_build,
 )
+from wanmon.core.lifecycle import lifecycle_acknowledge
 from wanmon.diagnosis import codes, text
 from wanmon.diagnosis.choices import FindingStatus
 from wanmon.diagnosis.services import finding_acknowledge
@@ -528,13 +529,7 @@ def incident_acknowledge(*, incident: Incident, user, note: str = "", now: datet
     """An operator takes the incident in hand: no more repeat e-mails (updates and the resolved notice still go
     out); its open findings are acknowledged with it."""
     with transaction.atomic():
-        incident = Incident.objects.select_for_update().get(pk=incident.pk)
-        if incident.status == IncidentStatus.RESOLVED:
-            raise ValueError("a resolved incident cannot be acknowledged")
-        incident.status = IncidentStatus.ACKNOWLEDGED
-        incident.acknowledged_at = now
-        incident.acknowledged_by = user
-        incident.save(update_fields=["status", "acknowledged_at", "acknowledged_by"])
+        incident = lifecycle_acknowledge(incident, user=user, now=now)
         _event(incident, IncidentEventKind.ACKNOWLEDGED, now, note, user=user)
         for member in incident.members.select_related("finding").filter(finding__status=FindingStatus.OPEN):
             finding_acknowledge(finding=member.finding, user=user, note=f"with incident #{incident.id}: {note}".strip(),

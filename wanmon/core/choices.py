@@ -19,3 +19,18 @@ def text_choices(name: str, labels: dict[str, str], *, doc: str | None = None) -
     choices = models.TextChoices(name, members, module=module, qualname=name)
     choices.__doc__ = doc
     return choices
+
+
+Lifecycle = text_choices(
+    "Lifecycle",
+    {
+        "open": "Open",
+        "acknowledged": "Acknowledged",
+        "resolved": "Resolved",
+    },
+    doc="Where a finding or an incident stands: open -> acknowledged (an operator took it in hand) -> resolved.",
+)
+
+
+# Findings and incidents in these statuses are active: they still count, notify and block a duplicate.
+ACTIVE_LIFECYCLE = (Lifecycle.OPEN, Lifecycle.ACKNOWLEDGED)

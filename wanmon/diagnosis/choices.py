@@ -2,16 +2,12 @@
 
 from django.db import models
 
+from wanmon.core.choices import ACTIVE_LIFECYCLE, Lifecycle
 from wanmon.diagnosis import codes
 
-
-class FindingStatus(models.TextChoices):
-    OPEN = "open", "Open"
-    ACKNOWLEDGED = "acknowledged", "Acknowledged"
-    RESOLVED = "resolved", "Resolved"
-
-
-ACTIVE_STATUSES = (FindingStatus.OPEN, FindingStatus.ACKNOWLEDGED)
+# A finding goes open -> acknowledged -> resolved as the incident that gathers it does.
+FindingStatus = Lifecycle
+ACTIVE_STATUSES = ACTIVE_LIFECYCLE
 
 Severity = models.TextChoices("Severity", [(s, s) for s in codes.SEVERITIES])
 Code = models.TextChoices("Code", [(c, c) for c in codes.CODES])

@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 from django.db import connection, transaction
 from django.db.models import Q
 
+from wanmon.core.lifecycle import lifecycle_acknowledge
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis import engine
 from wanmon.diagnosis.choices import ACTIVE_STATUSES, EventKind, FindingStatus
@@ -187,13 +188,7 @@ def findings_sync(*, findings: list[EngineFinding], now: datetime, resolve_ids: 
 def finding_acknowledge(*, finding: Finding, user, note: str = "", now: datetime) -> Finding:
     """An operator takes a finding in hand: it stays active but is marked acknowledged (who, when, why)."""
     with transaction.atomic():
-        finding = Finding.objects.select_for_update().get(pk=finding.pk)
-        if finding.status == FindingStatus.RESOLVED:
-            raise ValueError("a resolved finding cannot be acknowledged")
-        finding.status = FindingStatus.ACKNOWLEDGED
-        finding.acknowledged_at = now
-        finding.acknowledged_by = user
-        finding.save(update_fields=["status", "acknowledged_at", "acknowledged_by"])
+        finding = lifecycle_acknowledge(finding, user=user, now=now)
         FindingEvent.objects.create(finding=finding, time=now, kind=EventKind.ACKNOWLEDGED, user=user, note=note)
     return finding
 

@@ -23,6 +23,7 @@ from wanmon.diagnosis.evidence import (
 )
 from wanmon.diagnosis.selectors.common import DIRECTIONS_CTE, pairs_params, sql_rows
 from wanmon.diagnosis.selectors.records import interface_rate_of, owamp_test_of, traceroute_of
+from wanmon.measurements.selectors import weighted_mean_sql
 
 WINDOW_BUCKET_S = 300  # window: 72 buckets in 6 hours
 # SNMP rates of the window's last half hour are never bucketed: the interface rules judge consecutive polls
@@ -88,7 +89,7 @@ def interfaces_bulk(
     recent = max(start, end - timedelta(seconds=WINDOW_RAW_RECENT_S))
 
     def wavg(col: str) -> str:
-        return f"sum({col} * interval_s) / nullif(sum(CASE WHEN {col} IS NOT NULL THEN interval_s END), 0)"
+        return weighted_mean_sql(col, "interval_s")
 
     rates: dict[int, list[InterfaceRate]] = defaultdict(list)
     for r in sql_rows(

@@ -1,4 +1,5 @@
-"""What every evidence read shares: raw SQL rows, the path versions in force, host TCP settings, maintenance."""
+"""What every evidence read shares: raw SQL rows, the path versions in force, counter discontinuities, host TCP
+settings, maintenance."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from django.db import connection
 from django.db.models import Prefetch, Q
 
 from wanmon.diagnosis.evidence import (
+    CounterDiscontinuity,
     EquipmentInfo,
     HostTcpEvidence,
     InterfaceEvidence,
@@ -65,6 +67,23 @@ def paths_valid_at(at: datetime):
         .select_related("src", "dst")
         .prefetch_related(Prefetch("hops", queryset=PathHop.objects.select_related("equipment", "interface")))
     )
+
+
+def counter_discontinuities(
+    interface_ids: list[int], start: datetime, end: datetime
+) -> dict[int, list[CounterDiscontinuity]]:
+    """The polling intervals the rate computation dropped for these interfaces in [start, end], per interface in
+    time order, each with its reason as ``code: reason``."""
+    out: dict[int, list[CounterDiscontinuity]] = defaultdict(list)
+    for r in sql_rows(
+        """SELECT time, previous_time, interface_id, code, reason FROM measurements_counterdiscontinuity
+           WHERE interface_id = ANY(%s) AND time >= %s AND time <= %s ORDER BY time""",
+        [interface_ids, start, end],
+    ):
+        out[r["interface_id"]].append(
+            CounterDiscontinuity(r["time"], f"{r['code']}: {r['reason']}", r["previous_time"])
+        )
+    return out
 
 
 def host_tcp_list(start: datetime, end: datetime, known: dict[str, str | None]) -> list[HostTcpEvidence]:

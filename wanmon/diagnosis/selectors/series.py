@@ -14,14 +14,13 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 
 from wanmon.diagnosis.evidence import (
-    CounterDiscontinuity,
     InterfaceEvidence,
     InterfaceRate,
     InterfaceStatus,
     OwampTest,
     TracerouteObservation,
 )
-from wanmon.diagnosis.selectors.common import DIRECTIONS_CTE, pairs_params, sql_rows
+from wanmon.diagnosis.selectors.common import DIRECTIONS_CTE, counter_discontinuities, pairs_params, sql_rows
 from wanmon.diagnosis.selectors.records import interface_rate_of, owamp_test_of, traceroute_of
 from wanmon.measurements.selectors import weighted_mean_sql
 
@@ -112,15 +111,7 @@ def interfaces_bulk(
         [ids, raw, start, recent, bucket_s, ids, start, end, raw, recent],
     ):
         rates[r["interface_id"]].append(interface_rate_of(r))
-    gaps: dict[int, list[CounterDiscontinuity]] = defaultdict(list)
-    for r in sql_rows(
-        """SELECT time, previous_time, interface_id, code, reason FROM measurements_counterdiscontinuity
-           WHERE interface_id = ANY(%s) AND time >= %s AND time <= %s ORDER BY time""",
-        [ids, start, end],
-    ):
-        gaps[r["interface_id"]].append(
-            CounterDiscontinuity(r["time"], f"{r['code']}: {r['reason']}", r["previous_time"])
-        )
+    gaps = counter_discontinuities(ids, start, end)
     status: dict[int, list[InterfaceStatus]] = defaultdict(list)
     reported: dict[int, float] = {}
     for r in sql_rows(

@@ -11,7 +11,6 @@ from django.db import connection
 
 from wanmon.diagnosis.evidence import (
     AgentSchedule,
-    CounterDiscontinuity,
     EvidenceBundle,
     InterfaceEvidence,
     InterfaceRate,
@@ -20,6 +19,7 @@ from wanmon.diagnosis.evidence import (
 )
 from wanmon.diagnosis.selectors.baselines import baseline_summaries
 from wanmon.diagnosis.selectors.common import (
+    counter_discontinuities,
     direction_records,
     host_tcp_list,
     inventory_evidence,
@@ -42,15 +42,7 @@ def _interfaces(interface_ids: set[int], start: datetime, end: datetime) -> dict
         [list(interface_ids), start, end],
     ):
         rates[r["interface_id"]].append(interface_rate_of(r))
-    gaps: dict[int, list[CounterDiscontinuity]] = defaultdict(list)
-    for r in sql_rows(
-        """SELECT time, previous_time, interface_id, code, reason FROM measurements_counterdiscontinuity
-           WHERE interface_id = ANY(%s) AND time >= %s AND time <= %s ORDER BY time""",
-        [list(interface_ids), start, end],
-    ):
-        gaps[r["interface_id"]].append(
-            CounterDiscontinuity(r["time"], f"{r['code']}: {r['reason']}", r["previous_time"])
-        )
+    gaps = counter_discontinuities(list(interface_ids), start, end)
     status: dict[int, list[InterfaceStatus]] = defaultdict(list)
     for r in sql_rows(
         """SELECT time, interface_id, oper_status FROM measurements_snmpsample

@@ -1,4 +1,5 @@
-"""The helpers the apps share: one token hash, one way to write a choice set, one finding and incident lifecycle."""
+"""The helpers the apps share: one token hash, one way to write a choice set, one finding and incident lifecycle,
+one Mb/s to bit/s."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pickle
 from wanmon.alerts.choices import ACTIVE_INCIDENT_STATUSES, IncidentStatus
 from wanmon.core.choices import text_choices
 from wanmon.core.tokens import token_hash
+from wanmon.core.units import bps_from_mbps
 from wanmon.diagnosis.choices import ACTIVE_STATUSES, FindingStatus
 from wanmon.inventory.services import agent_token_hash
 from wanmon.maintenance.choices import Impact, Status
@@ -34,3 +36,8 @@ def test_text_choices_names_members_after_their_values():
 def test_findings_and_incidents_share_one_lifecycle():
     assert IncidentStatus is FindingStatus and ACTIVE_INCIDENT_STATUSES == ACTIVE_STATUSES
     assert FindingStatus.choices == [("open", "Open"), ("acknowledged", "Acknowledged"), ("resolved", "Resolved")]
+
+
+def test_a_speed_in_mbps_is_bps_and_zero_or_null_is_unknown():
+    assert bps_from_mbps(2.048) == 2_048_000 and bps_from_mbps(10_000) == 1e10
+    assert bps_from_mbps(0) is None and bps_from_mbps(None) is None

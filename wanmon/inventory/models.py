@@ -7,6 +7,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 from django.db.models import Q
 
+from wanmon.core.units import bps_from_mbps
 from wanmon.inventory.choices import CarrierKind, CircuitStatus, ContactRole, EquipmentRole, HostRole
 
 code_validator = RegexValidator(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$", "letters, digits, '_', '.', '-' (max 32)")
@@ -164,7 +165,7 @@ class Interface(models.Model):
 
     @property
     def speed_bps(self) -> float | None:
-        return self.speed_mbps * 1e6 if self.speed_mbps else None
+        return bps_from_mbps(self.speed_mbps)
 
 
 class Circuit(models.Model):
@@ -240,7 +241,7 @@ class Path(models.Model):
 
     @property
     def capacity_bps(self) -> float | None:
-        return self.capacity_mbps * 1e6 if self.capacity_mbps else None
+        return bps_from_mbps(self.capacity_mbps)
 
 
 class PathHop(models.Model):

@@ -19,6 +19,7 @@ from django.db import connection
 
 from collectors.counters import Sample, rate_between
 from wanmon.core.sql import sql_array
+from wanmon.core.units import bps_from_mbps
 from wanmon.measurements.constants import SNMP_COUNTERS
 
 SAMPLE_COLUMNS = (
@@ -96,7 +97,7 @@ def _samples(rows: list[tuple], inventory_speed_mbps: Mapping[int, int]) -> list
         speed_mbps = default_mbps or row[6]
         values = zip(SNMP_COUNTERS, row[_COUNTERS_AT:], strict=True)
         counters = {name: int(value) for name, value in values if value is not None}
-        samples.append(Sample(row[1], row[2], row[3], row[4], counters, speed_mbps * 1e6 if speed_mbps else None))
+        samples.append(Sample(row[1], row[2], row[3], row[4], counters, bps_from_mbps(speed_mbps)))
     return samples
 
 

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from wanmon.core.dbrouter import read_connection
 from wanmon.core.sql import sql_rows
+from wanmon.core.units import bps_from_mbps
 from wanmon.dashboard import constants as k
 from wanmon.dashboard.health import Health, PathObservation, path_health
 from wanmon.dashboard.selectors.findings import finding_list_active_at, path_findings_by_direction
@@ -204,7 +205,7 @@ class _PathRow(NamedTuple):
 
     @property
     def capacity_bps(self) -> float | None:
-        return self.capacity_mbps * 1e6 if self.capacity_mbps else None
+        return bps_from_mbps(self.capacity_mbps)
 
 
 def _overview_paths(at: datetime, running: list[MaintenanceItem]) -> list:

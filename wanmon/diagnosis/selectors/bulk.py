@@ -8,6 +8,7 @@ from datetime import datetime
 
 from django.db import connection
 
+from wanmon.core.units import bps_from_mbps
 from wanmon.diagnosis.evidence import (
     AgentSchedule,
     EvidenceBundle,
@@ -77,7 +78,7 @@ def evidence_bundle_for_paths(
             PathEvidence(
                 src=r["src"],
                 dst=r["dst"],
-                capacity_bps=r["capacity_mbps"] * 1e6 if r["capacity_mbps"] else 0.0,
+                capacity_bps=bps_from_mbps(r["capacity_mbps"]) or 0.0,
                 hops=tuple(label for label, _ in hops[r["id"]]),
                 throughput_tests=tuple(t for t in t_all if t.time >= window_start),
                 owamp_tests=tuple(o_window.get(key, [])),

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import datetime, timedelta
 
+from wanmon.core.units import bps_from_mbps
 from wanmon.diagnosis.evidence import (
     InterfaceEvidence,
     InterfaceRate,
@@ -139,7 +140,7 @@ def interfaces_bulk(
         out[r["id"]] = InterfaceEvidence(
             equipment=r["equipment"],
             interface=r["name"],
-            speed_bps=reported.get(r["id"]) or (r["speed_mbps"] * 1e6 if r["speed_mbps"] else None),
+            speed_bps=reported.get(r["id"]) or bps_from_mbps(r["speed_mbps"]),
             rates=tuple(rates[r["id"]]),
             discontinuities=tuple(gaps[r["id"]]),
             status=tuple(status[r["id"]]),

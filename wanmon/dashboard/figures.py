@@ -21,7 +21,7 @@ from datetime import datetime, tzinfo
 from functools import lru_cache
 
 from wanmon.dashboard import constants as k
-from wanmon.dashboard.formatting import format_bps, format_fraction
+from wanmon.dashboard.formatting import finite, format_bps, format_fraction
 
 FONT = {"family": 'system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif', "size": 12,
         "color": "#1d2330"}
@@ -92,17 +92,6 @@ class Level:
     dash: str = "dash"
 
 
-def clean(value) -> float | None:
-    """A number JSON can carry: NaN and infinities become None."""
-    if value is None:
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
-
-
 @lru_cache(maxsize=16384)
 def local_time(moment: datetime, tz: tzinfo) -> str:
     """An aware datetime as the wall-clock string plotly.js draws (it ignores offsets).
@@ -144,12 +133,12 @@ def _series_traces(series: Series, hover_value: str, tz: tzinfo) -> list[dict]:
     if series.band_low is not None and series.band_high is not None:
         colour = series.colour or "#1f5fa8"
         traces.append({
-            "type": "scatter", "mode": "lines", "x": xs, "y": [clean(v) for v in series.band_low],
+            "type": "scatter", "mode": "lines", "x": xs, "y": [finite(v) for v in series.band_low],
             "line": {"width": 0, "color": colour}, "hoverinfo": "skip", "showlegend": False,
             "legendgroup": series.name, "name": f"{series.name} min", "yaxis": series.yaxis,
         })
         traces.append({
-            "type": "scatter", "mode": "lines", "x": xs, "y": [clean(v) for v in series.band_high],
+            "type": "scatter", "mode": "lines", "x": xs, "y": [finite(v) for v in series.band_high],
             "line": {"width": 0, "color": colour}, "fill": "tonexty", "fillcolor": _alpha(colour, 0.15),
             "hoverinfo": "skip", "showlegend": False, "legendgroup": series.name, "name": f"{series.name} max",
             "yaxis": series.yaxis,
@@ -160,7 +149,7 @@ def _series_traces(series: Series, hover_value: str, tz: tzinfo) -> list[dict]:
         "name": series.name,
         "legendgroup": series.name,
         "x": xs,
-        "y": [clean(v) for v in series.values],
+        "y": [finite(v) for v in series.values],
         "line": {"width": series.width, "dash": series.dash},
         "marker": {"size": 6, "symbol": series.symbol},
         "connectgaps": False,
@@ -279,15 +268,15 @@ def timeseries_figure(
     shapes, mark_traces = marks_to_plotly(marks, start, end, tz)
     annotations = []
     for level in levels:
-        value = clean(level.value)
+        value = finite(level.value)
         if value is None:
             continue
         shapes.append({"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": value, "y1": value,
                        "line": {"color": level.colour, "width": 1.2, "dash": level.dash}})
         annotations.append({"xref": "paper", "x": 1, "xanchor": "right", "yref": "y", "y": value, "yanchor": "bottom",
                             "text": level.label, "showarrow": False, "font": {"size": 10, "color": level.colour}})
-    has_points = any(clean(v) is not None for s in series for v in s.values)
-    peak = max((abs(v) for s in series for v in map(clean, s.values) if v is not None), default=None)
+    has_points = any(finite(v) is not None for s in series for v in s.values)
+    peak = max((abs(v) for s in series for v in map(finite, s.values) if v is not None), default=None)
     if unit == "fraction" and peak == 0:
         # only zeros (no loss): a 0-0.1 % axis rather than plotly's 0-100 %, which reads as "something"
         layout["yaxis"]["range"] = [0, 0.001]
@@ -363,14 +352,14 @@ def trunk_members_figure(*, trunk: str, members: Sequence[MemberShare]) -> dict:
                        "title": {"text": "utilisation", "font": {"size": 11}}}
     labels = [m.label for m in members]
     data = [
-        {"type": "bar", "name": "in", "x": labels, "y": [clean(m.in_utilisation) for m in members],
+        {"type": "bar", "name": "in", "x": labels, "y": [finite(m.in_utilisation) for m in members],
          "marker": {"color": k.DIRECTION_COLOURS[0]}, "customdata": [m.url for m in members],
          "hovertemplate": "%{x}<br>in %{y:.1%}<extra></extra>"},
-        {"type": "bar", "name": "out", "x": labels, "y": [clean(m.out_utilisation) for m in members],
+        {"type": "bar", "name": "out", "x": labels, "y": [finite(m.out_utilisation) for m in members],
          "marker": {"color": k.DIRECTION_COLOURS[1]}, "customdata": [m.url for m in members],
          "hovertemplate": "%{x}<br>out %{y:.1%}<extra></extra>"},
     ]
-    if not any(clean(m.in_utilisation) is not None or clean(m.out_utilisation) is not None for m in members):
+    if not any(finite(m.in_utilisation) is not None or finite(m.out_utilisation) is not None for m in members):
         layout["annotations"] = [{"xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5, "showarrow": False,
                                   "text": "No member counters in this time range",
                                   "font": {"size": 13, "color": "#7b8794"}}]
@@ -490,8 +479,8 @@ def map_figure(data: MapData) -> dict:
     for path in data.paths:
         colour = k.STATUS_STYLE[path.status][0]
         traces.append({
-            "type": "scatter", "mode": "lines", "x": [clean(p[0]) for p in path.points],
-            "y": [clean(p[1]) for p in path.points], "line": {"color": colour, "width": 3},
+            "type": "scatter", "mode": "lines", "x": [finite(p[0]) for p in path.points],
+            "y": [finite(p[1]) for p in path.points], "line": {"color": colour, "width": 3},
             "hoverinfo": "skip", "showlegend": False, "legendgroup": path.status,
             "meta": f"{path.src}->{path.dst}",
         })

@@ -12,7 +12,8 @@ import math
 _RATE_PREFIXES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 
 
-def _finite(value) -> float | None:
+def finite(value) -> float | None:
+    """A number JSON can carry and a page can print: NaN, infinities and what is no number become None."""
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -25,7 +26,7 @@ def _numeric(format_number):
 
     @functools.wraps(format_number)
     def format_value(value, *args, empty: str = "–") -> str:
-        number = _finite(value)
+        number = finite(value)
         return empty if number is None else format_number(number, *args)
 
     return format_value

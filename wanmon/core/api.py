@@ -1,5 +1,6 @@
 """What the apps' REST views share around the one service they call: the request validated by its input serializer,
-the service's refusal as a 400 that names the fields, a state that forbids the change as a 409."""
+the service's refusal as a 400 that names the fields, a state that forbids the change as a 409; and how a
+serializer shows the user who did something."""
 
 from __future__ import annotations
 
@@ -32,3 +33,9 @@ def service_refusals() -> Iterator[None]:
 def conflict(message: str, path: str = "status") -> Response:
     """409: the request is valid, but the current state forbids it (already resolved, already ended...)."""
     return Response({"errors": [{"path": path, "message": message}]}, status=status.HTTP_409_CONFLICT)
+
+
+def username_field(user: str) -> serializers.CharField:
+    """A read-only field that shows the user in the instance's attribute ``user`` by username (null for none:
+    the system acted, or the account was deleted)."""
+    return serializers.CharField(source=f"{user}.username", default=None, read_only=True, allow_null=True)

@@ -18,14 +18,13 @@ from wanmon.alerts.models import (
     Silence,
     Subscription,
 )
+from wanmon.core.api import username_field
 from wanmon.diagnosis.api.serializers import FindingEventSerializer, FindingListSerializer
 from wanmon.inventory.api.serializers import CleanModelSerializer
 
 
 class IncidentListSerializer(serializers.ModelSerializer):
-    acknowledged_by = serializers.CharField(
-        source="acknowledged_by.username", default=None, read_only=True, allow_null=True
-    )
+    acknowledged_by = username_field("acknowledged_by")
     page = serializers.SerializerMethodField()
 
     class Meta:
@@ -85,8 +84,8 @@ def _validate_matchers(value) -> dict:
 
 
 class SilenceSerializer(serializers.ModelSerializer):
-    author = serializers.CharField(source="author.username", default=None, read_only=True, allow_null=True)
-    expired_by = serializers.CharField(source="expired_by.username", default=None, read_only=True, allow_null=True)
+    author = username_field("author")
+    expired_by = username_field("expired_by")
     active = serializers.SerializerMethodField()
 
     class Meta:

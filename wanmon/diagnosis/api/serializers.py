@@ -2,11 +2,12 @@
 
 from rest_framework import serializers
 
+from wanmon.core.api import username_field
 from wanmon.diagnosis.models import Finding, FindingEvent
 
 
 class FindingEventSerializer(serializers.ModelSerializer):
-    user = serializers.CharField(source="user.username", default=None, read_only=True, allow_null=True)
+    user = username_field("user")
 
     class Meta:
         model = FindingEvent
@@ -14,9 +15,7 @@ class FindingEventSerializer(serializers.ModelSerializer):
 
 
 class FindingListSerializer(serializers.ModelSerializer):
-    acknowledged_by = serializers.CharField(
-        source="acknowledged_by.username", default=None, read_only=True, allow_null=True
-    )
+    acknowledged_by = username_field("acknowledged_by")
 
     class Meta:
         model = Finding

@@ -5,6 +5,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from wanmon.core.api import username_field
 from wanmon.core.permissions import user_is_operator
 from wanmon.inventory.models import Carrier, Site
 from wanmon.maintenance.choices import Behaviour, Impact, Status
@@ -32,7 +33,7 @@ class AffectSerializer(serializers.Serializer):
 
 
 class EventSerializer(serializers.ModelSerializer):
-    user = serializers.CharField(source="user.username", default=None, read_only=True, allow_null=True)
+    user = username_field("user")
 
     class Meta:
         model = MaintenanceEvent
@@ -68,7 +69,7 @@ class FootprintSerializer(serializers.Serializer):
 
 
 class WindowDetailSerializer(WindowListSerializer):
-    author = serializers.CharField(source="author.username", default=None, read_only=True, allow_null=True)
+    author = username_field("author")
     events = EventSerializer(many=True, read_only=True, source="events.all")
     footprint = serializers.SerializerMethodField()
 
@@ -177,7 +178,7 @@ class ImportReportSerializer(serializers.Serializer):
 
 
 class NotificationSerializer(serializers.ModelSerializer):
-    uploaded_by = serializers.CharField(source="uploaded_by.username", default=None, read_only=True, allow_null=True)
+    uploaded_by = username_field("uploaded_by")
     size_bytes = serializers.SerializerMethodField()
 
     class Meta:
@@ -227,7 +228,7 @@ class ElementMatchSerializer(_WindowMatchSerializer):
 class FeedTokenSerializer(serializers.ModelSerializer):
     site = serializers.CharField(source="site.code", default=None, read_only=True, allow_null=True)
     carrier = serializers.CharField(source="carrier.code", default=None, read_only=True, allow_null=True)
-    created_by = serializers.CharField(source="created_by.username", default=None, read_only=True, allow_null=True)
+    created_by = username_field("created_by")
 
     class Meta:
         model = FeedToken

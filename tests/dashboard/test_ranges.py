@@ -1,4 +1,4 @@
-"""The time range picker: spans, buckets, and the rollup table each range reads."""
+"""The time range picker: spans, buckets, and the rollup table each range reads; the instant the overview shows."""
 
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -6,7 +6,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from wanmon.dashboard import constants as k
-from wanmon.dashboard.ranges import iso_utc, parse_time, resolve_range
+from wanmon.dashboard.ranges import AsOf, iso_utc, parse_time, resolve_range
 from wanmon.dashboard.selectors import interface_table_for_bucket
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -46,3 +46,14 @@ def test_parse_time_accepts_links_and_form_values_in_the_users_zone():
     assert parse_time("2026-03-01T13:00", ZoneInfo("Europe/Zurich")) == NOW
     assert parse_time("yesterday", UTC) is None
     assert parse_time("", UTC) is None
+
+
+def test_as_of_now_links_a_data_gap_and_a_chosen_instant_is_carried_by_links():
+    now = AsOf(now=NOW)
+    old = NOW - k.DATA_GAP_NOTICE_AFTER - timedelta(seconds=1)
+    assert now.at == NOW and now.query == ""
+    assert now.gap_href("/map/", old) == "/map/?at=2026-03-01T10%3A59%3A59Z"
+    assert now.gap_href("/map/", NOW - k.DATA_GAP_NOTICE_AFTER) is None and now.gap_href("/map/", None) is None
+    chosen = AsOf(now=NOW, at_param=old)
+    assert chosen.at == old and chosen.query == "end=2026-03-01T10%3A59%3A59Z"
+    assert chosen.gap_href("/map/", old - timedelta(days=1)) is None

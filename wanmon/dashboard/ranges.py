@@ -1,4 +1,5 @@
-"""The time range a page shows: a span from the picker (6 h to 1 y) ending now or at a chosen time (pure)."""
+"""The time range a page shows: a span from the picker (6 h to 1 y) ending now or at a chosen time; and the instant
+the overview and the map show (pure)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,30 @@ class TimeRange:
             params["end"] = iso_utc(self.end)
         params.update({name: value for name, value in overrides.items() if value is not None})
         return urlencode(params)
+
+
+@dataclass(frozen=True)
+class AsOf:
+    """The instant the overview and the map show: the one chosen (``at_param``, from ``?at=``), or ``now``."""
+
+    now: datetime
+    at_param: datetime | None = None
+
+    @property
+    def at(self) -> datetime:
+        return self.at_param or self.now
+
+    @property
+    def query(self) -> str:
+        """What the page's links to other pages carry: the chosen instant as their range's end (none for now)."""
+        return urlencode({"end": iso_utc(self.at)}) if self.at_param else ""
+
+    def gap_href(self, path: str, latest: datetime | None) -> str | None:
+        """A link to page ``path`` at the newest data when it shows now and nothing arrived for
+        DATA_GAP_NOTICE_AFTER (a page of greys is then a gap in the data, not a network down); else None."""
+        if latest is None or self.at_param or self.now - latest <= k.DATA_GAP_NOTICE_AFTER:
+            return None
+        return f"{path}?{urlencode({'at': iso_utc(latest)})}"
 
 
 def iso_utc(moment: datetime) -> str:

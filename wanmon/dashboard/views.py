@@ -28,7 +28,7 @@ from wanmon.dashboard import presenters as p
 from wanmon.dashboard import selectors as s
 from wanmon.dashboard.formatting import format_bps
 from wanmon.dashboard.forms import AcknowledgeForm, ExplorerForm, PreferenceForm
-from wanmon.dashboard.ranges import TimeRange, iso_utc, parse_time, resolve_range
+from wanmon.dashboard.ranges import AsOf, TimeRange, iso_utc, parse_time, resolve_range
 from wanmon.dashboard.services import preference_set_time_zone
 from wanmon.diagnosis.choices import Code, FindingStatus, Severity
 from wanmon.diagnosis.services import finding_acknowledge as finding_acknowledge_service
@@ -38,6 +38,10 @@ from wanmon.measurements.selectors import QueryError, measurement_query
 
 def _tz():
     return timezone.get_current_timezone()
+
+
+def _as_of(request) -> AsOf:
+    return AsOf(now=timezone.now(), at_param=parse_time(request.GET.get("at"), _tz()))
 
 
 def _range(request) -> TimeRange:
@@ -90,16 +94,13 @@ def _range_context(request, tr: TimeRange) -> dict:
 @login_required
 def overview(request):
     """Site-by-site grid (MaDDash style), open findings, maintenance and silent agents."""
-    now = timezone.now()
-    at_param = parse_time(request.GET.get("at"), _tz())
-    at = at_param or now
+    as_of = _as_of(request)
+    query = as_of.query
     site = request.GET.get("site") or None
     filters = _overview_filters(request)
     if isinstance(filters, HttpResponseBadRequest):
         return filters
-    data = s.overview(at=at, now=now, site=site, **filters)
-    query = urlencode({"end": iso_utc(at)}) if at_param else ""
-    gap = bool(data.latest_data and not at_param and now - data.latest_data > k.DATA_GAP_NOTICE_AFTER)
+    data = s.overview(at=as_of.at, now=as_of.now, site=site, **filters)
     context = {
         "data": data,
         "filters": filters,
@@ -112,8 +113,8 @@ def overview(request):
         "rows": p.grid_rows(data, query),
         "legend": p.legend(),
         "site": site,
-        "at_param": at_param,
-        "gap_href": f"{request.path}?{urlencode({'at': iso_utc(data.latest_data)})}" if gap else None,
+        "at_param": as_of.at_param,
+        "gap_href": as_of.gap_href(request.path, data.latest_data),
         "finding_rows": [(f, *p.subject_link(f.subject, query)) for f in data.findings],
         "incident_rows": [(incident, p.incident_url(incident.pk)) for incident in data.incidents],
         "alerts_installed": apps.is_installed("wanmon.alerts"),
@@ -153,21 +154,16 @@ def _overview_filters(request) -> dict | HttpResponseBadRequest:
 @login_required
 def network_map(request):
     """Sites by coordinates, path directions coloured by health, shared carrier elements."""
-    now = timezone.now()
-    at_param = parse_time(request.GET.get("at"), _tz())
-    at = at_param or now
-    inputs = s.map_inputs(at=at)
-    query = urlencode({"end": iso_utc(at)}) if at_param else ""
-    data = p.map_data(inputs, query)
+    as_of = _as_of(request)
+    data = p.map_data(s.map_inputs(at=as_of.at), as_of.query)
     shared = sorted((e for e in data.elements if e.site_pairs >= 2), key=lambda e: (-len(e.paths), e.name))
     latest = s.latest_measurement_time()
-    gap = bool(latest and not at_param and now - latest > k.DATA_GAP_NOTICE_AFTER)
     return _respond(request, "dashboard/map.html", {
         "data": data,
         "shared": shared,
         "legend": p.legend(),
-        "at_param": at_param,
-        "gap_href": f"{request.path}?{urlencode({'at': iso_utc(latest)})}" if gap else None,
+        "at_param": as_of.at_param,
+        "gap_href": as_of.gap_href(request.path, latest),
         "latest_data": latest,
     }, fragments={"shared": "dashboard/_map_shared.html"}, figures={"map": fig.map_figure(data)})
 

@@ -5,6 +5,7 @@ figures (Plotly dicts), which the page's script fetches every minute to refresh 
 
 from __future__ import annotations
 
+from datetime import datetime
 from urllib.parse import urlencode
 
 from django.apps import apps
@@ -47,6 +48,11 @@ def _as_of(request) -> AsOf:
 def _range(request) -> TimeRange:
     return resolve_range(key=request.GET.get("range"), end=parse_time(request.GET.get("end"), _tz()),
                          now=timezone.now())
+
+
+def _range_at(tr: TimeRange) -> datetime:
+    """The instant a range page reads its path versions, crossings and health at: the range's chosen end, else now."""
+    return tr.end if tr.anchored else timezone.now()
 
 
 def _respond(request, template: str, context: dict, *, fragments: dict[str, str] | None = None,
@@ -190,7 +196,7 @@ def _path_page(request, src: str, dst: str, both: bool):
                                                                    start=tr.start, end=tr.end)))
     figures = p.path_figures(directions=directions, tr=tr, tz=_tz(), marks=marks, interfaces=interfaces,
                              iface_series=series, iface_table=table)
-    cells = s.path_observations(at=timezone.now() if not tr.anchored else tr.end, paths=paths)
+    cells = s.path_observations(at=_range_at(tr), paths=paths)
     query = tr.query()
     views = []
     for index, d in enumerate(directions):
@@ -246,7 +252,7 @@ def equipment_list(request):
 
 
 def _cells_for(crossings, tr: TimeRange):
-    return s.path_observations(at=tr.end if tr.anchored else timezone.now(), paths=[c.path for c in crossings])
+    return s.path_observations(at=_range_at(tr), paths=[c.path for c in crossings])
 
 
 def _crossing_rows(crossings, cells, query: str) -> list[dict]:
@@ -280,7 +286,7 @@ def equipment_detail(request, name: str):
     ids = [i.pk for i in interfaces] + [pk for pk in members if pk not in {i.pk for i in interfaces}]
     table, series = s.interface_series(interface_ids=ids, start=tr.start, end=tr.end, bucket_s=tr.bucket_s)
     latest = s.interface_latest(interface_ids=[i.pk for i in interfaces], at=tr.end)
-    crossings = s.equipment_paths(equipment, at=tr.end if tr.anchored else timezone.now())
+    crossings = s.equipment_paths(equipment, at=_range_at(tr))
     cells = _cells_for(crossings, tr)
     findings = s.findings_for_elements(start=tr.start, end=tr.end, equipment=[name], trunks=[t.name for t in trunks])
     maintenance = s.maintenance_for_element(labels={name, *(t.name for t in trunks)}, equipment=name,
@@ -323,7 +329,7 @@ def interface_detail(request, name: str, interface: str):
     ids = list(dict.fromkeys([iface.pk] + [m.pk for m in siblings]))
     table, series = s.interface_series(interface_ids=ids, start=tr.start, end=tr.end, bucket_s=tr.bucket_s)
     latest = s.interface_latest(interface_ids=[iface.pk], at=tr.end).get(iface.pk)
-    by_port, unknown = s.interface_paths(iface, at=tr.end if tr.anchored else timezone.now())
+    by_port, unknown = s.interface_paths(iface, at=_range_at(tr))
     cells = _cells_for(by_port + unknown, tr)
     findings = s.findings_for_elements(start=tr.start, end=tr.end, interface=(name, interface),
                                        trunks=[t.name for t in trunks])
@@ -373,7 +379,7 @@ def trunk_detail(request, name: str):
     maintenance = s.maintenance_for_element(labels={name}, equipment=None, start=tr.start,
                                             end=tr.end + k.MAINTENANCE_HORIZON)
     marks = p.maintenance_marks(m for m in maintenance if m.start < tr.end) + p.finding_marks(findings)
-    paths = inventory.path_list_through_trunk(trunk=trunk, at=tr.end if tr.anchored else timezone.now())
+    paths = inventory.path_list_through_trunk(trunk=trunk, at=_range_at(tr))
     tz = _tz()
     source = f"source: {table}, {p.bucket_text(tr.bucket_s)} buckets"
     figures = {

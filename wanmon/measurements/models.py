@@ -7,6 +7,11 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
 
+def _counter64() -> models.DecimalField:
+    """An SNMP Counter64 column: numeric(20,0) holds every value up to 2**64 - 1 exactly (NULL: not polled)."""
+    return models.DecimalField(max_digits=20, decimal_places=0, null=True)
+
+
 class IngestBatch(models.Model):
     """One accepted upload; its batch_id makes ingest idempotent, per agent (another agent's id is new data)."""
 
@@ -74,16 +79,16 @@ class SnmpSample(_Hypertable):
     admin_status = models.TextField(null=True)
     host = models.TextField(null=True)
     error = models.TextField(null=True)
-    hc_in_octets = models.DecimalField(max_digits=20, decimal_places=0, null=True)
-    hc_out_octets = models.DecimalField(max_digits=20, decimal_places=0, null=True)
-    hc_in_ucast_pkts = models.DecimalField(max_digits=20, decimal_places=0, null=True)
-    hc_out_ucast_pkts = models.DecimalField(max_digits=20, decimal_places=0, null=True)
-    in_octets = models.DecimalField(max_digits=20, decimal_places=0, null=True)
-    out_octets = models.DecimalField(max_digits=20, decimal_places=0, null=True)
-    in_errors = models.DecimalField(max_digits=20, decimal_places=0, null=True)
-    out_errors = models.DecimalField(max_digits=20, decimal_places=0, null=True)
-    in_discards = models.DecimalField(max_digits=20, decimal_places=0, null=True)
-    out_discards = models.DecimalField(max_digits=20, decimal_places=0, null=True)
+    hc_in_octets = _counter64()
+    hc_out_octets = _counter64()
+    hc_in_ucast_pkts = _counter64()
+    hc_out_ucast_pkts = _counter64()
+    in_octets = _counter64()
+    out_octets = _counter64()
+    in_errors = _counter64()
+    out_errors = _counter64()
+    in_discards = _counter64()
+    out_discards = _counter64()
     extra = models.JSONField(null=True)
     batch_id = models.UUIDField(null=True)
 

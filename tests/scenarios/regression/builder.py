@@ -84,6 +84,11 @@ def iso(t: datetime) -> str:
     return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def hops_from(src: str, a: str, hops: list[str]) -> list[str]:
+    """The ``hops`` of a route written from ``a``, in the order ``src`` (``a`` or the other end) travels them."""
+    return list(hops) if src == a else list(reversed(hops))
+
+
 def minutes(t0: datetime, every_min: float, hours: float, offset_s: float = 0) -> list[datetime]:
     n = int(round(hours * 60 / every_min))
     return [t0 + timedelta(seconds=offset_s + i * every_min * 60) for i in range(n + 1)]

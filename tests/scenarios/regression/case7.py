@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from tests.scenarios.regression.builder import MiB, Scenario, fibre_ms, scenario, tcp_rate_bps
+from tests.scenarios.regression.builder import MiB, Scenario, fibre_ms, hops_from, scenario, tcp_rate_bps
 
 
 # --------------------------------------------------------------------------- case 7
@@ -35,8 +35,7 @@ def scenario_case7(sc: Scenario) -> None:
             rtt = 2 * owd(t) + 0.05
             thr = sc.jitter(tcp_rate_bps(10e9, rtt, mss, window, 0, 9.4e9), 0.015)
             sc.tcp_test(t, src, dst, thr, rtt_ms=rtt, rtt_rel=0.002, mss=mss, window=window)
-            route = hops if src == "CERN" else list(reversed(hops))
-            sc.traceroute(t + timedelta(seconds=300), src, dst, route)
+            sc.traceroute(t + timedelta(seconds=300), src, dst, hops_from(src, "CERN", hops))
         for t in sc.every(5, 15 + off):
             sc.quiet_owamp(t, src, dst, owd_ms=owd(t), below_ms=0.02, spread_ms=0.03)
 

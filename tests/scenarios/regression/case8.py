@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from tests.scenarios.noise.noise import poisson
-from tests.scenarios.regression.builder import MiB, Scenario, healthy_pair, scenario, tcp_rate_bps
+from tests.scenarios.regression.builder import MiB, Scenario, healthy_pair, hops_from, scenario, tcp_rate_bps
 
 
 # --------------------------------------------------------------------------- case 8
@@ -57,7 +57,7 @@ def scenario_case8(sc: Scenario) -> None:
             p = sc.rng.uniform(0.003, 0.005) if rerouted(t) else 0.0
             _sara_tcp(sc, t, src, dst, rtt, p)
             route = backup if rerouted(t + timedelta(seconds=20)) else hops
-            sc.traceroute(t + timedelta(seconds=20), src, dst, route if src == "CERN" else list(reversed(route)))
+            sc.traceroute(t + timedelta(seconds=20), src, dst, hops_from(src, "CERN", route))
         for t in sc.every(5, 25 + off):
             if rerouted(t):
                 sc.owamp(

@@ -7,7 +7,7 @@ import math
 from datetime import UTC, datetime, timedelta
 
 from tests.scenarios.noise.noise import poisson
-from tests.scenarios.regression.builder import ALL_CODES, MiB, Scenario, scenario, segments, tcp_rate_bps
+from tests.scenarios.regression.builder import ALL_CODES, MiB, Scenario, hops_from, scenario, segments, tcp_rate_bps
 from tests.scenarios.regression.counters import C64, Counter64Port
 
 
@@ -343,7 +343,7 @@ def scenario_near_miss_long_paths(sc: Scenario) -> None:
                     hosts=(sh, dh),
                 )
             for t in sc.every(60, 900 + off + d):
-                sc.traceroute(t, src, dst, hops if src == a else list(reversed(hops)))
+                sc.traceroute(t, src, dst, hops_from(src, a, hops))
     sessions = sc.every(5, 30)
     # 0.02 % of the CERN->BNL packets out of order: 9 of 73 x 600, one here and there
     reordering = set(sc.rng.sample(range(len(sessions)), round(2e-4 * 600 * len(sessions))))

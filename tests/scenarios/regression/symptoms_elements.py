@@ -6,7 +6,7 @@ import math
 from datetime import UTC, datetime, timedelta
 
 from tests.scenarios.noise.noise import poisson
-from tests.scenarios.regression.builder import MiB, Scenario, scenario, tcp_rate_bps
+from tests.scenarios.regression.builder import MiB, Scenario, hops_from, scenario, tcp_rate_bps
 from tests.scenarios.regression.counters import Counter64Port
 
 
@@ -176,7 +176,7 @@ def scenario_route_change(sc: Scenario) -> None:
             sc.tcp_test(t, src, dst, sc.jitter(9.2e9, 0.015), rtt_ms=rtt, rtt_rel=0.002, mss=mss, window=window)
             tr = t + timedelta(seconds=240)
             route = detour if tr >= failover else primary
-            sc.traceroute(tr, src, dst, route if src == "CERN" else list(reversed(route)))
+            sc.traceroute(tr, src, dst, hops_from(src, "CERN", route))
         for t in sc.every(5, 60 + off):
             owd = 65.5 if t >= failover else 59.0
             sc.quiet_owamp(t, src, dst, owd_ms=owd, spread_ms=0.03, queue_ms=(0.05, 0.15))
@@ -213,7 +213,7 @@ def scenario_unexplained(sc: Scenario) -> None:
             slow = src == "CERN" and t >= onset
             thr = sc.rng.uniform(4.2e9, 4.8e9) if slow else sc.jitter(9.3e9, 0.015)
             sc.tcp_test(t, src, dst, thr, rtt_ms=rtt, mss=mss, window=window)
-            sc.traceroute(t + timedelta(seconds=300), src, dst, hops if src == "CERN" else list(reversed(hops)))
+            sc.traceroute(t + timedelta(seconds=300), src, dst, hops_from(src, "CERN", hops))
         for t in sc.every(5, 10 + off):
             sc.quiet_owamp(t, src, dst, rtt)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from tests.scenarios.regression.builder import ALL_CODES, MiB, Scenario, healthy_pair, scenario, segments
+from tests.scenarios.regression.builder import ALL_CODES, MiB, Scenario, healthy_pair, hops_from, scenario, segments
 from tests.scenarios.regression.counters import Counter64Port
 
 
@@ -75,7 +75,7 @@ def scenario_clock_unsync(sc: Scenario) -> None:
         sign = 1 if dst == "PIC" else -1  # PIC's clock ahead: arrivals at PIC look late, departures early
         for t in sc.every(30, off):
             sc.tcp_test(t, src, dst, sc.jitter(9.35e9, 0.015), rtt_ms=rtt, rtt_rel=0.002, mss=mss, window=window)
-            sc.traceroute(t + timedelta(seconds=300), src, dst, pic if src == "CERN" else list(reversed(pic)))
+            sc.traceroute(t + timedelta(seconds=300), src, dst, hops_from(src, "CERN", pic))
         for t in sc.every(5, 15 + off):
             offset = 4.6 if t >= step_at else 0.0
             err = 0.15 + (12 + 0.9 * (t - step_at).total_seconds() / 60 if t >= step_at else 0.0)
@@ -131,7 +131,7 @@ def scenario_mtu(sc: Scenario) -> None:
                 retransmits=(0, 0, 1, 2),
                 hosts=(sh, dh),
             )
-            route = hops if src == "CERN" else list(reversed(hops))
+            route = hops_from(src, "CERN", hops)
             sc.traceroute(
                 t + timedelta(seconds=200), src, dst, route, pmtu=1500 if t + timedelta(seconds=200) >= swap else 9000
             )

@@ -6,7 +6,7 @@ import math
 from datetime import UTC, datetime, timedelta
 
 from tests.scenarios.regression.builder import Scenario, healthy_pair, iso, scenario
-from tests.scenarios.regression.counters import C64, Counter64Port
+from tests.scenarios.regression.counters import Counter64Port, octets_before_wrap
 
 
 # --------------------------------------------------------------------------- case 9
@@ -52,8 +52,7 @@ def scenario_case9(sc: Scenario) -> None:
     }
     wrap_at = sc.at("01:30")
     # ifHCInOctets starts where the traffic of the polls up to 01:29 and a half brings it to 2^64
-    before_wrap = sum(int(load[t] * 60 / 8) for t in polls[1:] if t < wrap_at)
-    start_in = C64 - before_wrap - int(load[wrap_at] * 30 / 8)
+    start_in = octets_before_wrap(polls, load, wrap_at)
     ge = Counter64Port("dfn-fra", "xe-2/0/0", 86400 * 211.4, start_in, 4_411_006_219_338_770, mean_frame_bytes=1200)
     fz = Counter64Port(
         "dfn-fra", "xe-2/1/0", 86400 * 211.4, 3_098_117_466_002_118, 14_002_337_190_054_441, mean_frame_bytes=1200

@@ -4,6 +4,7 @@ and packets (modulo 2^64), Counter32 errors and sysUpTime the way a device does,
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 
 from tests.scenarios.regression.builder import Scenario
@@ -70,3 +71,10 @@ class Counter64Port:
 
     def poll(self, sc: Scenario, t: datetime, oper: str = "up") -> None:
         sc.snmp(t, self.equipment, self.name, round(self.uptime_s * 100) % 2**32, dict(self.c), oper)
+
+
+def octets_before_wrap(polls: list[datetime], rate_bps: Mapping[datetime, float], wrap_at: datetime) -> int:
+    """Where a Counter64 octet counter starts so that the traffic of the 60 s ``polls`` (``rate_bps`` of the
+    interval each poll ends) brings it to 2^64 halfway through the interval ending at ``wrap_at``."""
+    before = sum(int(rate_bps[t] * 60 / 8) for t in polls[1:] if t < wrap_at)
+    return C64 - before - int(rate_bps[wrap_at] * 30 / 8)

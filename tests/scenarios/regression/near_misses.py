@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from tests.scenarios.noise.noise import poisson
 from tests.scenarios.regression.builder import ALL_CODES, MiB, Scenario, hops_from, scenario, segments, tcp_rate_bps
-from tests.scenarios.regression.counters import C64, Counter64Port
+from tests.scenarios.regression.counters import Counter64Port, octets_before_wrap
 
 
 # --------------------------------------------------------------------------- near misses
@@ -456,8 +456,7 @@ def scenario_near_miss_busy_link(sc: Scenario) -> None:
 
     # Counter64 wrap: ifHCOutOctets starts where the traffic up to the middle of the 03:17 interval brings it to 2^64
     wrap_at = sc.at("03:17")
-    before = sum(int(out_bps[t][0] * 60 / 8) for t in polls[1:] if t < wrap_at)
-    start_out = C64 - before - int(out_bps[wrap_at][0] * 30 / 8)
+    start_out = octets_before_wrap(polls, {t: bps for t, (bps,) in out_bps.items()}, wrap_at)
     # sysUpTime: geant-fra has been up 497 days; its TimeTicks cross 2^32 at 01:44:30
     uptime_s = 2**32 / 100 - (sc.at("01:44:30") - sc.start).total_seconds()
     port = Counter64Port("geant-fra", "xe-2/0/0", uptime_s, 4_118_229_004_337_610, start_out, 1200)

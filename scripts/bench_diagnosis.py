@@ -156,9 +156,10 @@ def bench_diagnosis(hours: int, history_days: int, corpus: list[str] | None) -> 
     from django.test import override_settings
 
     from wanmon.diagnosis import engine
-    from wanmon.diagnosis.selectors import evidence_bundle_for_paths, paths_valid_at
+    from wanmon.diagnosis.selectors import evidence_bundle_for_paths
+    from wanmon.inventory.selectors import path_list_valid_at
 
-    ids = [p.id for p in paths_valid_at(end)]
+    ids = [p.id for p in path_list_valid_at(at=end)]
 
     def cycle() -> tuple[float, float, float, int]:
         t0, c0 = time.perf_counter(), time.process_time()

@@ -5,11 +5,12 @@
 - series.py: the set-based reads both of the latter share with the baselines (tests, sessions, SNMP rates);
 - baselines.py: the baseline summaries learned from the history before the window;
 - findings.py: stored findings, and the path directions a cycle must evaluate;
-- common.py: what they all share (raw rows, path versions in force, host TCP settings, maintenance).
+- common.py: what they all share (raw rows, counter discontinuities, host TCP settings, maintenance); the path
+  versions in force come from the inventory's path_list_valid_at.
 """
 
 from wanmon.diagnosis.selectors.bulk import evidence_bundle_for_paths
-from wanmon.diagnosis.selectors.common import maintenance_windows_overlapping, paths_valid_at
+from wanmon.diagnosis.selectors.common import maintenance_windows_overlapping
 from wanmon.diagnosis.selectors.findings import finding_list, paths_to_evaluate
 from wanmon.diagnosis.selectors.window import _interfaces, evidence_bundle_build
 
@@ -20,5 +21,4 @@ __all__ = [
     "finding_list",
     "maintenance_windows_overlapping",
     "paths_to_evaluate",
-    "paths_valid_at",
 ]

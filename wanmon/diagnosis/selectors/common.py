@@ -1,5 +1,4 @@
-"""What every evidence read shares: raw SQL rows, the path versions in force, counter discontinuities, host TCP
-settings, maintenance."""
+"""What every evidence read shares: raw SQL rows, counter discontinuities, host TCP settings, maintenance."""
 
 from __future__ import annotations
 
@@ -8,7 +7,6 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from django.db import connection
-from django.db.models import Prefetch, Q
 
 from wanmon.diagnosis.evidence import (
     CounterDiscontinuity,
@@ -21,7 +19,7 @@ from wanmon.diagnosis.evidence import (
 )
 from wanmon.diagnosis.maintenance_windows import maintenance_window_list_for_diagnosis
 from wanmon.diagnosis.selectors.records import DirectionTable
-from wanmon.inventory.models import Equipment, Host, Path, PathHop, Trunk
+from wanmon.inventory.models import Equipment, Host, Trunk
 
 #: The path directions of a set-based read as a table ``k`` (src_id, dst_id), from the two arrays of pairs_params.
 DIRECTIONS_CTE = "WITH k AS (SELECT unnest(%s::bigint[]) AS src_id, unnest(%s::bigint[]) AS dst_id)"
@@ -57,16 +55,6 @@ def direction_records(
     ):
         out[(r["src_id"], r["dst_id"])].append(table.record_of(r))
     return out
-
-
-def paths_valid_at(at: datetime):
-    """Path versions in force at ``at`` (route history stays explainable)."""
-    return (
-        Path.objects.filter(valid_from__lte=at)
-        .filter(Q(valid_to__isnull=True) | Q(valid_to__gt=at))
-        .select_related("src", "dst")
-        .prefetch_related(Prefetch("hops", queryset=PathHop.objects.select_related("equipment", "interface")))
-    )
 
 
 def counter_discontinuities(

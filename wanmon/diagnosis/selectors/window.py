@@ -24,11 +24,11 @@ from wanmon.diagnosis.selectors.common import (
     host_tcp_list,
     inventory_evidence,
     maintenance_windows_overlapping,
-    paths_valid_at,
     sql_rows,
 )
 from wanmon.diagnosis.selectors.records import OWAMP_TESTS, THROUGHPUT_TESTS, TRACEROUTES, interface_rate_of
 from wanmon.inventory.models import Equipment, Host, Interface, Trunk
+from wanmon.inventory.selectors import path_list_valid_at
 
 
 def _interfaces(interface_ids: set[int], start: datetime, end: datetime) -> dict[int, InterfaceEvidence]:
@@ -101,7 +101,7 @@ def evidence_bundle_build(
     tests = direction_records(THROUGHPUT_TESTS, window_start, now)
     owamp = direction_records(OWAMP_TESTS, window_start, now)
     traces = direction_records(TRACEROUTES, window_start, now)
-    valid = list(paths_valid_at(now))
+    valid = list(path_list_valid_at(at=now))
     # the baseline period summarised in the database (a week of raw history is most of the rows otherwise)
     baselines = baseline_summaries([(p.src_id, p.dst_id) for p in valid], baseline_start, baseline_end)
 

@@ -142,6 +142,7 @@ def one(findings: Iterable[Finding], code: str, **subject: str) -> Finding:
 
 # A healthy 1 Gb/s European path: 9.8 ms RTT, jumbo frames, 2 x BDP window.
 EU_HOPS = ("cern-border", "geant-gva", "geant-fra", "dfn-fra", "fzk-border")
+EU_HOPS_BACK = tuple(reversed(EU_HOPS))  # the same route from FZK to CERN
 
 
 def eu_path(

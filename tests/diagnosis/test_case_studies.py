@@ -9,6 +9,7 @@ import pytest
 
 from tests.diagnosis.builders import (
     EU_HOPS,
+    EU_HOPS_BACK,
     NOW,
     T0,
     MiB,
@@ -43,7 +44,6 @@ from wanmon.diagnosis.evidence import (
     TrunkEvidence,
 )
 
-REV = tuple(reversed(EU_HOPS))
 CNAF_HOPS = ("cnaf-border", "garr-mil", "geant-fra", "geant-gva", "cern-border")
 IN2P3_HOPS = ("in2p3-border", "renater-lyo", "geant-gva", "cern-border")
 
@@ -66,7 +66,7 @@ def case1_bundle(with_counters: bool = True):
     )
     return bundle(
         healthy_eu("CERN", "FZK", EU_HOPS, thr=8.9e8),
-        lossy_eu("FZK", "CERN", REV),
+        lossy_eu("FZK", "CERN", EU_HOPS_BACK),
         healthy_eu("CERN", "CNAF", tuple(reversed(CNAF_HOPS)), rtt=11.6, owd=5.8),
         lossy_eu("CNAF", "CERN", CNAF_HOPS, rtt=11.6, owd=5.8),
         healthy_eu("CERN", "IN2P3", tuple(reversed(IN2P3_HOPS)), rtt=4.1, owd=2.05),
@@ -110,7 +110,7 @@ def case2_bundle(schedule: bool = True, period_min: int = 30, host_period_min: i
         "FZK",
         "CERN",
         1e9,
-        REV,
+        EU_HOPS_BACK,
         every(30, lambda m: tcp(m + 2, 8.8e8, window_bytes=2_450_000, rtt_ms=9.8, dst_host="192.0.2.10")),
         every(5, lambda m: owamp(m, 4.9, lost=lost(m))),
     )
@@ -332,7 +332,7 @@ def case7_bundle(route_changes: bool = False):
         return trace(m + 1, reversed(tr(m).hops))
 
     fwd = eu_path("CERN", "FZK", EU_HOPS, lambda m: 9.2e8, dmin, traces=every(30, tr))
-    rev = eu_path("FZK", "CERN", REV, lambda m: 9.2e8, dmin, traces=every(30, back))
+    rev = eu_path("FZK", "CERN", EU_HOPS_BACK, lambda m: 9.2e8, dmin, traces=every(30, back))
     return bundle(fwd, rev)
 
 
@@ -365,7 +365,7 @@ def case8_bundle(impact="outage", end_h=10, lossy=True):
 
     fwd, rev = (
         eu_path(src, dst, hops, thr, lost=lost, baseline_end_min=100, retransmits=None)
-        for src, dst, hops in (("CERN", "FZK", EU_HOPS), ("FZK", "CERN", REV))
+        for src, dst, hops in (("CERN", "FZK", EU_HOPS), ("FZK", "CERN", EU_HOPS_BACK))
     )
     window = MaintenanceWindow(
         "GEANT-CHG-0042", T0 + timedelta(hours=2), T0.replace(hour=end_h), impact, ("geant-fra",), carrier="GEANT"
@@ -490,7 +490,9 @@ def test_findings_serialise_to_the_replay_json():
 
 
 def test_everything_is_quiet_on_healthy_paths():
-    b = bundle(healthy_eu(), healthy_eu("FZK", "CERN", REV), hosts=(host("CERN", "dt", buf=64 * MiB, mtu=9000),))
+    b = bundle(
+        healthy_eu(), healthy_eu("FZK", "CERN", EU_HOPS_BACK), hosts=(host("CERN", "dt", buf=64 * MiB, mtu=9000),)
+    )
     assert run(b) == []
     assert NOW > T0
 

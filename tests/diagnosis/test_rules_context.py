@@ -8,6 +8,7 @@ import pytest
 
 from tests.diagnosis.builders import (
     EU_HOPS,
+    EU_HOPS_BACK,
     NOW,
     T0,
     MiB,
@@ -33,8 +34,6 @@ from wanmon.diagnosis.evidence import MaintenanceWindow
 from wanmon.diagnosis.loss import estimate_loss
 from wanmon.diagnosis.rules.hosts import host_tcp_tuning
 from wanmon.diagnosis.rules.maintenance import impact_explains
-
-REV = tuple(reversed(EU_HOPS))
 
 
 # --------------------------------------------------------------------------- HOST_TCP_TUNING
@@ -141,7 +140,7 @@ def test_unexplained_drop_against_the_baseline_lists_what_was_ruled_out():
         return 3.5e8 if m >= 200 else 9.2e8
 
     fwd = eu_path("CERN", "FZK", EU_HOPS, thr, baseline_end_min=120)
-    rev = eu_path("FZK", "CERN", REV, thr, baseline_end_min=120)
+    rev = eu_path("FZK", "CERN", EU_HOPS_BACK, thr, baseline_end_min=120)
     findings = run(bundle(fwd, rev))
     u = one(findings, codes.UNEXPLAINED_DEGRADATION, src="CERN", dst="FZK")
     assert u.start == at(210)
@@ -205,7 +204,7 @@ def test_one_direction_collapsing_without_loss_is_asymmetric_and_still_unexplain
         return 1.0e8 if m >= 200 else 9.2e8
 
     fwd = eu_path("CERN", "FZK", EU_HOPS, thr, baseline_end_min=120)
-    rev = healthy_eu("FZK", "CERN", REV, baseline_end_min=120)
+    rev = healthy_eu("FZK", "CERN", EU_HOPS_BACK, baseline_end_min=120)
     findings = run(bundle(fwd, rev))
     assert one(findings, codes.ASYMMETRIC_PATH, src="CERN", dst="FZK").evidence["loss_asymmetric"] is False
     u = one(findings, codes.UNEXPLAINED_DEGRADATION, src="CERN", dst="FZK")

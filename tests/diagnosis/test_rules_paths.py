@@ -18,9 +18,24 @@ from wanmon.diagnosis.rules.loss_patterns import find_period, periodic_loss, reo
 from wanmon.diagnosis.rules.mtu import mtu_mismatch
 from wanmon.diagnosis.rules.outage import path_down
 
-from .builders import EU_HOPS, NOW, T0, MiB, at, bundle, every, failed, healthy_eu, host, iface, owamp, path, tcp, trace
-
-REV = tuple(reversed(EU_HOPS))
+from .builders import (
+    EU_HOPS,
+    EU_HOPS_BACK,
+    NOW,
+    T0,
+    MiB,
+    at,
+    bundle,
+    every,
+    failed,
+    healthy_eu,
+    host,
+    iface,
+    owamp,
+    path,
+    tcp,
+    trace,
+)
 
 
 def ctx(*paths, **kw):
@@ -29,7 +44,7 @@ def ctx(*paths, **kw):
 
 # --------------------------------------------------------------------------- ASYMMETRIC_PATH
 def test_asymmetric_throughput_names_the_bad_direction():
-    bad = healthy_eu("FZK", "CERN", REV, thr=4e7)
+    bad = healthy_eu("FZK", "CERN", EU_HOPS_BACK, thr=4e7)
     [f] = asymmetric_path(ctx(healthy_eu(), bad))
     assert f.subject == {"src": "FZK", "dst": "CERN"}
     assert f.evidence["efficiency_ratio"] == pytest.approx(4e7 / 9.2e8, rel=0.05)
@@ -37,12 +52,12 @@ def test_asymmetric_throughput_names_the_bad_direction():
 
 
 def test_asymmetric_warning_between_10_and_30_percent():
-    [f] = asymmetric_path(ctx(healthy_eu(), healthy_eu("FZK", "CERN", REV, thr=2e8)))
+    [f] = asymmetric_path(ctx(healthy_eu(), healthy_eu("FZK", "CERN", EU_HOPS_BACK, thr=2e8)))
     assert f.severity == codes.WARNING
 
 
 def test_symmetric_pair_is_quiet():
-    assert asymmetric_path(ctx(healthy_eu(), healthy_eu("FZK", "CERN", REV, thr=8e8))) == []
+    assert asymmetric_path(ctx(healthy_eu(), healthy_eu("FZK", "CERN", EU_HOPS_BACK, thr=8e8))) == []
 
 
 def test_different_windows_are_not_an_asymmetry():
@@ -51,7 +66,7 @@ def test_different_windows_are_not_an_asymmetry():
         "FZK",
         "CERN",
         1e9,
-        REV,
+        EU_HOPS_BACK,
         every(30, lambda m: tcp(m, 2.0e8, window_bytes=256_000, rtt_ms=9.8)),
         every(5, lambda m: owamp(m, 4.9)),
     )
@@ -59,7 +74,7 @@ def test_different_windows_are_not_an_asymmetry():
 
 
 def test_asymmetric_loss_without_throughput_tests():
-    lossy = path("FZK", "CERN", 1e9, REV, (), every(5, lambda m: owamp(m, 4.9, lost=30)))
+    lossy = path("FZK", "CERN", 1e9, EU_HOPS_BACK, (), every(5, lambda m: owamp(m, 4.9, lost=30)))
     clean = path("CERN", "FZK", 1e9, EU_HOPS, (), every(5, lambda m: owamp(m, 4.9)))
     [f] = asymmetric_path(ctx(clean, lossy))
     assert f.evidence["probe_loss_fraction"] == pytest.approx(0.05)
@@ -70,7 +85,7 @@ def test_reverse_summary_used_when_the_reverse_path_is_not_in_the_bundle():
     ref = PathSummary(
         T0, NOW, tcp_tests=12, tcp_throughput_median_bps=9e8, probe_packets=43_800, probe_loss_fraction=0.0
     )
-    bad = healthy_eu("FZK", "CERN", REV, thr=3e7)
+    bad = healthy_eu("FZK", "CERN", EU_HOPS_BACK, thr=3e7)
     bad = path(bad.src, bad.dst, bad.capacity_bps, bad.hops, bad.throughput_tests, bad.owamp_tests)
     bad = type(bad)(**{**bad.__dict__, "reverse": ref})
     [f] = asymmetric_path(ctx(bad))
@@ -237,7 +252,7 @@ def test_a_clean_hourly_pattern_is_periodic():
 
 
 def test_periodic_loss_on_a_path_without_schedule_says_so():
-    p = path("FZK", "CERN", 1e9, REV, (), every(5, lambda m: owamp(m, 4.9, lost=5 if m % 45 == 0 else 0)))
+    p = path("FZK", "CERN", 1e9, EU_HOPS_BACK, (), every(5, lambda m: owamp(m, 4.9, lost=5 if m % 45 == 0 else 0)))
     [f] = [x for x in periodic_loss(ctx(p)) if "src" in x.subject]
     assert f.evidence["period_s"] == pytest.approx(2700)
     assert "not known" in f.explanation
@@ -304,7 +319,7 @@ def test_silent_hops_and_interface_names_are_not_a_route_change():
 def pair(fwd_min, rev_min, fwd_err=0.2, rev_err=0.2, rtt=9.8, a="CERN", b="FZK"):
     tests = every(30, lambda m: tcp(m, 9e8, window_bytes=2_450_000, rtt_ms=rtt))
     fwd = path(a, b, 1e9, EU_HOPS, tests, every(5, lambda m: owamp(m, fwd_min, clock_error_ms=fwd_err)))
-    rev = path(b, a, 1e9, REV, tests, every(5, lambda m: owamp(m, rev_min, clock_error_ms=rev_err)))
+    rev = path(b, a, 1e9, EU_HOPS_BACK, tests, every(5, lambda m: owamp(m, rev_min, clock_error_ms=rev_err)))
     return fwd, rev
 
 
@@ -332,7 +347,7 @@ def test_sum_of_one_way_delays_far_above_rtt():
 def test_clock_step_changes_offset_not_sum():
     tests = every(30, lambda m: tcp(m, 9e8, window_bytes=2_450_000, rtt_ms=9.8))
     fwd = path("CERN", "FZK", 1e9, EU_HOPS, tests, every(5, lambda m: owamp(m, 4.9 + (2.0 if m >= 180 else 0))))
-    rev = path("FZK", "CERN", 1e9, REV, tests, every(5, lambda m: owamp(m, 4.9 - (2.0 if m >= 180 else 0))))
+    rev = path("FZK", "CERN", 1e9, EU_HOPS_BACK, tests, every(5, lambda m: owamp(m, 4.9 - (2.0 if m >= 180 else 0))))
     c = ctx(fwd, rev)
     kinds = {p["kind"] for f in clock_unsync(c) for p in f.evidence["problems"]}
     assert kinds == {"clock_step"}
@@ -371,7 +386,12 @@ def test_a_test_without_any_throughput_counts_as_failed():
 
 def test_a_traceroute_whose_last_hops_did_not_answer_is_not_a_route_change():
     p = path(
-        "CERN", "FZK", 1e9, EU_HOPS, (), every(5, lambda m: owamp(m, 4.9)),
+        "CERN",
+        "FZK",
+        1e9,
+        EU_HOPS,
+        (),
+        every(5, lambda m: owamp(m, 4.9)),
         every(60, lambda m: trace(m, EU_HOPS[:-1] if m == 180 else EU_HOPS)),
     )
     assert route_change(ctx(p)) == []

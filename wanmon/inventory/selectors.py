@@ -120,12 +120,25 @@ def path_hops_prefetch() -> Prefetch:
     )
 
 
+def path_in_force_q(at: datetime) -> Q:
+    """The path versions in force at ``at``: valid from then or before, and not replaced by then."""
+    return Q(valid_from__lte=at) & (Q(valid_to__isnull=True) | Q(valid_to__gt=at))
+
+
+def path_in_force_during_q(start: datetime | None, end: datetime | None) -> Q:
+    """The path versions in force at some time of [start, end); a missing bound leaves that side open."""
+    q = Q()
+    if end is not None:
+        q &= Q(valid_from__lt=end)
+    if start is not None:
+        q &= Q(valid_to__isnull=True) | Q(valid_to__gt=start)
+    return q
+
+
 def path_list_valid_at(*, at: datetime | None = None) -> QuerySet[Path]:
     """Every path version in force at ``at`` (one per direction of a site pair), hops prefetched in order."""
-    when = _when(at)
     return (
-        Path.objects.filter(valid_from__lte=when)
-        .filter(Q(valid_to__isnull=True) | Q(valid_to__gt=when))
+        Path.objects.filter(path_in_force_q(_when(at)))
         .select_related("src", "dst")
         .prefetch_related(path_hops_prefetch())
         .order_by("src__code", "dst__code")
@@ -150,11 +163,7 @@ def path_list_versions(
 ) -> QuerySet[Path]:
     """The history of the path ``src``->``dst``, oldest version first: all of it, or the versions in force at
     some time of [start, end)."""
-    versions = Path.objects.filter(**_direction(src, dst))
-    if end is not None:
-        versions = versions.filter(valid_from__lt=end)
-    if start is not None:
-        versions = versions.filter(Q(valid_to__isnull=True) | Q(valid_to__gt=start))
+    versions = Path.objects.filter(path_in_force_during_q(start, end), **_direction(src, dst))
     return versions.select_related("src", "dst").prefetch_related(path_hops_prefetch()).order_by("valid_from")
 
 

@@ -18,6 +18,7 @@ from django.db.models import Prefetch, Q, QuerySet
 
 from wanmon.inventory.labels import label_split
 from wanmon.inventory.models import Carrier, Circuit, Equipment, Interface, Path, PathHop, Site, SiteContact, Trunk
+from wanmon.inventory.selectors import path_in_force_during_q
 from wanmon.maintenance import footprint as topo
 from wanmon.maintenance.choices import Behaviour, Review, Status
 from wanmon.maintenance.models import MaintenanceAffect, MaintenanceSource, MaintenanceWindow
@@ -186,13 +187,15 @@ def maintenance_occurrence_list(
 
 def topology_load(*, start: datetime | None = None, end: datetime | None = None) -> topo.Topology:
     """The inventory as a :class:`footprint.Topology`: path versions in force during [start, end) (all by default)."""
-    paths = Path.objects.select_related("src", "dst").prefetch_related(
-        Prefetch("hops", queryset=PathHop.objects.order_by("position").only("path_id", "equipment_id", "interface_id"))
+    paths = (
+        Path.objects.filter(path_in_force_during_q(start, end))
+        .select_related("src", "dst")
+        .prefetch_related(
+            Prefetch(
+                "hops", queryset=PathHop.objects.order_by("position").only("path_id", "equipment_id", "interface_id")
+            )
+        )
     )
-    if end is not None:
-        paths = paths.filter(valid_from__lt=end)
-    if start is not None:
-        paths = paths.filter(Q(valid_to__isnull=True) | Q(valid_to__gt=start))
     views = [
         topo.PathView(
             id=p.pk,

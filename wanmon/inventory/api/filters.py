@@ -11,6 +11,7 @@ from drf_spectacular.utils import extend_schema_field
 
 from wanmon.inventory import models
 from wanmon.inventory.choices import CarrierKind, CircuitStatus, ContactRole, EquipmentRole, HostRole
+from wanmon.inventory.selectors import path_in_force_q
 
 
 @extend_schema_field(OpenApiTypes.STR)
@@ -150,12 +151,11 @@ class PathFilterSet(django_filters.FilterSet):
         return queryset.filter(Q(src__code=value) | Q(dst__code=value))
 
     def _current(self, queryset, name, value):
-        now = timezone.now()
-        in_force = Q(valid_from__lte=now) & (Q(valid_to__isnull=True) | Q(valid_to__gt=now))
+        in_force = path_in_force_q(timezone.now())
         return queryset.filter(in_force) if value else queryset.exclude(in_force)
 
     def _at(self, queryset, name, value):
-        return queryset.filter(valid_from__lte=value).filter(Q(valid_to__isnull=True) | Q(valid_to__gt=value))
+        return queryset.filter(path_in_force_q(value))
 
     def _equipment(self, queryset, name, value):
         return queryset.filter(pk__in=models.PathHop.objects.filter(equipment__name=value).values("path_id"))

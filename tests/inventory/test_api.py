@@ -145,6 +145,11 @@ def test_path_writes_create_versions(reverse_path_loss, operator, viewer):
     old.refresh_from_db()
     assert old.valid_to is not None
 
+    # ?at= lists the version in force then: the old route before the change, the new one after it
+    before = _results(client.get(f"{API}/paths/", {"src": "FZK", "dst": "CERN", "at": old.valid_from.isoformat()}))
+    after = _results(client.get(f"{API}/paths/", {"src": "FZK", "dst": "CERN", "at": old.valid_to.isoformat()}))
+    assert [p["id"] for p in before] == [old.pk] and [p["id"] for p in after] == [new["id"]]
+
     # the same route again: 200, nothing new
     response = client.post(f"{API}/paths/", reroute, format="json")
     assert response.status_code == 200 and response.json()["id"] == new["id"]

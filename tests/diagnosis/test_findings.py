@@ -149,3 +149,7 @@ def test_api_lists_filters_and_acknowledges_with_roles(client, django_user_model
                            content_type="application/json")
     assert response.status_code == 200 and response.json()["status"] == "acknowledged"
     assert response.json()["acknowledged_by"] == "operator"
+    Finding.objects.filter(code="HOST_TCP_TUNING").update(status="resolved", resolved_at=T)
+    active = client.get("/api/v1/findings", {"active": "true"}).json()["results"]
+    resolved = client.get("/api/v1/findings", {"active": "false"}).json()["results"]
+    assert [f["code"] for f in active] == ["ASYMMETRIC_PATH"] and [f["code"] for f in resolved] == ["HOST_TCP_TUNING"]

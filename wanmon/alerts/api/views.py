@@ -12,26 +12,20 @@ from rest_framework.response import Response
 
 from wanmon.alerts import services, silences
 from wanmon.alerts.api import serializers as s
-from wanmon.alerts.choices import ACTIVE_INCIDENT_STATUSES
 from wanmon.alerts.models import Incident, Notification, RoutingRule, Silence, Subscription
 from wanmon.core.api import conflict, input_data, service_refusals
+from wanmon.core.filters import LifecycleFilterSet
 from wanmon.core.permissions import IsOperatorOrReadOnly
 from wanmon.diagnosis.api.serializers import AcknowledgeInput  # the same input as acknowledging a finding
 
 
-class IncidentFilter(django_filters.FilterSet):
-    active = django_filters.BooleanFilter(method="filter_active", help_text="only open and acknowledged")
+class IncidentFilter(LifecycleFilterSet):
     site = django_filters.CharFilter(method="filter_site", help_text="incidents touching this site")
     since = django_filters.IsoDateTimeFilter(field_name="changed_at", lookup_expr="gte")
 
     class Meta:
         model = Incident
         fields = ["status", "severity", "kind", "code", "muted"]
-
-    def filter_active(self, queryset, name, value):
-        if value:
-            return queryset.filter(status__in=ACTIVE_INCIDENT_STATUSES)
-        return queryset.exclude(status__in=ACTIVE_INCIDENT_STATUSES)
 
     def filter_site(self, queryset, name, value):
         return queryset.filter(sites__contains=[value])

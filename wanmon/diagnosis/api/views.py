@@ -9,15 +9,14 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from wanmon.core.api import conflict, input_data
+from wanmon.core.filters import LifecycleFilterSet
 from wanmon.core.permissions import IsOperatorOrReadOnly
 from wanmon.diagnosis.api.serializers import AcknowledgeInput, FindingDetailSerializer, FindingListSerializer
-from wanmon.diagnosis.choices import ACTIVE_STATUSES
 from wanmon.diagnosis.models import Finding
 from wanmon.diagnosis.services import finding_acknowledge
 
 
-class FindingFilter(django_filters.FilterSet):
-    active = django_filters.BooleanFilter(method="filter_active", help_text="only open and acknowledged")
+class FindingFilter(LifecycleFilterSet):
     site = django_filters.CharFilter(method="filter_site", help_text="findings whose subject names this site")
     equipment = django_filters.CharFilter(field_name="subject__equipment")
     since = django_filters.IsoDateTimeFilter(field_name="last_seen_at", lookup_expr="gte")
@@ -25,9 +24,6 @@ class FindingFilter(django_filters.FilterSet):
     class Meta:
         model = Finding
         fields = ["code", "severity", "status"]
-
-    def filter_active(self, queryset, name, value):
-        return queryset.filter(status__in=ACTIVE_STATUSES) if value else queryset.exclude(status__in=ACTIVE_STATUSES)
 
     def filter_site(self, queryset, name, value):
         return queryset.filter(Q(subject__src=value) | Q(subject__dst=value) | Q(subject__site=value))

@@ -8,12 +8,19 @@ The expectation: not a single finding (every code is listed as absent).
 
 from __future__ import annotations
 
-import math
 import random
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # run as a script: the physics is imported as tests.scenarios.noise
+    sys.path.insert(0, str(ROOT))
+
+from tests.scenarios.noise.mesh import iso  # noqa: E402
+from tests.scenarios.noise.physics import great_circle_km  # noqa: E402
 
 SITES = {  # code: (name, tier, lat, lon, region)
     "CERN": ("CERN", 0, 46.23, 6.05, "eu"), "FZK": ("KIT GridKa", 1, 49.09, 8.43, "eu"),
@@ -32,16 +39,11 @@ MSS = 8948
 
 def km(a: str, b: str) -> float:
     (_, _, la1, lo1, _), (_, _, la2, lo2, _) = SITES[a], SITES[b]
-    p1, p2, dl = math.radians(la1), math.radians(la2), math.radians(lo2 - lo1)
-    return 6371 * math.acos(min(1.0, math.sin(p1) * math.sin(p2) + math.cos(p1) * math.cos(p2) * math.cos(dl)))
+    return great_circle_km(la1, lo1, la2, lo2)
 
 
 def rtt_ms(a: str, b: str) -> float:
     return max(2.0, 2 * km(a, b) * 1.5 / 200 + 0.5)
-
-
-def iso(t: datetime) -> str:
-    return t.isoformat().replace("+00:00", "Z")
 
 
 def main() -> None:

@@ -11,11 +11,12 @@ import random
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import yaml
 
 from tests.scenarios.noise import physics
+from tests.scenarios.noise.mesh import iso
 from tests.scenarios.regression.places import CARRIERS, ROUTERS, SITES
 
 MiB = 1 << 20
@@ -80,10 +81,6 @@ def fibre_ms(km: float) -> float:
 
 
 # --------------------------------------------------------------------------- building blocks
-def iso(t: datetime) -> str:
-    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def hops_from(src: str, a: str, hops: list[str]) -> list[str]:
     """The ``hops`` of a route written from ``a``, in the order ``src`` (``a`` or the other end) travels them."""
     return list(hops) if src == a else list(reversed(hops))

@@ -61,6 +61,9 @@ def test_operators_acknowledge_viewers_cannot(client, operator, viewer, incident
 
 def test_silence_an_incident_with_its_default_matchers(client, operator, incident):
     client.force_login(operator)
+    endless = client.post(f"/api/v1/incidents/{incident.id}/silence", {"comment": "GEANT ticket 4711"},
+                          content_type="application/json")
+    assert endless.status_code == 400 and "ends_at" in endless.content.decode()
     response = client.post(f"/api/v1/incidents/{incident.id}/silence",
                            {"comment": "GEANT ticket 4711", "duration_s": 7200}, content_type="application/json")
     assert response.status_code == 201, response.content

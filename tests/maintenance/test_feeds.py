@@ -7,7 +7,7 @@ import urllib.request
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.utils import timezone
 from icalendar import Calendar
 
@@ -146,3 +146,7 @@ def test_export_command_and_token_command(calendar_data, tmp_path, capsys):
     assert "/maintenance/feeds/" in printed and "/carrier/JANET.ics" in printed and "webcal://" in printed
     call_command("maintenance_feed_token", "revoke", "outlook")
     assert FeedToken.objects.get(name="outlook").revoked_at is not None
+    with pytest.raises(CommandError, match="unknown carrier 'NOPE'"):
+        call_command("maintenance_export", "--carrier", "NOPE")
+    with pytest.raises(CommandError, match="unknown site 'XYZ'"):
+        call_command("maintenance_feed_token", "create", "x", "--site", "XYZ")

@@ -1,4 +1,4 @@
-"""Helpers shared by the inventory management commands."""
+"""Helpers shared by the management commands: a time option, and a site or carrier named by its code."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from datetime import datetime
 
 from django.core.management.base import CommandError
 from django.utils.dateparse import parse_datetime
+
+from wanmon.inventory.models import Carrier, Site
 
 
 def parse_aware_datetime(value: str | None, *, option: str) -> datetime | None:
@@ -18,3 +20,23 @@ def parse_aware_datetime(value: str | None, *, option: str) -> datetime | None:
             f"{option}: expected an ISO 8601 time with a zone, e.g. 2026-03-01T12:00:00Z; got {value!r}", returncode=2
         )
     return parsed
+
+
+def site_option(code: str | None) -> Site | None:
+    """The site a command option names by its code (None without one); an unknown code is the command's error."""
+    if not code:
+        return None
+    site = Site.objects.filter(code=code).first()
+    if site is None:
+        raise CommandError(f"unknown site {code!r}")
+    return site
+
+
+def carrier_option(code: str | None) -> Carrier | None:
+    """The carrier a command option names by its code (None without one); an unknown code is the command's error."""
+    if not code:
+        return None
+    carrier = Carrier.objects.filter(code=code).first()
+    if carrier is None:
+        raise CommandError(f"unknown carrier {code!r}")
+    return carrier

@@ -7,6 +7,7 @@ import json
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from wanmon.inventory.management.commands._common import carrier_option
 from wanmon.inventory.models import Carrier
 from wanmon.maintenance.imports import ImportReport
 
@@ -17,15 +18,6 @@ def add_import_options(parser) -> None:
         "--parser", help="'bcop', or a circuit-maintenance-parser provider for e-mails (e.g. zayo, colt, gtt)"
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
-
-
-def carrier_option(code: str | None) -> Carrier | None:
-    if not code:
-        return None
-    carrier = Carrier.objects.filter(code=code).first()
-    if carrier is None:
-        raise CommandError(f"unknown carrier {code!r}")
-    return carrier
 
 
 def print_report(command, report: ImportReport, as_json: bool) -> None:

@@ -1,8 +1,8 @@
 """manage.py maintenance_export [--site CODE | --carrier CODE] [-o FILE]: the calendar as BCOP iCalendar."""
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from wanmon.inventory.models import Carrier, Site
+from wanmon.inventory.management.commands._common import carrier_option, site_option
 from wanmon.maintenance.constants import FEED_PAST_DAYS
 from wanmon.maintenance.feeds import maintenance_export_windows
 from wanmon.maintenance.ical import calendar_render
@@ -18,15 +18,7 @@ class Command(BaseCommand):
         parser.add_argument("-o", "--output", help="file (default: standard output)")
 
     def handle(self, *args, **options):
-        site = carrier = None
-        if options["site"]:
-            site = Site.objects.filter(code=options["site"]).first()
-            if site is None:
-                raise CommandError(f"unknown site {options['site']!r}")
-        if options["carrier"]:
-            carrier = Carrier.objects.filter(code=options["carrier"]).first()
-            if carrier is None:
-                raise CommandError(f"unknown carrier {options['carrier']!r}")
+        site, carrier = site_option(options["site"]), carrier_option(options["carrier"])
         windows = maintenance_export_windows(site=site, carrier=carrier, past_days=options["past_days"])
         name = "wanmon maintenance" + (f" - {site.code}" if site else f" - {carrier.code}" if carrier else "")
         body = calendar_render(windows, name=name)

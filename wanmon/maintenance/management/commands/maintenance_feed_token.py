@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from wanmon.inventory.models import Carrier, Site
+from wanmon.inventory.management.commands._common import carrier_option, site_option
 from wanmon.maintenance.models import FeedToken
 from wanmon.maintenance.services import feed_token_create, feed_token_revoke, feed_urls
 
@@ -23,13 +23,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         action = options["action"]
         if action == "create":
-            site = carrier = None
-            if options.get("site"):
-                site = Site.objects.filter(code=options["site"]).first() or self._missing("site", options["site"])
-            if options.get("carrier"):
-                carrier = Carrier.objects.filter(code=options["carrier"]).first() or self._missing(
-                    "carrier", options["carrier"]
-                )
+            site, carrier = site_option(options.get("site")), carrier_option(options.get("carrier"))
             if site and carrier:
                 raise CommandError("limit a token to a site or to a carrier, not both")
             token, secret = feed_token_create(name=options["name"], site=site, carrier=carrier)
@@ -53,6 +47,3 @@ class Command(BaseCommand):
                     scope = f"carrier {token.carrier.code}"
                 state = f"revoked {token.revoked_at:%Y-%m-%d}" if token.revoked_at else "active"
                 self.stdout.write(f"{token.name}\t{token.token_prefix}...\t{scope}\t{state}")
-
-    def _missing(self, kind: str, code: str):
-        raise CommandError(f"unknown {kind} {code!r}")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 from django.urls import reverse
 
 from wanmon.inventory.choices import HostRole
-from wanmon.inventory.models import Site
+from wanmon.inventory.management.commands._common import site_option
 from wanmon.perfsonar.services import psconfig_token_ensure
 
 
@@ -24,11 +24,7 @@ class Command(BaseCommand):
         scope.add_argument("--mesh", action="store_true", help="every test of the mesh (no archive: see the docs)")
 
     def handle(self, *args, **options):
-        site = None
-        if options["site"]:
-            site = Site.objects.filter(code=options["site"]).first()
-            if site is None:
-                raise CommandError(f"unknown site {options['site']!r}")
+        site = site_option(options["site"])
         access = psconfig_token_ensure(site=site)
         path = reverse("perfsonar-psconfig", kwargs={"token": access.secret})
         url = f"{settings.WANMON_BASE_URL.rstrip('/')}{path}"

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from wanmon.core.tokens import token_hash as feed_token_hash
 from wanmon.inventory.models import Carrier, Site
+from wanmon.inventory.selectors import site_get
 from wanmon.maintenance.choices import Review, Status
 from wanmon.maintenance.ical import ExportObject, ExportWindow
 from wanmon.maintenance.models import FeedToken, MaintenanceWindow
@@ -116,7 +117,7 @@ def maintenance_export_windows(
     tp = topology_load(start=since)
     site_obj = None
     if site is not None:
-        site_obj = site if isinstance(site, Site) else Site.objects.filter(code=site).first()
+        site_obj = site_get(site)
         if site_obj is None:
             return []
     out = []

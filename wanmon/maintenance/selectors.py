@@ -18,7 +18,7 @@ from django.db.models import Prefetch, Q, QuerySet
 
 from wanmon.inventory.labels import label_split
 from wanmon.inventory.models import Carrier, Circuit, Equipment, Interface, Path, PathHop, Site, SiteContact, Trunk
-from wanmon.inventory.selectors import path_in_force_during_q
+from wanmon.inventory.selectors import path_in_force_during_q, site_get
 from wanmon.maintenance import footprint as topo
 from wanmon.maintenance.choices import Behaviour, Review, Status
 from wanmon.maintenance.models import MaintenanceAffect, MaintenanceSource, MaintenanceWindow
@@ -172,7 +172,7 @@ def maintenance_occurrence_list(
     windows = list(maintenance_window_list(start=start, end=end, carrier=carrier, include_cancelled=include_cancelled))
     occurrences = [o for w in windows for o in window_occurrences(w, start, end)]
     if site is not None:
-        site_obj = site if isinstance(site, Site) else Site.objects.filter(code=site).first()
+        site_obj = site_get(site)
         if site_obj is None:
             return []
         tp = topology or topology_load()

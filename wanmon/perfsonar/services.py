@@ -111,12 +111,19 @@ def perfsonar_run_archive(*, body: bytes, agent: Agent, now: datetime | None = N
         return ArchiveResult(run.run_id, duplicate=True, parked=existing.state == RunState.PARKED)
     if not run.measured:
         return _ignore(run, agent, f"test type {run.test_type!r} is not a measurement wanmon uses")
+    src, dst, unresolved = _run_ends(run)
+    if src is None or dst is None:
+        return _park(run, agent, body_data=data, unresolved=unresolved)
+    return _ingest(run, agent, src=src, dst=dst, now=now)
+
+
+def _run_ends(run: PsRun) -> tuple[Endpoint | None, Endpoint | None, list[str]]:
+    """The run's source and destination as the inventory knows them (None for an end it does not know), and the
+    names an operator must map: the first name of each unknown end."""
     ends = endpoint_resolve((*run.source_names, *run.dest_names))
     src = next((ends[n] for n in run.source_names if n in ends), None)
     dst = next((ends[n] for n in run.dest_names if n in ends), None)
-    if src is None or dst is None:
-        return _park(run, agent, body_data=data, src=src, dst=dst)
-    return _ingest(run, agent, src=src, dst=dst, now=now)
+    return src, dst, [*(run.source_names[:1] if src is None else ()), *(run.dest_names[:1] if dst is None else ())]
 
 
 def _endpoint_label(names: tuple[str, ...]) -> str:
@@ -162,15 +169,8 @@ def _row(run: PsRun, agent: Agent | None, state: str) -> PerfsonarRun:
     )
 
 
-def _park(
-    run: PsRun, agent: Agent, *, body_data: Any, src: Endpoint | None, dst: Endpoint | None
-) -> ArchiveResult:
+def _park(run: PsRun, agent: Agent, *, body_data: Any, unresolved: list[str]) -> ArchiveResult:
     row = _row(run, agent, RunState.PARKED)
-    unresolved = []
-    if src is None:
-        unresolved.extend(run.source_names[:1])
-    if dst is None:
-        unresolved.extend(run.dest_names[:1])
     row.unresolved = unresolved
     row.body = body_data
     if not _save_new(row):
@@ -313,12 +313,9 @@ def perfsonar_endpoint_map(
             _row_finish(row, RunState.REJECTED, error=str(exc))
             result.rejected[row.run_id] = str(exc)
             continue
-        ends = endpoint_resolve((*run.source_names, *run.dest_names))
-        src = next((ends[n] for n in run.source_names if n in ends), None)
-        dst = next((ends[n] for n in run.dest_names if n in ends), None)
+        src, dst, unresolved = _run_ends(run)
         if src is None or dst is None:
             result.still_parked += 1
-            unresolved = [*(run.source_names[:1] if src is None else ()), *(run.dest_names[:1] if dst is None else ())]
             if unresolved != row.unresolved:  # the page lists only what is still to map
                 row.unresolved = unresolved
                 row.save(update_fields=["unresolved"])

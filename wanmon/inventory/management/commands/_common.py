@@ -24,19 +24,18 @@ def parse_aware_datetime(value: str | None, *, option: str) -> datetime | None:
 
 def site_option(code: str | None) -> Site | None:
     """The site a command option names by its code (None without one); an unknown code is the command's error."""
-    if not code:
-        return None
-    site = Site.objects.filter(code=code).first()
-    if site is None:
-        raise CommandError(f"unknown site {code!r}")
-    return site
+    return _coded_option(Site, code)
 
 
 def carrier_option(code: str | None) -> Carrier | None:
     """The carrier a command option names by its code (None without one); an unknown code is the command's error."""
+    return _coded_option(Carrier, code)
+
+
+def _coded_option(model: type[Site | Carrier], code: str | None):
     if not code:
         return None
-    carrier = Carrier.objects.filter(code=code).first()
-    if carrier is None:
-        raise CommandError(f"unknown carrier {code!r}")
-    return carrier
+    found = model.objects.filter(code=code).first()
+    if found is None:
+        raise CommandError(f"unknown {model._meta.verbose_name} {code!r}")
+    return found

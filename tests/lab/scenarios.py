@@ -15,19 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.lab.emulator import Impairment
+from tests.scenarios.noise import physics
 
-MSS_BYTES = 1448  # MTU 1500 with TCP timestamps
-MATHIS_C_RENO = (3 / 2) ** 0.5
-
-
-def window_rate_bps(window_bytes: int, rtt_ms: float) -> float:
-    """W * 8 / RTT: what one stream with window W can carry."""
-    return window_bytes * 8 / (rtt_ms / 1000)
-
-
-def mathis_rate_bps(loss: float, rtt_ms: float, mss_bytes: int = MSS_BYTES, c: float = MATHIS_C_RENO) -> float:
-    """Mathis et al.: C * MSS * 8 / (RTT * sqrt(p))."""
-    return c * mss_bytes * 8 / ((rtt_ms / 1000) * loss**0.5)
+MSS_BYTES = physics.mss_bytes(1500)  # MTU 1500 with TCP timestamps: 1448
 
 
 @dataclass(frozen=True)
@@ -192,12 +182,10 @@ SCENARIOS: dict[str, Scenario] = {
 def predicted_bps(scenario: Scenario) -> float | None:
     """What physics says the scenario's forward TCP tests reach (None where no single figure applies)."""
     capacity = scenario.capacity_mbps * 1e6
-    if scenario.name == "WINDOW_LIMITED":
-        return window_rate_bps(WINDOW, scenario.rtt_ms)
-    if scenario.name == "LOSS_LIMITED":
-        return mathis_rate_bps(scenario.a_to_b.loss, scenario.rtt_ms)
-    if scenario.name == "TCP_ONLY_DEGRADATION":
-        return mathis_rate_bps(scenario.a_to_b.loss, scenario.rtt_ms)
+    if scenario.name == "WINDOW_LIMITED":  # nuttcp sets the window itself: no autotuning
+        return physics.window_limit_bps(WINDOW, scenario.rtt_ms, autotuned=False)
+    if scenario.name in ("LOSS_LIMITED", "TCP_ONLY_DEGRADATION"):
+        return physics.mathis_bps(MSS_BYTES, scenario.rtt_ms, scenario.a_to_b.loss, scenario.congestion_control)
     if scenario.name == "ASYMMETRIC_PATH":
         return scenario.b_to_a.rate_bps
     return capacity if scenario.nuttcp else None

@@ -17,7 +17,8 @@ import statistics
 import pytest
 
 from tests.lab import netns
-from tests.lab.scenarios import SCENARIOS, Scenario, mathis_rate_bps, predicted_bps
+from tests.lab.scenarios import MSS_BYTES, SCENARIOS, Scenario, predicted_bps
+from tests.scenarios.noise import physics
 
 pytest.importorskip("aiosmtpd", reason="the e2e harness (dev extra) is needed")
 _UNAVAILABLE = netns.unavailable_reason()
@@ -138,7 +139,7 @@ def test_loss_limited(centre):
     assert 0.25 * evidence["mathis_conservative_bps"] <= thr <= 1.5 * evidence["mathis_reno_bps"], evidence
     # and the loss it measured is the one the emulator applied (within a factor of 2)
     assert 0.5 * s.a_to_b.loss <= p <= 2 * s.a_to_b.loss, p
-    assert 0.25 * mathis_rate_bps(s.a_to_b.loss, s.rtt_ms, c=0.7) <= statistics.median(rates)
+    assert 0.25 * physics.mathis_bps(MSS_BYTES, s.rtt_ms, s.a_to_b.loss, "reno", c=0.7) <= statistics.median(rates)
 
 
 def test_asymmetric_path(centre):

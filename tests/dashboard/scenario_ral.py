@@ -15,6 +15,8 @@ from pathlib import Path
 
 import yaml
 
+from tests.scenarios.noise.mesh import iso
+
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 START = datetime(2026, 3, 1, 6, 0, tzinfo=UTC)
 POLL = timedelta(minutes=5)
@@ -34,10 +36,6 @@ TCP_CERN_RAL_BPS = 8.5e9  # 42 % of 20 Gb/s: warning
 TCP_RAL_CERN_BPS = 12.0e9  # 60 %: ok
 
 SPEEDS_MBPS = {"et": 100000, "xe": 10000}
-
-
-def _iso(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _interface(label: str, if_index: int, description: str) -> dict:
@@ -63,7 +61,7 @@ def scenario() -> dict:
                 if label == "janet-lon:xe-4/0/0" and moment > ERRORS_FROM:
                     errors += int(ERRORS_PER_S * POLL.total_seconds())
             measurements.append({
-                "type": "snmp", "time": _iso(moment), "equipment": equipment, "interface": interface,
+                "type": "snmp", "time": iso(moment), "equipment": equipment, "interface": interface,
                 "sys_uptime_ticks": 500_000_000 + i * 30_000, "oper_status": "up",
                 "counters": {"hc_in_octets": in_octets, "hc_out_octets": out_octets, "in_errors": errors,
                              "out_errors": 0, "in_discards": 0, "out_discards": 0},
@@ -74,13 +72,13 @@ def scenario() -> dict:
     while moment <= NOW:
         for src, dst, rate in (("CERN", "RAL", TCP_CERN_RAL_BPS), ("RAL", "CERN", TCP_RAL_CERN_BPS)):
             measurements.append({
-                "type": "throughput", "time": _iso(moment), "src": src, "dst": dst, "tool": "nuttcp",
+                "type": "throughput", "time": iso(moment), "src": src, "dst": dst, "tool": "nuttcp",
                 "protocol": "tcp", "duration_s": 10, "streams": 4, "window_bytes": 134217728, "mss_bytes": 8948,
                 "throughput_bps": rate * (1 + 0.02 * math.sin(i)), "retransmits": 0, "rtt_ms": 20.2,
             })
         if moment.minute == 0:
             measurements.append({
-                "type": "throughput", "time": _iso(moment + timedelta(minutes=1)), "src": "CERN", "dst": "RAL",
+                "type": "throughput", "time": iso(moment + timedelta(minutes=1)), "src": "CERN", "dst": "RAL",
                 "tool": "nuttcp", "protocol": "udp", "duration_s": 10, "offered_bps": 1.0e9,
                 "throughput_bps": 0.999e9, "packets_sent": 139_000, "packets_lost": i % 3,
             })
@@ -92,7 +90,7 @@ def scenario() -> dict:
         for src, dst in (("CERN", "RAL"), ("RAL", "CERN")):
             extra = 1.0 if (src == "CERN" and moment >= ROUTE_CHANGE_AT) else 0.0
             measurements.append({
-                "type": "owamp", "time": _iso(moment), "src": src, "dst": dst, "packets_sent": 600,
+                "type": "owamp", "time": iso(moment), "src": src, "dst": dst, "packets_sent": 600,
                 "packets_lost": 0, "duplicates": 0, "reordered": 0, "delay_min_ms": 9.8 + extra,
                 "delay_median_ms": 10.1 + extra, "delay_max_ms": 12.0 + extra, "jitter_ms": 0.1,
                 "clock_error_ms": 0.2,
@@ -103,7 +101,7 @@ def scenario() -> dict:
     while moment <= NOW:
         middle = "geant-ams" if moment >= ROUTE_CHANGE_AT else "geant-par"
         measurements.append({
-            "type": "traceroute", "time": _iso(moment + timedelta(minutes=2)), "src": "CERN", "dst": "RAL",
+            "type": "traceroute", "time": iso(moment + timedelta(minutes=2)), "src": "CERN", "dst": "RAL",
             "hops": ["cern-border", "geant-gva", middle, "geant-lon", "janet-lon", "ral-border"],
             "pmtu_bytes": 9000,
         })
@@ -113,7 +111,7 @@ def scenario() -> dict:
         "scenario": "dashboard-ral-trunk",
         "description": "CERN<->RAL: unevenly loaded trunk members, CRC errors on one of them, a maintenance "
                        "window, an announced one and a route change (dashboard test data).",
-        "now": _iso(NOW),
+        "now": iso(NOW),
         "topology": {
             "carriers": [{"code": "GEANT", "name": "GEANT"}, {"code": "JANET", "name": "Jisc Janet"}],
             "sites": [{"code": "CERN", "name": "CERN", "tier": 0, "lat": 46.23, "lon": 6.05},

@@ -450,14 +450,23 @@ class TrunkHashing(Fault):
     site: str = ""
     share: float = 0.8  # of the traffic on the first member
 
+    @property
+    def trunk(self) -> str:
+        return f"{self.site.lower()}-ae0"
+
+    @property
+    def members(self) -> tuple[str, str]:
+        """The LAG's two members on the site's border router."""
+        return (f"{border(self.site)}:et-0/0/0", f"{border(self.site)}:et-0/0/1")
+
     def trunks(self, mesh):
-        return {f"{self.site.lower()}-ae0": (f"{border(self.site)}:et-0/0/0", f"{border(self.site)}:et-0/0/1")}
+        return {self.trunk: self.members}
 
     def polled(self, mesh):
-        return self.trunks(mesh)[f"{self.site.lower()}-ae0"]
+        return self.members
 
     def iface(self, mesh, name, t_h, st):
-        members = self.trunks(mesh)[f"{self.site.lower()}-ae0"]
+        members = self.members
         if name not in members:
             return st
         # Healthy hashing splits the flows within a few per cent; the broken one keeps `share` on member 0.
@@ -466,7 +475,7 @@ class TrunkHashing(Fault):
         return replace(st, util_in=min(0.98, st.util_in * 2 * mine), util_out=min(0.98, st.util_out * 2 * mine))
 
     def expect(self, mesh):
-        return [{"code": "TRUNK_IMBALANCE", "subject": {"trunk": f"{self.site.lower()}-ae0"}}]
+        return [{"code": "TRUNK_IMBALANCE", "subject": {"trunk": self.trunk}}]
 
 
 @dataclass(frozen=True)

@@ -133,6 +133,33 @@ class Scenario:
         """``value`` give or take ``rel`` of it, drawn from the scenario's seeded generator."""
         return jitter(self.rng, value, rel)
 
+    def drifting(
+        self,
+        start: datetime,
+        end: datetime | None,
+        *,
+        mean: float,
+        sd: float,
+        low: float,
+        high: float,
+        block_s: float = 300,
+    ) -> Callable[[datetime], float]:
+        """A fault's figure that drifts (a loss rate, say): 0 before ``start`` and from ``end`` on (None: never
+        ends), else ``mean`` plus ``sd`` times a normal draw, kept within ``low`` .. ``high``; one draw per
+        ``block_s`` from ``start``, taken from the scenario's generator the first time a moment of the block asks.
+        """
+        drawn: dict[int, float] = {}
+
+        def figure(t: datetime) -> float:
+            if t < start or (end is not None and t >= end):
+                return 0.0
+            key = int((t - start).total_seconds() // block_s)
+            if key not in drawn:
+                drawn[key] = min(high, max(low, mean + sd * self.rng.gauss(0, 1)))
+            return drawn[key]
+
+        return figure
+
     # -- topology
     def carrier(self, code: str, name: str) -> None:
         self.carriers.append({"code": code, "name": name})

@@ -48,15 +48,7 @@ def scenario_case1(sc: Scenario) -> None:
 
     onset = sc.at("08:10")
     # Frame loss of the bad fibre: it drifts (the light coupling of a dirty connector is random), 2-6 %.
-    loss_at: dict[int, float] = {}
-
-    def fibre_loss(t: datetime) -> float:
-        if t < onset:
-            return 0.0
-        key = int((t - onset).total_seconds() // 300)
-        if key not in loss_at:
-            loss_at[key] = min(0.06, max(0.02, 0.04 + 0.012 * sc.rng.gauss(0, 1)))
-        return loss_at[key]
+    fibre_loss = sc.drifting(onset, None, mean=0.04, sd=0.012, low=0.02, high=0.06)
 
     window, mss = 16 * MiB, 8948
     for dst, rtt in (("FZK", 14.2), ("CNAF", 16.8)):

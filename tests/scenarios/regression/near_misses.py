@@ -184,16 +184,8 @@ def scenario_near_miss_maintenance(sc: Scenario) -> None:
     def drained(t: datetime) -> bool:
         return shut <= t < unshut
 
-    frame_loss: dict[int, float] = {}
-
-    def p_frame(t: datetime) -> float:
-        """Fraction of ~1000-byte frames the failing optic corrupts (it drifts, 0.6-1.5e-4)."""
-        if not fault <= t < fixed:
-            return 0.0
-        key = int((t - fault).total_seconds() // 300)
-        if key not in frame_loss:
-            frame_loss[key] = min(1.5e-4, max(0.6e-4, 1.0e-4 + 0.25e-4 * sc.rng.gauss(0, 1)))
-        return frame_loss[key]
+    # the fraction of ~1000-byte frames the failing optic corrupts (it drifts, 0.6-1.5e-4)
+    p_frame = sc.drifting(fault, fixed, mean=1.0e-4, sd=0.25e-4, low=0.6e-4, high=1.5e-4)
 
     speed, frame_bytes = 10e9, 1000.0
     polls = sc.every(1)

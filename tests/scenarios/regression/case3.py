@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from tests.scenarios.regression.builder import MiB, Scenario, scenario, segments
 from tests.scenarios.regression.counters import Counter64Port
+from tests.scenarios.regression.places import RAL_HOSTS
 
 
 # --------------------------------------------------------------------------- case 3
@@ -23,12 +24,7 @@ def scenario_case3(sc: Scenario) -> None:
     (one member's line rate), and 800 Mb/s UDP tests to every host are clean. The member counters show the broken
     member carrying far less than the other. RAL->CERN is fine.
     """
-    hosts = [
-        ("ral-dt01", "203.0.113.21"),
-        ("ral-dt02", "203.0.113.22"),
-        ("ral-dt03", "203.0.113.23"),
-        ("ral-dt04", "203.0.113.24"),
-    ]
+    hosts = RAL_HOSTS
     sc.host("CERN", "cern-dt02", "192.0.2.12")
     for name, addr in hosts:
         sc.host("RAL", name, addr)

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from tests.scenarios.noise.noise import poisson
 from tests.scenarios.regression.builder import ALL_CODES, MiB, Scenario, hops_from, scenario, segments, tcp_rate_bps
 from tests.scenarios.regression.counters import Counter64Port, octets_before_wrap
+from tests.scenarios.regression.places import RAL_HOSTS
 
 
 # --------------------------------------------------------------------------- near misses
@@ -50,12 +51,7 @@ def scenario_near_miss_trunk(sc: Scenario) -> None:
     report.
     """
     cern_host = "192.0.2.12"
-    hosts = [
-        ("ral-dt01", "203.0.113.21"),
-        ("ral-dt02", "203.0.113.22"),
-        ("ral-dt03", "203.0.113.23"),
-        ("ral-dt04", "203.0.113.24"),
-    ]
+    hosts = RAL_HOSTS
     sc.host("CERN", "cern-dt02", cern_host)
     for name, addr in hosts:
         sc.host("RAL", name, addr)

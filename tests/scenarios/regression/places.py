@@ -1,6 +1,6 @@
 """The sites, carriers and routers the regression cases share: a case declares them by name
 (``@scenario(carriers=..., sites=..., routers=...)``, or ``sc.add_routers``); a router a case declares otherwise
-goes through ``sc.router``."""
+goes through ``sc.router``. ``RAL_HOSTS`` are the test hosts behind RAL's trunk that case 3 and its near miss share."""
 
 SITES = {  # in alphabetical order
     "ASGC": ("Academia Sinica Grid Computing", 1, 25.04, 121.61),
@@ -86,3 +86,10 @@ ROUTERS = {  # name: (site or carrier, which one, vendor, model, role) unless a 
     "uslhcnet-gva": ("carrier", "USLHCNET", "Ciena", "5410", "switch"),
     "uslhcnet-nyc": ("carrier", "USLHCNET", "Force10", "E600", "router"),
 }
+#: RAL's four test hosts behind ral-lag (name, address): odd and even last octets, which a trunk's hashing may part
+RAL_HOSTS = (
+    ("ral-dt01", "203.0.113.21"),
+    ("ral-dt02", "203.0.113.22"),
+    ("ral-dt03", "203.0.113.23"),
+    ("ral-dt04", "203.0.113.24"),
+)

@@ -110,6 +110,13 @@ def _path(s: Scenario, direction: str) -> dict[str, str]:
     return {"src": src, "dst": dst}
 
 
+def _found_about(outcome, code: str, subject: dict):
+    """The one finding of ``code``, which must be about ``subject`` (the report says what was found instead)."""
+    found = outcome.findings_with(code)
+    assert [dict(f.subject) for f in found] == [subject], outcome.report()
+    return found[0]
+
+
 def _severe(outcome) -> list:
     return [f for f in outcome.findings if f.severity in WARNING_OR_WORSE]
 
@@ -121,8 +128,7 @@ def test_window_limited(centre):
     assert len(rates) >= 2, outcome.tests
     limit = predicted_bps(s)
     assert abs(statistics.median(rates) / limit - 1) <= 0.2, f"{rates} vs W*8/RTT {limit}"
-    found = outcome.findings_with("WINDOW_LIMITED")
-    assert [dict(f.subject) for f in found] == [_path(s, "A->B")], outcome.report()
+    _found_about(outcome, "WINDOW_LIMITED", _path(s, "A->B"))
 
 
 def test_loss_limited(centre):
@@ -131,9 +137,7 @@ def test_loss_limited(centre):
     rates = outcome.tcp_bps()
     assert len(rates) >= 2, outcome.tests
     assert outcome.measured.emulator["a_to_b"]["drops"]["random"] > 0
-    found = outcome.findings_with("LOSS_LIMITED")
-    assert [dict(f.subject) for f in found] == [_path(s, "A->B")], outcome.report()
-    evidence = found[0].evidence
+    evidence = _found_about(outcome, "LOSS_LIMITED", _path(s, "A->B")).evidence
     # the stated band: between a quarter of the conservative figure (C=0.7) and 1.5 x Reno's (C=1.22)
     thr, p = evidence["throughput_median_bps"], evidence["loss_fraction"]
     assert 0.25 * evidence["mathis_conservative_bps"] <= thr <= 1.5 * evidence["mathis_reno_bps"], evidence
@@ -148,9 +152,7 @@ def test_asymmetric_path(centre):
     back, forth = outcome.tcp_bps("B->A"), outcome.tcp_bps("A->B")
     assert back and forth, outcome.tests
     assert statistics.median(back) <= 1.2 * s.b_to_a.rate_bps  # the limit holds
-    found = outcome.findings_with("ASYMMETRIC_PATH")
-    assert [dict(f.subject) for f in found] == [_path(s, "B->A")], outcome.report()
-    assert found[0].severity in WARNING_OR_WORSE
+    assert _found_about(outcome, "ASYMMETRIC_PATH", _path(s, "B->A")).severity in WARNING_OR_WORSE
 
 
 def test_tcp_only_degradation(centre):
@@ -159,8 +161,7 @@ def test_tcp_only_degradation(centre):
     udp = [t for t in outcome.tests if t.protocol == "udp" and t.direction == "A->B"]
     assert udp and all(t.packets_lost == 0 for t in udp), udp
     assert outcome.measured.emulator["a_to_b"]["udp_drops"] == 0
-    found = outcome.findings_with("TCP_ONLY_DEGRADATION")
-    assert [dict(f.subject) for f in found] == [_path(s, "A->B")], outcome.report()
+    _found_about(outcome, "TCP_ONLY_DEGRADATION", _path(s, "A->B"))
 
 
 def test_periodic_loss(centre):
@@ -177,8 +178,7 @@ def test_interface_errors(centre):
     s = outcome.scenario
     injected = outcome.measured.emulator["a_to_b"]["drops"]["errors"]
     assert injected > 0
-    found = outcome.findings_with("INTERFACE_ERRORS")
-    assert [dict(f.subject) for f in found] == [{"equipment": s.router, "interface": "to-a"}], outcome.report()
+    _found_about(outcome, "INTERFACE_ERRORS", {"equipment": s.router, "interface": "to-a"})
 
 
 def test_clean_path_has_no_warning(centre):

@@ -46,7 +46,11 @@ def rtt_ms(a: str, b: str) -> float:
     return max(2.0, 2 * km(a, b) * 1.5 / 200 + 0.5)
 
 
-def main() -> None:
+OUT = Path(__file__).with_name("healthy-mesh-12.yaml")
+
+
+def document() -> str:
+    """The scenario file's text (the same bytes on every run: the randomness is seeded)."""
     rnd = random.Random(12)
     topo = {
         "carriers": [{"code": c, "name": c} for c in sorted({c for _, c in CORE.values()})],
@@ -96,9 +100,13 @@ def main() -> None:
         "measurements": measurements,
         "expect": {"findings": [], "absent": [{"code": c} for c in codes.CODES]},
     }
-    out = Path(__file__).with_name("healthy-mesh-12.yaml")
-    out.write_text(yaml.safe_dump(doc, sort_keys=False, width=200))
-    print(f"{out}: {len(measurements)} measurements, {len(topo['paths'])} paths")
+    return yaml.safe_dump(doc, sort_keys=False, width=200)
+
+
+def main() -> None:
+    text = document()
+    OUT.write_text(text)
+    print(f"{OUT}: {len(text) / 1024:.0f} KiB")
 
 
 if __name__ == "__main__":

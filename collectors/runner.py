@@ -14,8 +14,9 @@ command could not run to completion. A scheduler cycle must survive one bad
 test, so errors are data here, not exceptions.
 
 This module also holds the helpers every collector needs to build record
-dicts (:func:`utc_time`, :func:`excerpt`, :func:`endpoints`), so the collectors share one
-definition of "time", of "output excerpt" and of which end is the source.
+dicts (:func:`utc_time`, :func:`excerpt`, :func:`endpoints`, :func:`record_head`, :func:`failed_run_record`), so
+the collectors share one definition of "time", of "output excerpt", of which end is the source and of what a
+record of a failed run holds.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 # Exit codes a POSIX shell uses for "cannot run": we reuse them so a caller can
 # tell "the tool is not installed" apart from "the tool ran and failed".
@@ -276,6 +277,31 @@ def endpoints(outbound: bool, *, src_site: str, dst_site: str, host: str) -> dic
     if outbound:
         return {"src": src_site, "dst": dst_site, "dst_host": host}
     return {"src": dst_site, "dst": src_site, "src_host": host}
+
+
+def record_head(
+    record_type: str, *, tool: str, ends: Mapping[str, str], time: datetime, **fields: object
+) -> dict[str, Any]:
+    """The fields a tool collector's record starts with: its ``type``, ``time`` (UTC), ``src`` and ``dst`` and the
+    far end's host (``ends``, from :func:`endpoints`), the ``tool``, then the record type's own ``fields``."""
+    return {"type": record_type, "time": utc_time(time), **ends, "tool": tool, **fields}
+
+
+def failed_run_record(
+    record_type: str,
+    *,
+    tool: str,
+    ends: Mapping[str, str],
+    time: datetime,
+    error: str,
+    command: CommandResult | None = None,
+    argv: list[str] | None = None,
+    **fields: object,
+) -> dict[str, Any]:
+    """A record of a test run that measured nothing: :func:`record_head`, ``error`` and what is known of the run
+    (:func:`run_fields`). Measurement fields stay absent; the centre takes the error itself as evidence."""
+    head = record_head(record_type, tool=tool, ends=ends, time=time, **fields)
+    return {**head, "error": error, **run_fields(command, argv)}
 
 
 def first_matching_line(lines: Iterable[str], needles: Iterable[str]) -> str | None:

@@ -30,7 +30,16 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, ClassVar
 
-from collectors.runner import EXIT_NOT_FOUND, CommandResult, CommandRunner, excerpt, run_fields, utc_time
+from collectors.runner import (
+    EXIT_NOT_FOUND,
+    CommandResult,
+    CommandRunner,
+    endpoints,
+    excerpt,
+    failed_run_record,
+    record_head,
+    utc_time,
+)
 from collectors.table import TableConfig
 
 TRACEPATH = "tracepath"
@@ -365,18 +374,16 @@ PARSERS = {TRACEPATH: parse_tracepath, TRACEROUTE: parse_traceroute}
 
 def result_to_record(result: TraceResult, *, src_site: str, dst_site: str, host: str, time: datetime) -> dict[str, Any]:
     """A ``traceroute`` record (docs/scenario-format.md#measurement-records): hop addresses and the path MTU."""
-    record: dict[str, Any] = {
-        "type": "traceroute",
-        "time": utc_time(time),
-        "src": src_site,
-        "dst": dst_site,
-        "hops": result.addresses,
-        "pmtu_bytes": result.pmtu_bytes,
-        "tool": result.tool,
-        "dst_host": host,
-        "reached": result.reached,
-        "hop_rtts_ms": [hop.rtts_ms[0] if hop.rtts_ms else None for hop in result.hops],
-    }
+    record = record_head(
+        "traceroute",
+        tool=result.tool,
+        ends=endpoints(True, src_site=src_site, dst_site=dst_site, host=host),
+        time=time,
+        hops=result.addresses,
+        pmtu_bytes=result.pmtu_bytes,
+        reached=result.reached,
+        hop_rtts_ms=[hop.rtts_ms[0] if hop.rtts_ms else None for hop in result.hops],
+    )
     if result.destination:
         record["destination_address"] = result.destination
     if result.hops_back is not None:
@@ -399,17 +406,8 @@ def error_record(
     argv: list[str] | None = None,
 ) -> dict[str, Any]:
     """A ``traceroute`` record for a trace that produced nothing usable (no ``hops``)."""
-    record: dict[str, Any] = {
-        "type": "traceroute",
-        "time": utc_time(time),
-        "src": src_site,
-        "dst": dst_site,
-        "tool": tool,
-        "dst_host": host,
-        "error": error,
-    }
-    record.update(run_fields(command, argv))
-    return record
+    ends = endpoints(True, src_site=src_site, dst_site=dst_site, host=host)
+    return failed_run_record("traceroute", tool=tool, ends=ends, time=time, error=error, command=command, argv=argv)
 
 
 def run_test(

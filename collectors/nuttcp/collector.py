@@ -29,8 +29,9 @@ from collectors.runner import (
     CommandResult,
     CommandRunner,
     endpoints,
+    failed_run_record,
     output_fields,
-    run_fields,
+    record_head,
     utc_time,
 )
 from collectors.table import TableConfig
@@ -162,32 +163,20 @@ def detect_version(runner: CommandRunner, binary: str = "nuttcp", timeout_s: flo
 # ---------------------------------------------------------------------------
 
 
-def _base_record(
-    config: NuttcpConfig, direction: str, *, src_site: str, dst_site: str, time: datetime
-) -> dict[str, Any]:
-    ends = endpoints(direction == FORWARD, src_site=src_site, dst_site=dst_site, host=config.host)
-    record: dict[str, Any] = {
-        "type": "throughput",
-        "time": time,
-        "src": ends["src"],
-        "dst": ends["dst"],
-        "tool": TOOL,
-        "protocol": config.protocol,
-        "duration_s": config.duration_s,
-    }
+def _record_fields(config: NuttcpConfig, direction: str, *, src_site: str, dst_site: str) -> dict[str, Any]:
+    """What a ``throughput`` record of ``config``'s test in ``direction`` says besides its type, time and tool (the
+    :func:`record_head` arguments, measured or failed): its ends, the test settings, the direction."""
+    settings: dict[str, Any] = {"protocol": config.protocol, "duration_s": config.duration_s}
     if config.protocol == "tcp":
-        record["streams"] = config.streams
-        record["window_bytes"] = config.window_bytes
-        record["mss_bytes"] = config.mss_bytes
+        settings["streams"] = config.streams
+        settings["window_bytes"] = config.window_bytes
+        settings["mss_bytes"] = config.mss_bytes
     else:
-        record["offered_bps"] = float(config.rate_bps) if config.rate_bps is not None else None
+        settings["offered_bps"] = float(config.rate_bps) if config.rate_bps is not None else None
         if config.streams > 1:
-            record["streams"] = config.streams
-    for key in ("src_host", "dst_host"):
-        if key in ends:
-            record[key] = ends[key]
-    record["direction"] = direction
-    return record
+            settings["streams"] = config.streams
+    ends = endpoints(direction == FORWARD, src_site=src_site, dst_site=dst_site, host=config.host)
+    return {"ends": ends, **settings, "direction": direction}
 
 
 def result_to_record(
@@ -206,7 +195,8 @@ def result_to_record(
     the test; it stands in for ``retransmits`` when nuttcp's count is unknown.
     It counts every TCP flow of the host, so it is an upper bound.
     """
-    record = _base_record(config, direction, src_site=src_site, dst_site=dst_site, time=utc_time(time))
+    fields = _record_fields(config, direction, src_site=src_site, dst_site=dst_site)
+    record = record_head("throughput", tool=TOOL, time=time, **fields)
     record["duration_s"] = result.duration_s
     record["throughput_bps"] = result.throughput_bps
     record["transferred_bytes"] = result.transferred_bytes
@@ -259,9 +249,8 @@ def error_record(
     It carries the test parameters and ``error``; measurement fields are
     absent. ``PATH_DOWN`` needs these: a test that cannot connect is evidence.
     """
-    record = _base_record(config, direction, src_site=src_site, dst_site=dst_site, time=utc_time(time))
-    record["error"] = error
-    record.update(run_fields(command, argv))
+    fields = _record_fields(config, direction, src_site=src_site, dst_site=dst_site)
+    record = failed_run_record("throughput", tool=TOOL, time=time, error=error, command=command, argv=argv, **fields)
     if tool_version:
         record["tool_version"] = tool_version
     return record

@@ -22,7 +22,15 @@ from typing import Any, ClassVar
 
 from collectors.owamp.common import OwampParseError, ntp_unsynced, parse_error
 from collectors.owamp.owping import OwampSession, parse
-from collectors.runner import CommandResult, CommandRunner, endpoints, excerpt, run_fields, utc_time
+from collectors.runner import (
+    CommandResult,
+    CommandRunner,
+    endpoints,
+    excerpt,
+    failed_run_record,
+    record_head,
+    utc_time,
+)
 from collectors.table import TableConfig
 
 TOOL = "owping"
@@ -187,20 +195,17 @@ def session_to_record(
     synced = session.clock_synced
     if ntp_warning:
         synced = False
-    record: dict[str, Any] = {
-        "type": "owamp",
-        "time": utc_time(time),
-        "src": ends["src"],
-        "dst": ends["dst"],
+    record = record_head(
+        "owamp",
+        tool=TOOL,
+        ends=ends,
+        time=time,
         **session.figures(),
-        "clock_error_ms": session.clock_error_ms if synced else None,
-        "tool": TOOL,
-        "clock_synced": synced,
-        "direction": RECORD_DIRECTION[direction],
-    }
+        clock_error_ms=session.clock_error_ms if synced else None,
+        clock_synced=synced,
+        direction=RECORD_DIRECTION[direction],
+    )
     extras = {
-        "src_host": ends.get("src_host"),
-        "dst_host": ends.get("dst_host"),
         "hops": session.hops,
         "hops_min": session.hops_min,
         "hops_max": session.hops_max,
@@ -230,17 +235,16 @@ def error_record(
 ) -> dict[str, Any]:
     """An ``owamp`` record for a direction that produced no session (no measurement fields)."""
     ends = endpoints(direction == TO, src_site=src_site, dst_site=dst_site, host=_host_only(host))
-    record: dict[str, Any] = {
-        "type": "owamp",
-        "time": utc_time(time),
-        "src": ends["src"],
-        "dst": ends["dst"],
-        "tool": TOOL,
-        "direction": RECORD_DIRECTION[direction],
-        "error": error,
-    }
-    record.update({k: v for k, v in ends.items() if k.endswith("_host")})
-    record.update(run_fields(command, argv))
+    record = failed_run_record(
+        "owamp",
+        tool=TOOL,
+        ends=ends,
+        time=time,
+        error=error,
+        command=command,
+        argv=argv,
+        direction=RECORD_DIRECTION[direction],
+    )
     warning = ntp_unsynced(command.stderr) if command is not None else None
     if warning:
         record["clock_synced"] = False

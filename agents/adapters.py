@@ -40,7 +40,7 @@ from agents.config import AgentConfig, ConfigError, HostTcpTarget, SnmpTarget, T
 from agents.replay_collector import ReplayCollector
 from agents.scheduler import exclusive_groups
 from collectors import hostinfo, nuttcp, owamp, traceroute
-from collectors.runner import CommandRunner, SubprocessRunner
+from collectors.runner import CommandRunner, SubprocessRunner, host_part
 
 __all__ = [
     "HostTcpCollector",
@@ -71,12 +71,7 @@ def host_group(host: str) -> str:
     host; ``[2001:db8::1]:861`` and ``2001:db8::1`` too. Names are not resolved (a name and its
     address are two groups): configure one spelling per host.
     """
-    name = host.strip().lower()
-    if name.startswith("["):  # [v6] or [v6]:port
-        name = name[1:].split("]", 1)[0]
-    elif name.count(":") == 1:  # name:port or v4:port (a bare IPv6 address has several colons)
-        name = name.split(":", 1)[0]
-    return "host:" + name.rstrip(".")
+    return "host:" + host_part(host.strip().lower()).rstrip(".")
 
 
 class _ToolCollector:

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any, Protocol, runtime_checkable
 
 # Exit codes a POSIX shell uses for "cannot run": we reuse them so a caller can
@@ -277,6 +278,22 @@ def endpoints(outbound: bool, *, src_site: str, dst_site: str, host: str) -> dic
     if outbound:
         return {"src": src_site, "dst": dst_site, "dst_host": host}
     return {"src": dst_site, "dst": src_site, "src_host": host}
+
+
+def plain_number(value: float) -> str:
+    """A number for a tool's command line: ``10`` not ``10.0``, ``0.5`` not ``5e-01`` (nuttcp and owping read their
+    numbers with sscanf/strtod and take neither an exponent nor Python's float repr)."""
+    return format(Decimal(str(value)).normalize(), "f")
+
+
+def host_part(host: str) -> str:
+    """The host of a tool's ``name``, ``name:port``, ``v4:port``, ``[v6]`` or ``[v6]:port`` (a bare IPv6 address, with
+    several colons, is itself); a ``[`` without its ``]`` is left as it is."""
+    if host.startswith("["):
+        return host[1 : host.index("]")] if "]" in host else host
+    if host.count(":") == 1:
+        return host.split(":", 1)[0]
+    return host
 
 
 def record_head(

@@ -31,6 +31,7 @@ from collectors.runner import (
     endpoints,
     failed_run_record,
     output_fields,
+    plain_number,
     record_head,
     utc_time,
 )
@@ -99,12 +100,6 @@ class NuttcpConfig(TableConfig):
         return (FORWARD, REVERSE) if self.reverse else (FORWARD,)
 
 
-def _plain_number(value: float) -> str:
-    """``10`` not ``10.0``, ``0.5`` not ``5e-01``: nuttcp reads numbers with sscanf."""
-    text = format(Decimal(str(value)).normalize(), "f")
-    return text
-
-
 def window_kib(window_bytes: int) -> int:
     """nuttcp's ``-w`` takes KiB: the nearest whole KiB (at least 1)."""
     return max(1, int((Decimal(window_bytes) / BYTES_PER_KIB).to_integral_value(rounding=ROUND_HALF_EVEN)))
@@ -124,7 +119,7 @@ def build_argv(config: NuttcpConfig, *, direction: str = FORWARD, version: str |
     """
     if direction not in (FORWARD, REVERSE):
         raise ValueError(f"direction must be {FORWARD!r} or {REVERSE!r}")
-    argv = [config.binary, "-fparse", f"-T{_plain_number(config.duration_s)}"]
+    argv = [config.binary, "-fparse", f"-T{plain_number(config.duration_s)}"]
     if direction == FORWARD:
         argv.append("-t")
     else:
@@ -140,11 +135,11 @@ def build_argv(config: NuttcpConfig, *, direction: str = FORWARD, version: str |
     if config.streams > 1:
         argv.append(f"-N{config.streams}")
     if config.rate_bps is not None:
-        argv.append(f"-R{_plain_number(config.rate_bps / BPS_PER_KBPS)}")
+        argv.append(f"-R{plain_number(config.rate_bps / BPS_PER_KBPS)}")
     if config.mss_bytes is not None and config.protocol == "tcp":
         argv.append(f"-M{config.mss_bytes}")
     if config.interval_report_s is not None:
-        argv.append(f"-i{_plain_number(config.interval_report_s)}")
+        argv.append(f"-i{plain_number(config.interval_report_s)}")
     if config.control_port is not None:
         argv.append(f"-P{config.control_port}")
     if config.data_port is not None:

@@ -17,7 +17,6 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal
 from typing import Any, ClassVar
 
 from collectors.owamp.common import OwampParseError, ntp_unsynced, parse_error
@@ -28,6 +27,8 @@ from collectors.runner import (
     endpoints,
     excerpt,
     failed_run_record,
+    host_part,
+    plain_number,
     record_head,
     utc_time,
 )
@@ -43,15 +44,6 @@ RECORD_DIRECTION = {TO: "forward", FROM: "reverse"}
 # owping's default packet interval is exponential with this mean; with -L the
 # loss timeout. The results arrive after the last packet plus the timeout.
 DEFAULT_TIMEOUT_MARGIN_S = 30.0
-
-
-def _host_only(host: str) -> str:
-    """``[2001:db8::1]:861`` / ``host:861`` / ``host`` -> the host part."""
-    if host.startswith("["):
-        return host[1 : host.index("]")] if "]" in host else host
-    if host.count(":") == 1:
-        return host.split(":", 1)[0]
-    return host
 
 
 def _direction_by_address(session: OwampSession, remote: str) -> str | None:
@@ -86,7 +78,7 @@ def assign_directions(
     if not sessions:
         return {}
     assigned: dict[str, OwampSession] = {}
-    remote = _host_only(remote_host) if remote_host else None
+    remote = host_part(remote_host) if remote_host else None
     for session in sessions:
         direction = _direction_by_address(session, remote) if remote else None
         if direction is None and len(sessions) == 1 and len(expected) == 2:
@@ -95,10 +87,6 @@ def assign_directions(
         if direction in expected and direction not in assigned:
             assigned[direction] = session
     return assigned
-
-
-def _plain_number(value: float) -> str:
-    return format(Decimal(str(value)).normalize(), "f")
 
 
 @dataclass(frozen=True)
@@ -155,12 +143,12 @@ def build_argv(config: OwampConfig) -> list[str]:
         "-c",
         str(config.packets),
         "-i",
-        _plain_number(config.packet_interval_s),
+        plain_number(config.packet_interval_s),
         "-L",
-        _plain_number(config.loss_timeout_s),
+        plain_number(config.loss_timeout_s),
     ]
     if config.bucket_width_s is not None:
-        argv += ["-b", _plain_number(config.bucket_width_s)]
+        argv += ["-b", plain_number(config.bucket_width_s)]
     if config.port_range:
         argv += ["-P", config.port_range]
     if config.source_address:
@@ -191,7 +179,7 @@ def session_to_record(
     ``ntp_warning`` is owamp's stderr UNSYNC line: it marks the clock as
     unsynchronised even if the session data did not.
     """
-    ends = endpoints(direction == TO, src_site=src_site, dst_site=dst_site, host=_host_only(host))
+    ends = endpoints(direction == TO, src_site=src_site, dst_site=dst_site, host=host_part(host))
     synced = session.clock_synced
     if ntp_warning:
         synced = False
@@ -234,7 +222,7 @@ def error_record(
     argv: list[str] | None = None,
 ) -> dict[str, Any]:
     """An ``owamp`` record for a direction that produced no session (no measurement fields)."""
-    ends = endpoints(direction == TO, src_site=src_site, dst_site=dst_site, host=_host_only(host))
+    ends = endpoints(direction == TO, src_site=src_site, dst_site=dst_site, host=host_part(host))
     record = failed_run_record(
         "owamp",
         tool=TOOL,

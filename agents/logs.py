@@ -14,6 +14,8 @@ import sys
 from datetime import UTC, datetime
 from typing import IO, Any
 
+from collectors.records.types import iso_z
+
 # Attributes every LogRecord has; anything else on a record came from ``extra=``.
 _STANDARD_ATTRIBUTES = frozenset(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName"}
 
@@ -25,9 +27,7 @@ class JsonLineFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         data: dict[str, Any] = {
-            "time": datetime.fromtimestamp(record.created, UTC)
-            .isoformat(timespec="milliseconds")
-            .replace("+00:00", "Z"),
+            "time": iso_z(datetime.fromtimestamp(record.created, UTC), "milliseconds"),
             "level": record.levelname.lower(),
             "logger": record.name,
             "message": record.getMessage(),

@@ -32,6 +32,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from collectors.records.types import iso_z
+
 __all__ = ["POLL_LOG_NAME", "PollLog", "read_poll_log"]
 
 POLL_LOG_NAME = "polls.json"
@@ -42,7 +44,7 @@ logger = logging.getLogger(__name__)
 def _iso(moment: datetime | None) -> str | None:
     if moment is None:
         return None
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return iso_z(moment, "milliseconds")
 
 
 def read_poll_log(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:

@@ -70,6 +70,7 @@ from typing import Any
 import msgspec
 
 from collectors.records import Record, RecordError, SnmpRecord, decode_records
+from collectors.records.types import iso_z
 
 __all__ = [
     "END_AT_NOW",
@@ -421,7 +422,7 @@ def _spool_held_here(spool_dir: Path) -> bool:
 
 
 def _iso(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    return None if moment is None else iso_z(moment.astimezone(UTC))
 
 
 class ReplayCollector:

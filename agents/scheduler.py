@@ -53,6 +53,7 @@ from agents.clock import SYSTEM_CLOCK, Clock, stopped_within
 from agents.polls import PollLog
 from agents.validation import check_records
 from collectors.records import Record
+from collectors.records.types import iso_z
 
 __all__ = [
     "Collector",
@@ -323,7 +324,7 @@ class Scheduler:
             "collector run",
             extra={
                 "collector": collector.name,
-                "started": started.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                "started": iso_z(started, "milliseconds"),
                 "records": len(checked.records),
                 "invalid": result.invalid,
                 "duration_s": round(result.duration_s, 3),

@@ -15,6 +15,8 @@ from typing import Any
 
 import msgspec
 
+from collectors.records.types import iso_z
+
 SPOOL_FORMAT = 1
 _PENDING, _BATCHES, _REJECTED, _TMP = "pending", "batches", "rejected", "tmp"
 _NAME = re.compile(r"^(?P<ns>\d{20})-(?P<key>[0-9a-f-]{8,36})-n(?P<count>\d+)\.json\Z")
@@ -167,7 +169,7 @@ def _derived_id(parent_id: str, role: str) -> str:
 
 
 def _iso(ns: int) -> str:
-    return datetime.fromtimestamp(ns / 1e9, UTC).isoformat().replace("+00:00", "Z")
+    return iso_z(datetime.fromtimestamp(ns / 1e9, UTC))
 
 
 def _listdir(directory: Path) -> list[Path]:

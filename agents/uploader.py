@@ -60,6 +60,7 @@ import msgspec
 from agents.clock import SYSTEM_CLOCK, Clock
 from agents.spool import Spool, SpooledBatch
 from collectors.records import SCHEMA_VERSION
+from collectors.records.types import iso_z
 
 __all__ = [
     "SPLIT_AFTER_SERVER_ERRORS",
@@ -159,7 +160,7 @@ def build_body(batch: SpooledBatch, *, agent_version: str, sent_at: datetime) ->
     envelope = {
         "batch_id": batch.batch_id,
         "agent_version": agent_version,
-        "sent_at": sent_at.astimezone(UTC).isoformat().replace("+00:00", "Z"),
+        "sent_at": iso_z(sent_at.astimezone(UTC)),
         "schema_version": SCHEMA_VERSION,
         "records": batch.records,
     }

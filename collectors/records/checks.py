@@ -22,7 +22,7 @@ from collectors.records.schema import (
     TracerouteRecord,
     _PathRecord,
 )
-from collectors.records.types import COUNTER64_MAX, MAX_FUTURE_SKEW, MAX_TIME, MIN_TIME, _iso, _Pattern
+from collectors.records.types import COUNTER64_MAX, MAX_FUTURE_SKEW, MAX_TIME, MIN_TIME, _Pattern, iso_z
 
 # --- semantic checks ---------------------------------------------------------------------------
 
@@ -108,18 +108,18 @@ def _snmp_clean(group: list[SnmpRecord]) -> bool:
 
 def _time_errors(field: str, moment: datetime, now: datetime | None) -> _Problems:
     if moment < MIN_TIME:
-        yield field, f"{_iso(moment)} is before {_iso(MIN_TIME)}"
+        yield field, f"{iso_z(moment)} is before {iso_z(MIN_TIME)}"
     elif now is not None and moment > now + MAX_FUTURE_SKEW:
         ahead_s = (moment - now).total_seconds()
         yield (
             field,
             (
-                f"{_iso(moment)} is {ahead_s:.0f} s ahead of the receiver's clock ({_iso(now)}); at most "
+                f"{iso_z(moment)} is {ahead_s:.0f} s ahead of the receiver's clock ({iso_z(now)}); at most "
                 f"{MAX_FUTURE_SKEW.total_seconds():.0f} s are tolerated: check the agent's NTP"
             ),
         )
     elif moment >= MAX_TIME:
-        yield field, f"{_iso(moment)} is not before {_iso(MAX_TIME)}"
+        yield field, f"{iso_z(moment)} is not before {iso_z(MAX_TIME)}"
 
 
 def _non_finite_fields(record: msgspec.Struct) -> _Problems:

@@ -185,5 +185,7 @@ def _require_aware(now: datetime) -> None:
         raise TypeError(f"`now` must be a timezone-aware datetime, got {now!r}")
 
 
-def _iso(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
+def iso_z(moment: datetime, timespec: str = "auto") -> str:
+    """``moment`` as ISO 8601 text, a UTC offset written ``Z`` as on the wire (``2026-03-01T11:00:00Z``); other
+    offsets stay as they are. ``timespec`` as :meth:`datetime.isoformat`'s."""
+    return moment.isoformat(timespec=timespec).replace("+00:00", "Z")

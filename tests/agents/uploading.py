@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 from agents.spool import Spool
 from agents.uploader import Backoff, Uploader, drain
+from collectors.records.types import iso_z
 from tests.agents.conftest import TOKEN, Reply
 
 
@@ -31,7 +32,7 @@ def host_tcp_record(n: int, time: str) -> dict:
 def host_tcp(n: int) -> dict:
     """Record ``n``, taken ten minutes ago plus ``n`` seconds (recent enough for the centre to store)."""
     moment = datetime.now(UTC) - timedelta(minutes=10) + timedelta(seconds=n)
-    return host_tcp_record(n, moment.isoformat().replace("+00:00", "Z"))
+    return host_tcp_record(n, iso_z(moment))
 
 
 def spool_with(tmp_path, *counts: int, batch_max_records: int = 1000) -> Spool:

@@ -10,7 +10,7 @@ from typing import Any
 
 from collectors.delay import OneWayStats, summary_fields
 from collectors.ntp import ntp_diff, ntp_units_to_ms, ptp_to_ntp
-from collectors.runner import utc_time
+from collectors.runner import record_head, utc_time
 from collectors.twamp.wire import _MAX_RECORD_MS, REFLECTOR_HEADER_BYTES, TOOL, ReflectorPacket
 
 
@@ -232,15 +232,14 @@ def _direction_record(
     hosts: dict[str, str | None],
     no_data_error: str | None,
 ) -> dict[str, Any]:
-    record: dict[str, Any] = {
-        "type": "owamp",
-        "time": time,
-        "src": src,
-        "dst": dst,
+    record = record_head(
+        "owamp",
+        tool=TOOL,
+        ends={"src": src, "dst": dst},  # the hosts, either of which may be unknown, go last
+        time=time,
         **direction.rounded().figures(),
-        "clock_error_ms": clock_error_ms,  # not rounded: 2 x 2^-32 s is 4.7e-7 ms
-        "tool": TOOL,
-    }
+        clock_error_ms=clock_error_ms,  # not rounded: 2 x 2^-32 s is 4.7e-7 ms
+    )
     delays = [record[k] for k in ("delay_min_ms", "delay_max_ms") if record[k] is not None]
     if any(abs(d) > _MAX_RECORD_MS for d in delays):
         # Only clocks hours apart produce this; the schema bounds delays to an hour.

@@ -8,7 +8,7 @@ import importlib
 
 from django.db import migrations, models
 
-_views = importlib.import_module("wanmon.measurements.migrations.0002_sql_views")
+_views = importlib.import_module("wanmon.measurements.migrations.0001_squashed_0006_hosttcp_nic_speed")
 
 
 def _views_drop(apps, schema_editor):
@@ -30,7 +30,10 @@ def _views_create(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("inventory", "0001_squashed_0002_path_rtt_ms"), ("measurements", "0002_sql_views")]
+    dependencies = [
+        ("inventory", "0001_squashed_0002_path_rtt_ms"),
+        ("measurements", "0001_squashed_0006_hosttcp_nic_speed"),
+    ]
     operations = [
         migrations.RunPython(_views_drop, _views_create),
         migrations.AlterField(model_name="interface", name="name", field=models.CharField(max_length=128)),

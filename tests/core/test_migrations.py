@@ -40,6 +40,7 @@ REPLACED = {
         "0005_interfacewatermark",
         "0006_hosttcp_nic_speed",
     ],
+    ("perfsonar", "0001_squashed_0002_grafana_annotations"): ["0001_initial", "0002_grafana_annotations"],
 }
 
 

@@ -69,6 +69,7 @@ from typing import Any
 
 import msgspec
 
+from collectors.counters import COUNTER_SPECS, TICKS_PER_S, TIMETICKS_MODULUS
 from collectors.records import Record, RecordError, SnmpRecord, decode_records
 from collectors.records.types import iso_z
 
@@ -87,8 +88,6 @@ logger = logging.getLogger(__name__)
 END_AT_NOW = "end-at-now"
 TEST_TYPES = frozenset({"throughput", "owamp", "traceroute"})
 _MAX_INTERVAL_S = 7 * 86400.0
-_TICKS_MODULUS = 2**32
-_C64_COUNTERS = frozenset({"hc_in_octets", "hc_out_octets", "hc_in_ucast_pkts", "hc_out_ucast_pkts"})
 _SCHEDULE_FIELD = "schedule_interval_s"
 _STATE_VERSION = 1
 
@@ -208,12 +207,12 @@ class Timeline:
         series, elapsed, cum = self.snmp[i]
         values = {}
         for name, first in series.start.items():
-            modulus = 2**64 if name in _C64_COUNTERS else 2**32
+            modulus = COUNTER_SPECS[name].modulus
             grown = (cum[name] + k * series.rate_per_s[name] * self.period) / speed
             values[name] = (first + round(grown)) % modulus
         uptime = None
         if series.uptime0 is not None:
-            uptime = (series.uptime0 + round((elapsed + k * self.period) / speed * 100)) % _TICKS_MODULUS
+            uptime = (series.uptime0 + round((elapsed + k * self.period) / speed * TICKS_PER_S)) % TIMETICKS_MODULUS
         return msgspec.structs.replace(
             record,
             time=wall,
@@ -378,7 +377,7 @@ def _counter_series(records: list[Record], times: list[float]) -> dict[int, _Ser
                     old, new = getattr(prev.counters, name), values.get(name)
                     if new is None or old is None:
                         continue
-                    modulus = 2**64 if name in _C64_COUNTERS else 2**32
+                    modulus = COUNTER_SPECS[name].modulus
                     cum[name] += new if reset else (new - old) % modulus
                 prev = record
             rows.append((i, times[i] - times[indexes[0]], dict(cum)))

@@ -13,6 +13,7 @@ from typing import Any, Final
 import msgspec
 
 from collectors.records.schema import (
+    COUNTER_BITS,
     RECORD_TYPES,
     HostTcpRecord,
     OwampRecord,
@@ -94,7 +95,7 @@ def _records_clean(records: Sequence[Record], now: datetime) -> bool:
 
 _TIME: Final = operator.attrgetter("time")
 _SNMP_REQUIRED: Final = operator.attrgetter("error", "oper_status")
-_COUNTER64: Final = operator.attrgetter("hc_in_octets", "hc_out_octets", "hc_in_ucast_pkts", "hc_out_ucast_pkts")
+_COUNTER64: Final = operator.attrgetter(*(name for name, bits in COUNTER_BITS.items() if bits == 64))
 
 
 def _snmp_clean(group: list[SnmpRecord]) -> bool:

@@ -15,6 +15,7 @@ from collectors.nuttcp import NuttcpConfig
 from collectors.owamp import OwampConfig
 from collectors.records import SITE_CODE_PATTERN
 from collectors.snmp_config import SnmpDeviceConfig
+from collectors.table import field_meta
 from collectors.traceroute import TracerouteConfig
 
 EXIT_CONFIG_ERROR = 2
@@ -46,11 +47,6 @@ class ConfigError(Exception):
         super().__init__("\n".join(errors))
 
 
-def _meta(*, ge: float | None = None, le: float | None = None, gt: float | None = None, secret: bool = False):
-    """Field metadata read by the validator: numeric bounds, and whether the value may be echoed."""
-    return {"ge": ge, "le": le, "gt": gt, "secret": secret}
-
-
 def _hostname() -> str:
     return socket.gethostname().split(".")[0] or "wanmon-agent"
 
@@ -62,12 +58,12 @@ class CentralSettings:
     url: str
     token_file: Path
     ca_file: Path | None = None
-    timeout_s: float = field(default=30.0, metadata=_meta(gt=0, le=600))
+    timeout_s: float = field(default=30.0, metadata=field_meta(gt=0, le=600))
     # Plain HTTP sends the token in clear: allowed to loopback (tests, a local TLS proxy) or on request.
     allow_insecure_http: bool = False
     # A batch answered 500 this many times in a row is halved, so that one record the centre fails on
     # does not hold back everything collected after it (agents.uploader).
-    split_after_server_errors: int = field(default=3, metadata=_meta(ge=1, le=1000))
+    split_after_server_errors: int = field(default=3, metadata=field_meta(ge=1, le=1000))
 
     @property
     def ingest_url(self) -> str:
@@ -83,15 +79,15 @@ class AgentSettings:
     site: str
     spool_dir: Path
     name: str = field(default_factory=_hostname)
-    upload_interval_s: float = field(default=60.0, metadata=_meta(ge=1, le=86400))
+    upload_interval_s: float = field(default=60.0, metadata=field_meta(ge=1, le=86400))
     # Upload this long after a collector spooled new records (0: only every upload_interval_s). The few seconds
     # let collectors that finish together share one batch; the data reaches the centre within a poll, not a tick.
-    upload_after_collect_s: float = field(default=5.0, metadata=_meta(ge=0, le=86400))
-    batch_max_records: int = field(default=1000, metadata=_meta(ge=1, le=SERVER_MAX_RECORDS))
-    spool_max_bytes: int = field(default=1024**3, metadata=_meta(ge=1024 * 1024, le=2**50))
-    start_jitter_s: float = field(default=60.0, metadata=_meta(ge=0, le=MAX_INTERVAL_S))
+    upload_after_collect_s: float = field(default=5.0, metadata=field_meta(ge=0, le=86400))
+    batch_max_records: int = field(default=1000, metadata=field_meta(ge=1, le=SERVER_MAX_RECORDS))
+    spool_max_bytes: int = field(default=1024**3, metadata=field_meta(ge=1024 * 1024, le=2**50))
+    start_jitter_s: float = field(default=60.0, metadata=field_meta(ge=0, le=MAX_INTERVAL_S))
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
-    shutdown_grace_s: float = field(default=10.0, metadata=_meta(ge=0, le=600))
+    shutdown_grace_s: float = field(default=10.0, metadata=field_meta(ge=0, le=600))
 
 
 SnmpTarget = SnmpDeviceConfig
@@ -103,7 +99,7 @@ bounds, cross-field rules); ``interval_s`` absent from the table is set to ``DEF
 class HostTcpTarget:
     """One ``[[host_tcp]]`` table: report this host's TCP settings (roots injectable for containers)."""
 
-    interval_s: float = field(default=DEFAULT_INTERVALS_S["host_tcp"], metadata=_meta(ge=1, le=MAX_INTERVAL_S))
+    interval_s: float = field(default=DEFAULT_INTERVALS_S["host_tcp"], metadata=field_meta(ge=1, le=MAX_INTERVAL_S))
     host: str | None = None  # default: the short host name, as in the inventory's hosts[].name
     interface: str | None = None  # whose MTU and speed; default: the default-route interface
     proc_root: Path = Path("/proc")
@@ -116,12 +112,12 @@ class TwampTarget:
 
     dst: str
     host: str
-    port: int = field(default=862, metadata=_meta(ge=1, le=65535))  # RFC 8545 TWAMP-Test port
-    interval_s: float = field(default=DEFAULT_INTERVALS_S["twamp"], metadata=_meta(ge=1, le=MAX_INTERVAL_S))
-    packets: int = field(default=100, metadata=_meta(ge=1, le=1_000_000))
-    packet_interval_s: float = field(default=0.1, metadata=_meta(ge=0, le=60))
-    timeout_s: float = field(default=2.0, metadata=_meta(gt=0, le=600))  # a reply later than this is a loss
-    padding_bytes: int | None = field(default=None, metadata=_meta(ge=0, le=9000))
+    port: int = field(default=862, metadata=field_meta(ge=1, le=65535))  # RFC 8545 TWAMP-Test port
+    interval_s: float = field(default=DEFAULT_INTERVALS_S["twamp"], metadata=field_meta(ge=1, le=MAX_INTERVAL_S))
+    packets: int = field(default=100, metadata=field_meta(ge=1, le=1_000_000))
+    packet_interval_s: float = field(default=0.1, metadata=field_meta(ge=0, le=60))
+    timeout_s: float = field(default=2.0, metadata=field_meta(gt=0, le=600))  # a reply later than this is a loss
+    padding_bytes: int | None = field(default=None, metadata=field_meta(ge=0, le=9000))
 
 
 @dataclass(frozen=True)

@@ -72,6 +72,7 @@ import msgspec
 from collectors.counters import COUNTER_SPECS, TICKS_PER_S, TIMETICKS_MODULUS
 from collectors.records import Record, RecordError, SnmpRecord, decode_records
 from collectors.records.types import iso_z
+from collectors.table import field_meta
 
 __all__ = [
     "END_AT_NOW",
@@ -92,11 +93,6 @@ _SCHEDULE_FIELD = "schedule_interval_s"
 _STATE_VERSION = 1
 
 
-def _bounds(**limits: float) -> dict[str, Any]:
-    """Field metadata read by agents.config's validator (ge / le / gt)."""
-    return {**limits, "secret": False}
-
-
 def parse_time(value: Any) -> datetime | None:
     """An aware datetime (UTC) from an RFC 3339 string or a datetime; None when there is no zone or no time."""
     if isinstance(value, str):
@@ -114,11 +110,11 @@ class ReplayTarget:
     """One ``[[replay]]`` table (module docstring)."""
 
     file: Path
-    speed: float = field(default=1.0, metadata=_bounds(gt=0, le=1_000_000))
+    speed: float = field(default=1.0, metadata=field_meta(gt=0, le=1_000_000))
     shift: str = END_AT_NOW
     loop: bool = False
     equipment: tuple[str, ...] = ()
-    interval_s: float = field(default=60.0, metadata=_bounds(ge=1, le=_MAX_INTERVAL_S))
+    interval_s: float = field(default=60.0, metadata=field_meta(ge=1, le=_MAX_INTERVAL_S))
 
     def __post_init__(self) -> None:
         if self.shift != END_AT_NOW and parse_time(self.shift) is None:

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Literal
 
-from collectors.table import TableConfig
+from collectors.table import TableConfig, field_meta
 
 __all__ = [
     "ADMIN_STATUS",
@@ -123,11 +123,6 @@ def if_type_label(number: int) -> str:
     return f"{name}({number})" if name else f"ifType {number}"
 
 
-def _meta(*, ge: float | None = None, le: float | None = None, gt: float | None = None, secret: bool = False):
-    """Field metadata read by agents.config's validator: numeric bounds, and whether a value may be echoed."""
-    return {"ge": ge, "le": le, "gt": gt, "secret": secret}
-
-
 class SnmpConfigError(ValueError):
     """An ``[[snmp]]`` table is unusable. ``problems`` holds (key, message) pairs, key "" for the table."""
 
@@ -161,20 +156,20 @@ class SnmpDeviceConfig(TableConfig):
 
     equipment: str
     host: str
-    port: int = field(default=DEFAULT_PORT, metadata=_meta(ge=1, le=65535))
+    port: int = field(default=DEFAULT_PORT, metadata=field_meta(ge=1, le=65535))
     version: str = "2c"
-    community: str | None = field(default=None, repr=False, metadata=_meta(secret=True))
+    community: str | None = field(default=None, repr=False, metadata=field_meta(secret=True))
     user: str | None = None
     auth_protocol: AuthProtocol = "SHA"
-    auth_key: str | None = field(default=None, repr=False, metadata=_meta(secret=True))
+    auth_key: str | None = field(default=None, repr=False, metadata=field_meta(secret=True))
     priv_protocol: PrivProtocol = "AES"
-    priv_key: str | None = field(default=None, repr=False, metadata=_meta(secret=True))
+    priv_key: str | None = field(default=None, repr=False, metadata=field_meta(secret=True))
     context_name: str = ""
-    timeout_s: float = field(default=DEFAULT_TIMEOUT_S, metadata=_meta(gt=0, le=600))  # per request
-    retries: int = field(default=DEFAULT_RETRIES, metadata=_meta(ge=0, le=10))
-    deadline_s: float | None = field(default=None, metadata=_meta(gt=0, le=3600))  # whole poll
-    max_repetitions: int = field(default=DEFAULT_MAX_REPETITIONS, metadata=_meta(ge=1, le=1000))
-    max_parallel_requests: int = field(default=DEFAULT_MAX_PARALLEL_REQUESTS, metadata=_meta(ge=1, le=64))
+    timeout_s: float = field(default=DEFAULT_TIMEOUT_S, metadata=field_meta(gt=0, le=600))  # per request
+    retries: int = field(default=DEFAULT_RETRIES, metadata=field_meta(ge=0, le=10))
+    deadline_s: float | None = field(default=None, metadata=field_meta(gt=0, le=3600))  # whole poll
+    max_repetitions: int = field(default=DEFAULT_MAX_REPETITIONS, metadata=field_meta(ge=1, le=1000))
+    max_parallel_requests: int = field(default=DEFAULT_MAX_PARALLEL_REQUESTS, metadata=field_meta(ge=1, le=64))
     interfaces: tuple[str, ...] | None = None
     if_index_names: Mapping[int, str] | None = None
     include: tuple[str, ...] | None = None
@@ -182,7 +177,7 @@ class SnmpDeviceConfig(TableConfig):
     if_types: tuple[str | int, ...] | None = None
     admin_status: tuple[Literal["up", "down", "testing"], ...] | None = None
     require_octet_counters: bool = True
-    interval_s: float | None = field(default=None, metadata=_meta(ge=1, le=MAX_INTERVAL_S))
+    interval_s: float | None = field(default=None, metadata=field_meta(ge=1, le=MAX_INTERVAL_S))
 
     def __post_init__(self) -> None:
         problems: list[tuple[str, str]] = []

@@ -8,6 +8,14 @@ from dataclasses import fields
 from typing import Any, ClassVar, Self
 
 
+def field_meta(
+    *, ge: float | None = None, le: float | None = None, gt: float | None = None, secret: bool = False
+) -> dict[str, Any]:
+    """A configuration field's metadata, read by the agent's config validator (agents.config_check): its numeric
+    bounds, and whether its value may be echoed in an error message (not for a password or key)."""
+    return {"ge": ge, "le": le, "gt": gt, "secret": secret}
+
+
 class TableConfig:
     """Base of the frozen dataclasses ``[[snmp]]``, ``[[nuttcp]]``, ``[[owamp]]``, ``[[traceroute]]``.
 

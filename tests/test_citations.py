@@ -20,6 +20,12 @@ SKIPPED_PREFIXES = ("static/vendor/",)
 
 # `docs/agent.md` or `docs/contracts.md#ingest-api` anywhere in code or text.
 DOC_CITATION = re.compile(r"(?<![\w./-])(docs/[\w.-]+\.md)(?:#([\w-]+))?")
+# A file of the repository named by its path, such as `wanmon/measurements/models.py` (the suffixes of the files
+# the tree holds; `module.Class` references and folders are left alone; agent.toml.example is not agent.toml).
+REPO_FILE = re.compile(
+    r"(?<![\w./-])((?:wanmon|collectors|agents|scripts|tests|deploy|static|templates)/[\w./-]*?"
+    r"\.(?:py|md|ya?ml|toml|html|sh|js|css|json|txt|cfg|conf|service|example))(?!\.?[\w-])"
+)
 # Markdown links and images: [text](target) with a relative target.
 MARKDOWN_LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 FENCE = re.compile(r"^(```|~~~)")
@@ -105,6 +111,9 @@ def broken_citations(path: Path) -> list[str]:
             why = _check_target(ROOT / match[1], match[2])
             if why:
                 problems.append(f"{rel}:{number}: {match[0]}: {why}")
+        for match in REPO_FILE.finditer(line):
+            if not (ROOT / match[1]).exists():
+                problems.append(f"{rel}:{number}: {match[1]}: no such file")
     if path.suffix == ".md":
         for number, target in _markdown_links(text):
             if re.match(r"^[a-z][a-z0-9+.-]*:", target):  # http:, https:, mailto: ...
@@ -166,12 +175,14 @@ def test_a_broken_citation_is_reported(tmp_path, monkeypatch):
     source.write_text(
         "see [a](docs/a.md#real-heading), [b](docs/b.md), docs/a.md#no-such and DIAGNOSIS.md\n"
         "```\n[not a link](nowhere.md)\n```\n"
+        "made by `wanmon/app/migrations/0001_gone.py`, not wanmon/app/models.Thing\n"
     )
 
     # when / then
     assert broken_citations(source) == [
         "x.md:1: docs/a.md#no-such: no heading with anchor #no-such",
         "x.md:1: docs/b.md: no such file",
+        "x.md:5: wanmon/app/migrations/0001_gone.py: no such file",
     ]
     assert foreign_citations(source) == ["x.md:1: 'DIAGNOSIS.md' in: see [a](docs/a.md#real-heading), "
                                          "[b](docs/b.md), docs/a.md#no-such and DIAGNOSIS.md"]

@@ -1,4 +1,4 @@
-"""The documented read-only SQL views (created by migration 0002_sql_views; see docs/data-mining.md)."""
+"""The documented read-only SQL views (created by the measurements migrations; see docs/data-mining.md)."""
 
 VIEW_NAMES = (
     "wanmon_interface_rates",
@@ -10,7 +10,7 @@ VIEW_NAMES = (
     "wanmon_owamp_tests",
     "wanmon_traceroutes",
     "wanmon_host_tcp",
-    # Grafana annotations, created by perfsonar migration 0002 (docs/data-mining.md#grafana-annotations).
+    # Grafana annotations, created by the perfsonar migrations (docs/data-mining.md#grafana-annotations).
     "wanmon_finding_annotations",
     "wanmon_incident_annotations",
     "wanmon_maintenance_annotations",

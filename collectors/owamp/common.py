@@ -267,6 +267,12 @@ class OneWayPacket:
     def delay_ms(self) -> float:
         return round_ms((self.recv.ntp - self.send.ntp) * 1000 / NTP_FRACTION)
 
+    @property
+    def clocks_synced(self) -> bool:
+        """The sender's clock said it was synchronised, and so did the receiver's if the packet arrived (a lost
+        packet's receive time is no reading of that clock)."""
+        return self.send.synced and (self.lost or self.recv.synced)
+
 
 def timestamp(fields_: Sequence[str]) -> Timestamp:
     return Timestamp(ntp=int(fields_[0]), synced=fields_[1] == "1", error_s=Decimal(fields_[2]))

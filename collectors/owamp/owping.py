@@ -238,7 +238,7 @@ def _raw_session(packets: list[common.OneWayPacket]) -> OwampSession:
         seen.add(packet.seq)
         delays.append(packet.delay_ms)
         ttls.append(packet.ttl)
-    synced = all(p.send.synced and (p.lost or p.recv.synced) for p in packets)
+    synced = all(p.clocks_synced for p in packets)
     ttl_min, ttl_max = (min(ttls), max(ttls)) if ttls else (None, None)
     send_times = [p.send.ntp for p in packets]
     max_error_ms = float(max_error_s * 1000)

@@ -160,7 +160,7 @@ def parse_twamp_raw(text: str) -> TwampSession:
         processing.append(round_ms((back.send.ntp - fwd.recv.ntp) * 1000 / NTP_FRACTION))
         rtts.append(round_ms(fwd.delay_ms + back.delay_ms))
     packets = sent + reflected
-    synced = all(p.send.synced and (p.lost or p.recv.synced) for p in packets)
+    synced = all(p.clocks_synced for p in packets)
 
     def error(pairs: list[common.OneWayPacket]) -> float | None:
         return float(max((p.send.error_s + p.recv.error_s) * 1000 for p in pairs)) if pairs and synced else None

@@ -205,11 +205,17 @@ class _Validator:
         if isinstance(value, str) and not (len(value) <= 32 and _SITE_CODE.match(value)):
             self.error(path, f"{_show(value)} is not a site code (letters, digits, '_', '.', '-'; at most 32)")
 
-    def test(self, table: dict[str, Any], where: str, cls: type, site: str | None) -> Any:
-        """A path test table (nuttcp/owamp/traceroute): the collector's own config dataclass."""
+    def far_site(self, table: Mapping[str, Any], where: str, site: str | None) -> bool:
+        """Whether a path test table's ``dst`` is a site code other than this agent's own ``site`` (errors if not)."""
         self.site_code(table.get("dst"), f"{where}.dst")
         if site is not None and table.get("dst") == site:
             self.error(f"{where}.dst", f"is this agent's own site ({site}); a test needs another site")
+            return False
+        return True
+
+    def test(self, table: dict[str, Any], where: str, cls: type, site: str | None) -> Any:
+        """A path test table (nuttcp/owamp/traceroute): the collector's own config dataclass."""
+        if not self.far_site(table, where, site):
             return None
         config = self.build(cls, table, where)
         if config is not None and config.interval_s is None:
@@ -250,9 +256,7 @@ class _Validator:
         return target
 
     def twamp(self, table: dict[str, Any], where: str, site: str | None) -> TwampTarget | None:
-        self.site_code(table.get("dst"), f"{where}.dst")
-        if site is not None and table.get("dst") == site:
-            self.error(f"{where}.dst", f"is this agent's own site ({site}); a test needs another site")
+        if not self.far_site(table, where, site):
             return None
         target = self.build(TwampTarget, table, where)
         if target is not None:

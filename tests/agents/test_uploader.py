@@ -20,7 +20,7 @@ from tests.agents.conftest import (
     make_tls_files,
     running,
 )
-from tests.agents.uploading import host_tcp, hosts, run_drain, spool_with, uploader
+from tests.agents.uploading import host_tcp, hosts, requests_reach, run_drain, spool_with, uploader
 
 
 def test_a_batch_is_posted_gzipped_authenticated_valid_and_then_forgotten(tmp_path, central: FakeCentral):
@@ -127,10 +127,7 @@ def test_the_daemon_loop_waits_for_retry_after_before_sending_again(tmp_path, ce
         stop = asyncio.Event()
         async with uploader(central.url) as client:
             task = asyncio.create_task(upload_forever(spool, client, stop, interval_s=60, backoff=Backoff(base_s=0.01)))
-            for _ in range(100):
-                await asyncio.sleep(0.05)
-                if len(central.requests) == 2:
-                    break
+            await requests_reach(central, 2, every_s=0.05, tries=100)
             stop.set()
             await task
 
@@ -155,17 +152,11 @@ def test_new_records_are_uploaded_a_settle_time_after_they_are_spooled_not_at_th
             task = asyncio.create_task(
                 upload_forever(spool, client, stop, interval_s=60, wake=wake, settle_s=0.3, backoff=Backoff())
             )
-            for _ in range(100):  # the first pass sends what is there at start
-                await asyncio.sleep(0.02)
-                if len(central.requests) == 1:
-                    break
+            await requests_reach(central, 1, every_s=0.02, tries=100)  # the first pass sends what is there at start
             spool.append([host_tcp(100)])
             spooled_at = time.monotonic()
             wake.set()
-            for _ in range(200):
-                await asyncio.sleep(0.02)
-                if len(central.requests) == 2:
-                    break
+            await requests_reach(central, 2, every_s=0.02, tries=200)
             stop.set()
             wake.set()  # as the daemon relays its stop
             await asyncio.wait_for(task, 5)
@@ -191,10 +182,7 @@ def test_a_pending_retry_is_not_cut_short_by_new_records(tmp_path, central: Fake
             )
             await asyncio.sleep(0.2)
             wake.set()  # new records while the centre asked to wait
-            for _ in range(100):
-                await asyncio.sleep(0.05)
-                if len(central.requests) == 2:
-                    break
+            await requests_reach(central, 2, every_s=0.05, tries=100)
             stop.set()
             wake.set()
             await asyncio.wait_for(task, 5)

@@ -62,6 +62,15 @@ def run_drain(spool: Spool, url: str, backoff: Backoff | None = None, split_afte
     return asyncio.run(go())
 
 
+async def requests_reach(central, count: int, *, every_s: float, tries: int) -> None:
+    """Wait until the fake centre has had ``count`` requests, looking every ``every_s`` at most ``tries`` times
+    (the test's own assertions then say what went wrong if it never did)."""
+    for _ in range(tries):
+        await asyncio.sleep(every_s)
+        if len(central.requests) == count:
+            return
+
+
 def hosts(records) -> list[str]:
     return [r["host"] for r in records]
 

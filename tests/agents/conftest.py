@@ -11,6 +11,8 @@ import ipaddress
 import json
 import socket
 import ssl
+import subprocess
+import sys
 import threading
 import time
 from collections import deque
@@ -28,6 +30,20 @@ from tests.conftest import shared_fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "agent-token-Zx9fK2pQ-never-logged"
+AGENT_MAIN = "import sys; from agents.cli import main; sys.exit(main())"
+"""What the ``wanmon-agent`` entry point runs (agents.cli:main), as ``python -c`` code."""
+
+
+def run_python(code: str, *args: str, timeout_s: float = 60, check: bool = False) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` with ``args`` in a fresh interpreter at the repository root; its output as text."""
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout_s, check=check
+    )
+
+
+def run_agent(*args: str, timeout_s: float = 60, check: bool = False) -> subprocess.CompletedProcess[str]:
+    """Run the installed entry point (``wanmon-agent`` = agents.cli:main) with ``args`` in a fresh interpreter."""
+    return run_python(AGENT_MAIN, *args, timeout_s=timeout_s, check=check)
 
 
 @dataclass

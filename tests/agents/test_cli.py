@@ -14,18 +14,19 @@ from pathlib import Path
 import agents
 from agents.spool import Spool
 from collectors.records import HostTcpRecord, ThroughputRecord, decode_batch, decode_records
-from tests.agents.conftest import HOST_TCP_LO, ROOT, TOKEN, FakeCentral, Reply, dead_url, fake_nuttcp, write_config
-
-
-def agent(*args: str, timeout_s: float = 60) -> subprocess.CompletedProcess[str]:
-    """Run the installed entry point (`wanmon-agent` = agents.cli:main) in a fresh interpreter."""
-    return subprocess.run(
-        [sys.executable, "-c", "import sys; from agents.cli import main; sys.exit(main())", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-    )
+from tests.agents.conftest import (
+    AGENT_MAIN,
+    HOST_TCP_LO,
+    ROOT,
+    TOKEN,
+    FakeCentral,
+    Reply,
+    dead_url,
+    fake_nuttcp,
+    run_agent,
+    run_python,
+    write_config,
+)
 
 
 def json_lines(text: str) -> list[dict]:
@@ -40,7 +41,7 @@ def nuttcp_table(tmp_path: Path) -> str:
 
 
 def test_version():
-    result = agent("--version")
+    result = run_agent("--version")
     assert result.returncode == 0
     assert result.stdout.strip() == f"wanmon-agent {agents.__version__}"
 
@@ -48,7 +49,7 @@ def test_version():
 def test_once_dry_run_prints_valid_records_as_json_lines_and_touches_nothing(tmp_path):
     config = write_config(tmp_path, url=dead_url(), body=nuttcp_table(tmp_path) + HOST_TCP_LO)
 
-    result = agent("once", "--config", str(config), "--dry-run")
+    result = run_agent("once", "--config", str(config), "--dry-run")
 
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
@@ -75,7 +76,7 @@ def test_once_dry_run_prints_valid_records_as_json_lines_and_touches_nothing(tmp
 def test_once_uploads_to_the_centre_and_never_logs_the_token(tmp_path, central: FakeCentral):
     config = write_config(tmp_path, url=central.url, body=nuttcp_table(tmp_path) + HOST_TCP_LO)
 
-    result = agent("once", "--config", str(config))
+    result = run_agent("once", "--config", str(config))
 
     assert result.returncode == 0, result.stderr
     (request,) = central.requests
@@ -91,11 +92,11 @@ def test_once_uploads_to_the_centre_and_never_logs_the_token(tmp_path, central: 
 def test_once_with_the_centre_down_spools_and_says_so(tmp_path):
     config = write_config(tmp_path, url=dead_url(), body=HOST_TCP_LO)
 
-    first = agent("once", "--config", str(config))
-    second = agent("once", "--config", str(config))
+    first = run_agent("once", "--config", str(config))
+    second = run_agent("once", "--config", str(config))
 
     assert (first.returncode, second.returncode) == (1, 1)
-    status = agent("spool", "--config", str(config), "--json")
+    status = run_agent("spool", "--config", str(config), "--json")
     assert status.returncode == 0
     report = json.loads(status.stdout)
     assert (report["records_waiting"], report["batches_waiting"], report["rejected_batches"]) == (2, 2, 0)
@@ -105,7 +106,7 @@ def test_once_with_the_centre_down_spools_and_says_so(tmp_path):
     assert (polled["runs"], polled["failed_runs"], polled["last_records"], polled["next_due"]) == (2, 0, 1, None)
     last_run = [log for log in json_lines(second.stderr) if log["message"] == "collector run"][0]
     assert polled["last_started"] == last_run["started"]
-    text = agent("spool", "--config", str(config)).stdout
+    text = run_agent("spool", "--config", str(config)).stdout
     assert "records waiting:  2 (2 in 2 batches, 0 not yet batched)" in text
     assert f"  host_tcp[0]: {last_run['started']}, 1 records, ok; runs 2, failed 0, skipped 0" in text
 
@@ -113,12 +114,12 @@ def test_once_with_the_centre_down_spools_and_says_so(tmp_path):
 def test_spool_requeue_rejected(tmp_path, central: FakeCentral):
     config = write_config(tmp_path, url=central.url, body=HOST_TCP_LO)
     central.reply(Reply(403, {"errors": [{"path": "records[0]", "message": "may not send host_tcp of site RAL"}]}))
-    assert agent("once", "--config", str(config)).returncode == 1  # refused: kept in rejected/
-    assert "rejected:         1 batches, 1 records" in agent("spool", "--config", str(config)).stdout
+    assert run_agent("once", "--config", str(config)).returncode == 1  # refused: kept in rejected/
+    assert "rejected:         1 batches, 1 records" in run_agent("spool", "--config", str(config)).stdout
 
-    requeued = agent("spool", "--config", str(config), "--requeue-rejected", "--json")
+    requeued = run_agent("spool", "--config", str(config), "--requeue-rejected", "--json")
     assert json.loads(requeued.stdout)["batches_waiting"] == 1
-    assert agent("once", "--config", str(config)).returncode == 0  # the centre's inventory was fixed
+    assert run_agent("once", "--config", str(config)).returncode == 0  # the centre's inventory was fixed
     assert [r.batch_id for r in central.requests[1:]] == [central.requests[0].batch_id, central.requests[2].batch_id]
     assert len(central.stored_records()) == 2  # the requeued record and the new one
 
@@ -132,14 +133,7 @@ def test_run_collects_uploads_and_on_sigterm_finishes_the_upload_in_flight(tmp_p
     )
     central.default = lambda request: Reply(delay_s=1.5)  # every answer takes 1.5 s
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from agents.cli import main; sys.exit(main())",
-            "run",
-            "--config",
-            str(config),
-        ],
+        [sys.executable, "-c", AGENT_MAIN, "run", "--config", str(config)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -171,7 +165,7 @@ def test_a_second_agent_on_the_same_spool_is_refused(tmp_path):
     config = write_config(tmp_path, url=dead_url(), body=HOST_TCP_LO)
     holder = Spool(tmp_path / "spool").open()
     try:
-        result = agent("once", "--config", str(config))
+        result = run_agent("once", "--config", str(config))
     finally:
         holder.close()
     assert result.returncode == 1
@@ -186,13 +180,7 @@ def test_an_unavailable_snmp_module_skips_only_the_snmp_tables(tmp_path):
     )
     # simulate a site install without collectors.snmp (or pysnmp)
     code = "import sys; sys.modules['collectors.snmp'] = None; from agents.cli import main; sys.exit(main())"
-    result = subprocess.run(
-        [sys.executable, "-c", code, "once", "--config", str(config), "--dry-run"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = run_python(code, "once", "--config", str(config), "--dry-run")
 
     assert result.returncode == 0, result.stderr
     assert [json.loads(line)["type"] for line in result.stdout.splitlines()] == ["host_tcp"]

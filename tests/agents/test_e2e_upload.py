@@ -16,7 +16,6 @@ import json
 import logging
 import re
 import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -30,27 +29,14 @@ from agents.config import load_config, read_token
 from agents.polls import POLL_LOG_NAME, read_poll_log
 from agents.spool import Spool, records_as_dicts
 from agents.uploader import build_body
-from tests.agents.conftest import HOST_TCP_LO, ROOT, dead_url, write_config
+from tests.agents.conftest import HOST_TCP_LO, dead_url, run_agent, write_config
 from tests.agents.harness import IngestProxy, LoopThread, VirtualClock, count_rows, host_tcp_rows, register_agent
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
 
 
 def agent_once(config: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from agents.cli import main; sys.exit(main())",
-            "once",
-            "--config",
-            str(config),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_agent("once", "--config", str(config), timeout_s=120)
 
 
 def stored_rows() -> list[tuple]:
@@ -116,8 +102,9 @@ def test_agent_once_stores_host_tcp_rows_and_an_outage_loses_nothing(live_server
     assert [(u["batch_id"], u["duplicate"]) for u in uploads[:3]] == [
         (b.batch_id, b.batch_id == lost_ack.batch_id) for b in waiting
     ]
-    assert all(re.fullmatch(r"read;dur=[\d.]+, decode;dur=[\d.]+, store;dur=[\d.]+", u["server_timing"])
-               for u in uploads)  # the centre says where each upload's time went, the agent logs it
+    assert all(
+        re.fullmatch(r"read;dur=[\d.]+, decode;dur=[\d.]+, store;dur=[\d.]+", u["server_timing"]) for u in uploads
+    )  # the centre says where each upload's time went, the agent logs it
     rows = stored_rows()
     times = [r[0] for r in rows]
     assert len(rows) == 5  # the first run, three during the outage, the run that found the centre back

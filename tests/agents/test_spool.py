@@ -6,8 +6,6 @@ import json
 import logging
 import os
 import shutil
-import subprocess
-import sys
 import textwrap
 import uuid
 from pathlib import Path
@@ -16,9 +14,8 @@ import msgspec
 import pytest
 
 from agents.spool import Spool, SpoolBusyError, SpoolError, records_as_dicts
+from tests.agents.conftest import run_agent, run_python
 from tests.agents.uploading import host_tcp_record
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def rec(n: int) -> dict:
@@ -120,13 +117,7 @@ _KILLED_BEFORE_RENAME = textwrap.dedent("""
 def test_a_kill_between_write_and_rename_leaves_no_partial_record(tmp_path):
     spool_dir = tmp_path / "spool"
 
-    proc = subprocess.run(
-        [sys.executable, "-c", _KILLED_BEFORE_RENAME, str(spool_dir)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = run_python(_KILLED_BEFORE_RENAME, str(spool_dir))
 
     assert proc.returncode == 137, proc.stderr
     leftovers = list((spool_dir / "tmp").iterdir())
@@ -432,22 +423,11 @@ def test_every_parked_file_is_listed_with_the_reason_by_the_spool_command(tmp_pa
     assert (listed[failing.path.name].status, listed[failing.path.name].attempts) == (500, 3)
     assert listed[failing.path.name].reason == "<h1>Server Error (500)</h1>"
     assert listed[readable.path.name].status is None and "unreadable batch file" in listed[readable.path.name].reason
-    out = wanmon_agent("spool", "--config", str(config)).stdout
+    out = run_agent("spool", "--config", str(config), check=True).stdout
     assert f"rejected:         3 batches, 6 records (see {tmp_path / 'spool' / 'rejected'})" in out
     assert f"  {refused.path.name}: 2 records, HTTP 409 at " in out
     assert f"  {failing.path.name}: 2 records, HTTP 500 3 times at " in out
-    as_json = json.loads(wanmon_agent("spool", "--config", str(config), "--json").stdout)
+    as_json = json.loads(run_agent("spool", "--config", str(config), "--json", check=True).stdout)
     assert sorted(r["file"] for r in as_json["rejected_files"]) == sorted(
         str(tmp_path / "spool" / "rejected" / b.path.name) for b in (refused, failing, readable)
-    )
-
-
-def wanmon_agent(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "import sys; from agents.cli import main; sys.exit(main())", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
     )

@@ -4,8 +4,6 @@ and batches bisected until only the bad records are parked in rejected/."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -297,7 +295,7 @@ def test_the_500_count_survives_a_restart_and_is_configurable(tmp_path, central:
 
 def test_once_parks_a_record_after_the_configured_number_of_500s(tmp_path, central: FakeCentral):
     from agents.config import ConfigError, load_config
-    from tests.agents.conftest import HOST_TCP_LO, ROOT, write_config
+    from tests.agents.conftest import HOST_TCP_LO, run_agent, write_config
 
     config = write_config(
         tmp_path, url=central.url, body=HOST_TCP_LO, central="timeout_s = 5\nsplit_after_server_errors = 2\n"
@@ -305,13 +303,7 @@ def test_once_parks_a_record_after_the_configured_number_of_500s(tmp_path, centr
     central.default = Reply(500, {"detail": "Internal Server Error"})
 
     def once() -> int:
-        return subprocess.run(
-            [sys.executable, "-c", "import sys; from agents.cli import main; sys.exit(main())", "once"]
-            + ["--config", str(config)],
-            cwd=ROOT,
-            capture_output=True,
-            timeout=60,
-        ).returncode
+        return run_agent("once", "--config", str(config)).returncode
 
     # one host_tcp record per run; the 500 count adds up across `once` runs (it is in the spool)
     assert [once(), once()] == [1, 1]

@@ -42,6 +42,16 @@ class TwampSession(common.SessionReport):
     reflect_hops_max: int | None = None
 
 
+def _hop_fields(send: tuple[int | None, int | None], reflect: tuple[int | None, int | None]) -> dict[str, int | None]:
+    """A session's hop-count fields from the (min, max) hops of its send and reflect halves."""
+    return {
+        "send_hops_min": send[0],
+        "send_hops_max": send[1],
+        "reflect_hops_min": reflect[0],
+        "reflect_hops_max": reflect[1],
+    }
+
+
 def _printed_stats(block: common.TextBlock, kind: str, jitter_kind: str) -> DelayStats:
     delay = block.delays.get(kind)
     return DelayStats(
@@ -80,10 +90,7 @@ def parse_twamp_summary(text: str) -> list[TwampSession]:
                 send=_printed_stats(block, "send time", "send"),
                 reflect=_printed_stats(block, "reflect time", "reflect"),
                 clocks_offset=offset_warning,
-                send_hops_min=send_hops[0],
-                send_hops_max=send_hops[1],
-                reflect_hops_min=reflect_hops[0],
-                reflect_hops_max=reflect_hops[1],
+                **_hop_fields(send_hops, reflect_hops),
                 sid=block.sid,
                 from_host=header["from_host"],
                 to_host=header["to_host"],
@@ -121,10 +128,7 @@ def parse_twamp_machine(text: str) -> list[TwampSession]:
                 processing_min_ms=common.seconds_to_ms(keys, "MIN_PROC"),
                 processing_max_ms=common.seconds_to_ms(keys, "MAX_PROC"),
                 clock_synced=synced,
-                send_hops_min=send_hops[0],
-                send_hops_max=send_hops[1],
-                reflect_hops_min=reflect_hops[0],
-                reflect_hops_max=reflect_hops[1],
+                **_hop_fields(send_hops, reflect_hops),
                 sid=keys.get("SID"),
                 from_host=keys.get("FROM_HOST"),
                 to_host=keys.get("TO_HOST"),
@@ -183,8 +187,5 @@ def parse_twamp_raw(text: str) -> TwampSession:
         processing_max_ms=max(processing) if processing else None,
         clock_synced=synced,
         clocks_offset=any(d < 0 for d in fwd_delays + back_delays),
-        send_hops_min=send_hops[0],
-        send_hops_max=send_hops[1],
-        reflect_hops_min=back_hops[0],
-        reflect_hops_max=back_hops[1],
+        **_hop_fields(send_hops, back_hops),
     )

@@ -18,6 +18,7 @@ import yaml
 from django.db import connection, transaction
 
 from collectors.records import RecordError, decode_records
+from collectors.records.types import iso_z
 from wanmon.diagnosis.evidence import AgentSchedule
 from wanmon.diagnosis.evidence import Finding as EngineFinding
 from wanmon.diagnosis.services import diagnosis_evaluate, findings_sync
@@ -69,7 +70,7 @@ class ReplayResult:
 
 
 def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    return iso_z(moment.astimezone(UTC))
 
 
 def _finding_json(finding: EngineFinding) -> dict:

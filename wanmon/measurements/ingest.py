@@ -20,6 +20,7 @@ from django.db import DataError, IntegrityError, connection, models, transaction
 from django.utils import timezone
 
 from collectors.records import BatchStream, decode_batch, decode_batch_stream
+from collectors.records.types import iso_z
 from wanmon.inventory.models import Agent, Equipment, Interface, Site
 from wanmon.measurements.columns import SNMP, TABLES
 from wanmon.measurements.constants import INGEST_MAX_INTERFACES_PER_DEVICE, INGEST_MAX_SAMPLE_LAG_S
@@ -421,8 +422,8 @@ def _history_check(
             errors.append(
                 {
                     "path": f"{prefix}[{i}].time",
-                    "message": f"{_iso(r.time)} is older than the {retention_days}-day retention of raw SNMP samples "
-                    f"({_iso(horizon)}): it would be dropped at once; check the agent's clock",
+                    "message": f"{iso_z(r.time)} is older than the {retention_days}-day retention of raw SNMP samples "
+                    f"({iso_z(horizon)}): it would be dropped at once; check the agent's clock",
                 }
             )
             continue
@@ -431,17 +432,13 @@ def _history_check(
             errors.append(
                 {
                     "path": f"{prefix}[{i}].time",
-                    "message": f"{_iso(r.time)} is {(latest - r.time).total_seconds() / 86400:.1f} days older than "
-                    f"the newest sample of {r.equipment}:{r.interface} ({_iso(latest)}); at most "
+                    "message": f"{iso_z(r.time)} is {(latest - r.time).total_seconds() / 86400:.1f} days older than "
+                    f"the newest sample of {r.equipment}:{r.interface} ({iso_z(latest)}); at most "
                     f"{lag_s / 86400:g} days behind are accepted: check the agent's clock",
                 }
             )
     if errors:
         raise IngestError(400, errors)
-
-
-def _iso(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
 
 
 def batch_ingest_body(

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from collectors.counters import InterfaceRates
 from wanmon.diagnosis import codes
 from wanmon.diagnosis.baseline import LearnedLevel, learn_level, level_at
 from wanmon.diagnosis.stats import median
@@ -204,12 +203,22 @@ class AgentSchedule:
 
 
 # --------------------------------------------------------------------------- network elements
-@dataclass(frozen=True, kw_only=True)
-class InterfaceRate(InterfaceRates):
-    """One valid polling interval of an interface: the agent's rates (bit/s, errors and discards per second) over
-    the interval ending at ``time``, with its packets per second and status."""
+@dataclass(frozen=True)
+class InterfaceRate:
+    """One valid polling interval of an interface (rates are per second over the interval ending at ``time``).
+
+    The six rates are those of the agent's ``collectors.counters.InterfaceRates``, listed again on purpose: built on
+    it, this class would need keyword-only fields, and rows become these by the hundred thousand a cycle
+    (``selectors.records.interface_rate_of``, positional: 1.0 us a row against 1.4 us by keyword).
+    """
 
     time: datetime
+    in_bps: float | None = None
+    out_bps: float | None = None
+    in_errors_per_s: float | None = None
+    out_errors_per_s: float | None = None
+    in_discards_per_s: float | None = None
+    out_discards_per_s: float | None = None
     in_pkts_per_s: float | None = None
     out_pkts_per_s: float | None = None
     oper_status: str | None = None

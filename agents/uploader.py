@@ -79,6 +79,11 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+# An idle connection is reused for this long at most. Servers close idle keep-alive connections after a few
+# seconds (gunicorn's threaded workers after 2 s); a POST sent on one the server is closing at that moment fails
+# with "Server disconnected without sending a response" (httpx does not resend a POST). Batches of one drain pass
+# follow each other within this, so they still share a connection; the next pass opens a new one.
+KEEPALIVE_EXPIRY_S = 1.0
 GZIP_LEVEL = 6  # JSON records compress ~10x; higher levels cost CPU for little gain
 MAX_RETRY_AFTER_S = 3600.0  # a wrong Retry-After must not park the agent for days
 SPLIT_AFTER_SERVER_ERRORS = 3  # 500s in a row for one batch before it is bisected
@@ -245,7 +250,10 @@ class Uploader:
         if client is None:
             verify = ssl.create_default_context(cafile=str(ca_file) if ca_file else None)
             client = httpx.AsyncClient(
-                verify=verify, timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0)), headers=headers
+                verify=verify,
+                timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0)),
+                headers=headers,
+                limits=httpx.Limits(keepalive_expiry=KEEPALIVE_EXPIRY_S),
             )
         else:
             client.headers.update(headers)

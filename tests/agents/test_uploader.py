@@ -4,11 +4,13 @@ the daemon's loop, TLS."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from agents.spool import records_as_dicts
-from agents.uploader import Backoff, Outcome, drain, parse_retry_after, upload_forever
+from agents.uploader import KEEPALIVE_EXPIRY_S, Backoff, Outcome, drain, parse_retry_after, upload_forever
 from collectors.records import decode_batch
 from tests.agents.conftest import (
     TOKEN,
@@ -260,3 +262,41 @@ def test_a_server_certificate_from_another_ca_is_refused_even_with_a_ca_file(tmp
     assert spool.status().records_waiting == 2 and spool.status().rejected_records == 0  # kept for a retry
     (logged,) = [r for r in caplog.records if r.getMessage() == "upload failed; will retry"]
     assert "CERTIFICATE_VERIFY_FAILED" in logged.error
+
+
+def test_a_connection_idle_past_the_keepalive_expiry_is_not_reused(tmp_path):
+    # A keep-alive server (HTTP/1.1, as gunicorn's threaded workers are) that notes the client port of each POST.
+    # Reusing a connection the server may be closing at that instant fails the upload ("Server disconnected
+    # without sending a response"); gunicorn closes after 2 s idle, so the agent reuses one for 1 s at most.
+    ports: list[int] = []
+
+    class KeepAlive(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            self.rfile.read(int(self.headers["Content-Length"]))
+            ports.append(self.client_address[1])
+            self.send_response(503)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), KeepAlive)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    batch = spool_with(tmp_path, 1).next_batch()
+
+    async def go() -> None:
+        async with uploader(f"http://127.0.0.1:{server.server_port}") as client:
+            for pause_s in (0.0, 0.2, KEEPALIVE_EXPIRY_S + 0.5):
+                await asyncio.sleep(pause_s)
+                assert (await client.send(batch)).outcome is Outcome.RETRY
+
+    try:
+        asyncio.run(go())
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert ports[0] == ports[1], "batches sent one after the other share a connection"
+    assert ports[2] != ports[1], f"a connection idle {KEEPALIVE_EXPIRY_S + 0.5} s was reused"

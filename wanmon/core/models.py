@@ -4,6 +4,17 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
+
+
+def site_or_carrier_constraint() -> models.CheckConstraint:
+    """A row that belongs to a site or to a carrier, never to both (a router, a calendar feed's token).
+
+    Named per model (``%(app_label)s_%(class)s``), so each table keeps the constraint name its migration gave it.
+    """
+    return models.CheckConstraint(
+        condition=~(Q(site__isnull=False) & Q(carrier__isnull=False)), name="%(app_label)s_%(class)s_site_or_carrier"
+    )
 
 
 class TrailEvent(models.Model):

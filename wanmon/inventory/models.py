@@ -7,6 +7,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 from django.db.models import Q
 
+from wanmon.core.models import site_or_carrier_constraint
 from wanmon.core.units import bps_from_mbps
 from wanmon.inventory.choices import CarrierKind, CircuitStatus, ContactRole, EquipmentRole, HostRole
 
@@ -117,12 +118,7 @@ class Equipment(models.Model):
     class Meta:
         ordering = ["name"]
         verbose_name_plural = "equipment"
-        constraints = [
-            models.CheckConstraint(
-                condition=~(Q(site__isnull=False) & Q(carrier__isnull=False)),
-                name="%(app_label)s_%(class)s_site_or_carrier",
-            )
-        ]
+        constraints = [site_or_carrier_constraint()]
 
     def __str__(self) -> str:
         return self.name

@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
-from wanmon.core.models import HashedToken, TrailEvent
+from wanmon.core.models import HashedToken, TrailEvent, site_or_carrier_constraint
 from wanmon.maintenance.choices import (
     Behaviour,
     CarrierNotificationStatus,
@@ -315,12 +315,7 @@ class FeedToken(HashedToken):
 
     class Meta:
         ordering = ["name", "id"]
-        constraints = [
-            models.CheckConstraint(
-                condition=~(Q(site__isnull=False) & Q(carrier__isnull=False)),
-                name="%(app_label)s_%(class)s_site_or_carrier",
-            )
-        ]
+        constraints = [site_or_carrier_constraint()]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.token_prefix}...)"

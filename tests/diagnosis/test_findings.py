@@ -1,5 +1,6 @@
 """Findings lifecycle (dedup, update, auto-resolve, reopen, acknowledge) and the findings API."""
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -153,3 +154,17 @@ def test_api_lists_filters_and_acknowledges_with_roles(client, django_user_model
     active = client.get("/api/v1/findings", {"active": "true"}).json()["results"]
     resolved = client.get("/api/v1/findings", {"active": "false"}).json()["results"]
     assert [f["code"] for f in active] == ["ASYMMETRIC_PATH"] and [f["code"] for f in resolved] == ["HOST_TCP_TUNING"]
+
+
+def test_the_onset_stays_at_the_episodes_first_bad_result_as_the_window_slides():
+    # given an episode first reported from 10:00, then seen by windows that start later and later
+    first = engine_finding()
+    findings_sync(findings=[first], now=T)
+    for hours in (1, 3, 7):
+        window_start = T + timedelta(hours=hours - 6)  # the engine sees the episode from the window's edge on
+        start = max(window_start, T - timedelta(hours=2))
+        later = replace(engine_finding(), start=start, end=T + timedelta(hours=hours))
+        findings_sync(findings=[later], now=T + timedelta(hours=hours))
+    # then its onset is still 10:00, while the evidence window has moved on
+    finding = Finding.objects.get()
+    assert finding.onset == T - timedelta(hours=2) and finding.end == T + timedelta(hours=7)

@@ -26,6 +26,11 @@ class Finding(models.Model):
     subject_key = models.CharField(max_length=400, help_text="canonical subject, for deduplication")
     rank = models.PositiveSmallIntegerField(null=True, blank=True)
     start = models.DateTimeField(help_text="start of the evidence window")
+    onset = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="start of the episode: its first bad observation, kept as the window slides (null: not known)",
+    )
     end = models.DateTimeField(help_text="end of the evidence window")
     summary = models.TextField(blank=True)
     explanation = models.TextField(blank=True)

@@ -146,6 +146,7 @@ def findings_sync(*, findings: list[EngineFinding], now: datetime, resolve_ids: 
                 resolved_at = existing.resolved_at
                 existing.status = FindingStatus.OPEN
                 existing.resolved_at = None
+                existing.onset = found.start  # a new episode of the same problem
                 for name, value in values.items():
                     setattr(existing, name, value)
                 existing.save()
@@ -162,6 +163,7 @@ def findings_sync(*, findings: list[EngineFinding], now: datetime, resolve_ids: 
                     code=found.code,
                     subject_key=key[1],
                     start=found.start,
+                    onset=found.start,
                     first_seen_at=now,
                     status=FindingStatus.OPEN,
                     **values,
@@ -170,6 +172,8 @@ def findings_sync(*, findings: list[EngineFinding], now: datetime, resolve_ids: 
                 result.opened.append(finding.id)
             else:
                 changed = existing.severity != found.severity or existing.summary != data["summary"]
+                # the window slides past the episode's first bad results: its onset is the earliest start reported
+                existing.onset = min(existing.onset or found.start, found.start)
                 for name, value in values.items():
                     setattr(existing, name, value)
                 existing.save()

@@ -19,7 +19,7 @@ class FindingListSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Finding
-        fields = ["id", "code", "severity", "status", "subject", "rank", "start", "end", "summary",
+        fields = ["id", "code", "severity", "status", "subject", "rank", "start", "end", "onset", "summary",
                   "explained_by", "first_seen_at", "last_seen_at", "acknowledged_at", "acknowledged_by",
                   "resolved_at"]
 

@@ -17,8 +17,26 @@ CORPUS = sorted((Path(__file__).resolve().parents[1] / "scenarios").glob("*.yaml
 FZK = next(p for p in CORPUS if p.name == "reverse-path-loss-fzk.yaml")
 
 
+# What production's road still gets wrong in the regression corpus (docs/diagnosis.md#known-gaps): each case
+# passes when replayed once over its whole timeline, not yet cycle after cycle at its test interval. Strict: a fix
+# turns the mark into a failure until it is removed.
+KNOWN_GAPS = {
+    "case2-periodic-loss-monitoring-receiver": "the cycle sums one-minute owamp sessions into 5-minute buckets, so "
+    "the period of the receiver's losses is no longer visible",
+    "case3-trunk-odd-even-ral": "ASYMMETRIC_PATH on CERN->RAL from the first hour, before the odd/even split is "
+    "seen: a cold start without history",
+    "case4-window-limited-fnal-asgc": "LOSS_LIMITED and ASYMMETRIC_PATH on ASGC from windows holding a few tests",
+    "case5-equipment-at-limits-fnal": "the load-rise correlation ranks another element first on a sliding window",
+    "case6-loss-limited-oc12-tau": "UNEXPLAINED_DEGRADATION before LOSS_LIMITED has the UDP loss it needs",
+}
+
+
 def replay(*args) -> tuple[int, str, str]:
+    """``manage.py replay``; at the scenario's own test interval unless the arguments say another step (the
+    beat's minute is six times slower on the corpus's five-minute owamp and sees nothing more)."""
     out, err = StringIO(), StringIO()
+    if "--step" not in args:
+        args = (*args, "--step", "auto")
     try:
         call_command("replay", *map(str, args), stdout=out, stderr=err)
         code = 0
@@ -27,8 +45,15 @@ def replay(*args) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-@pytest.mark.parametrize("scenario", CORPUS, ids=[p.stem for p in CORPUS])
-def test_corpus_scenario_passes_its_check(scenario):
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        pytest.param(p, marks=pytest.mark.xfail(reason=KNOWN_GAPS[p.stem], strict=True)) if p.stem in KNOWN_GAPS else p
+        for p in CORPUS
+    ],
+    ids=[p.stem for p in CORPUS],
+)
+def test_corpus_scenario_passes_its_check_on_productions_road(scenario):
     code, out, err = replay(scenario, "--check")
     assert code == 0, f"{out}\n{err}"
     assert "check passed" in err
@@ -44,7 +69,13 @@ def test_json_output_has_the_documented_shape_and_numbers():
     asym = next(f for f in doc["findings"] if f["code"] == "ASYMMETRIC_PATH" and f["subject"]["src"] == "FZK")
     assert asym["subject"] == {"src": "FZK", "dst": "CERN"} and asym["severity"] == "critical"
     assert set(asym) >= {"code", "severity", "subject", "start", "end", "rank", "summary", "explanation",
-                         "evidence", "actions"}
+                         "evidence", "actions", "first_seen_at", "last_seen_at", "resolved_at", "status", "onset"}
+    # the lifecycle as the cycles left it: the loss is there from the file's first results (06:00), opened by the
+    # first cycle that saw them, still open at the end
+    assert asym["status"] == "open" and asym["resolved_at"] is None and asym["last_seen_at"] == doc["now"]
+    assert "2026-03-01T06:00:00Z" < asym["first_seen_at"] <= "2026-03-01T06:30:00Z"
+    assert asym["onset"] <= asym["first_seen_at"]
+    assert doc["steps"] == 72 and doc["step_s"] == 300 and doc["incidents"] == []
     derived = asym["evidence"]["derived"]
     assert derived["bdp_bytes"] == pytest.approx(1e9 * 0.0098 / 8, rel=0.05)
     assert doc["interface_rates"] == []  # this scenario has no SNMP data
@@ -116,7 +147,7 @@ def test_unreadable_or_non_yaml_file(tmp_path):
 def test_the_speed_the_device_reports_wins_over_the_inventorys_after_a_port_upgrade():
     from datetime import UTC, datetime
 
-    from wanmon.diagnosis.selectors import _interfaces
+    from wanmon.diagnosis.selectors.series import WINDOW_BUCKET_S, interfaces_bulk
     from wanmon.inventory.models import Equipment, Interface
     from wanmon.measurements.models import SnmpSample
 
@@ -128,5 +159,8 @@ def test_the_speed_the_device_reports_wins_over_the_inventorys_after_a_port_upgr
         SnmpSample.objects.create(time=t0.replace(minute=minute), equipment_id=eq.id, interface_id=port.id,
                                   speed_mbps=speed)
     # then the diagnosis sees 100 Gb/s, and the inventory's figure only when the device reports none
-    assert _interfaces({port.id}, t0, t0.replace(minute=30))[port.id].speed_bps == 100e9
-    assert _interfaces({port.id}, t0.replace(hour=7), t0.replace(hour=8))[port.id].speed_bps == 10e9
+    def read(start, end):
+        return interfaces_bulk({port.id}, start, end, raw_ids=set(), bucket_s=WINDOW_BUCKET_S)[port.id]
+
+    assert read(t0, t0.replace(minute=30)).speed_bps == 100e9
+    assert read(t0.replace(hour=7), t0.replace(hour=8)).speed_bps == 10e9

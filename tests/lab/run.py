@@ -43,14 +43,14 @@ def main(argv: list[str]) -> int:
     from django.utils import timezone
 
     from tests.lab.runner import run_scenario
-    from wanmon.diagnosis.services import diagnosis_run
+    from wanmon.diagnosis.shards import diagnosis_cycle_run
 
     s = SCENARIOS[args.scenario.upper()]
     work = args.keep or Path(tempfile.mkdtemp(prefix=f"wanmon-lab-{s.code.lower()}-"))
     print(f"running {s.name} ({s.note}) for {s.run_s:g} s; files in {work}", file=sys.stderr)  # noqa: T201
     outcome = run_scenario(s, work, centre_url=args.centre, ca_file=args.ca_file,
                            agent_suffix=f"-{int(time.time())}")  # fmt: skip
-    diagnosis_run(now=timezone.now())
+    diagnosis_cycle_run(now=timezone.now())
     print(outcome.report())  # noqa: T201
     print(f"dashboard: {args.centre}/ (sites {s.site_a}, {s.site_b}; path {s.site_a} -> {s.site_b})")  # noqa: T201
     return 0

@@ -335,3 +335,39 @@ def incident_get(*, incident_id: int) -> Incident | None:
 def incident_members(incident: Incident) -> list:
     """Members in incident order (root first, then as grouped), each with its finding."""
     return list(incident.members.select_related("finding").order_by("id"))
+
+
+def incidents_of_findings(finding_ids: Collection[int]) -> list[dict]:
+    """The incidents that hold any of these findings, as ``manage.py replay --json`` lists them: root, members,
+    who was e-mailed (and when), and the onset (the earliest onset of its findings)."""
+    out = []
+    incidents = (
+        Incident.objects.filter(members__finding_id__in=list(finding_ids))
+        .distinct()
+        .select_related("root_finding")
+        .prefetch_related("members__finding", "notifications")
+        .order_by("opened_at", "id")
+    )
+    for incident in incidents:
+        findings = [m.finding for m in incident.members.all()]
+        onsets = [f.onset or f.start for f in findings]
+        root = incident.root_finding
+        out.append(
+            {
+                "id": incident.id,
+                "title": incident.title,
+                "status": incident.status,
+                "severity": incident.severity,
+                "root": {"code": root.code, "subject": root.subject} if root else None,
+                "members": [{"code": f.code, "subject": f.subject, "finding": f.id} for f in findings],
+                "recipients": sorted({n.recipient for n in incident.notifications.all()}),
+                "emails": [
+                    {"kind": n.kind, "recipient": n.recipient, "created_at": n.created_at, "status": n.status}
+                    for n in sorted(incident.notifications.all(), key=lambda n: (n.created_at, n.id))
+                ],
+                "opened_at": incident.opened_at,
+                "resolved_at": incident.resolved_at,
+                "onset": min(onsets) if onsets else None,
+            }
+        )
+    return out

@@ -477,12 +477,14 @@ def alerts_process(*, now: datetime, flush: bool = False, dispatch: bool = True)
     return result
 
 
-def alerts_process_now(*, now: datetime) -> ProcessResult:
-    """The synchronous path (``replay --keep --notify``): process with the timers elapsed and send at once.
+def alerts_process_now(*, now: datetime, flush: bool = True) -> ProcessResult:
+    """The synchronous path (``replay --notify``): process and send at once. With ``flush`` the timers count as
+    elapsed; without, they run in the caller's time (a replay that steps through a scenario minute by minute
+    waits group_wait and group_interval as production does).
 
     A notification that cannot be sent stays failed in the sent-log; the beat's run retries it.
     """
-    result = alerts_process(now=now, flush=True, dispatch=False)
+    result = alerts_process(now=now, flush=flush, dispatch=False)
     for notification_id in result.notifications:
         try:
             notification_send(notification_id=notification_id)

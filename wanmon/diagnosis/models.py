@@ -115,6 +115,11 @@ class PathEvaluation(models.Model):
     cycle_at = models.DateTimeField(help_text="the 'now' of the last evaluation")
     evaluations = models.PositiveBigIntegerField(default=0, help_text="evaluations since the path was created")
     worker = models.CharField(max_length=200, blank=True, help_text="the Celery worker of the last evaluation")
+    evidence_until = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="the newest test of the path the last evaluation saw: a later one is new evidence",
+    )
 
     def __str__(self) -> str:
         return f"path {self.path_id} at {self.cycle_at:%Y-%m-%dT%H:%M:%SZ}"

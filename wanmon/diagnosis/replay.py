@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path as FilePath
@@ -19,9 +20,11 @@ from django.db import connection, transaction
 
 from collectors.records import RecordError, decode_records
 from collectors.records.types import iso_z
+from wanmon.diagnosis.codes import SEVERITY_ORDER
 from wanmon.diagnosis.evidence import AgentSchedule
-from wanmon.diagnosis.evidence import Finding as EngineFinding
-from wanmon.diagnosis.services import diagnosis_evaluate, findings_sync
+from wanmon.diagnosis.models import Finding, FindingEvent
+from wanmon.diagnosis.selectors import agent_schedules_declared
+from wanmon.diagnosis.shards import diagnosis_cycle_run
 from wanmon.inventory.models import Carrier, Circuit, Equipment, Interface, Site, Trunk
 from wanmon.inventory.topology import KnownRefs, TopologyInvalid, topology_import, topology_validate
 from wanmon.maintenance.choices import Impact
@@ -30,8 +33,8 @@ from wanmon.measurements.ingest import IngestError, batch_ingest
 from wanmon.measurements.services import measurements_process
 
 TOP_LEVEL_KEYS = {"scenario", "description", "now", "topology", "maintenance", "measurements", "expect", "agents"}
-# The baseline of a replay: the earliest third of the scenario's timeline (its "normal" before things broke).
-BASELINE_FRACTION = 1 / 3
+# Production's beat runs the cycle every minute; a replay does the same unless told to coarsen (--step).
+DEFAULT_STEP = timedelta(minutes=1)
 REPLAY_NAMESPACE = uuid.UUID("0f9a7c52-55b0-4c55-9a1f-6f0d2f0c7e11")
 
 
@@ -50,38 +53,80 @@ class ScenarioInvalid(Exception):
         ]
 
 
+@dataclass(frozen=True)
+class ReplayedFinding:
+    """A finding as the replay's steps left it: what the stored finding says at the scenario's ``now`` (its last
+    evaluation), its lifecycle (first and last seen, resolved, status) and the worst severity it ever had."""
+
+    id: int
+    code: str
+    severity: str
+    worst_severity: str
+    subject: dict
+    rank: int | None
+    start: datetime
+    end: datetime
+    onset: datetime | None
+    summary: str
+    explanation: str
+    evidence: dict
+    actions: tuple[str, ...]
+    explained_by: tuple[str, ...]
+    status: str
+    first_seen_at: datetime
+    last_seen_at: datetime
+    resolved_at: datetime | None
+
+    def to_dict(self) -> dict:
+        """The replay JSON object of docs/scenario-format.md#replay."""
+        times = ("start", "end", "onset", "first_seen_at", "last_seen_at", "resolved_at")
+        data = {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "id"}
+        data.update({name: _iso(data[name]) if data[name] else None for name in times})
+        data["actions"], data["explained_by"] = list(self.actions), list(self.explained_by)
+        return data
+
+
 @dataclass
 class ReplayResult:
     """What a replay found, as the JSON of docs/scenario-format.md#replay, plus the --check verdict."""
 
     scenario: str
     now: datetime
-    findings: list[EngineFinding]
+    findings: list[ReplayedFinding]
     interface_rates: list[dict]
+    steps: int = 0
+    step_s: float = 0.0
+    incidents: list[dict] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict:
         return {
             "scenario": self.scenario,
             "now": _iso(self.now),
-            "findings": [_finding_json(f) for f in self.findings],
+            "steps": self.steps,
+            "step_s": self.step_s,
+            "findings": [f.to_dict() for f in self.findings],
+            "incidents": [_times_iso(i) for i in self.incidents],
             "interface_rates": self.interface_rates,
         }
+
+
+def _times_iso(value: Any) -> Any:
+    """The times inside a JSON value written as the wire writes them (ISO 8601 with Z)."""
+    if isinstance(value, datetime):
+        return _iso(value)
+    if isinstance(value, dict):
+        return {k: _times_iso(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_times_iso(v) for v in value]
+    return value
 
 
 def _iso(moment: datetime) -> str:
     return iso_z(moment.astimezone(UTC))
 
 
-def _finding_json(finding: EngineFinding) -> dict:
-    data = finding.to_dict()
-    for key in ("start", "end"):
-        if isinstance(data.get(key), datetime):
-            data[key] = _iso(data[key])
-    return data
-
-
-def _time(value: Any) -> datetime | None:
+def parse_time(value: Any) -> datetime | None:
     if isinstance(value, datetime):
         return value if value.tzinfo else None
     if isinstance(value, str):
@@ -153,7 +198,7 @@ def scenario_load(filename: str) -> Scenario:
     times = [r.time for r in records]
     now = None
     if doc.get("now") is not None:
-        now = _time(doc["now"])
+        now = parse_time(doc["now"])
         if now is None:
             errors.append(("now", "must be an ISO 8601 time with a zone, e.g. 2026-03-01T12:00:00Z"))
     maintenance = doc.get("maintenance") or []
@@ -201,7 +246,7 @@ def _maintenance_errors(maintenance: Any, topology: dict) -> list[tuple[str, str
             continue
         if not w.get("reference"):
             errors.append((f"{path}.reference", "required: the carrier's maintenance id"))
-        start, end = _time(w.get("start")), _time(w.get("end"))
+        start, end = parse_time(w.get("start")), parse_time(w.get("end"))
         if start is None:
             errors.append((f"{path}.start", "required: an ISO 8601 time with a zone"))
         if end is None:
@@ -267,8 +312,8 @@ def _maintenance_apply(windows: list[dict]) -> None:
             carrier=carrier,
             reference=str(w["reference"]),
             defaults={
-                "start": _time(w["start"]),
-                "end": _time(w["end"]),
+                "start": parse_time(w["start"]),
+                "end": parse_time(w["end"]),
                 "impact": w.get("impact", "outage"),
                 "summary": str(w.get("description") or ""),
             },
@@ -317,7 +362,7 @@ def _interface_rates(interface_ids: list[int], until: datetime) -> list[dict]:
         ]
 
 
-def finding_matches(finding: EngineFinding, expected: dict) -> bool:
+def finding_matches(finding, expected: dict) -> bool:
     """Expectation semantics: same code, every subject key the expectation gives is equal, rank if given."""
     if finding.code != expected.get("code"):
         return False
@@ -327,8 +372,9 @@ def finding_matches(finding: EngineFinding, expected: dict) -> bool:
     return "rank" not in expected or finding.rank == expected["rank"]
 
 
-def expect_check(findings: list[EngineFinding], expect: dict) -> list[str]:
-    """Every missing expected finding and every forbidden one present, as readable lines."""
+def expect_check(findings: list, expect: dict) -> list[str]:
+    """Every missing expected finding and every forbidden one present, as readable lines. Over a replay's
+    findings (every finding opened at any step) a forbidden one is one that some step opened."""
     problems = []
     for e in expect.get("findings") or []:
         if not any(finding_matches(f, e) for f in findings):
@@ -336,7 +382,8 @@ def expect_check(findings: list[EngineFinding], expect: dict) -> list[str]:
     for e in expect.get("absent") or []:
         for f in findings:
             if finding_matches(f, e):
-                problems.append(f"forbidden: {_describe(e)} (found {f.code} {dict(f.subject)})")
+                when = f" opened at {_iso(f.first_seen_at)}" if isinstance(f, ReplayedFinding) else ""
+                problems.append(f"forbidden: {_describe(e)} (found {f.code} {dict(f.subject)}{when})")
     return problems
 
 
@@ -346,8 +393,92 @@ def _describe(e: dict) -> str:
     return f"{e.get('code')}{' {' + subject + '}' if subject else ''}{rank}"
 
 
-def scenario_replay(scenario: Scenario, *, keep: bool = False) -> ReplayResult:
-    """Load the scenario into the database and diagnose it as of its ``now``.
+def replay_steps(first: datetime, now: datetime, step: timedelta, since: datetime | None = None) -> list[datetime]:
+    """The times the replay runs a cycle at: every ``step`` after the scenario's first measurement (or after
+    ``since``), ending exactly at its ``now`` (pure)."""
+    if step <= timedelta(0):
+        raise ValueError("the step must be positive")
+    begin = max(first, since) if since is not None else first
+    times = []
+    at = now
+    while at > begin:
+        times.append(at)
+        at -= step
+    return times[::-1] or [now]
+
+
+def shortest_test_interval(records: list) -> timedelta:
+    """The shortest measurement interval of the scenario's path tests: for each direction and kind of test the
+    median spacing of its results, the least of those (pure). A replay stepping at most this far apart sees every
+    round of its most frequent test as production's beat would; a scenario without repeated tests gives the
+    beat's minute."""
+    series: dict[tuple, list[datetime]] = {}
+    for r in records:
+        if getattr(r, "src", None) is not None and getattr(r, "dst", None) is not None:
+            series.setdefault((type(r).__name__, r.src, r.dst), []).append(r.time)
+    spacings = []
+    for times in series.values():
+        times.sort()
+        gaps = sorted((b - a).total_seconds() for a, b in zip(times, times[1:], strict=False) if b > a)
+        if gaps:
+            spacings.append(gaps[len(gaps) // 2])
+    if not spacings:
+        return DEFAULT_STEP
+    return max(DEFAULT_STEP, timedelta(seconds=min(spacings)))
+
+
+def replayed_findings(ids: set[int]) -> list[ReplayedFinding]:
+    """The stored findings the replay opened or reopened, as the steps left them, the worst severity of each read
+    from its events (pure read)."""
+    worst: dict[int, str] = {}
+    for finding_id, data in FindingEvent.objects.filter(finding_id__in=ids).values_list("finding_id", "data"):
+        severity = (data or {}).get("severity")
+        if severity in SEVERITY_ORDER and SEVERITY_ORDER[severity] > SEVERITY_ORDER.get(worst.get(finding_id), -1):
+            worst[finding_id] = severity
+    out = []
+    for f in Finding.objects.filter(id__in=ids).order_by("first_seen_at", "code", "subject_key"):
+        out.append(
+            ReplayedFinding(
+                id=f.id,
+                code=f.code,
+                severity=f.severity,
+                worst_severity=max(worst.get(f.id, f.severity), f.severity, key=SEVERITY_ORDER.__getitem__),
+                subject=dict(f.subject),
+                rank=f.rank,
+                start=f.start,
+                end=f.end,
+                onset=f.onset,
+                summary=f.summary,
+                explanation=f.explanation,
+                evidence=dict(f.evidence or {}),
+                actions=tuple(f.actions or ()),
+                explained_by=tuple(f.explained_by or ()),
+                status=f.status,
+                first_seen_at=f.first_seen_at,
+                last_seen_at=f.last_seen_at,
+                resolved_at=f.resolved_at,
+            )
+        )
+    return out
+
+
+def scenario_replay(
+    scenario: Scenario,
+    *,
+    keep: bool = False,
+    step: timedelta = DEFAULT_STEP,
+    since: datetime | None = None,
+    after_step: Callable[[datetime], Any] | None = None,
+    incidents: Callable[[set[int]], list[dict]] | None = None,
+) -> ReplayResult:
+    """Load the scenario into the database and run production's diagnosis cycle over its timeline.
+
+    The measurements go in through the real ingest first; then ``diagnosis_cycle_run`` (the code the Celery beat
+    runs every minute: plan, shards, findings' lifecycle with its hysteresis, resolution and reopening) runs every
+    ``step`` from the scenario's first measurement (or ``since``) to its ``now``, each cycle seeing what production
+    would have seen at that time (measurements up to it, the last 6 hours against the 21 days before). After each
+    cycle ``after_step(time)`` runs (``--notify``: the alerting). The result lists every finding opened or
+    reopened on the way, with its lifecycle.
 
     Without ``keep`` everything happens in one transaction that is rolled back: the database is left
     as it was. With ``keep`` the data and the findings are committed (demo data, incident archives);
@@ -369,24 +500,26 @@ def scenario_replay(scenario: Scenario, *, keep: bool = False) -> ReplayResult:
             interface_ids = sorted(ingested.interface_since)
             if ingested.duplicate:
                 interface_ids = _scenario_interface_ids(scenario)
-        span = scenario.now - scenario.first
-        findings = diagnosis_evaluate(
-            now=scenario.now,
-            window_start=scenario.first - timedelta(seconds=1),
-            baseline_start=scenario.first - timedelta(seconds=1),
-            baseline_end=scenario.first + span * BASELINE_FRACTION,
-            extra_schedules=scenario.schedules,
-        )
+        times = replay_steps(scenario.first, scenario.now, step, since)
+        touched: set[int] = set()
+        with agent_schedules_declared(scenario.schedules):
+            for at in times:
+                cycle = diagnosis_cycle_run(now=at)
+                touched.update(cycle.opened, cycle.reopened)
+                if after_step is not None:
+                    after_step(at)
+        findings = replayed_findings(touched)
         result = ReplayResult(
             scenario=scenario.name,
             now=scenario.now,
             findings=findings,
             interface_rates=_interface_rates(interface_ids, scenario.now),
+            steps=len(times),
+            step_s=step.total_seconds(),
+            incidents=incidents(touched) if incidents is not None else [],
         )
         result.problems = expect_check(findings, scenario.expect)
-        if keep:
-            findings_sync(findings=findings, now=scenario.now)
-        else:
+        if not keep:
             transaction.set_rollback(True)
     return result
 

@@ -12,12 +12,9 @@ from django.db.models import Q
 
 from wanmon.core.lifecycle import lifecycle_acknowledge
 from wanmon.diagnosis import constants as k
-from wanmon.diagnosis import engine
 from wanmon.diagnosis.choices import ACTIVE_STATUSES, EventKind, FindingStatus
-from wanmon.diagnosis.evidence import AgentSchedule
 from wanmon.diagnosis.evidence import Finding as EngineFinding
 from wanmon.diagnosis.models import Finding, FindingEvent
-from wanmon.diagnosis.selectors import evidence_bundle_build
 
 # Production look-back: the last 6 hours are judged against the 21 days before them.
 DEFAULT_WINDOW = timedelta(hours=6)
@@ -195,30 +192,3 @@ def finding_acknowledge(*, finding: Finding, user, note: str = "", now: datetime
         finding = lifecycle_acknowledge(finding, user=user, now=now)
         FindingEvent.objects.create(finding=finding, time=now, kind=EventKind.ACKNOWLEDGED, user=user, note=note)
     return finding
-
-
-def diagnosis_evaluate(
-    *,
-    now: datetime,
-    window_start: datetime | None = None,
-    baseline_start: datetime | None = None,
-    baseline_end: datetime | None = None,
-    extra_schedules: tuple[AgentSchedule, ...] = (),
-) -> list[EngineFinding]:
-    """Build the evidence from the database and run every rule as of ``now`` (no writes)."""
-    window_start = window_start or now - DEFAULT_WINDOW
-    baseline_end = baseline_end or window_start
-    baseline_start = baseline_start or baseline_end - DEFAULT_BASELINE
-    bundle = evidence_bundle_build(
-        now=now,
-        window_start=window_start,
-        baseline_start=baseline_start,
-        baseline_end=baseline_end,
-        extra_schedules=extra_schedules,
-    )
-    return engine.diagnose(bundle, now)
-
-
-def diagnosis_run(*, now: datetime) -> SyncResult:
-    """The periodic evaluation (Celery beat, every minute): evaluate and store."""
-    return findings_sync(findings=diagnosis_evaluate(now=now), now=now)

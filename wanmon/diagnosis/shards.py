@@ -1,9 +1,10 @@
 """The periodic diagnosis at scale: a cycle plans the path directions to evaluate, splits them into shards that
 Celery workers take, and each shard is evaluated and stored in one transaction.
 
-* **What is evaluated.** A path direction is planned when it has a test newer than its last evaluation (minus
-  ``LATE_S``, results arrive after the session they describe), an active finding, an element or site named by an
-  active finding, or no evaluation yet. Elements no current path crosses (and every trunk and host) are judged by
+* **What is evaluated.** A path direction is planned when a test has arrived that its last evaluation did not see
+  (newer than the newest test that evaluation saw: results arrive after the session they describe, and the newest
+  one it saw is kept with the claim), an active finding, an element or site named by an active finding, or no
+  evaluation yet. Elements no current path crosses (and every trunk and host) are judged by
   one extra shard, the *elements shard*, every cycle.
 * **Shards.** Both directions of a site pair stay in one shard (asymmetry compares them) and pairs are taken in
   site order, so that a site's paths sit together (its border router's faults show on several of them). A shard
@@ -82,14 +83,23 @@ def diagnosis_cycle_open(*, now: datetime, size: int | None = None) -> CyclePlan
 def _claim(cycle: DiagnosisCycle, path_ids: list[int], worker: str) -> list[int]:
     """Take these paths for the cycle; returns those not yet evaluated by it or a later one (row locks held)."""
     with connection.cursor() as cursor:
+        # the newest test of each path up to the cycle's time (three index probes a path): the next cycles evaluate
+        # the path again only when a newer one has arrived (findings_paths_to_evaluate), not at every minute
+        newest = " UNION ALL ".join(
+            f"(SELECT time FROM {table} t WHERE t.src_id = p.src_id AND t.dst_id = p.dst_id AND t.time <= %(at)s "
+            f"ORDER BY t.time DESC LIMIT 1)"
+            for table in ("measurements_throughputtest", "measurements_owamptest", "measurements_traceroute")
+        )
         cursor.execute(
-            """INSERT INTO diagnosis_pathevaluation AS e (path_id, cycle_id, cycle_at, evaluations, worker)
-               SELECT p.id, %s, %s, 1, %s FROM inventory_path p WHERE p.id = ANY(%s)
+            f"""INSERT INTO diagnosis_pathevaluation AS e (path_id, cycle_id, cycle_at, evaluations, worker,
+                                                          evidence_until)
+               SELECT p.id, %(cycle)s, %(at)s, 1, %(worker)s, (SELECT max(time) FROM ({newest}) n)
+               FROM inventory_path p WHERE p.id = ANY(%(ids)s)
                ON CONFLICT (path_id) DO UPDATE SET cycle_id = EXCLUDED.cycle_id, cycle_at = EXCLUDED.cycle_at,
-                   evaluations = e.evaluations + 1, worker = EXCLUDED.worker
+                   evaluations = e.evaluations + 1, worker = EXCLUDED.worker, evidence_until = EXCLUDED.evidence_until
                WHERE e.cycle_at < EXCLUDED.cycle_at
                RETURNING path_id""",
-            [cycle.id, cycle.at, worker[:200], list(path_ids)],
+            {"cycle": cycle.id, "at": cycle.at, "worker": worker[:200], "ids": list(path_ids)},
         )
         return sorted(r[0] for r in cursor.fetchall())
 
@@ -147,6 +157,20 @@ def diagnosis_shard_evaluate(
         if evaluated >= planned and elements_done:
             result.resolved += diagnosis_cycle_close(cycle=cycle)
     return result
+
+
+def diagnosis_cycle_run(*, now: datetime, size: int | None = None, worker: str = "inline") -> SyncResult:
+    """One whole cycle as of ``now`` in this process: plan it, then evaluate the elements shard and every path shard
+    in the order ``diagnosis_run_task`` queues them. The same functions the Celery workers run, one after the
+    other: the replay of a scenario, the lab and the benchmarks drive production's road with it."""
+    plan = diagnosis_cycle_open(now=now, size=size)
+    total = SyncResult()
+    for path_ids, elements in [([], True), *((shard, False) for shard in plan.shards)]:
+        result = diagnosis_shard_evaluate(cycle_id=plan.cycle_id, path_ids=path_ids, elements=elements, worker=worker)
+        if result is not None:
+            for name in ("opened", "updated", "resolved", "reopened", "absent"):
+                getattr(total, name).extend(getattr(result, name))
+    return total
 
 
 def diagnosis_cycle_close(*, cycle: DiagnosisCycle) -> list[int]:

@@ -1,8 +1,12 @@
-"""Replay the noise corpus through the real ingest and diagnosis and hold the engine to it.
+"""Replay part of the noise corpus on production's road and hold the engine to what an operator is shown.
 
-Healthy meshes: no warning or critical finding at all (info allowed). Faulty ones: every injected fault found
-with its code and subject. Every healthy mesh and every fault is replayed on every run (about a minute on two
-cores); ``scripts/bench diagnosis`` prints the false-alarm and detection rates of the same replays.
+Each case goes through the real ingest, then production's diagnosis cycle runs at the case's shortest test interval
+with the findings' whole lifecycle. Healthy meshes: no warning or critical finding opened at any step (info
+allowed). Faulty ones: every injected fault found with its code and subject, its first warning no later than
+``DETECT_MAX_INTERVALS`` test intervals after the onset (the goal is two; ``scripts/bench diagnosis`` prints the
+median). The whole corpus over every day of every case is ``scripts/bench diagnosis``'s (about half
+an hour on two cores); here a representative part, each healthy mesh over its last two days (the five days before
+are its history) and each fault from half a day before its onset.
 """
 
 from __future__ import annotations
@@ -14,14 +18,35 @@ from .verdict import replay_case
 
 pytestmark = pytest.mark.django_db
 
+HEALTHY = ["noise-eu-10g-cubic-jumbo", "noise-lhcopn-100g-bbr"]
+FAULTY = [
+    "fault-reverse-path-loss-fzk",
+    "fault-crc-patch-panel-fzk",
+    "fault-path-down-fzk-ndgf",
+    "fault-window-triumf",
+    "fault-maintenance-geant-fra",
+    "fault-collapse-6h-fzk-cern",
+]
+HISTORY_H = 5 * 24  # a healthy mesh's cycles start after five days of history
+LEAD_H = 12  # a fault's cycles start half a day before it
+# Today's road: 1-5 hourly intervals from onset to the first warning, host settings (reported every 6 h) the
+# slowest; a fault found later than this is a regression.
+DETECT_MAX_INTERVALS = 7
 
-@pytest.mark.parametrize("name", [n for n, c in CASES.items() if c.healthy])
-def test_healthy_mesh_raises_no_warning(name, tmp_path):
-    verdict = replay_case(CASES[name], tmp_path)
+
+def _fault_start_h(name: str) -> float:
+    return min(f.start_h for f in CASES[name].faulty.faults)
+
+
+@pytest.mark.parametrize("name", HEALTHY)
+def test_healthy_mesh_opens_no_warning_at_any_step(name, tmp_path):
+    verdict = replay_case(CASES[name], tmp_path, since_h=HISTORY_H)
+    assert verdict.steps >= 48
     assert not verdict.alarms, "\n".join(verdict.lines())
 
 
-@pytest.mark.parametrize("name", [n for n, c in CASES.items() if not c.healthy])
-def test_injected_fault_is_found_with_its_code_and_subject(name, tmp_path):
-    verdict = replay_case(CASES[name], tmp_path)
+@pytest.mark.parametrize("name", FAULTY)
+def test_injected_fault_is_found_with_its_code_and_subject_in_time(name, tmp_path):
+    verdict = replay_case(CASES[name], tmp_path, since_h=_fault_start_h(name) - LEAD_H)
     assert verdict.detected and not verdict.missed, "\n".join(verdict.lines())
+    assert max(verdict.detect_min, default=0) <= DETECT_MAX_INTERVALS * verdict.step_min, "\n".join(verdict.lines())

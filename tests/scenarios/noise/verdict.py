@@ -1,4 +1,9 @@
-"""Replay a case through the real ingest and diagnosis and judge the findings (needs Django and a database).
+"""Replay a case through the real ingest and production's diagnosis cycle, and judge what an operator would have
+been shown (needs Django and a database).
+
+The cycle runs at the case's shortest test interval (``shortest_test_interval``: every round of its most frequent
+test is seen as the beat would see it) from ``since`` (default: the whole file) to the case's end; every finding
+opened on the way counts, at the worst severity it reached.
 
 The replay gets the scenario without its ``expect`` block: a code the engine does not know yet (e.g.
 MEASUREMENT_GAP) must count as a missed detection here, not make the whole file invalid.
@@ -14,11 +19,13 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from wanmon.diagnosis.codes import SEVERITY_ORDER
 
 from .corpus import Case
+from .mesh import at
 
 
 @dataclass
@@ -32,13 +39,20 @@ class Verdict:
     alarms: list[dict] = field(default_factory=list)  # above the allowed severity
     detected: list[dict] = field(default_factory=list)  # expected findings found
     missed: list[dict] = field(default_factory=list)
+    steps: int = 0
+    step_min: float = 0.0
+    detect_min: list[float] = field(default_factory=list)  # per detected fault: onset -> first warning, minutes
+    onset_error_min: list[float] = field(default_factory=list)  # per detected fault: reported onset - true onset
 
     @property
     def passed(self) -> bool:
         return not self.alarms and not self.missed
 
     def lines(self) -> list[str]:
-        out = [f"{self.case}: {len(self.findings)} finding(s) in {self.seconds:.1f} s"]
+        out = [
+            f"{self.case}: {len(self.findings)} finding(s) opened in {self.steps} cycles every {self.step_min:g} min, "
+            f"{self.seconds:.1f} s; detected after {self.detect_min} min, onsets off by {self.onset_error_min} min"
+        ]
         out += [f"  false alarm: {a['severity']} {a['code']} {a['subject']} -- {a['summary']}" for a in self.alarms]
         out += [f"  missed: {m['code']} {m['subject']}" for m in self.missed]
         return out
@@ -54,14 +68,39 @@ def _matches(finding: dict, expected: dict) -> bool:
     return "rank" not in expected or finding.get("rank") == expected["rank"]
 
 
-def judge(case: str, healthy: bool, seconds: float, findings: list[dict], expect: dict) -> Verdict:
-    """Healthy: nothing above ``max_severity``. Faulty: each expected (code, subject[, rank]) present."""
+def _worst(finding: dict) -> str:
+    return finding.get("worst_severity") or finding["severity"]
+
+
+def _time(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def judge(
+    case: str,
+    healthy: bool,
+    seconds: float,
+    findings: list[dict],
+    expect: dict,
+    onsets: dict[int, datetime] | None = None,
+) -> Verdict:
+    """Healthy: nothing above ``max_severity`` at any step. Faulty: each expected (code, subject[, rank]) opened at
+    some step; with ``onsets`` (the true start of expectation i), the minutes from it to the first warning or
+    critical finding that matches, and how far the reported onset lies from it."""
     verdict = Verdict(case, healthy, seconds, findings)
     limit = expect.get("max_severity")
     if limit is not None:
-        verdict.alarms = [f for f in findings if SEVERITY_ORDER[f["severity"]] > SEVERITY_ORDER[limit]]
-    for e in expect.get("findings") or []:
-        (verdict.detected if any(_matches(f, e) for f in findings) else verdict.missed).append(e)
+        verdict.alarms = [f for f in findings if SEVERITY_ORDER[_worst(f)] > SEVERITY_ORDER[limit]]
+    for i, e in enumerate(expect.get("findings") or []):
+        found = [f for f in findings if _matches(f, e)]
+        (verdict.detected if found else verdict.missed).append(e)
+        onset = (onsets or {}).get(i)
+        paging = [f for f in found if SEVERITY_ORDER[_worst(f)] >= SEVERITY_ORDER["warning"] and f.get("first_seen_at")]
+        if onset is not None and paging:
+            first = min(paging, key=lambda f: f["first_seen_at"])
+            verdict.detect_min.append((_time(first["first_seen_at"]) - onset).total_seconds() / 60)
+            if first.get("onset"):
+                verdict.onset_error_min.append((_time(first["onset"]) - onset).total_seconds() / 60)
     return verdict
 
 
@@ -90,9 +129,22 @@ def json_first_parser() -> Iterator[None]:
         replay.yaml = real
 
 
-def replay_case(case: Case, directory: Path) -> Verdict:
-    """Write the case (without expect) to ``directory``, replay it with a rollback, and judge the findings."""
-    from wanmon.diagnosis.replay import scenario_load, scenario_replay
+def fault_onsets(case: Case) -> dict[int, datetime]:
+    """The true start of each expected finding of a faulty case (the start of the fault that expects it)."""
+    if not case.faulty:
+        return {}
+    mesh = case.mesh()
+    out: dict[int, datetime] = {}
+    for fault in case.faulty.faults:
+        for _ in fault.expect(mesh):
+            out[len(out)] = at(fault.start_h)
+    return out
+
+
+def replay_case(case: Case, directory: Path, *, since_h: float | None = None) -> Verdict:
+    """Write the case (without expect) to ``directory``, replay it on production's road with a rollback (cycles
+    from ``since_h`` hours into the case, default from its start), and judge every finding opened."""
+    from wanmon.diagnosis.replay import scenario_load, scenario_replay, shortest_test_interval
 
     doc = case.document()
     expect = doc.pop("expect")
@@ -101,7 +153,10 @@ def replay_case(case: Case, directory: Path) -> Verdict:
     started = time.perf_counter()
     with json_first_parser():
         scenario = scenario_load(str(path))
-    result = scenario_replay(scenario)
+    since = at(since_h) if since_h is not None else None
+    result = scenario_replay(scenario, step=shortest_test_interval(scenario.records), since=since)
     seconds = time.perf_counter() - started
     findings = result.as_json()["findings"]
-    return judge(case.name, case.healthy, seconds, findings, expect)
+    verdict = judge(case.name, case.healthy, seconds, findings, expect, fault_onsets(case))
+    verdict.steps, verdict.step_min = result.steps, result.step_s / 60
+    return verdict

@@ -37,7 +37,8 @@ def asymmetric_path(ctx: RuleContext) -> list[Finding]:
         ASYMMETRY_LOSS_FACTOR x the reverse's loss or detection limit.
     Critical below ASYMMETRY_CRITICAL_RATIO.  A loss-only asymmetry whose losses
     are periodic is left to PERIODIC_LOSS (a receiving host or a periodic event),
-    and a direction crossing a trunk whose TCP results split by host address to TRUNK_IMBALANCE.
+    and a direction crossing a trunk whose TCP results split by host address to TRUNK_IMBALANCE; a throughput-only
+    asymmetry of a direction WINDOW_LIMITED or TCP_ONLY_DEGRADATION found is that finding's.
 
     Why: something lies on one direction's route only (a dirty fibre of a pair,
     a bad patch panel, an asymmetric route).  A bad return path also hurts the
@@ -58,9 +59,23 @@ def asymmetric_path(ctx: RuleContext) -> list[Finding]:
             result = _compare(a, r, start, end)
             if result and (best is None or result["ratio"] < best["ratio"]):
                 best = result
+        if best and not best["loss_asymmetric"] and _tcp_explained(ctx, a):
+            continue  # a throughput-only asymmetry the direction's own TCP finding already explains
         if best:
             out.append(_finding(a, r, best))
     return out
+
+
+def _tcp_explained(ctx: RuleContext, a: PathAssessment) -> bool:
+    """Whether a rule run before this one explains this direction's TCP rate on its own: WINDOW_LIMITED (its hosts'
+    window caps it at W*8/RTT whatever the reverse direction's hosts reach) or TCP_ONLY_DEGRADATION (UDP at the TCP
+    rate is clean)."""
+    subject = {"src": a.path.src, "dst": a.path.dst}
+    return any(
+        dict(f.subject) == subject
+        for code in (codes.WINDOW_LIMITED, codes.TCP_ONLY_DEGRADATION)
+        for f in ctx.findings_with(code)
+    )
 
 
 def _own_levels(

@@ -1,7 +1,7 @@
 """Evidence selectors: the database -> the frozen dataclasses the pure rules read (evidence.py).
 
-- window.py: the whole bundle of ``diagnosis_evaluate`` and ``manage.py replay`` (every current path direction);
-- bulk.py: the bundle of one shard of the periodic cycle (shards.py), read set-based;
+- bulk.py: the bundle of one shard of the periodic cycle (shards.py), read set-based: the one evidence builder,
+  used by the cycle in production and by everything that replays or measures it;
 - series.py: the set-based reads both of the latter share with the baselines (tests, sessions, SNMP rates);
 - baselines.py: the baseline summaries learned from the history before the window;
 - findings.py: stored findings, and the path directions a cycle must evaluate;
@@ -9,14 +9,12 @@
   versions in force come from the inventory's path_list_valid_at.
 """
 
-from wanmon.diagnosis.selectors.bulk import evidence_bundle_for_paths
+from wanmon.diagnosis.selectors.bulk import agent_schedules_declared, evidence_bundle_for_paths
 from wanmon.diagnosis.selectors.common import maintenance_windows_overlapping
 from wanmon.diagnosis.selectors.findings import finding_list, paths_to_evaluate
-from wanmon.diagnosis.selectors.window import _interfaces, evidence_bundle_build
 
 __all__ = [
-    "_interfaces",
-    "evidence_bundle_build",
+    "agent_schedules_declared",
     "evidence_bundle_for_paths",
     "finding_list",
     "maintenance_windows_overlapping",

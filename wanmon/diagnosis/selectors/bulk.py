@@ -4,6 +4,9 @@ over all its path directions at once, never one query per path."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime
 
 from django.db import connection
@@ -25,6 +28,20 @@ from wanmon.diagnosis.selectors.common import (
 from wanmon.diagnosis.selectors.records import THROUGHPUT_TESTS, TRACEROUTES
 from wanmon.diagnosis.selectors.series import WINDOW_BUCKET_S, interfaces_bulk, owamp_bucketed
 from wanmon.inventory.models import Equipment, Host, Trunk
+
+# Schedules that a scenario file declares for its agents (docs/scenario-format.md, ``agents``): what the agents of a
+# live site state in their records' schedule_interval_s, a replay knows from the file.
+_DECLARED_SCHEDULES: ContextVar[tuple[AgentSchedule, ...]] = ContextVar("declared_schedules", default=())
+
+
+@contextmanager
+def agent_schedules_declared(schedules: tuple[AgentSchedule, ...]) -> Iterator[None]:
+    """Within the block, every evidence bundle also carries these agent schedules."""
+    token = _DECLARED_SCHEDULES.set(tuple(schedules))
+    try:
+        yield
+    finally:
+        _DECLARED_SCHEDULES.reset(token)
 
 
 def evidence_bundle_for_paths(
@@ -124,7 +141,7 @@ def evidence_bundle_for_paths(
         window_start=window_start,
         hosts=tuple(h for h in host_tcp_list(window_start, now, known) if unpathed_interfaces or h.site in site_codes),
         maintenance=tuple(maintenance_windows_overlapping(window_start, now)),
-        agent_schedules=tuple(_agent_schedules_of(keys, window_start, now)),
+        agent_schedules=tuple(_agent_schedules_of(keys, window_start, now)) + _DECLARED_SCHEDULES.get(),
         **inventory_evidence(
             trunks=trunks,
             ifaces=ifaces,

@@ -22,8 +22,9 @@ def finding_list(*, status: str | None = None, code: str | None = None, active_o
 
 def paths_to_evaluate(*, now: datetime, late_s: int, window) -> list[tuple[int, str, str]]:
     """(path id, src, dst) of the current path directions a cycle at ``now`` must evaluate: never evaluated, a
-    test newer than their last evaluation minus ``late_s``, an active finding on them, or an active finding on
-    an element they cross or a site they join. Set-based: one statement whatever the number of paths."""
+    test newer than the newest their last evaluation saw (tests older than the previous cycle minus ``late_s``
+    count as seen), an active finding on them, or an active finding on an element they cross or a site they
+    join. Set-based: one statement whatever the number of paths."""
     element_names: set[str] = set()
     site_codes: set[str] = set()
     for subject in (
@@ -63,7 +64,7 @@ def paths_to_evaluate(*, now: datetime, late_s: int, window) -> list[tuple[int, 
            LEFT JOIN diagnosis_pathevaluation e ON e.path_id = cur.id
            LEFT JOIN fresh f ON f.src_id = cur.src_id AND f.dst_id = cur.dst_id
            WHERE e.path_id IS NULL
-              OR f.t > e.cycle_at - %(late)s * interval '1 second'
+              OR f.t > coalesce(e.evidence_until, e.cycle_at - %(late)s * interval '1 second')
               OR EXISTS (SELECT 1 FROM flagged g WHERE g.src = cur.src AND g.dst = cur.dst)
               OR cur.id IN (SELECT path_id FROM crossing)
               OR cur.src = ANY(%(sites)s) OR cur.dst = ANY(%(sites)s)

@@ -116,8 +116,8 @@ def interfaces_bulk(
     status: dict[int, list[InterfaceStatus]] = defaultdict(list)
     reported: dict[int, float] = {}
     for r in sql_rows(
-        """SELECT time, interface_id, oper_status, speed_mbps, is_last FROM (
-               SELECT time, interface_id, oper_status, speed_mbps,
+        """SELECT time, interface_id, oper_status FROM (
+               SELECT time, interface_id, oper_status,
                       lag(oper_status) OVER w AS previous, row_number() OVER (PARTITION BY interface_id
                                                                              ORDER BY time DESC) = 1 AS is_last
                FROM measurements_snmpsample
@@ -129,8 +129,15 @@ def interfaces_bulk(
         [ids, start, end, raw],
     ):
         status[r["interface_id"]].append(InterfaceStatus(r["time"], r["oper_status"]))
-        if r["is_last"] and r["speed_mbps"]:
-            reported[r["interface_id"]] = r["speed_mbps"] * 1e6
+    # the speed the device reports (ifHighSpeed) wins over the inventory's: after a port upgrade the inventory
+    # may still say 10G while the port runs at 100G, and utilisation against the old speed is a false congestion
+    for r in sql_rows(
+        """SELECT DISTINCT ON (interface_id) interface_id, speed_mbps FROM measurements_snmpsample
+           WHERE interface_id = ANY(%s) AND time >= %s AND time <= %s AND speed_mbps > 0
+           ORDER BY interface_id, time DESC""",
+        [ids, start, end],
+    ):
+        reported[r["interface_id"]] = r["speed_mbps"] * 1e6
     out = {}
     for r in sql_rows(
         """SELECT i.id, i.name, i.speed_mbps, i.mtu, e.name AS equipment FROM inventory_interface i

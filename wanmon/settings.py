@@ -294,6 +294,7 @@ CELERY_REDIS_SOCKET_TIMEOUT = REDIS_SOCKET_TIMEOUT_S
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "core-heartbeat": {"task": "wanmon.core.tasks.heartbeat_task", "schedule": 60.0},
     "diagnosis-run": {"task": "wanmon.diagnosis.tasks.diagnosis_run_task", "schedule": 60.0},
+    "diagnosis-cycles-prune": {"task": "wanmon.diagnosis.tasks.diagnosis_cycles_prune_task", "schedule": 3600.0},
     "alerts-process": {
         "task": "wanmon.alerts.tasks.alerts_process_task",
         "schedule": float(ALERTS_PROCESS_INTERVAL_S),

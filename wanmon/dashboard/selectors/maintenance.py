@@ -3,6 +3,7 @@ and those touching given paths or elements.
 
 A window from an untrusted source is held for an operator's review and mutes nothing until accepted: the lists
 show it marked "held for review", the path statuses and charts leave it out. A rejected window is never shown.
+An informational window (behaviour 'run') is listed, but puts no path in maintenance: it explains nothing.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from datetime import datetime
 from wanmon.inventory.models import Path
 from wanmon.inventory.selectors import MembershipInputs, path_membership_inputs, path_touched_by_labels
 from wanmon.maintenance.choices import Review
-from wanmon.maintenance.selectors import maintenance_occurrence_list
+from wanmon.maintenance.selectors import maintenance_in_force
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class MaintenanceItem:
     status: str
     affects: tuple[str, ...]
     review: str = Review.ACCEPTED
+    # accepted and not informational: the window explains degradations and turns the paths it touches blue
+    acts: bool = True
 
     @property
     def held(self) -> bool:
@@ -42,19 +45,16 @@ class MaintenanceItem:
 
 
 def maintenance_list(*, start: datetime, end: datetime, include_held: bool = True) -> list[MaintenanceItem]:
-    """Occurrences of the windows (not cancelled, not rejected) overlapping [start, end), oldest first (a recurring
-    window appears once per occurrence, as the maintenance app expands it); ``include_held=False`` keeps only the
-    accepted windows, those that are maintenance in force (what statuses and charts place on paths)."""
-    shown = {Review.ACCEPTED, Review.HELD} if include_held else {Review.ACCEPTED}
+    """The maintenance in force over [start, end) (``maintenance_in_force``: one entry per occurrence, oldest
+    first), held windows too unless ``include_held=False``."""
     return [
         MaintenanceItem(
             pk=o.window.pk, reference=o.window.reference,
             carrier=o.window.carrier.code if o.window.carrier_id else None, summary=o.window.summary,
             start=o.start, end=o.end, impact=o.window.impact, status=o.window.status,
-            affects=tuple(a.label for a in o.window.affects.all()), review=o.window.review,
+            affects=tuple(t.label for t in o.targets), review=o.window.review, acts=o.acts,
         )
-        for o in maintenance_occurrence_list(start=start, end=end, include_cancelled=False)
-        if o.window.review in shown
+        for o in maintenance_in_force(start=start, end=end, include_held=include_held)
     ]
 
 

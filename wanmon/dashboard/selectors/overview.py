@@ -121,8 +121,9 @@ def _recent_loss(at: datetime) -> dict[tuple[int, int], tuple[int, int]]:
 
 
 def maintenance_running(at: datetime) -> list[MaintenanceItem]:
-    """Maintenance windows running at ``at`` that turn paths blue (held for review: no status)."""
-    return maintenance_list(start=at, end=at + timedelta(microseconds=1), include_held=False)
+    """Maintenance windows running at ``at`` that turn paths blue: those that act (held for review or
+    informational: no status)."""
+    return [m for m in maintenance_list(start=at, end=at + timedelta(microseconds=1), include_held=False) if m.acts]
 
 
 def path_observations(

@@ -1,6 +1,6 @@
 """One answer to "is maintenance in force here?": the diagnosis, the alerting and the dashboard read the same
-occurrences (recurring windows expanded) and treat an informational window alike: shown, never explaining or
-muting anything."""
+occurrences (recurring windows expanded) and treat an informational window, or work announced without impact on
+traffic, alike: shown, never explaining, muting or turning a path blue."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 from wanmon.alerts.selectors import maintenance_inhibiting, maintenance_list_touching
 from wanmon.dashboard.selectors.maintenance import maintenance_list
 from wanmon.dashboard.selectors.overview import maintenance_running
+from wanmon.diagnosis.rules.maintenance import impact_explains
 from wanmon.diagnosis.selectors import maintenance_windows_overlapping
 from wanmon.inventory.models import Carrier
 from wanmon.maintenance.choices import Behaviour, Review
@@ -30,7 +31,8 @@ def everyone(at: datetime, element: str = "geant-gva") -> dict[str, list[str]]:
     hour = (at - timedelta(minutes=30), at + timedelta(minutes=30))
     return {
         "diagnosis explains": [w.reference for w in maintenance_windows_overlapping(*hour)
-                               if element in w.affects and w.start <= at < w.end],
+                               if element in w.affects and w.start <= at < w.end
+                               and impact_explains(w.impact_for(element))],
         "alerting mutes": [w.reference for w in maintenance_inhibiting(elements=[element], at=at)],
         "dashboard blue": [m.reference for m in maintenance_running(at)],
         "e-mail lists": [w.reference for w in maintenance_list_touching(equipment=[element], start=hour[0],
@@ -73,6 +75,20 @@ def test_an_informational_window_is_shown_but_neither_explains_nor_mutes(topolog
     }
     (occ,) = maintenance_in_force(start=utc(2026, 4, 7, 3), end=utc(2026, 4, 7, 3, 1))
     assert (occ.informational, occ.acts, occ.skip_tests) == (True, False, False)
+
+
+def test_reduced_redundancy_work_is_shown_but_neither_explains_mutes_nor_turns_paths_blue(topology):
+    # the path's real status stays visible: the diagnosis alerts on a degradation under such work
+    maintenance_window_create(reference="GEANT-RR", carrier=Carrier.objects.get(code="GEANT"),
+                              start=utc(2026, 4, 10, 2), end=utc(2026, 4, 10, 4), affects=["geant-gva"],
+                              impact="reduced-redundancy")
+    assert everyone(utc(2026, 4, 10, 3)) == {
+        "diagnosis explains": [],
+        "alerting mutes": [],
+        "dashboard blue": [],
+        "e-mail lists": ["GEANT-RR"],
+        "dashboard lists": ["GEANT-RR"],
+    }
 
 
 def test_held_and_rejected_windows_are_not_in_force(topology):

@@ -3,7 +3,8 @@ and those touching given paths or elements.
 
 A window from an untrusted source is held for an operator's review and mutes nothing until accepted: the lists
 show it marked "held for review", the path statuses and charts leave it out. A rejected window is never shown.
-An informational window (behaviour 'run') is listed, but puts no path in maintenance: it explains nothing.
+An informational window (behaviour 'run'), or reduced-redundancy and no-impact work, is listed but puts no path in
+maintenance: it explains nothing, and the path keeps the status its measurements and findings give it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from datetime import datetime
 from wanmon.inventory.models import Path
 from wanmon.inventory.selectors import MembershipInputs, path_membership_inputs, path_touched_by_labels
 from wanmon.maintenance.choices import Review
+from wanmon.maintenance.footprint import impact_explains
 from wanmon.maintenance.selectors import maintenance_in_force
 
 
@@ -32,8 +34,9 @@ class MaintenanceItem:
     status: str
     affects: tuple[str, ...]
     review: str = Review.ACCEPTED
-    # accepted and not informational: the window explains degradations and turns the paths it touches blue
-    acts: bool = True
+    # The affects under which a degradation is expected (outage, degraded or at-risk work of a window that acts:
+    # accepted, not informational): the paths they touch turn blue, as the diagnosis explains their degradation.
+    explaining: tuple[str, ...] = ()
 
     @property
     def held(self) -> bool:
@@ -52,7 +55,8 @@ def maintenance_list(*, start: datetime, end: datetime, include_held: bool = Tru
             pk=o.window.pk, reference=o.window.reference,
             carrier=o.window.carrier.code if o.window.carrier_id else None, summary=o.window.summary,
             start=o.start, end=o.end, impact=o.window.impact, status=o.window.status,
-            affects=tuple(t.label for t in o.targets), review=o.window.review, acts=o.acts,
+            affects=tuple(t.label for t in o.targets), review=o.window.review,
+            explaining=tuple(t.label for t in o.targets if o.acts and impact_explains(t.impact)),
         )
         for o in maintenance_in_force(start=start, end=end, include_held=include_held)
     ]
@@ -61,6 +65,11 @@ def maintenance_list(*, start: datetime, end: datetime, include_held: bool = Tru
 def maintenance_touches_path(item: MaintenanceItem, path: Path, inputs: MembershipInputs) -> bool:
     """Whether a window affects a path, by the inventory's membership rules (``wanmon.inventory.membership``)."""
     return bool(path_touched_by_labels(path, item.affects, inputs))
+
+
+def maintenance_explains_on_path(item: MaintenanceItem, path: Path, inputs: MembershipInputs) -> bool:
+    """Whether a window puts a path in maintenance: one of its explaining affects is on the path."""
+    return bool(item.explaining) and bool(path_touched_by_labels(path, item.explaining, inputs))
 
 
 def maintenance_for_paths(paths: Sequence[Path], *, start: datetime, end: datetime) -> list[MaintenanceItem]:

@@ -30,6 +30,18 @@ def env_int(name: str, default: int) -> int:
     return int(value) if value not in (None, "") else default
 
 
+def cache_key_prefix(database: dict) -> str:
+    """The prefix of every cache key of the deployment whose database is ``database`` (a DATABASES entry).
+
+    Cache entries are facts about one database (a path's baseline is keyed by its id, a rate limit by a user's
+    id): two databases on one Redis (staging beside production, a replay database beside the live one) must not
+    read each other's. WANMON_CACHE_PREFIX names the deployment explicitly (e.g. when its database moves)."""
+    explicit = os.environ.get("WANMON_CACHE_PREFIX", "").strip()
+    if explicit:
+        return explicit
+    return f"wanmon@{database.get('HOST') or ''}:{database.get('PORT') or ''}/{database.get('NAME') or ''}"
+
+
 # The local defaults point at the private services of scripts/demo (see scripts/lib.sh).
 DEFAULT_DATABASE_URL = f"postgres://postgres@127.0.0.1:{env_int('WANMON_PG_PORT', 54329)}/wanmon"
 DEFAULT_REDIS_URL = f"redis://127.0.0.1:{env_int('WANMON_REDIS_PORT', 63799)}/0"
@@ -149,6 +161,7 @@ CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": REDIS_URL,
+        "KEY_PREFIX": cache_key_prefix(DATABASES["default"]),
         "OPTIONS": {"socket_connect_timeout": REDIS_CONNECT_TIMEOUT_S, "socket_timeout": REDIS_SOCKET_TIMEOUT_S},
     }
 }
@@ -294,6 +307,7 @@ CELERY_REDIS_SOCKET_TIMEOUT = REDIS_SOCKET_TIMEOUT_S
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "core-heartbeat": {"task": "wanmon.core.tasks.heartbeat_task", "schedule": 60.0},
     "diagnosis-run": {"task": "wanmon.diagnosis.tasks.diagnosis_run_task", "schedule": 60.0},
+    "diagnosis-cycles-prune": {"task": "wanmon.diagnosis.tasks.diagnosis_cycles_prune_task", "schedule": 3600.0},
     "alerts-process": {
         "task": "wanmon.alerts.tasks.alerts_process_task",
         "schedule": float(ALERTS_PROCESS_INTERVAL_S),

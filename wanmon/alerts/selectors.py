@@ -33,13 +33,8 @@ from wanmon.inventory.selectors import (
     path_list_through_trunk,
     path_list_valid_at,
 )
-from wanmon.maintenance.choices import EXPLAINING_IMPACTS
-from wanmon.maintenance.choices import Review as MaintenanceReview
-from wanmon.maintenance.choices import Status as MaintenanceStatus
-from wanmon.maintenance.models import MaintenanceWindow
-
-# Windows in these states do not happen (any more): they neither mute nor belong in an e-mail.
-_DEAD_WINDOW_STATUSES = (MaintenanceStatus.CANCELLED,)
+from wanmon.maintenance.parsed import impact_worst
+from wanmon.maintenance.selectors import maintenance_in_force, maintenance_matches_for_element
 
 
 def _path_label(path) -> str:
@@ -175,67 +170,61 @@ class WindowInfo:
 def maintenance_list_touching(
     *, equipment: Collection[str], sites: Collection[str] = (), start: datetime, end: datetime
 ) -> list[WindowInfo]:
-    """Windows (not cancelled, not held for review) overlapping [start, end] that affect one of the equipment (or its
-    interfaces, or a trunk of that name) or one of the sites."""
+    """Maintenance in force over [start, end) (``maintenance_in_force``: one entry per occurrence, informational
+    windows included: an e-mail shows them) that affects one of the equipment (or its interfaces, or a trunk of
+    that name) or one of the sites."""
     if not equipment and not sites:
         return []
-    windows = (
-        MaintenanceWindow.objects.filter(start__lt=end, end__gt=start, review=MaintenanceReview.ACCEPTED)
-        .exclude(status__in=_DEAD_WINDOW_STATUSES)
-        .filter(
-            Q(affects__equipment__name__in=list(equipment))
-            | Q(affects__interface__equipment__name__in=list(equipment))
-            | Q(affects__trunk__name__in=list(equipment))
-            | Q(affects__site__code__in=list(sites))
-        )
-        .distinct()
-        .select_related("carrier")
-        .prefetch_related("affects__equipment", "affects__interface__equipment", "affects__trunk",
-                          "affects__circuit", "affects__site")
-        .order_by("start", "reference")
-    )
     out = []
-    for w in windows:
+    for occ in maintenance_in_force(start=start, end=end):
         labels = []
         impacts = []
-        for a in w.affects.all():
-            label = a.label
+        for target in occ.targets:
+            label = target.label
             base = label.split(":", 1)[0]
             if base in equipment or label in equipment or (label.startswith("site:") and label[5:] in sites):
                 labels.append(label)
-                impacts.append(a.impact or w.impact)
+                impacts.append(target.impact)
+        if not labels:
+            continue
+        w = occ.window
         out.append(
             WindowInfo(
                 id=w.id,
                 reference=w.reference,
                 carrier=w.carrier.code if w.carrier_id else None,
-                impact=_worst_impact(impacts) or w.impact,
+                impact=impact_worst(impacts),
                 status=w.status,
-                start=w.start,
-                end=w.end,
+                start=occ.start,
+                end=occ.end,
                 elements=tuple(sorted(set(labels))),
             )
         )
     return out
 
 
-_IMPACT_RANK = {"no-impact": 0, "reduced-redundancy": 1, "at-risk": 2, "degraded": 3, "outage": 4}
-
-
-def _worst_impact(impacts: Iterable[str]) -> str | None:
-    impacts = [i for i in impacts if i]
-    return max(impacts, key=lambda i: _IMPACT_RANK.get(i, 4)) if impacts else None
-
-
 def maintenance_inhibiting(*, elements: Collection[str], at: datetime) -> list[WindowInfo]:
-    """Windows in progress at ``at`` whose impact explains a degradation of one of the root elements."""
-    if not elements:
-        return []
-    return [
-        w
-        for w in maintenance_list_touching(equipment=elements, start=at, end=at + timedelta(microseconds=1))
-        if w.start <= at < w.end and w.impact in EXPLAINING_IMPACTS and w.status != MaintenanceStatus.COMPLETED
-    ]
+    """Maintenance muting the root elements at ``at``: the maintenance app's matching of each element
+    (``maintenance_matches_for_element``), windows that act (accepted, not informational) with an impact that
+    explains a degradation of the element, as the diagnosis decides with the same windows."""
+    out: dict[tuple[int, datetime], WindowInfo] = {}
+    for element in elements:
+        for m in maintenance_matches_for_element(element, at):
+            if not m.mutes:
+                continue
+            key = (m.window.pk, m.start)
+            seen = out[key].elements if key in out else ()
+            out[key] = WindowInfo(
+                id=m.window.pk,
+                reference=m.window.reference,
+                carrier=m.window.carrier.code if m.window.carrier_id else None,
+                impact=m.impact,
+                status=m.window.status,
+                start=m.start,
+                end=m.end,
+                elements=tuple(sorted({*seen, *m.via})),
+            )
+    return list(out.values())
 
 
 def silence_list_active(*, at: datetime) -> list[Silence]:

@@ -2,8 +2,8 @@
 
 The diagnosis depends on the maintenance app, never the reverse (layers: maintenance < diagnosis):
 
-- :func:`maintenance_window_list_for_diagnosis` turns accepted, live windows into the evidence
-  dataclasses the rules read;
+- :func:`maintenance_windows_overlapping` turns the maintenance in force (the maintenance app's
+  ``maintenance_in_force``) into the evidence dataclasses the rules read;
 - :func:`paths_degraded_since` tells the maintenance app's "ended but still degraded" notice which
   paths still have active degradation findings; :class:`wanmon.diagnosis.apps.DiagnosisConfig`
   registers it through ``wanmon.maintenance.hooks`` when the app starts.
@@ -18,12 +18,11 @@ from datetime import datetime
 from wanmon.diagnosis.choices import ACTIVE_STATUSES
 from wanmon.diagnosis.evidence import MaintenanceWindow as DiagnosisWindow
 from wanmon.diagnosis.models import Finding
-from wanmon.maintenance.choices import Behaviour, Review
 from wanmon.maintenance.models import MaintenanceAffect
 from wanmon.maintenance.parsed import impact_worst
-from wanmon.maintenance.selectors import maintenance_window_list, window_occurrences
+from wanmon.maintenance.selectors import maintenance_in_force
 
-__all__ = ["DEGRADATION_CODES", "maintenance_window_list_for_diagnosis", "paths_degraded_since"]
+__all__ = ["DEGRADATION_CODES", "maintenance_windows_overlapping", "paths_degraded_since"]
 
 #: Path findings that mean "still degraded" once a window has ended.
 DEGRADATION_CODES = frozenset(
@@ -51,19 +50,18 @@ def _diagnosis_labels(affect: MaintenanceAffect) -> list[str]:
     return [affect.label]
 
 
-def maintenance_window_list_for_diagnosis(start: datetime, end: datetime) -> list[DiagnosisWindow]:
-    """Occurrences overlapping [start, end) as the diagnosis' MaintenanceWindow dataclasses.
+def maintenance_windows_overlapping(start: datetime, end: datetime) -> list[DiagnosisWindow]:
+    """The maintenance in force over [start, end) that may explain a degradation, as the diagnosis'
+    MaintenanceWindow dataclasses: one per occurrence of a recurring window, circuits as their end ports.
 
-    Cancelled windows, informational ones (behaviour 'run') and those held for review or rejected are
-    left out: they must not explain anything. Each occurrence of a recurring window is one dataclass.
+    Read through the maintenance app's :func:`maintenance_in_force` (cancelled, rejected and held windows are
+    not in force); informational windows (behaviour 'run') are left out: they explain nothing.
     """
-    windows = (
-        maintenance_window_list(start=start, end=end, include_cancelled=False)
-        .exclude(behaviour=Behaviour.RUN)
-        .filter(review=Review.ACCEPTED)
-    )
     out = []
-    for w in windows:
+    for occ in maintenance_in_force(start=start, end=end):
+        if not occ.acts:
+            continue
+        w = occ.window
         labels: list[str] = []
         impacts: dict[str, str] = {}
         for affect in w.affects.all():
@@ -71,19 +69,18 @@ def maintenance_window_list_for_diagnosis(start: datetime, end: datetime) -> lis
                 labels.append(label)
                 if affect.impact:
                     impacts[label] = impact_worst([impacts.get(label, affect.impact), affect.impact])
-        for occ in window_occurrences(w, start, end):
-            out.append(
-                DiagnosisWindow(
-                    reference=w.reference,
-                    start=occ.start,
-                    end=occ.end,
-                    impact=w.impact,
-                    affects=tuple(dict.fromkeys(labels)),
-                    carrier=w.carrier.code if w.carrier_id else None,
-                    description=w.summary or None,
-                    element_impacts=impacts,
-                )
+        out.append(
+            DiagnosisWindow(
+                reference=w.reference,
+                start=occ.start,
+                end=occ.end,
+                impact=w.impact,
+                affects=tuple(dict.fromkeys(labels)),
+                carrier=w.carrier.code if w.carrier_id else None,
+                description=w.summary or None,
+                element_impacts=impacts,
             )
+        )
     return out
 
 

@@ -1,4 +1,5 @@
-"""Thin Celery tasks of the diagnosis: the minute's cycle fans out into shards the workers take."""
+"""Thin Celery tasks of the diagnosis: the minute's cycle fans out into shards the workers take; the hourly prune
+keeps the cycle rows to the last two days."""
 
 import socket
 from datetime import UTC, datetime
@@ -7,7 +8,7 @@ from celery import shared_task
 from django.utils import timezone
 
 from wanmon.alerts.tasks import alerts_process_task
-from wanmon.diagnosis.shards import diagnosis_cycle_open, diagnosis_shard_evaluate
+from wanmon.diagnosis.shards import diagnosis_cycle_open, diagnosis_cycles_prune, diagnosis_shard_evaluate
 
 
 @shared_task(bind=True, acks_late=True, autoretry_for=(Exception,), retry_backoff=10, retry_kwargs={"max_retries": 3})
@@ -40,3 +41,10 @@ def diagnosis_shard_task(self, cycle_id: int, path_ids: list[int], elements: boo
         # New or cleared findings: let the alerting look at once instead of at its next beat (latency).
         alerts_process_task.delay()
     return {"cycle": cycle_id, "opened": result.opened, "updated": len(result.updated), "resolved": result.resolved}
+
+
+@shared_task(acks_late=True, autoretry_for=(Exception,), retry_backoff=60, retry_kwargs={"max_retries": 3})
+def diagnosis_cycles_prune_task() -> dict:
+    """Every hour: delete the cycle rows older than two days (one a minute would otherwise grow forever); the
+    path evaluations of a pruned cycle keep their time and lose only the link (``on_delete=SET_NULL``)."""
+    return {"deleted": diagnosis_cycles_prune(now=timezone.now())}

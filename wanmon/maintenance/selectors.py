@@ -2,9 +2,11 @@
 
 Matching goes through the path footprint (``footprint.py``): a window names elements (equipment, ports,
 circuits, trunks, sites, path directions); the paths crossing them, with the impact on each, say
-which paths a window touches and which sites hear about it. The diagnosis reads the calendar with its
-own selector (``wanmon/diagnosis/maintenance_windows.py``), the alerting through
-:func:`maintenance_matches_for_element` and :func:`maintenance_windows_affecting_path`.
+which paths a window touches and which sites hear about it. Whether maintenance is in force (at a time,
+over a period) is :func:`maintenance_in_force`, and nowhere else: the diagnosis turns its occurrences into
+evidence (``wanmon/diagnosis/maintenance_windows.py``), the alerting mutes through
+:func:`maintenance_matches_for_element` and lists them in its e-mails, the dashboard shows them and places
+them on paths.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ __all__ = [
     "Occurrence",
     "PathMatch",
     "WindowFootprint",
+    "WindowInForce",
+    "maintenance_in_force",
     "maintenance_matches_for_element",
     "maintenance_occurrence_list",
     "maintenance_paths_skipped",
@@ -182,6 +186,56 @@ def maintenance_occurrence_list(
     return sorted(occurrences, key=lambda o: (o.start, o.window.reference))
 
 
+@dataclass(frozen=True)
+class WindowInForce:
+    """An occurrence of a window in force (accepted, or held when asked for; not cancelled) and what it names.
+
+    ``targets``: its affects with each one's impact (its own, else the window's). ``informational``: behaviour
+    'run', shown (pages, e-mails, notices) but never explaining or muting anything; ``acts``: accepted and not
+    informational, the windows that explain degradations, mute alerts and turn paths blue.
+    """
+
+    window: MaintenanceWindow
+    start: datetime
+    end: datetime
+    targets: tuple[topo.Target, ...]
+
+    @property
+    def informational(self) -> bool:
+        return self.window.behaviour == Behaviour.RUN
+
+    @property
+    def acts(self) -> bool:
+        return self.window.review == Review.ACCEPTED and not self.informational
+
+    @property
+    def skip_tests(self) -> bool:
+        return self.acts and self.window.behaviour == Behaviour.SKIP
+
+    def running_at(self, at: datetime) -> bool:
+        return self.start <= at < self.end
+
+
+def maintenance_in_force(*, start: datetime, end: datetime, include_held: bool = False) -> list[WindowInForce]:
+    """Window occurrences in force over [start, end), by start: the one answer to "is maintenance in force here
+    (at a time, over a period)?" for the diagnosis, the alerting, the dashboard and this app's matching.
+
+    Recurring windows give one entry per occurrence. Cancelled and rejected windows are never in force; held ones
+    (waiting for an operator's review) only with ``include_held``, and they act on nothing. A completed window
+    stays in force for its announced span: the carrier's "completed" says the work is over, not when it ended.
+    Informational windows (behaviour 'run') are included: each consumer decides what to show of them
+    (see wanmon/maintenance/README.md).
+    """
+    reviews = [Review.ACCEPTED, Review.HELD] if include_held else [Review.ACCEPTED]
+    windows = maintenance_window_list(start=start, end=end, include_cancelled=False).filter(review__in=reviews)
+    out = []
+    for w in windows:
+        targets = tuple(window_targets(w))
+        out.extend(WindowInForce(window=w, start=o.start, end=o.end, targets=targets)
+                   for o in window_occurrences(w, start, end))
+    return sorted(out, key=lambda o: (o.start, o.window.reference))
+
+
 # --------------------------------------------------------------------------- topology
 
 
@@ -269,16 +323,6 @@ def maintenance_window_footprint(
 # --------------------------------------------------------------------------- matching
 
 
-def _mutes(window: MaintenanceWindow, explains: bool) -> bool:
-    """Whether the window silences what it explains: live, not informational, and accepted (not held for review)."""
-    return (
-        explains
-        and window.status != Status.CANCELLED
-        and window.behaviour != Behaviour.RUN
-        and window.review == Review.ACCEPTED
-    )
-
-
 @dataclass(frozen=True)
 class PathMatch:
     """A window occurrence touching a path: the elements on it, the impact on the path, and what follows.
@@ -312,21 +356,25 @@ def _path_view(path: Path | tuple[str, str] | str, at: datetime, tp: topo.Topolo
 
 
 def maintenance_windows_affecting_path(
-    path: Path | tuple[str, str] | str, start: datetime, end: datetime, *, include_cancelled: bool = False
+    path: Path | tuple[str, str] | str, start: datetime, end: datetime
 ) -> list[PathMatch]:
-    """Window occurrences overlapping [start, end) that touch ``path`` (a version, (src, dst) or 'SRC->DST').
+    """Window occurrences in force over [start, end) (held ones included) that touch ``path`` (a version,
+    (src, dst) or 'SRC->DST').
 
     Impact-aware: ``impact`` is the worst impact of the window's elements on this path; work on one
     member of a redundant trunk the path uses degrades it rather than cutting it, and reduced-redundancy
     or no-impact work neither explains nor mutes anything.
     """
+    occurrences = maintenance_in_force(start=start, end=end, include_held=True)
+    if not occurrences:
+        return []
     tp = topology_load(start=start, end=end)
     view = _path_view(path, start, tp)
     if view is None:
         return []
     out = []
-    for occ in maintenance_occurrence_list(start=start, end=end, include_cancelled=include_cancelled, topology=tp):
-        touch = tp.path_touch(window_targets(occ.window), view)
+    for occ in occurrences:
+        touch = tp.path_touch(occ.targets, view)
         if touch is None:
             continue
         out.append(
@@ -338,8 +386,8 @@ def maintenance_windows_affecting_path(
                 elements=touch.labels,
                 impact=touch.impact,
                 explains=touch.explains,
-                mutes=_mutes(occ.window, touch.explains),
-                skip_tests=_mutes(occ.window, touch.explains) and occ.window.behaviour == Behaviour.SKIP,
+                mutes=occ.acts and touch.explains,
+                skip_tests=occ.skip_tests and touch.explains,
             )
         )
     return out
@@ -387,14 +435,15 @@ def maintenance_matches_for_element(label: str, at: datetime) -> list[ElementMat
     site it sits in, the circuits and trunks it belongs to; work on one port of a box or one member
     of a trunk degrades (not cuts) the box or the trunk.
     """
-    element = _element_resolve(label)
+    occurrences = maintenance_in_force(start=at, end=at + timedelta(microseconds=1), include_held=True)
+    element = _element_resolve(label) if occurrences else None
     if element is None:
         return []
     kind, element_id = element
     tp = topology_load(start=at, end=at + timedelta(seconds=1))
     out = []
-    for occ in maintenance_occurrence_list(start=at, end=at + timedelta(microseconds=1), include_cancelled=False):
-        matches = tp.element_matches(window_targets(occ.window), kind, element_id)
+    for occ in occurrences:
+        matches = tp.element_matches(occ.targets, kind, element_id)
         if not matches:
             continue
         impact = impact_worst(i for _, i in matches)
@@ -408,7 +457,7 @@ def maintenance_matches_for_element(label: str, at: datetime) -> list[ElementMat
                 via=tuple(dict.fromkeys(t.label for t, _ in matches)),
                 impact=impact,
                 explains=explains,
-                mutes=_mutes(occ.window, explains),
+                mutes=occ.acts and explains,
             )
         )
     return out
@@ -416,12 +465,13 @@ def maintenance_matches_for_element(label: str, at: datetime) -> list[ElementMat
 
 def maintenance_paths_skipped(at: datetime) -> list[str]:
     """Path directions ('SRC->DST') whose scheduled tests pause at ``at`` (windows with behaviour 'skip')."""
+    occurrences = [o for o in maintenance_in_force(start=at, end=at + timedelta(microseconds=1)) if o.skip_tests]
+    if not occurrences:
+        return []
     tp = topology_load(start=at, end=at + timedelta(seconds=1))
     skipped: set[str] = set()
-    for occ in maintenance_occurrence_list(start=at, end=at + timedelta(microseconds=1), include_cancelled=False):
-        if occ.window.behaviour != Behaviour.SKIP or occ.window.review != Review.ACCEPTED:
-            continue
-        for touch in tp.window_touches(window_targets(occ.window), occ.start, occ.end):
+    for occ in occurrences:
+        for touch in tp.window_touches(occ.targets, occ.start, occ.end):
             if touch.explains:
                 skipped.add(touch.path.key)
     return sorted(skipped)

@@ -13,9 +13,8 @@ from wanmon.core.tokens import token_hash
 from wanmon.inventory.choices import HostRole
 from wanmon.inventory.models import Host, Site
 from wanmon.inventory.selectors import path_list_valid_at
-from wanmon.maintenance.choices import Behaviour
 from wanmon.maintenance.parsed import impact_normalise
-from wanmon.maintenance.selectors import maintenance_occurrence_list, topology_load, window_targets
+from wanmon.maintenance.selectors import maintenance_in_force, topology_load
 from wanmon.perfsonar import constants as k
 from wanmon.perfsonar.choices import RunState
 from wanmon.perfsonar.models import EndpointAlias, PerfsonarRun, PsconfigToken
@@ -106,11 +105,11 @@ def _paused_directions(now: datetime) -> dict[tuple[str, str], str]:
     end = now + timedelta(seconds=k.MAINTENANCE_LOOKAHEAD_S)
     tp = None
     paused: dict[tuple[str, str], str] = {}
-    for occ in maintenance_occurrence_list(start=now, end=end, include_cancelled=False):
-        if occ.window.behaviour == Behaviour.RUN:  # informational work: keep testing as usual
+    for occ in maintenance_in_force(start=now, end=end):
+        if not occ.acts:  # informational work: keep testing as usual
             continue
         tp = tp or topology_load(start=now, end=end)
-        for touch in tp.window_touches(window_targets(occ.window), occ.start, occ.end):
+        for touch in tp.window_touches(occ.targets, occ.start, occ.end):
             if impact_normalise(touch.impact) == "outage":
                 paused.setdefault((touch.path.src, touch.path.dst), occ.window.reference)
     return paused

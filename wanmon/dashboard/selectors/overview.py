@@ -19,7 +19,7 @@ from wanmon.core.units import bps_from_mbps
 from wanmon.dashboard import constants as k
 from wanmon.dashboard.health import Health, PathObservation, path_health
 from wanmon.dashboard.selectors.findings import finding_list_active_at, path_findings_by_direction
-from wanmon.dashboard.selectors.maintenance import MaintenanceItem, maintenance_list, maintenance_touches_path
+from wanmon.dashboard.selectors.maintenance import MaintenanceItem, maintenance_explains_on_path, maintenance_list
 from wanmon.diagnosis.models import Finding
 from wanmon.inventory.models import Agent, Equipment, Interface, Path, Site
 from wanmon.inventory.selectors import path_list_valid_at, path_membership_inputs
@@ -121,8 +121,10 @@ def _recent_loss(at: datetime) -> dict[tuple[int, int], tuple[int, int]]:
 
 
 def maintenance_running(at: datetime) -> list[MaintenanceItem]:
-    """Maintenance windows running at ``at`` that turn paths blue (held for review: no status)."""
-    return maintenance_list(start=at, end=at + timedelta(microseconds=1), include_held=False)
+    """Maintenance windows running at ``at`` that turn paths blue: those with explaining affects (held for review,
+    informational, reduced-redundancy or no-impact work: no status)."""
+    return [m for m in maintenance_list(start=at, end=at + timedelta(microseconds=1), include_held=False)
+            if m.explaining]
 
 
 def path_observations(
@@ -144,7 +146,7 @@ def path_observations(
         findings = [f for f in by_direction.get((path.src.code, path.dst.code), []) if f.code != "ROUTE_CHANGE"]
         maintenance: tuple[str, ...] = ()
         if running:
-            maintenance = tuple(m.reference for m in running if maintenance_touches_path(m, path, inputs))
+            maintenance = tuple(m.reference for m in running if maintenance_explains_on_path(m, path, inputs))
         observation = PathObservation(
             src=path.src.code,
             dst=path.dst.code,

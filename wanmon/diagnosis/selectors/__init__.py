@@ -9,8 +9,8 @@
   versions in force come from the inventory's path_list_valid_at.
 """
 
+from wanmon.diagnosis.maintenance_windows import maintenance_windows_overlapping
 from wanmon.diagnosis.selectors.bulk import agent_schedules_declared, evidence_bundle_for_paths
-from wanmon.diagnosis.selectors.common import maintenance_windows_overlapping
 from wanmon.diagnosis.selectors.findings import finding_list, paths_to_evaluate
 
 __all__ = [

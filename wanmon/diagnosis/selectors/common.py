@@ -14,10 +14,9 @@ from wanmon.diagnosis.evidence import (
     HostTcpEvidence,
     InterfaceEvidence,
     KnownHost,
-    MaintenanceWindow,
     TrunkEvidence,
 )
-from wanmon.diagnosis.maintenance_windows import maintenance_window_list_for_diagnosis
+from wanmon.diagnosis.maintenance_windows import maintenance_windows_overlapping
 from wanmon.diagnosis.selectors.records import DirectionTable
 from wanmon.inventory.models import Equipment, Host, Trunk
 
@@ -121,12 +120,6 @@ def inventory_evidence(
             for e in equipment
         ),
     }
-
-
-def maintenance_windows_overlapping(start: datetime, end: datetime) -> list[MaintenanceWindow]:
-    """Windows (not cancelled, not informational) that overlap [start, end), with their affected elements as
-    topology labels; the maintenance app's matching (circuits as their end ports, one entry per occurrence)."""
-    return maintenance_window_list_for_diagnosis(start, end)
 
 
 def maintenance_periods(start: datetime, end: datetime) -> tuple[tuple[datetime, datetime], ...]:

@@ -43,9 +43,10 @@ django.setup()
 
 from django.db import connection  # noqa: E402
 
+from collectors.records import decode_records  # noqa: E402
 from wanmon.inventory.models import Agent, Carrier, Equipment, Interface, Site  # noqa: E402
 from wanmon.measurements.api.auth import token_hash  # noqa: E402
-from wanmon.measurements.ingest import SNMP_COLUMNS  # noqa: E402
+from wanmon.measurements.copy_rows import SNMP_COLUMNS, snmp_rows  # noqa: E402
 
 INTERFACES = 100
 
@@ -113,36 +114,11 @@ def _batches(n_batches: int, polls: int, start: datetime) -> list[dict]:
     return batches
 
 
-def _copy_rows(batches: list[dict], iface_ids: dict[str, int], eq_id: int) -> list[tuple]:
-    rows = []
-    for batch in batches:
-        for r in batch["records"]:
-            c = r["counters"]
-            rows.append(
-                (
-                    datetime.fromisoformat(r["time"]),
-                    eq_id,
-                    iface_ids[r["interface"]],
-                    r["if_index"],
-                    r["sys_uptime_ticks"],
-                    None,
-                    None,
-                    r["oper_status"],
-                    None,
-                    c["hc_in_octets"],
-                    c["hc_out_octets"],
-                    c["hc_in_ucast_pkts"],
-                    c["hc_out_ucast_pkts"],
-                    None,
-                    None,
-                    c["in_errors"],
-                    c["out_errors"],
-                    c["in_discards"],
-                    c["out_discards"],
-                    None,
-                )
-            )
-    return rows
+def _copy_rows(batch: dict, ids: dict[tuple[str, str], tuple[int, int]]) -> list[tuple]:
+    """The COPY rows of one batch exactly as the ingest builds them (``snmp_rows``: the layout of the one column
+    specification, wanmon/measurements/columns.py), built before the timing starts: the baseline is the COPY alone."""
+    records = decode_records(batch["records"], path="records")
+    return list(snmp_rows(records, ids, batch["batch_id"], {}))
 
 
 def _post(url: str, headers: dict, body: bytes, rows: int) -> tuple[float, str]:
@@ -222,8 +198,9 @@ def bench_ingest(n_batches: int, polls: int, concurrency: int) -> None:
     bodies = [gzip.compress(json.dumps(b).encode(), compresslevel=6) for b in api_batches]
     rows_per_batch = len(api_batches[0]["records"])
     eq = Equipment.objects.get(name="bench-router")
-    iface_ids = dict(Interface.objects.filter(equipment=eq).values_list("name", "id"))
-    all_rows = [_copy_rows([b], iface_ids, eq.id) for b in copy_batches]
+    interfaces = Interface.objects.filter(equipment=eq).values_list("name", "id")
+    ids = {(eq.name, name): (eq.id, iid) for name, iid in interfaces}
+    all_rows = [_copy_rows(b, ids) for b in copy_batches]
     dsn = os.environ["DATABASE_URL"]
 
     port = _free_port()
@@ -354,7 +331,7 @@ def bench_query(days: int, runs: int) -> None:
     )
 
 
-def bench_dashboard(days: int, interfaces: int, runs: int, skip_seed: bool) -> None:
+def bench_dashboard(days: int, interfaces: int, runs: int, skip_seed: bool, ranges: list[str] | None = None) -> None:
     from io import StringIO
 
     from django.contrib.auth import get_user_model
@@ -364,6 +341,9 @@ def bench_dashboard(days: int, interfaces: int, runs: int, skip_seed: bool) -> N
 
     from wanmon.dashboard.constants import RANGES
 
+    unknown = sorted(set(ranges or ()) - set(RANGES))
+    if unknown:
+        raise SystemExit(f"scripts/bench dashboard: unknown --range {', '.join(unknown)}; one of {', '.join(RANGES)}")
     src, dst = "SEEDA", "SEEDB"
     if not skip_seed:
         out = StringIO()
@@ -384,7 +364,7 @@ def bench_dashboard(days: int, interfaces: int, runs: int, skip_seed: bool) -> N
     pages = {"path": f"/paths/{src}/{dst}/", "reverse": f"/paths/{dst}/{src}/", "both": f"/paths/{src}/{dst}/both/"}
     results: list[tuple[str, float, float, int, int]] = []  # (request, median ms, max ms, queries, bytes)
     print(f"{'request':<34} {'median_ms':>9} {'max_ms':>8} {'queries':>7} {'kbytes':>7}")
-    for range_key in RANGES:
+    for range_key in ranges or RANGES:
         for page, url in pages.items():
             for kind, extra in (("json", {"format": "json"}), ("html", {})):
                 params = {"range": range_key, **extra}
@@ -435,13 +415,14 @@ def main() -> None:
     dashboard.add_argument("--interfaces", type=int, default=100)
     dashboard.add_argument("--runs", type=int, default=5, help="timed requests per page, range and format")
     dashboard.add_argument("--skip-seed", action="store_true", help="time the pages over the data already there")
+    dashboard.add_argument("--range", action="append", dest="ranges", help="only this range of the picker (repeatable)")
     args = parser.parse_args()
     if args.what == "ingest":
         bench_ingest(args.batches, args.polls, args.concurrency)
     elif args.what == "query":
         bench_query(args.days, args.runs)
     elif args.what == "dashboard":
-        bench_dashboard(args.days, args.interfaces, args.runs, args.skip_seed)
+        bench_dashboard(args.days, args.interfaces, args.runs, args.skip_seed, args.ranges)
     else:
         from scripts.bench_diagnosis import bench_diagnosis
 

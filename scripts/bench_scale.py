@@ -1,4 +1,4 @@
-"""scripts/bench scale [--paths 10000 --history-hours 24 --snmp-history-hours 6 --workers 2]
+"""scripts/bench scale [--paths 10000 --history-hours 24 --snmp-history-hours 6 --workers 2 --sites 200]
 
 A WLCG-like world (scripts/scale_inventory.py: 200 sites in regions and tiers, 1 000 equipment, 20 000
 interfaces, ``--paths`` directed latencybg paths with a result a minute, a fifth of them tested with TCP every
@@ -350,6 +350,8 @@ def db_per_day(w: World, *, history_hours: float, snmp_hours: float) -> float:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="scripts/bench scale")
     parser.add_argument("--paths", type=int, default=10_000)
+    parser.add_argument("--sites", type=int, default=200, help="a smaller world for a quick check (the paths fit in)")
+    parser.add_argument("--equipment", type=int, default=1_000)
     parser.add_argument("--history-hours", type=float, default=24)
     parser.add_argument("--snmp-history-hours", type=float, default=6,
                         help="SNMP polls before the sustained ingest (the diagnosis window); size per day is per row")
@@ -357,7 +359,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sustained-minutes", type=int, default=SUSTAINED_MINUTES)
     args = parser.parse_args(argv)
 
-    w = world_generate(n_paths=args.paths)
+    w = world_generate(n_paths=args.paths, n_sites=args.sites, n_equipment=args.equipment)
     now = datetime.now(UTC).replace(second=0, microsecond=0)
     sustained_start = now - timedelta(minutes=args.sustained_minutes)
     t0 = time.perf_counter()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import secrets
+import urllib.error
+import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from wanmon.inventory.models import Path as InventoryPath
 from wanmon.measurements.api.auth import token_hash
 
 TOOLOUT = ("fixtures", "toolout")
+REAL = ("fixtures", "pscheduler-real")  # real pScheduler results in the http archiver's envelope (its SOURCES.md)
 ARCHIVER_FIXTURES = (
     "pscheduler-archiver-http-throughput-1.json",
     "pscheduler-archiver-http-latency-1.json",
@@ -34,10 +37,34 @@ def load(name: str) -> dict:
     return json.loads(toolout(name).read_text())
 
 
+def real_corpus() -> Path:
+    """The folder of real pScheduler results under ../shared (skips the test when absent)."""
+    return shared_fixture(*REAL)
+
+
+def load_real(name: str) -> dict:
+    return json.loads(shared_fixture(*REAL, name).read_text())
+
+
 def make_agent(site: Site, name: str) -> tuple[Agent, str]:
     token = secrets.token_urlsafe(32)
     agent = Agent.objects.create(site=site, name=name, token_hash=token_hash(token), token_prefix=token[:8])
     return agent, token
+
+
+def send(url: str, body: dict | bytes, headers: dict[str, str], method: str = "PUT") -> tuple[int, dict]:
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"{}")
+
+
+def archive_headers(token: str) -> dict[str, str]:
+    # What the archive spec of docs/perfsonar.md makes pScheduler send.
+    return {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
 
 
 @pytest.fixture

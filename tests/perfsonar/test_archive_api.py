@@ -8,7 +8,7 @@ import json
 import pytest
 from django.db import connection
 
-from tests.perfsonar.conftest import ARCHIVER_FIXTURES, load
+from tests.perfsonar.conftest import ARCHIVER_FIXTURES, load, load_real
 from wanmon.perfsonar.choices import RunState
 from wanmon.perfsonar.models import PerfsonarRun
 from wanmon.perfsonar.services import perfsonar_endpoint_map, run_batch_id
@@ -188,6 +188,21 @@ def test_a_malformed_body_is_400_naming_the_field(client, ps_topo):
     (error,) = response.json()["errors"]
     assert error["path"] == "result.packets-lost" and "101 lost is more than the 100 packets sent" in error["message"]
     assert not PerfsonarRun.objects.exists()
+
+
+def test_udp_loss_beyond_the_packets_sent_is_400_at_the_results_lost(client, ps_topo):
+    body = load_real("nuttcp-parser-main-2.json")  # 1485 of 259593 lost
+    body["test"]["spec"].update(source="192.168.1.104", dest="192.168.1.101")  # cern-ps01 -> fzk-ps01
+    body["result"]["summary"]["summary"]["lost"] = 259594
+    response = put(client, body, ps_topo["cern_token"])
+    assert response.status_code == 400
+    (error,) = response.json()["errors"]
+    assert error["path"] == "result.summary.summary.lost"
+    assert "259594 lost is more than the 259593 packets sent" in error["message"]
+    body["result"]["summary"]["summary"]["lost"] = 1485
+    assert put(client, body, ps_topo["cern_token"]).json()["accepted"] == 1
+    (row,) = rows("throughputtest", "protocol, packets_sent, packets_lost")
+    assert row == ("udp", 259593, 1485)
 
 
 @pytest.mark.parametrize("raw", [b"", b"{", b"[1, 2]", b"\xff\xfe", b'{"id": "x"}' * 2, b"null"])

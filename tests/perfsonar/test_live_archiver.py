@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-import urllib.error
 import urllib.request
 
 import pytest
@@ -15,24 +14,9 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import connection
 
-from tests.perfsonar.conftest import load
+from tests.perfsonar.conftest import archive_headers, load, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def send(url: str, body: dict | bytes, headers: dict[str, str], method: str = "PUT") -> tuple[int, dict]:
-    data = body if isinstance(body, bytes) else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, json.loads(response.read() or b"{}")
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read() or b"{}")
-
-
-def archive_headers(token: str) -> dict[str, str]:
-    # What the archive spec of docs/perfsonar.md makes pScheduler send.
-    return {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
 
 
 def count(table: str) -> int:

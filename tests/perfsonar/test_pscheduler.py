@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 import pytest
 
 from collectors.records import OwampRecord, ThroughputRecord, TracerouteRecord, decode_records
-from tests.perfsonar.conftest import load, toolout
+from tests.perfsonar.conftest import load, load_real, toolout
 from wanmon.perfsonar.pscheduler import (
     BodyProblem,
     endpoint_normalise,
@@ -21,7 +21,7 @@ from wanmon.perfsonar.pscheduler import (
     records_build,
 )
 
-NOW = datetime(2026, 11, 24, tzinfo=UTC)
+NOW = datetime(2026, 11, 29, tzinfo=UTC)  # after the newest run of the captured and the real documents
 
 
 def convert(body: dict, src="CERN", dst="FZK"):
@@ -181,14 +181,59 @@ def test_a_failed_run_is_a_record_with_its_error():
 
 
 def test_udp_throughput_keeps_packets_and_offered_rate():
+    # pScheduler's throughput result schema names them `sent` and `lost` (pscheduler-test-throughput validate.py).
     body = load("pscheduler-archiver-http-throughput-1.json")
     body["test"]["spec"].update(udp=True, bandwidth=500000000)
-    body["result"]["summary"]["summary"].update({"sent-packets": 43000, "lost-packets": 12, "jitter": 0.05})
+    body["result"]["summary"]["summary"].update({"sent": 43000, "lost": 12, "jitter": 0.05})
     _, record, excerpt = convert(body)
     assert (record.protocol, record.packets_sent, record.packets_lost) == ("udp", 43000, 12)
     assert record.offered_bps == 5e8
     assert record.retransmits is None
     assert excerpt["jitter_ms"] == 0.05
+
+
+def test_nuttcp_udp_run_keeps_its_sent_and_lost_packets():
+    body = load_real("nuttcp-parser-main-2.json")  # nuttcp: 1485 / 259593 drop/pkt 0.57 %loss
+    _, record, excerpt = convert(body)
+    assert (record.tool, record.protocol) == ("nuttcp", "udp")
+    assert (record.packets_sent, record.packets_lost) == (259593, 1485)
+    assert record.packets_lost / record.packets_sent == pytest.approx(0.0057205, rel=1e-4)
+    assert excerpt["jitter_ms"] == 37.2012  # nuttcp's msMaxJitter
+
+
+def test_iperf2_udp_counts_its_datagrams_but_not_the_loss():
+    body = load_real("iperf2-parser-main-4.json")  # two streams, 537 datagrams each; the client sees no loss
+    _, record, _ = convert(body)
+    assert (record.streams, record.packets_sent, record.packets_lost) == (2, 1074, None)
+    del body["result"]["summary"]["summary"]["sent"]  # no summary count: the streams' sum
+    _, record, _ = convert(body)
+    assert record.packets_sent == 537 + 537
+
+
+def test_the_mss_the_tool_reported_is_the_records():
+    body = load_real("iperf2-parser-main-5.json")  # iperf2: (icwnd/mss/irtt=.../1460/...)
+    _, record, excerpt = convert(body)
+    assert record.mss_bytes == body["result"]["mss"] == 1460
+    assert excerpt["socket_buffer_bytes"] == 16384  # "TCP window size: 16384 Byte (default)"
+    assert record.window_bytes is None  # no window asked for: the default buffer says nothing of the window
+
+
+def test_nuttcp_without_intervals_takes_the_largest_window_from_its_summary():
+    _, _, excerpt = convert(load_real("nuttcp-parser-main-3.json"))
+    assert excerpt["tcp_window_max_bytes"] == 94000  # 94 KB-cwnd
+
+
+def test_a_histogram_of_another_bucket_width_is_scaled_to_milliseconds():
+    # owping/twping/powstream write round(delay / bucket-width, 2): with 0.0001 s, 2.51 ms is the key "25.10".
+    body = load_real("latency-result-format-test.json")
+    _, reference, _ = convert(body)
+    histogram = body["result"]["histogram-latency"]
+    body["result"]["histogram-latency"] = {f"{float(k) * 10:.2f}": n for k, n in histogram.items()}
+    body["test"]["spec"]["bucket-width"] = 0.0001
+    _, record, _ = convert(body)
+    assert (record.delay_min_ms, record.delay_max_ms) == (2.51, 88.21)
+    assert record.delay_median_ms == reference.delay_median_ms == pytest.approx(2.6)
+    assert record.jitter_ms == reference.jitter_ms
 
 
 def _transform_doc() -> dict:

@@ -30,7 +30,14 @@ from wanmon.measurements.ingest import IngestError, batch_ingest
 from wanmon.perfsonar import constants as k
 from wanmon.perfsonar.choices import RunState
 from wanmon.perfsonar.models import EndpointAlias, PerfsonarRun, PsconfigToken
-from wanmon.perfsonar.pscheduler import BodyProblem, PsRun, endpoint_normalise, parse_run, records_build
+from wanmon.perfsonar.pscheduler import (
+    MEASURED_TEST_TYPES,
+    BodyProblem,
+    PsRun,
+    endpoint_normalise,
+    parse_run,
+    records_build,
+)
 from wanmon.perfsonar.psconfig import archive_spec
 from wanmon.perfsonar.selectors import Endpoint, endpoint_resolve, token_hash
 
@@ -110,7 +117,8 @@ def perfsonar_run_archive(*, body: bytes, agent: Agent, now: datetime | None = N
     if existing is not None:
         return ArchiveResult(run.run_id, duplicate=True, parked=existing.state == RunState.PARKED)
     if not run.measured:
-        return _ignore(run, agent, f"test type {run.test_type!r} is not a measurement wanmon uses")
+        stored = ", ".join(sorted(MEASURED_TEST_TYPES))
+        return _ignore(run, agent, f"test type {run.test_type!r} is not a measurement wanmon uses (it stores {stored})")
     src, dst, unresolved = _run_ends(run)
     if src is None or dst is None:
         return _park(run, agent, body_data=data, unresolved=unresolved)

@@ -7,12 +7,15 @@ everything else of the body is ignored, so a newer pScheduler keeps being accept
 
 What each test type becomes (docs/perfsonar.md):
 
-- ``throughput`` (iperf3, nuttcp, ethr) -> one ``throughput`` record in the direction data flowed (``reverse``
-  swaps source and dest): sender throughput, retransmissions, streams, the socket window asked for, MSS, the
-  mean RTT of the streams (iperf3 reports microseconds); UDP: packets sent and lost, the rate asked for;
+- ``throughput`` (iperf3, iperf2, nuttcp, ethr) -> one ``throughput`` record in the direction data flowed
+  (``reverse`` swaps source and dest): sender throughput, retransmissions, streams, the socket window asked for,
+  the MSS (the tool's, else the one asked for), the mean RTT of the streams (iperf3 and iperf2 report
+  microseconds); UDP: packets ``sent`` and ``lost`` as pScheduler's throughput result schema names them (iperf2
+  never reports the loss), the rate asked for;
 - ``latency`` and ``latencybg`` (owping, twping, powstream) -> one ``owamp`` record: packets sent, lost,
-  duplicated and reordered, min/median/max of ``histogram-latency``, ``max-clock-error``, and ``jitter_ms``,
-  P95 - P50 of the histogram's delays (the one definition, collectors/delay.py);
+  duplicated and reordered, min/median/max of ``histogram-latency`` (keys are delays divided by the spec's
+  ``bucket-width``, 1 ms by default), ``max-clock-error``, and ``jitter_ms``, P95 - P50 of the histogram's
+  delays (the one definition, collectors/delay.py);
 - ``rtt`` (ping, twping, tcpping) -> one ``owamp`` record whose tool is the rtt tool (``ping``...) and whose
   delays are half the round-trip times (min, median of the round trips or else the mean, max): a symmetric
   one-way estimate, so that forward plus reverse gives the round trip as owamp would and no rule reads a

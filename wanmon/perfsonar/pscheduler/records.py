@@ -13,6 +13,7 @@ from collectors.delay import histogram_jitter, round_ms
 from wanmon.perfsonar.pscheduler.runs import (
     MAX_DIAGS_CHARS,
     MAX_EXCERPT_CHARS,
+    MS_PER_S,
     US_PER_MS,
     PsRun,
     RecordSource,
@@ -20,6 +21,8 @@ from wanmon.perfsonar.pscheduler.runs import (
     endpoint_normalise,
     iso_duration_s,
 )
+
+DEFAULT_BUCKET_MS = 1.0  # the latency test's bucket-width, 0.001 s: histogram keys are then milliseconds
 
 # --- records -----------------------------------------------------------------------------------------
 
@@ -127,10 +130,16 @@ def _throughput(run: PsRun, common: dict[str, Any]) -> RecordSource:
     if window is not None:
         data["window_bytes"] = window
         paths["window_bytes"] = f"{p}test.spec.window"
-    mss = _count(spec.get("mss")) or _iperf3_mss(run.diags or result.get("diags"))
-    if mss:
-        data["mss_bytes"] = mss
-        paths["mss_bytes"] = f"{p}test.spec.mss" if spec.get("mss") else f"{p}result.diags"
+    # The MSS the tool reported (iperf2's `mss`) is what the connection used; the one asked for comes next.
+    for mss_path, mss in (
+        ("result.mss", _count(result.get("mss"))),
+        ("test.spec.mss", _count(spec.get("mss"))),
+        ("result.diags", _iperf3_mss(run.diags or result.get("diags"))),
+    ):
+        if mss:
+            data["mss_bytes"] = mss
+            paths["mss_bytes"] = f"{p}{mss_path}"
+            break
     # iperf3 reports RTTs in microseconds: the streams' mean over the test, else the intervals' mean.
     rtts_us = [r for r in (_num(s.get("rtt")) for s in streams) if r] or [
         r for r in (_num(s.get("rtt")) for s in interval_streams) if r
@@ -138,15 +147,14 @@ def _throughput(run: PsRun, common: dict[str, Any]) -> RecordSource:
     if rtts_us:
         data["rtt_ms"] = statistics.fmean(rtts_us) / US_PER_MS
         paths["rtt_ms"] = f"{p}result.summary.streams"
-    windows = [w for w in (_count(s.get("tcp-window-size")) for s in interval_streams) if w]
+    # Stream congestion windows: iperf3's snd_cwnd, iperf2's and nuttcp's cwnd (bytes); nuttcp may have no intervals.
+    windows = [w for w in (_count(s.get("tcp-window-size")) for s in interval_streams or streams) if w]
     if udp:
-        sent, lost = _count(summary.get("sent-packets")), _count(summary.get("lost-packets"))
-        if sent is not None:
-            data["packets_sent"] = sent
-            paths["packets_sent"] = f"{p}result.summary.summary.sent-packets"
-        if lost is not None:
-            data["packets_lost"] = lost
-            paths["packets_lost"] = f"{p}result.summary.summary.lost-packets"
+        for field, key in (("packets_sent", "sent"), ("packets_lost", "lost")):
+            count, where = _udp_count(summary, streams, key)
+            if count is not None:
+                data[field] = count
+                paths[field] = f"{p}result.summary.{where}"
         offered = _num(spec.get("bandwidth"))
         if offered:
             data["offered_bps"] = offered
@@ -160,10 +168,28 @@ def _throughput(run: PsRun, common: dict[str, Any]) -> RecordSource:
         run,
         receiver_throughput_bps=_num(summary.get("receiver-throughput-bits")),
         tcp_window_max_bytes=max(windows) if windows else None,
+        socket_buffer_bytes=_count(result.get("tcp-window-size")),
+        socket_buffer_asked_bytes=_count(result.get("requested-tcp-window-size")),
         jitter_ms=jitter,
         reverse=run.reversed or None,
     )
     return RecordSource({k: v for k, v in data.items() if v is not None}, paths)
+
+
+def _udp_count(summary: Mapping[str, Any], streams: list[Mapping[str, Any]], key: str) -> tuple[int | None, str]:
+    """A UDP run's packets ``sent`` or ``lost`` (pScheduler's throughput result schema, ``throughput-data``) and where
+    it was read: the run's summary, else the sum of its streams when every stream reports it.
+
+    The iperf3 parser writes them from iperf3's ``packets``/``lost_packets``, nuttcp's from its ``drop/pkt``; iperf2's
+    ``sent`` is its client's writes, one datagram each, and iperf2 has no ``lost`` (its client never sees the loss).
+    """
+    count = _count(summary.get(key))
+    if count is not None:
+        return count, f"summary.{key}"
+    per_stream = [_count(s.get(key)) for s in streams]
+    if per_stream and None not in per_stream:
+        return sum(per_stream), f"streams[].{key}"
+    return None, f"summary.{key}"
 
 
 def _iperf3_mss(diags: Any) -> int | None:
@@ -175,15 +201,19 @@ def _iperf3_mss(diags: Any) -> int | None:
     return positive[0] if positive else None
 
 
-def _histogram(histogram: Any) -> tuple[float, float, float, float] | None:
-    """(min, median, max, jitter) of a pScheduler histogram ``{"value in ms": count}``; None when empty or
-    unreadable."""
+def _histogram(histogram: Any, bucket_ms: float = DEFAULT_BUCKET_MS) -> tuple[float, float, float, float] | None:
+    """(min, median, max, jitter) in ms of a pScheduler ``histogram-latency`` ``{"delay / bucket width": count}``;
+    None when empty or unreadable.
+
+    The latency tools (owping, twping, powstream) write each delay divided by the spec's ``bucket-width`` (seconds,
+    0.001 unless the task says otherwise), rounded to two decimals: a key times the width in ms is the delay.
+    """
     if not isinstance(histogram, Mapping):
         return None
     bins: list[tuple[float, int]] = []
     for key, count in histogram.items():
         try:
-            value = float(key)
+            value = round_ms(float(key) * bucket_ms)
         except (TypeError, ValueError):
             return None
         n = _count(count)
@@ -239,7 +269,9 @@ def _latency(run: PsRun, common: dict[str, Any]) -> RecordSource:
     paths["clock_error_ms"] = f"{p}result.max-clock-error"
     data["clock_error_ms"] = _num(result.get("max-clock-error"))
     data["packet_interval_s"] = _num(run.spec.get("packet-interval")) or None
-    delays = _histogram(result.get("histogram-latency"))
+    bucket_s = _num(run.spec.get("bucket-width"))
+    bucket_ms = bucket_s * MS_PER_S if bucket_s and 0 < bucket_s < 1 else DEFAULT_BUCKET_MS
+    delays = _histogram(result.get("histogram-latency"), bucket_ms)
     if delays is not None and (sent is None or lost is None or sent > lost):
         data["delay_min_ms"], data["delay_median_ms"], data["delay_max_ms"], data["jitter_ms"] = delays
     if sent is None and not run.error:
@@ -252,7 +284,7 @@ def _latency(run: PsRun, common: dict[str, Any]) -> RecordSource:
 
 def _ms(seconds: float | None) -> float | None:
     """Seconds -> milliseconds, rounded to the nanosecond (pScheduler durations have at most 9 decimals)."""
-    return round(seconds * 1000.0, 6) if seconds is not None else None
+    return round(seconds * MS_PER_S, 6) if seconds is not None else None
 
 
 def _rtt(run: PsRun, common: dict[str, Any]) -> RecordSource:
@@ -316,7 +348,7 @@ def _trace(run: PsRun, common: dict[str, Any]) -> RecordSource:
             "ip": ip,
             "hostname": name,
             "as": _count(as_info.get("number")),
-            "rtt_ms": round(rtt * 1000.0, 3) if rtt is not None else None,
+            "rtt_ms": round(rtt * MS_PER_S, 3) if rtt is not None else None,
             "mtu": mtu,
             "error": hop.get("error") if isinstance(hop.get("error"), str) else None,
         }

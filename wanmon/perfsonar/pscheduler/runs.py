@@ -15,6 +15,7 @@ MEASURED_TEST_TYPES: Final = frozenset({"throughput", "latency", "latencybg", "r
 MAX_EXCERPT_CHARS: Final = 8000  # records.Text allows 8192
 MAX_DIAGS_CHARS: Final = 4000
 US_PER_MS: Final = 1000.0
+MS_PER_S: Final = 1000.0  # pScheduler writes durations (ISO 8601) and the latency bucket width in seconds
 
 _DURATION = re.compile(
     r"^P(?:(?P<w>\d+(?:\.\d+)?)W)?(?:(?P<d>\d+(?:\.\d+)?)D)?"

@@ -162,15 +162,21 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
-# Password guessing (wanmon/core/auth.py): django-axes counts failed logins per client address on the login
-# page, the admin and API Basic auth, and past the limit refuses that address before any password hash.
+# Password guessing (wanmon/core/auth.py): django-axes counts failed logins on the login page, the admin and API
+# Basic auth, per account and per client address, and past the limit on either refuses before any password hash.
 AUTHENTICATION_BACKENDS = ["wanmon.core.auth.LockoutBackend", "django.contrib.auth.backends.ModelBackend"]
 AXES_ENABLED = env_bool("WANMON_LOGIN_LOCKOUT", True)
 AXES_FAILURE_LIMIT = env_int("WANMON_LOGIN_FAILURE_LIMIT", 10)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("WANMON_LOGIN_COOLOFF_MIN", 15))
-# Per address, not per user name: a guesser cannot lock a colleague out from elsewhere.
-AXES_LOCKOUT_PARAMETERS = ["ip_address"]
+# Two separate counts, either of which locks: the account's failures from anywhere (guessing one password from many
+# addresses) and the address's failures on any account (one guesser trying many accounts).
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+# A successful login forgets only that account's own failures from that address (wanmon.core.auth.LockoutHandler):
+# axes' own reset would also forget every other account's failures from the address, and logging in to one's own
+# account between guesses at a colleague's password would never lock.
 AXES_RESET_ON_SUCCESS = True
+AXES_HANDLER = "wanmon.core.auth.LockoutHandler"
+AXES_LOCKOUT_CALLABLE = "wanmon.core.auth.lockout_response"
 AXES_CLIENT_IP_CALLABLE = "wanmon.core.auth.client_ip"
 AXES_VERBOSE = False
 

@@ -20,6 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from wanmon.core.permissions import user_is_operator
+from wanmon.inventory.choices import AgentScope
 from wanmon.inventory.models import Host, Site
 from wanmon.measurements.api import upload
 from wanmon.measurements.api.auth import AgentPrincipal
@@ -55,7 +56,10 @@ ARCHIVER_CONTENT_TYPES = frozenset(
 
 
 class ArchiveView(upload.AgentUploadView):
-    """pScheduler's http archiver PUTs (or POSTs) a run here, agent token (docs/contracts.md#perfsonar-archive)."""
+    """pScheduler's http archiver PUTs (or POSTs) a run here, agent token (docs/contracts.md#perfsonar-archive): a site
+    agent's or a pSConfig template's archive token."""
+
+    agent_scopes = (AgentScope.AGENT, AgentScope.ARCHIVE)
 
     @upload.upload_schema(
         operation_id="perfsonar_archive",

@@ -191,7 +191,9 @@ class AgentViewSet(
         """Register an agent; the answer carries its token, which is not stored and cannot be read again."""
         v = input_data(s.AgentCreateSerializer, request.data)
         try:
-            agent, token = services.agent_create(site=v["site"], name=v.get("name"), equipment=v.get("equipment", []))
+            agent, token = services.agent_create(
+                site=v["site"], name=v.get("name"), equipment=v.get("equipment", []), scope=v["scope"]
+            )
         except DjangoValidationError as exc:
             raise _validation_error(exc) from None
         body = dict(s.AgentSerializer(self.get_queryset().get(pk=agent.pk)).data, token=token)

@@ -70,7 +70,6 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "axes",
     "rest_framework",
-    "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
     "wanmon.core.apps.CoreConfig",
@@ -217,9 +216,11 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "wanmon@localhost")
 
 # --- REST API ---
 # The API authenticates the browser session and personal tokens (`Authorization: Token <key>`, created with
-# `manage.py drf_create_token USER`); HTTP Basic sends a password with every request and costs a PBKDF2 hash
-# each time, so it is off unless WANMON_API_BASIC_AUTH is set. Agents use their own bearer tokens (ingest).
+# `manage.py drf_create_token USER`, stored as a hash, valid WANMON_API_TOKEN_DAYS days); HTTP Basic sends a password
+# with every request and costs a PBKDF2 hash each time, so it is off unless WANMON_API_BASIC_AUTH is set. Agents use
+# their own bearer tokens (ingest).
 WANMON_API_BASIC_AUTH = env_bool("WANMON_API_BASIC_AUTH", False)
+WANMON_API_TOKEN_DAYS = env_int("WANMON_API_TOKEN_DAYS", 90)
 # Requests per logged-in user (or token) and per anonymous address; 429 with Retry-After beyond.
 WANMON_API_USER_RATE = os.environ.get("WANMON_API_USER_RATE", "1200/min")
 WANMON_API_ANON_RATE = os.environ.get("WANMON_API_ANON_RATE", "120/min")
@@ -230,7 +231,7 @@ WANMON_WEB_STATEMENT_TIMEOUT_MS = env_int("WANMON_WEB_STATEMENT_TIMEOUT_MS", 30_
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "wanmon.core.auth.ApiTokenAuthentication",
         "wanmon.core.auth.OptionalBasicAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

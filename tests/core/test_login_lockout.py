@@ -5,7 +5,6 @@ from unittest import mock
 
 import pytest
 from django.contrib.auth.backends import ModelBackend
-from rest_framework.authtoken.models import Token
 
 from wanmon.inventory.models import Site
 
@@ -151,13 +150,6 @@ def test_api_basic_auth_locks_the_guessed_account_whatever_the_addresses_and_goo
     locked = client.get("/api/v1/sites/", REMOTE_ADDR="192.0.2.99", **_basic("noc", "s3cret-pass"))
     assert locked.status_code == 429 and locked["Retry-After"] == str(15 * 60)
     assert client.get("/api/v1/sites/", REMOTE_ADDR="192.0.2.98", **_basic("mallory", "own-pass-42")).status_code == 200
-
-
-def test_api_token_authentication(client, noc):
-    token = Token.objects.create(user=noc)
-    response = client.get("/api/v1/sites/", HTTP_AUTHORIZATION=f"Token {token.key}")
-    assert response.status_code == 200
-    assert client.get("/api/v1/sites/", HTTP_AUTHORIZATION="Token " + "0" * 40).status_code in (401, 403)
 
 
 def test_session_login_still_works_with_the_lockout_backend(client, noc):

@@ -7,10 +7,10 @@ the web servers. django-axes counts failed logins per account and per client add
 for ``WANMON_LOGIN_COOLOFF_MIN`` minutes before any hash is computed (429 with Retry-After). A successful
 login forgets only that account's own failures from that address (:class:`LockoutHandler`).
 
-The API accepts the session (browser) and personal tokens (``Authorization: Token <key>``, DRF's
-authtoken); HTTP Basic, which sends a password with every request, only when
-``WANMON_API_BASIC_AUTH`` is set. Site agents use their own bearer tokens on the ingest and archive
-endpoints (wanmon/measurements/api/auth.py), untouched by all this.
+The API accepts the session (browser) and personal tokens (``Authorization: Token <key>``,
+:class:`ApiTokenAuthentication`: stored as a hash, expiring); HTTP Basic, which sends a password with
+every request, only when ``WANMON_API_BASIC_AUTH`` is set. Site agents use their own bearer tokens on the
+ingest and archive endpoints (wanmon/measurements/api/auth.py), untouched by all this.
 """
 
 from __future__ import annotations
@@ -22,8 +22,13 @@ from axes.helpers import get_client_username, get_credentials
 from axes.models import AccessAttempt
 from django.conf import settings
 from django.http import HttpResponse
+from django.utils import timezone
 from rest_framework import exceptions
-from rest_framework.authentication import BasicAuthentication
+from rest_framework.authentication import BaseAuthentication, BasicAuthentication, get_authorization_header
+
+from collectors.records.types import iso_z
+from wanmon.core.models import ApiToken
+from wanmon.core.tokens import token_hash
 
 
 def client_ip(request) -> str | None:
@@ -109,3 +114,42 @@ class OptionalBasicAuthentication(BasicAuthentication):
         if not getattr(settings, "WANMON_API_BASIC_AUTH", False):
             return None
         return super().authenticate_header(request)
+
+
+# last_used_at is written at most this often per token: a script polling every second costs no write per request.
+LAST_USED_RESOLUTION_S = 300
+
+
+class ApiTokenAuthentication(BaseAuthentication):
+    """``Authorization: Token <key>``: a person's API token (:class:`wanmon.core.models.ApiToken`), looked up by its
+    SHA-256, refused once revoked or expired or when its user is inactive."""
+
+    keyword = "Token"
+
+    def authenticate(self, request):
+        parts = get_authorization_header(request).split()
+        if not parts or parts[0].lower() != self.keyword.lower().encode():
+            return None
+        if len(parts) != 2 or len(parts[1]) > 200:
+            raise exceptions.AuthenticationFailed("expected 'Authorization: Token <key>' with one key")
+        try:
+            secret = parts[1].decode("ascii")
+        except UnicodeDecodeError:
+            raise exceptions.AuthenticationFailed("invalid token") from None
+        now = timezone.now()
+        try:
+            token = ApiToken.objects.select_related("user").get(token_hash=token_hash(secret), revoked_at__isnull=True)
+        except ApiToken.DoesNotExist:
+            raise exceptions.AuthenticationFailed("invalid or revoked token") from None
+        if token.expires_at <= now:
+            raise exceptions.AuthenticationFailed(
+                f"token expired at {iso_z(token.expires_at, 'seconds')}; a new one: manage.py drf_create_token USER"
+            )
+        if not token.user.is_active:
+            raise exceptions.AuthenticationFailed("user inactive or deleted")
+        if token.last_used_at is None or (now - token.last_used_at).total_seconds() > LAST_USED_RESOLUTION_S:
+            ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        return token.user, token
+
+    def authenticate_header(self, request) -> str:
+        return self.keyword

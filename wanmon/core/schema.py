@@ -21,3 +21,17 @@ class AgentTokenAuthenticationScheme(OpenApiAuthenticationExtension):
 
     def get_security_definition(self, auto_schema):
         return {"type": "http", "scheme": "bearer", "description": "a site agent's token (manage.py agent_create)"}
+
+
+class ApiTokenAuthenticationScheme(OpenApiAuthenticationExtension):
+    target_class = "wanmon.core.auth.ApiTokenAuthentication"
+    name = "tokenAuth"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "apiKey",
+            "in": "header",
+            "name": "Authorization",
+            "description": "a personal token, 'Token <key>' (manage.py drf_create_token USER); it expires",
+        }
+

@@ -246,6 +246,11 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Multi-site WAN monitoring: inventory, agent ingest, measurements, findings.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Contact fields are left out for viewers (wanmon.core.api.ContactFieldsMixin): not required in the schema.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "wanmon.core.schema.contact_fields_optional",
+    ],
     # Several models have a `role` with different choices: name each enum after its choice set.
     "ENUM_NAME_OVERRIDES": {
         "ContactRoleEnum": "wanmon.inventory.choices.ContactRole",

@@ -17,6 +17,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.settings import api_settings
 
+from wanmon.core.api import ContactFieldsMixin
 from wanmon.inventory.choices import AgentScope
 from wanmon.inventory.labels import label_join, label_split
 from wanmon.inventory.models import Agent, Carrier, Circuit, Equipment, Host, Interface, Path, Site, SiteContact, Trunk
@@ -107,10 +108,11 @@ class CleanModelSerializer(serializers.ModelSerializer):
         return attrs
 
 
-class CarrierSerializer(CleanModelSerializer):
+class CarrierSerializer(ContactFieldsMixin, CleanModelSerializer):
     class Meta:
         model = Carrier
         fields = ["id", "code", "name", "kind", "noc_email", "notes"]
+        contact_fields = ["noc_email"]
 
 
 class ContactSerializer(serializers.ModelSerializer):
@@ -119,12 +121,13 @@ class ContactSerializer(serializers.ModelSerializer):
         fields = ["email", "role", "name"]
 
 
-class SiteSerializer(CleanModelSerializer):
+class SiteSerializer(ContactFieldsMixin, CleanModelSerializer):
     contacts = ContactSerializer(many=True, read_only=True)
 
     class Meta:
         model = Site
         fields = ["id", "code", "name", "tier", "region", "lat", "lon", "notes", "contacts"]
+        contact_fields = ["contacts"]
 
 
 class SiteContactSerializer(CleanModelSerializer):

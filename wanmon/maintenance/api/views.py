@@ -90,7 +90,8 @@ class WindowViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
     def _detail(self, window: MaintenanceWindow, code: int = status.HTTP_200_OK) -> Response:
         window = selectors.maintenance_window_get(window.pk)
         footprint = selectors.maintenance_window_footprint(window)
-        return Response(s.WindowDetailSerializer(window, context={"footprint": footprint}).data, status=code)
+        context = {"footprint": footprint, "request": self.request}
+        return Response(s.WindowDetailSerializer(window, context=context).data, status=code)
 
     @extend_schema(responses=s.WindowDetailSerializer)
     def retrieve(self, request, *args, **kwargs):

@@ -67,3 +67,12 @@ def test_raw_notifications_are_for_operators(topology, client, viewer, operator,
     page = client.get(f"/maintenance/{window.pk}/").content.decode()
     assert f"/maintenance/notifications/{n.notification_id}/raw/" in page
     assert api_operator.get(f"/api/v1/maintenance/notifications/{n.notification_id}/raw").status_code == 200
+
+
+def test_viewers_neither_see_notification_senders_nor_probe_them_with_the_filter(topology, api_viewer, api_operator):
+    maintenance_import_file(path=BCOP / "1-initial.ics")
+    sender = api_operator.get("/api/v1/maintenance/notifications").json()["results"][0]["sender"]
+    (seen,) = api_viewer.get("/api/v1/maintenance/notifications").json()["results"]
+    assert "sender" not in seen
+    assert api_viewer.get("/api/v1/maintenance/notifications", {"sender": sender}).status_code == 403
+    assert api_operator.get("/api/v1/maintenance/notifications", {"sender": sender}).json()["count"] == 1

@@ -226,6 +226,12 @@ class NotificationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, view
     queryset = CarrierNotification.objects.select_related("uploaded_by").order_by("-received_at", "-id")
     filterset_fields = ["status", "source", "sender"]
 
+    def filter_queryset(self, queryset):
+        # A viewer does not see senders (docs/permissions.md), nor may it test addresses one by one with the filter.
+        if "sender" in self.request.query_params and not user_is_operator(self.request.user):
+            raise PermissionDenied("filtering by sender is for operators: senders are contact data")
+        return super().filter_queryset(queryset)
+
     @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})
     @action(detail=True, methods=["get"])
     def raw(self, request, pk=None):

@@ -82,7 +82,6 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "axes",
     "rest_framework",
-    "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
     "wanmon.core.apps.CoreConfig",
@@ -175,15 +174,21 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
-# Password guessing (wanmon/core/auth.py): django-axes counts failed logins per client address on the login
-# page, the admin and API Basic auth, and past the limit refuses that address before any password hash.
+# Password guessing (wanmon/core/auth.py): django-axes counts failed logins on the login page, the admin and API
+# Basic auth, per account and per client address, and past the limit on either refuses before any password hash.
 AUTHENTICATION_BACKENDS = ["wanmon.core.auth.LockoutBackend", "django.contrib.auth.backends.ModelBackend"]
 AXES_ENABLED = env_bool("WANMON_LOGIN_LOCKOUT", True)
 AXES_FAILURE_LIMIT = env_int("WANMON_LOGIN_FAILURE_LIMIT", 10)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("WANMON_LOGIN_COOLOFF_MIN", 15))
-# Per address, not per user name: a guesser cannot lock a colleague out from elsewhere.
-AXES_LOCKOUT_PARAMETERS = ["ip_address"]
+# Two separate counts, either of which locks: the account's failures from anywhere (guessing one password from many
+# addresses) and the address's failures on any account (one guesser trying many accounts).
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+# A successful login forgets only that account's own failures from that address (wanmon.core.auth.LockoutHandler):
+# axes' own reset would also forget every other account's failures from the address, and logging in to one's own
+# account between guesses at a colleague's password would never lock.
 AXES_RESET_ON_SUCCESS = True
+AXES_HANDLER = "wanmon.core.auth.LockoutHandler"
+AXES_LOCKOUT_CALLABLE = "wanmon.core.auth.lockout_response"
 AXES_CLIENT_IP_CALLABLE = "wanmon.core.auth.client_ip"
 AXES_VERBOSE = False
 
@@ -224,9 +229,11 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "wanmon@localhost")
 
 # --- REST API ---
 # The API authenticates the browser session and personal tokens (`Authorization: Token <key>`, created with
-# `manage.py drf_create_token USER`); HTTP Basic sends a password with every request and costs a PBKDF2 hash
-# each time, so it is off unless WANMON_API_BASIC_AUTH is set. Agents use their own bearer tokens (ingest).
+# `manage.py drf_create_token USER`, stored as a hash, valid WANMON_API_TOKEN_DAYS days); HTTP Basic sends a password
+# with every request and costs a PBKDF2 hash each time, so it is off unless WANMON_API_BASIC_AUTH is set. Agents use
+# their own bearer tokens (ingest).
 WANMON_API_BASIC_AUTH = env_bool("WANMON_API_BASIC_AUTH", False)
+WANMON_API_TOKEN_DAYS = env_int("WANMON_API_TOKEN_DAYS", 90)
 # Requests per logged-in user (or token) and per anonymous address; 429 with Retry-After beyond.
 WANMON_API_USER_RATE = os.environ.get("WANMON_API_USER_RATE", "1200/min")
 WANMON_API_ANON_RATE = os.environ.get("WANMON_API_ANON_RATE", "120/min")
@@ -237,7 +244,7 @@ WANMON_WEB_STATEMENT_TIMEOUT_MS = env_int("WANMON_WEB_STATEMENT_TIMEOUT_MS", 30_
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "wanmon.core.auth.ApiTokenAuthentication",
         "wanmon.core.auth.OptionalBasicAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -252,6 +259,11 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Multi-site WAN monitoring: inventory, agent ingest, measurements, findings.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Contact fields are left out for viewers (wanmon.core.api.ContactFieldsMixin): not required in the schema.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "wanmon.core.schema.contact_fields_optional",
+    ],
     # Several models have a `role` with different choices: name each enum after its choice set.
     "ENUM_NAME_OVERRIDES": {
         "ContactRoleEnum": "wanmon.inventory.choices.ContactRole",

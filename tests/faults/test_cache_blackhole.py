@@ -89,10 +89,11 @@ def test_the_ingest_rate_limit_still_holds_with_redis_blackholed(registered, tmp
 
 def _user_with_token() -> str:
     from django.contrib.auth.models import User
-    from rest_framework.authtoken.models import Token
+
+    from wanmon.core.services import api_token_create
 
     user = User.objects.create_user("noc", password="a-long-password-for-noc")  # noqa: S106 - test account
-    return Token.objects.create(user=user).key
+    return api_token_create(user=user)[1]
 
 
 def _timed(opener, req) -> tuple[float, int]:

@@ -17,12 +17,12 @@ import schemathesis
 from django.contrib.auth.models import Group
 from hypothesis import HealthCheck, Phase, given
 from hypothesis import settings as hypothesis_settings
-from rest_framework.authtoken.models import Token
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
 from tests.measurements.conftest import make_agent
 from wanmon.core.permissions import OPERATOR_GROUP, VIEWER_GROUP
+from wanmon.core.services import api_token_create
 from wanmon.inventory.models import Carrier, Equipment, Interface, Site
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
@@ -59,7 +59,7 @@ def callers(django_user_model, settings):
     for role, group in (("viewer", VIEWER_GROUP), ("operator", OPERATOR_GROUP)):
         user = django_user_model.objects.create_user(f"fuzz-{role}", password="not-used-here-9x")
         user.groups.add(Group.objects.get_or_create(name=group)[0])
-        headers[role] = {"Authorization": f"Token {Token.objects.create(user=user).key}"}
+        headers[role] = {"Authorization": f"Token {api_token_create(user=user)[1]}"}
     return headers
 
 

@@ -64,7 +64,8 @@ def test_changelist_search_and_filters(admin):
 
 def test_adding_an_agent_shows_its_token_once(admin):
     site = Site.objects.get(code="FZK")
-    response = admin.post(reverse("admin:inventory_agent_add"), {"site": site.pk, "name": ""}, follow=True)
+    response = admin.post(reverse("admin:inventory_agent_add"), {"site": site.pk, "name": "", "scope": "agent"},
+                          follow=True)
     assert response.status_code == 200
     text = response.content.decode()
     match = re.search(r"only a hash is stored\): ([A-Za-z0-9_-]{43})", text)

@@ -11,6 +11,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 
+from wanmon.inventory.choices import AgentScope
 from wanmon.inventory.models import Agent, Site
 from wanmon.inventory.services import (
     agent_assign_equipment,
@@ -63,6 +64,18 @@ def test_agent_create_json_and_equipment(reverse_path_loss, capsys):
     assert data["name"] == "cern-agent-1" and data["site"] == "CERN"
     agent = agent_authenticate(token=data["token"])
     assert sorted(agent.equipment.values_list("name", flat=True)) == ["cern-border", "geant-gva"]
+
+
+def test_an_archive_only_token_archives_perfsonar_runs_and_is_refused_by_the_ingest(reverse_path_loss, capsys, client):
+    token = _create(capsys, "--site", "FZK", "--archive-only")[0].strip()
+    assert Agent.objects.get().scope == AgentScope.ARCHIVE
+    response = client.post("/api/v1/ingest", data=json.dumps({"batch_id": "x", "records": []}),
+                           content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert response.status_code == 403 and "perfSONAR runs only" in response.json()["errors"][0]["message"]
+    # the archive takes its token (the body is then judged: an empty one is malformed, not unauthorised)
+    response = client.put("/api/v1/perfsonar/archive", data="{}", content_type="application/json",
+                          HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert response.status_code == 400
 
 
 def test_agent_create_rejects_unknown_site_and_equipment(reverse_path_loss, capsys):

@@ -3,22 +3,25 @@ the read-only token URL printed by psconfig_url, and the archive token in a site
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 from datetime import timedelta
 
 import jsonschema
 import pytest
+from django.apps import apps as django_apps
 from django.core.management import call_command
 from django.utils import timezone
 
 from tests.conftest import shared_fixture
 from tests.perfsonar.conftest import load
-from wanmon.inventory.choices import HostRole
+from wanmon.inventory.choices import AgentScope, HostRole
 from wanmon.inventory.models import Agent
 from wanmon.inventory.models import Path as InventoryPath
 from wanmon.inventory.services import agent_revoke
 from wanmon.maintenance.models import MaintenanceAffect, MaintenanceWindow
+from wanmon.measurements.models import IngestBatch
 from wanmon.perfsonar.models import PsconfigToken
 from wanmon.perfsonar.psconfig import SiteHosts, TemplateInput, template_build
 
@@ -117,6 +120,37 @@ def test_site_template_holds_the_sites_tests_and_an_archive_with_a_working_agent
     response = client.put("/api/v1/perfsonar/archive", data=json.dumps(body), content_type="application/json",
                           HTTP_AUTHORIZATION=f"Bearer {read_token}")
     assert response.status_code == 401
+
+
+def test_the_token_in_a_site_template_is_refused_by_the_ingest(client, ps_topo):
+    # given FZK's template, which anyone fetching it reads (no login)
+    template = fetch(client, url_of("FZK")).json()
+    token = template["archives"]["wanmon"]["data"]["_headers"]["Authorization"].removeprefix("Bearer ")
+    # when its token sends a measurement batch about a CERN->FZK path, as a site agent would
+    batch = {"batch_id": "6f1c0c8e-1b7e-4c8a-9a53-2f3f1c1d9e01", "agent_version": "1.0.0",
+             "sent_at": "2026-03-01T11:02:00Z",
+             "records": [{"type": "throughput", "time": "2026-03-01T11:00:00Z", "src": "CERN", "dst": "FZK",
+                          "tool": "nuttcp", "protocol": "tcp", "duration_s": 10, "throughput_bps": 9.0e8}]}
+    response = client.post("/api/v1/ingest", data=json.dumps(batch), content_type="application/json",
+                           HTTP_AUTHORIZATION=f"Bearer {token}")
+    # then it is refused, saying what the token is for, and nothing is stored
+    assert response.status_code == 403
+    assert "perfSONAR runs only" in response.json()["errors"][0]["message"]
+    assert not IngestBatch.objects.exists()
+    assert Agent.objects.get(name="fzk-perfsonar").scope == AgentScope.ARCHIVE
+    # while a site agent's token sends the same batch
+    response = client.post("/api/v1/ingest", data=json.dumps(batch), content_type="application/json",
+                           HTTP_AUTHORIZATION=f"Bearer {ps_topo['cern_token']}")
+    assert response.status_code == 200 and response.json()["accepted"] == 1
+
+
+def test_archive_agents_made_before_scopes_are_limited_to_the_archive_by_the_migration(client, ps_topo):
+    url_of("RAL")
+    Agent.objects.filter(name="ral-perfsonar").update(scope=AgentScope.AGENT)  # as every agent was before
+    migration = importlib.import_module("wanmon.perfsonar.migrations.0002_archive_agents_scope")
+    migration.archive_agents_scope(django_apps, None)
+    assert Agent.objects.get(name="ral-perfsonar").scope == AgentScope.ARCHIVE
+    assert Agent.objects.get(name="ral-agent-1").scope == AgentScope.AGENT
 
 
 def test_psconfig_url_prints_the_same_url_again_and_a_revoked_archive_agent_is_replaced(client, ps_topo):

@@ -1,9 +1,13 @@
-"""Shapes the apps' admins share: tabular inlines, read-only audit trails, sortable counts of related rows."""
+"""Shapes the apps' admins share (tabular inlines, read-only audit trails, sortable counts of related rows), and the
+admin of personal API tokens."""
 
 from __future__ import annotations
 
 from django.contrib import admin
 from django.db.models import Count
+
+from wanmon.core.models import ApiToken
+from wanmon.core.services import api_tokens_revoke
 
 
 def tabular_inline(model, **options) -> type[admin.TabularInline]:
@@ -43,3 +47,25 @@ class CountsAdmin(admin.ModelAdmin):
     def get_queryset(self, request):
         annotations = {f"_{column}": Count(relation, distinct=True) for column, (relation, _) in self.counts.items()}
         return super().get_queryset(request).annotate(**annotations)
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Personal API tokens: who, what for, until when, last used; made by ``manage.py drf_create_token`` (the
+    secret is printed there, once), revoked here."""
+
+    list_display = ["user", "name", "token_prefix", "created_at", "expires_at", "last_used_at", "revoked_at"]
+    list_filter = [("revoked_at", admin.EmptyFieldListFilter)]
+    search_fields = ["user__username", "name", "token_prefix"]
+    list_select_related = ["user"]
+    readonly_fields = ["user", "token_prefix", "created_at", "expires_at", "last_used_at", "revoked_at"]
+    fields = ["user", "name", *readonly_fields[1:]]
+    actions = ["revoke"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke(self, request, queryset):
+        count = api_tokens_revoke(tokens=queryset)
+        self.message_user(request, f"{count} token(s) revoked")

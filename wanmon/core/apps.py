@@ -10,3 +10,7 @@ class CoreConfig(AppConfig):
 
     def ready(self) -> None:
         from wanmon.core import schema  # noqa: F401 - registers the OpenAPI descriptions of our auth classes
+        from wanmon.core.logfilters import logging_filters_install
+
+        # Feed and pSConfig tokens are in URL paths: keep them out of the access and request logs of this process.
+        logging_filters_install()

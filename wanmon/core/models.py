@@ -54,3 +54,20 @@ class HashedToken(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+
+class ApiToken(HashedToken):
+    """A person's API token (``Authorization: Token <key>``): only its SHA-256 is stored, and it expires.
+
+    It acts as its user, with the user's roles; ``manage.py drf_create_token USER`` prints a new one once.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100, blank=True, help_text="what it is for (a script, a notebook)")
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["user", "-created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.token_prefix}..."

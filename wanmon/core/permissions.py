@@ -1,9 +1,12 @@
-"""Roles and the API permission every inventory (and later) endpoint uses.
+"""Roles and the API permissions every endpoint uses (docs/permissions.md says who may read and write what).
 
 Two Django groups carry the roles (created by migration core/0002_roles):
 
-- ``viewer``: may read everything (the same as any authenticated user; the group documents intent);
-- ``operator``: may also change the inventory, maintenance and alert state through the API.
+- ``viewer`` (and any account in no role group): reads the measurements, the diagnosis, incidents, maintenance
+  and the topology, but no contact data: people's and carriers' e-mail addresses (site contacts, carrier NOC
+  addresses, alert recipients, the sent-mail logs, maintenance organizers and senders). Accounts go to other
+  institutes' staff, and an address list of every NOC is worth protecting.
+- ``operator``: also reads the contact data and changes the inventory, maintenance and alert state.
 
 Staff users (``is_staff``) may do everything an operator may.
 """
@@ -24,6 +27,20 @@ def user_is_operator(user) -> bool:
     if user.is_staff or user.is_superuser:
         return True
     return user.groups.filter(name=OPERATOR_GROUP).exists()
+
+
+def user_reads_contacts(user) -> bool:
+    """Whether ``user`` may read contact data (e-mail addresses of people and carriers, sent-mail logs): operators."""
+    return user_is_operator(user)
+
+
+class IsOperator(BasePermission):
+    """Staff or the operator group, for reading too (contact data, toolkit bodies) as for writing."""
+
+    message = "needs staff status or membership of the 'operator' group"
+
+    def has_permission(self, request, view) -> bool:
+        return user_is_operator(request.user)
 
 
 class IsOperatorOrReadOnly(BasePermission):

@@ -1,8 +1,11 @@
-"""Bearer secrets (agent, calendar feed, pSConfig and archive tokens) are stored only as their hash."""
+"""Bearer secrets (agent, calendar feed, pSConfig, archive and personal API tokens) are stored only as their hash."""
 
 from __future__ import annotations
 
 import hashlib
+
+TOKEN_PREFIX_LEN = 8
+"""How many first characters of a token are stored, to recognise it in lists."""
 
 
 def token_hash(token: str) -> str:

@@ -144,8 +144,8 @@ class PathAdmin(admin.ModelAdmin):
 
 @admin.register(models.Agent)
 class AgentAdmin(admin.ModelAdmin):
-    list_display = ["name", "site", "token_prefix", "is_active", "last_seen_at", "version", "created_at"]
-    list_filter = ["site", ("revoked_at", admin.EmptyFieldListFilter)]
+    list_display = ["name", "site", "scope", "token_prefix", "is_active", "last_seen_at", "version", "created_at"]
+    list_filter = ["site", "scope", ("revoked_at", admin.EmptyFieldListFilter)]
     search_fields = ["name", "site__code", "token_prefix"]
     list_select_related = ["site"]
     autocomplete_fields = ["equipment"]
@@ -154,8 +154,8 @@ class AgentAdmin(admin.ModelAdmin):
 
     def get_fields(self, request, obj=None):
         if obj is None:  # adding: the token is made by the service, not typed in
-            return ["site", "name", "equipment"]
-        return ["site", "name", "equipment", *self.readonly_fields]
+            return ["site", "name", "scope", "equipment"]
+        return ["site", "name", "scope", "equipment", *self.readonly_fields]
 
     def get_form(self, request, obj=None, **kwargs):
         form = super().get_form(request, obj, **kwargs)
@@ -165,13 +165,13 @@ class AgentAdmin(admin.ModelAdmin):
         return form
 
     def get_readonly_fields(self, request, obj=None):
-        return [*self.readonly_fields, "site"] if obj is not None else []
+        return [*self.readonly_fields, "site", "scope"] if obj is not None else []
 
     def save_model(self, request, obj: models.Agent, form, change):
         if change:
             super().save_model(request, obj, form, change)
             return
-        agent, token = services.agent_create(site=obj.site, name=obj.name or None)
+        agent, token = services.agent_create(site=obj.site, name=obj.name or None, scope=obj.scope)
         # Hand the saved row back to the admin, which then saves the many-to-many (equipment) on it.
         obj.pk, obj.name, obj.token_hash, obj.token_prefix, obj.created_at = (
             agent.pk, agent.name, agent.token_hash, agent.token_prefix, agent.created_at,

@@ -37,6 +37,12 @@ EquipmentRole = text_choices("EquipmentRole", {
 })
 
 
+AgentScope = text_choices("AgentScope", {
+    "agent": "Site agent: measurement batches and perfSONAR runs",
+    "archive": "perfSONAR runs only (a pSConfig template's archive)",
+}, doc="What an agent's token may upload: the token in a pSConfig template is read by whoever fetches it.")
+
+
 CircuitStatus = text_choices("CircuitStatus", {
     "planned": "Planned",
     "active": "Active",

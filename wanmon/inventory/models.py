@@ -9,7 +9,7 @@ from django.db.models import Q
 
 from wanmon.core.models import site_or_carrier_constraint
 from wanmon.core.units import bps_from_mbps
-from wanmon.inventory.choices import CarrierKind, CircuitStatus, ContactRole, EquipmentRole, HostRole
+from wanmon.inventory.choices import AgentScope, CarrierKind, CircuitStatus, ContactRole, EquipmentRole, HostRole
 
 code_validator = RegexValidator(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$", "letters, digits, '_', '.', '-' (max 32)")
 name_validator = RegexValidator(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$", "letters, digits, '_', '.', '-' (max 100)")
@@ -264,10 +264,15 @@ class PathHop(models.Model):
 
 
 class Agent(models.Model):
-    """A site agent allowed to push measurements; only the SHA-256 of its token is stored."""
+    """A site agent allowed to push measurements; only the SHA-256 of its token is stored.
+
+    ``scope`` says where its token is accepted: a site agent's everywhere agents upload, the archive agent of a
+    pSConfig template (whose token anyone fetching the template reads) on the perfSONAR archive only.
+    """
 
     site = models.ForeignKey(Site, on_delete=models.PROTECT, related_name="agents")
     name = models.CharField(max_length=100, unique=True, validators=[name_validator])
+    scope = models.CharField(max_length=20, choices=AgentScope.choices, default=AgentScope.AGENT)
     token_hash = models.CharField(max_length=64, unique=True)
     token_prefix = models.CharField(max_length=12, help_text="first characters of the token, to recognise it")
     equipment = models.ManyToManyField(Equipment, related_name="agents", blank=True, help_text="may poll via SNMP")

@@ -26,7 +26,7 @@ from django.db import models, transaction
 from django.utils import timezone
 
 from wanmon.core.tokens import token_hash as agent_token_hash
-from wanmon.inventory.choices import ContactRole
+from wanmon.inventory.choices import AgentScope, ContactRole
 from wanmon.inventory.constants import (
     AGENT_TOKEN_BYTES,
     AGENT_TOKEN_MAX_LEN,
@@ -438,18 +438,19 @@ def _agent_default_name(site: Site) -> str:
 
 @transaction.atomic
 def agent_create(
-    *, site: Site, name: str | None = None, equipment: Iterable[Equipment] = ()
+    *, site: Site, name: str | None = None, equipment: Iterable[Equipment] = (), scope: str = AgentScope.AGENT
 ) -> tuple[Agent, str]:
     """Register an agent for ``site`` and return it with its API token.
 
     The token is returned here and never again: only its SHA-256 (and a short prefix, to recognise it)
     is stored. The default name is ``<site code in lower case>-agent-<n>`` with the first free ``n``.
+    ``scope`` ``archive``: the token is accepted by the perfSONAR archive only.
     """
     name = name or _agent_default_name(site)
     if Agent.objects.filter(name=name).exists():
         raise ValidationError(f"an agent named {name!r} already exists")
     token, digest, prefix = _agent_token_new()
-    agent = Agent(site=site, name=name, token_hash=digest, token_prefix=prefix)
+    agent = Agent(site=site, name=name, token_hash=digest, token_prefix=prefix, scope=scope)
     _save(agent)
     equipment = list(equipment)
     if equipment:

@@ -9,8 +9,4 @@ class MaintenanceConfig(AppConfig):
     verbose_name = "Maintenance"
 
     def ready(self) -> None:
-        # Feed tokens are in URL paths: keep them out of the access and request logs of this process.
         from wanmon.maintenance import checks  # noqa: F401 - registers the system checks
-        from wanmon.maintenance.logfilters import logging_filters_install
-
-        logging_filters_install()

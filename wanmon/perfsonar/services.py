@@ -24,6 +24,7 @@ from django.db import DataError, IntegrityError, transaction
 from django.utils import timezone
 
 from collectors.records import RecordError, decode_records
+from wanmon.inventory.choices import AgentScope
 from wanmon.inventory.models import Agent, Host, Site
 from wanmon.inventory.services import agent_create
 from wanmon.measurements.ingest import IngestError, batch_ingest
@@ -414,15 +415,17 @@ def psconfig_token_ensure(*, site: Site | None) -> PsconfigAccess:
         base = f"{site.code.lower()}{k.ARCHIVE_AGENT_SUFFIX}"
         taken = set(Agent.objects.filter(name__startswith=base).values_list("name", flat=True))
         name = next(n for n in (base, *(f"{base}-{i}" for i in range(2, len(taken) + 3))) if n not in taken)
-        agent, _ = agent_create(site=site, name=name)
+        agent, _ = agent_create(site=site, name=name, scope=AgentScope.ARCHIVE)
         note += " (created now)"
         token.archive_agent = agent
         token.archive_nonce = secrets.token_hex(16)
     archive_secret = _derived(k.ARCHIVE_TOKEN_SALT, token.archive_nonce)
-    if agent.token_hash != token_hash(archive_secret):
-        # The agent's token is the derived one (its own random token, printed nowhere, is replaced).
+    if agent.token_hash != token_hash(archive_secret) or agent.scope != AgentScope.ARCHIVE:
+        # The agent's token is the derived one (its own random token, printed nowhere, is replaced), and it archives
+        # perfSONAR runs only: whoever fetches the template reads it.
         Agent.objects.filter(pk=agent.pk).update(
-            token_hash=token_hash(archive_secret), token_prefix=archive_secret[: k.TOKEN_PREFIX_LEN]
+            token_hash=token_hash(archive_secret), token_prefix=archive_secret[: k.TOKEN_PREFIX_LEN],
+            scope=AgentScope.ARCHIVE,
         )
         agent.refresh_from_db()
     token.save(update_fields=["archive_agent", "archive_nonce"])

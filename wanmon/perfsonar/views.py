@@ -15,11 +15,12 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
-from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from wanmon.core.permissions import user_is_operator
+from wanmon.core.permissions import IsOperator, user_is_operator
+from wanmon.inventory.choices import AgentScope
 from wanmon.inventory.models import Host, Site
 from wanmon.measurements.api import upload
 from wanmon.measurements.api.auth import AgentPrincipal
@@ -55,7 +56,10 @@ ARCHIVER_CONTENT_TYPES = frozenset(
 
 
 class ArchiveView(upload.AgentUploadView):
-    """pScheduler's http archiver PUTs (or POSTs) a run here, agent token (docs/contracts.md#perfsonar-archive)."""
+    """pScheduler's http archiver PUTs (or POSTs) a run here, agent token (docs/contracts.md#perfsonar-archive): a site
+    agent's or a pSConfig template's archive token."""
+
+    agent_scopes = (AgentScope.AGENT, AgentScope.ARCHIVE)
 
     @upload.upload_schema(
         operation_id="perfsonar_archive",
@@ -92,15 +96,6 @@ class ArchiveView(upload.AgentUploadView):
                    request={"application/json": {"type": "object"}}, responses={200: ARCHIVE_RESPONSE})
     def post(self, request):
         return self.put(request)
-
-
-class IsOperator(BasePermission):
-    """Staff or the operator group (reading parked runs shows toolkit bodies; mapping changes data)."""
-
-    message = "needs staff status or membership of the 'operator' group"
-
-    def has_permission(self, request, view) -> bool:
-        return user_is_operator(request.user)
 
 
 def _run_dict(run) -> dict:

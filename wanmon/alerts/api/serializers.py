@@ -18,7 +18,7 @@ from wanmon.alerts.models import (
     Silence,
     Subscription,
 )
-from wanmon.core.api import username_field
+from wanmon.core.api import ContactFieldsMixin, username_field
 from wanmon.diagnosis.api.serializers import FindingEventSerializer, FindingListSerializer
 from wanmon.inventory.api.serializers import CleanModelSerializer
 
@@ -64,13 +64,14 @@ class NotificationDetailSerializer(NotificationListSerializer):
         fields = [*NotificationListSerializer.Meta.fields, "body_text", "body_html"]
 
 
-class IncidentDetailSerializer(IncidentListSerializer):
+class IncidentDetailSerializer(ContactFieldsMixin, IncidentListSerializer):
     members = IncidentMemberSerializer(many=True, read_only=True)
     events = IncidentEventSerializer(many=True, read_only=True)
     notifications = NotificationListSerializer(many=True, read_only=True)
 
     class Meta(IncidentListSerializer.Meta):
         fields = [*IncidentListSerializer.Meta.fields, "members", "events", "notifications"]
+        contact_fields = ["notifications"]  # the sent-log: recipients and what they were sent
 
 
 def _validate_matchers(value) -> dict:

@@ -15,7 +15,7 @@ from wanmon.alerts.api import serializers as s
 from wanmon.alerts.models import Incident, Notification, RoutingRule, Silence, Subscription
 from wanmon.core.api import conflict, input_data, service_refusals
 from wanmon.core.filters import LifecycleFilterSet
-from wanmon.core.permissions import IsOperatorOrReadOnly
+from wanmon.core.permissions import IsOperator, IsOperatorOrReadOnly
 from wanmon.diagnosis.api.serializers import AcknowledgeInput  # the same input as acknowledging a finding
 
 
@@ -56,7 +56,8 @@ class IncidentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
                                                      now=timezone.now())
         except ValueError as exc:
             return conflict(str(exc))
-        return Response(s.IncidentDetailSerializer(self.get_queryset().get(pk=incident.pk)).data)
+        incident = self.get_queryset().get(pk=incident.pk)
+        return Response(s.IncidentDetailSerializer(incident, context=self.get_serializer_context()).data)
 
     @extend_schema(request=s.IncidentSilenceInput, responses={201: s.SilenceSerializer})
     @action(detail=True, methods=["post"])
@@ -127,7 +128,7 @@ class NotificationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, view
     """The sent-log: every e-mail, to whom, what it said, and whether it went out."""
 
     queryset = Notification.objects.order_by("-created_at", "-id")
-    permission_classes = [IsOperatorOrReadOnly]
+    permission_classes = [IsOperator]  # recipients' addresses: operators only (docs/permissions.md)
     filterset_fields = ["incident", "silence", "kind", "status", "recipient"]
 
     def get_serializer_class(self):
@@ -138,7 +139,7 @@ class RoutingRuleViewSet(viewsets.ModelViewSet):
     """Routing rules: extra recipients per site, carrier, code and severity (operators edit)."""
 
     queryset = RoutingRule.objects.order_by("name")
-    permission_classes = [IsOperatorOrReadOnly]
+    permission_classes = [IsOperator]  # its recipients are e-mail addresses: operators only
     serializer_class = s.RoutingRuleSerializer
 
 

@@ -17,6 +17,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.settings import api_settings
 
+from wanmon.core.api import ContactFieldsMixin
+from wanmon.inventory.choices import AgentScope
 from wanmon.inventory.labels import label_join, label_split
 from wanmon.inventory.models import Agent, Carrier, Circuit, Equipment, Host, Interface, Path, Site, SiteContact, Trunk
 from wanmon.inventory.selectors import path_hops_labels
@@ -106,10 +108,11 @@ class CleanModelSerializer(serializers.ModelSerializer):
         return attrs
 
 
-class CarrierSerializer(CleanModelSerializer):
+class CarrierSerializer(ContactFieldsMixin, CleanModelSerializer):
     class Meta:
         model = Carrier
         fields = ["id", "code", "name", "kind", "noc_email", "notes"]
+        contact_fields = ["noc_email"]
 
 
 class ContactSerializer(serializers.ModelSerializer):
@@ -118,12 +121,13 @@ class ContactSerializer(serializers.ModelSerializer):
         fields = ["email", "role", "name"]
 
 
-class SiteSerializer(CleanModelSerializer):
+class SiteSerializer(ContactFieldsMixin, CleanModelSerializer):
     contacts = ContactSerializer(many=True, read_only=True)
 
     class Meta:
         model = Site
         fields = ["id", "code", "name", "tier", "region", "lat", "lon", "notes", "contacts"]
+        contact_fields = ["contacts"]
 
 
 class SiteContactSerializer(CleanModelSerializer):
@@ -239,8 +243,8 @@ class AgentSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Agent
-        fields = ["id", "name", "site", "equipment", "token_prefix", "created_at", "revoked_at", "last_seen_at",
-                  "version", "is_active"]
+        fields = ["id", "name", "site", "scope", "equipment", "token_prefix", "created_at", "revoked_at",
+                  "last_seen_at", "version", "is_active"]
         read_only_fields = fields
 
 
@@ -248,6 +252,7 @@ class AgentCreateSerializer(serializers.Serializer):
     site = _slug(Site, "code")
     name = serializers.RegexField(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$", required=False)
     equipment = serializers.ListField(child=_slug(Equipment, "name"), required=False)
+    scope = serializers.ChoiceField(AgentScope.choices, default=AgentScope.AGENT)
 
     def validate_name(self, value: str) -> str:
         if Agent.objects.filter(name=value).exists():

@@ -17,7 +17,7 @@ from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.response import Response
 
 from wanmon.core.api import input_data
-from wanmon.core.permissions import IsOperatorOrReadOnly
+from wanmon.core.permissions import IsOperator, IsOperatorOrReadOnly
 from wanmon.inventory import selectors, services
 from wanmon.inventory.api import filters
 from wanmon.inventory.api import serializers as s
@@ -65,6 +65,8 @@ def _crud(queryset) -> type[InventoryViewSet]:
 CarrierViewSet = _crud(Carrier.objects.all())
 SiteViewSet = _crud(Site.objects.prefetch_related("contacts"))
 SiteContactViewSet = _crud(SiteContact.objects.select_related("site"))
+# People's addresses: operators only, to read as to change (docs/permissions.md).
+SiteContactViewSet.permission_classes = [IsOperator]
 HostViewSet = _crud(Host.objects.select_related("site"))
 EquipmentViewSet = _crud(Equipment.objects.select_related("site", "carrier"))
 InterfaceViewSet = _crud(Interface.objects.select_related("equipment").prefetch_related("trunks"))
@@ -191,7 +193,9 @@ class AgentViewSet(
         """Register an agent; the answer carries its token, which is not stored and cannot be read again."""
         v = input_data(s.AgentCreateSerializer, request.data)
         try:
-            agent, token = services.agent_create(site=v["site"], name=v.get("name"), equipment=v.get("equipment", []))
+            agent, token = services.agent_create(
+                site=v["site"], name=v.get("name"), equipment=v.get("equipment", []), scope=v["scope"]
+            )
         except DjangoValidationError as exc:
             raise _validation_error(exc) from None
         body = dict(s.AgentSerializer(self.get_queryset().get(pk=agent.pk)).data, token=token)

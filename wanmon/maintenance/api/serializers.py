@@ -5,7 +5,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from wanmon.core.api import username_field
+from wanmon.core.api import ContactFieldsMixin, username_field
 from wanmon.core.permissions import user_is_operator
 from wanmon.inventory.models import Carrier, Site
 from wanmon.maintenance.choices import Behaviour, Impact, Status
@@ -68,7 +68,7 @@ class FootprintSerializer(serializers.Serializer):
     sites = serializers.ListField(child=serializers.CharField(), source="site_codes")
 
 
-class WindowDetailSerializer(WindowListSerializer):
+class WindowDetailSerializer(ContactFieldsMixin, WindowListSerializer):
     author = username_field("author")
     events = EventSerializer(many=True, read_only=True, source="events.all")
     footprint = serializers.SerializerMethodField()
@@ -76,6 +76,7 @@ class WindowDetailSerializer(WindowListSerializer):
     class Meta(WindowListSerializer.Meta):
         fields = [*WindowListSerializer.Meta.fields, "description", "provider", "account", "organizer", "author",
                   "notification", "footprint", "events"]
+        contact_fields = ["organizer"]  # the carrier's NOC address
 
     @extend_schema_field(FootprintSerializer)
     def get_footprint(self, window: Window) -> dict:
@@ -177,7 +178,7 @@ class ImportReportSerializer(serializers.Serializer):
     notifications = serializers.ListField(child=serializers.DictField())
 
 
-class NotificationSerializer(serializers.ModelSerializer):
+class NotificationSerializer(ContactFieldsMixin, serializers.ModelSerializer):
     uploaded_by = username_field("uploaded_by")
     size_bytes = serializers.SerializerMethodField()
 
@@ -185,6 +186,7 @@ class NotificationSerializer(serializers.ModelSerializer):
         model = CarrierNotification
         fields = ["id", "received_at", "source", "origin", "content_type", "message_id", "sender", "subject",
                   "sha256", "size_bytes", "parser", "status", "report", "uploaded_by"]
+        contact_fields = ["sender"]
 
     def get_size_bytes(self, n: CarrierNotification) -> int:
         return len(bytes(n.raw or b""))
@@ -252,13 +254,14 @@ class FeedTokenCreated(FeedTokenSerializer):
         fields = [*FeedTokenSerializer.Meta.fields, "token", "urls"]
 
 
-class SourceSerializer(serializers.ModelSerializer):
+class SourceSerializer(ContactFieldsMixin, serializers.ModelSerializer):
     carrier = serializers.SlugRelatedField(slug_field="code", queryset=Carrier.objects.all())
 
     class Meta:
         model = MaintenanceSource
         fields = ["id", "carrier", "parser", "senders", "provider_names", "url", "mailbox", "enabled",
                   "last_polled_at", "last_error"]
+        contact_fields = ["senders"]
         read_only_fields = ["last_polled_at", "last_error"]
 
     def to_representation(self, instance):

@@ -90,7 +90,8 @@ class WindowViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
     def _detail(self, window: MaintenanceWindow, code: int = status.HTTP_200_OK) -> Response:
         window = selectors.maintenance_window_get(window.pk)
         footprint = selectors.maintenance_window_footprint(window)
-        return Response(s.WindowDetailSerializer(window, context={"footprint": footprint}).data, status=code)
+        context = {"footprint": footprint, "request": self.request}
+        return Response(s.WindowDetailSerializer(window, context=context).data, status=code)
 
     @extend_schema(responses=s.WindowDetailSerializer)
     def retrieve(self, request, *args, **kwargs):
@@ -224,6 +225,12 @@ class NotificationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, view
     serializer_class = s.NotificationSerializer
     queryset = CarrierNotification.objects.select_related("uploaded_by").order_by("-received_at", "-id")
     filterset_fields = ["status", "source", "sender"]
+
+    def filter_queryset(self, queryset):
+        # A viewer does not see senders (docs/permissions.md), nor may it test addresses one by one with the filter.
+        if "sender" in self.request.query_params and not user_is_operator(self.request.user):
+            raise PermissionDenied("filtering by sender is for operators: senders are contact data")
+        return super().filter_queryset(queryset)
 
     @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})
     @action(detail=True, methods=["get"])

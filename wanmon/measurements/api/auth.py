@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from rest_framework import authentication, exceptions, throttling
+from rest_framework import authentication, exceptions, permissions, throttling
 
 from wanmon.core.throttling import CacheFallbackMixin
 from wanmon.core.tokens import token_hash
+from wanmon.inventory.choices import AgentScope
 from wanmon.inventory.models import Agent
 
 
@@ -46,6 +47,24 @@ class AgentTokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request) -> str:
         return 'Bearer realm="wanmon-ingest"'
+
+
+class AgentScopeAllowed(permissions.BasePermission):
+    """The agent's token is one this endpoint accepts (the view's ``agent_scopes``): the archive token of a pSConfig
+    template, which anyone fetching the template reads, archives perfSONAR runs and uploads nothing else."""
+
+    def has_permission(self, request, view) -> bool:
+        user = request.user
+        if not isinstance(user, AgentPrincipal):
+            return False
+        allowed = getattr(view, "agent_scopes", (AgentScope.AGENT,))
+        if user.agent.scope in allowed:
+            return True
+        self.message = (
+            f"the token of agent {user.agent.name!r} archives perfSONAR runs only (/api/v1/perfsonar/archive): "
+            "upload measurements with a site agent's token (manage.py agent_create)"
+        )
+        return False
 
 
 class AgentIngestThrottle(CacheFallbackMixin, throttling.SimpleRateThrottle):

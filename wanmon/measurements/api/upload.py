@@ -11,13 +11,14 @@ import logging
 from django.conf import settings
 from django.db import DatabaseError
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
-from rest_framework import serializers, status
+from rest_framework import exceptions, serializers, status
 from rest_framework.parsers import BaseParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from wanmon.measurements.api.auth import AgentIngestThrottle, AgentTokenAuthentication
+from wanmon.inventory.choices import AgentScope
+from wanmon.measurements.api.auth import AgentIngestThrottle, AgentScopeAllowed, AgentTokenAuthentication
 from wanmon.measurements.constants import INGEST_MAX_BODY_BYTES, INGEST_MAX_RECORDS, INGEST_STREAM_CHUNK_RECORDS
 
 logger = logging.getLogger(__name__)
@@ -89,10 +90,14 @@ def database_unavailable() -> Response:
 
 
 class AgentUploadView(APIView):
-    """An endpoint an agent's token uploads to, rate-limited per agent; the view reads the body itself."""
+    """An endpoint an agent's token uploads to, rate-limited per agent; the view reads the body itself.
+
+    ``agent_scopes``: the agents' scopes whose tokens it accepts (a site agent's only, unless the view says more).
+    """
 
     authentication_classes = [AgentTokenAuthentication]
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, AgentScopeAllowed]
+    agent_scopes: tuple[str, ...] = (AgentScope.AGENT,)
     throttle_classes = [AgentIngestThrottle]
     parser_classes = [RawJSONParser]
 
@@ -102,4 +107,6 @@ class AgentUploadView(APIView):
         if isinstance(exc, DatabaseError):
             logger.warning("%s: database unavailable before the body was read", type(self).__name__, exc_info=True)
             return database_unavailable()
+        if isinstance(exc, exceptions.PermissionDenied):  # the uploads' error body, as for a record refused
+            return errors_response(status.HTTP_403_FORBIDDEN, [{"path": "", "message": str(exc.detail)}])
         return super().handle_exception(exc)

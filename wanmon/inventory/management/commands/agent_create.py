@@ -7,6 +7,7 @@ import json
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from wanmon.inventory.choices import AgentScope
 from wanmon.inventory.models import Equipment, Site
 from wanmon.inventory.services import agent_create
 
@@ -22,6 +23,8 @@ class Command(BaseCommand):
         parser.add_argument("--name", help="agent name (default: <site code in lower case>-agent-<n>)")
         parser.add_argument("--equipment", action="append", default=[], metavar="NAME",
                             help="equipment the agent may poll via SNMP (repeatable)")
+        parser.add_argument("--archive-only", action="store_true",
+                            help="the token archives perfSONAR runs only (a toolkit's default-archives file)")
         parser.add_argument("--json", action="store_true", help='print {"name", "site", "token"} as JSON')
 
     def handle(self, *args, **options):
@@ -34,7 +37,8 @@ class Command(BaseCommand):
         if missing:
             raise CommandError(f"unknown equipment: {', '.join(missing)}")
         try:
-            agent, token = agent_create(site=site, name=options["name"], equipment=equipment)
+            scope = AgentScope.ARCHIVE if options["archive_only"] else AgentScope.AGENT
+            agent, token = agent_create(site=site, name=options["name"], equipment=equipment, scope=scope)
         except ValidationError as exc:
             raise CommandError("; ".join(exc.messages)) from None
         if options["json"]:

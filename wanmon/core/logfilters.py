@@ -1,8 +1,9 @@
-"""Secrets out of the logs: calendar-feed tokens travel in URL paths, and URLs are logged.
+"""Secrets out of the logs: calendar-feed and pSConfig tokens travel in URL paths, and URLs are logged.
 
-Calendar clients cannot log in, so a feed URL carries its token (``/maintenance/feeds/<token>/...``);
+Calendar clients and perfSONAR toolkits cannot log in, so a feed URL carries its token
+(``/maintenance/feeds/<token>/...``) and a pSConfig template's URL its own (``/perfsonar/psconfig/<token>.json``);
 a carrier's calendar URL may carry one in its query (``?token=``) or its user part. Gunicorn's access
-log and Django's request log write request paths: :class:`SecretMaskFilter`, attached by the app at
+log and Django's request log write request paths: :class:`SecretMaskFilter`, attached by the core app at
 start (``apps.py``) to the loggers that write paths, masks them in every record before any handler
 formats it.
 """
@@ -19,17 +20,19 @@ MASK = "[masked]"
 #: Gunicorn's access log, Django's request log (4xx/5xx with the path) and runserver's.
 LOGGERS_WITH_PATHS = ("gunicorn.access", "django.request", "django.server")
 
-_FEED = re.compile(r"(/maintenance/feeds/)[A-Za-z0-9_-]{4,}")
+# The URL routes whose path carries a token (wanmon/maintenance/urls.py, wanmon/perfsonar/urls.py).
+_PATH_TOKENS = re.compile(r"(/maintenance/feeds/|/perfsonar/psconfig/)[A-Za-z0-9_-]{4,}")
 _QUERY = re.compile(r"([?&;](?:token|access_token|api_key|apikey|key|secret|password|auth|sig|signature)=)[^&;\s\"']*",
                     re.IGNORECASE)
 _USERINFO = re.compile(r"(\b[a-z][a-z0-9+.-]*://)[^/@\s\"']+@", re.IGNORECASE)
 
 
 def secrets_mask(text: str) -> str:
-    """``text`` with feed tokens, secret query values and URL user parts replaced by [masked]."""
+    """``text`` with the tokens of feed and pSConfig URLs, secret query values and URL user parts replaced by
+    [masked]."""
     if not text or not isinstance(text, str):
         return text
-    text = _FEED.sub(rf"\g<1>{MASK}", text)
+    text = _PATH_TOKENS.sub(rf"\g<1>{MASK}", text)
     text = _QUERY.sub(rf"\g<1>{MASK}", text)
     return _USERINFO.sub(rf"\g<1>{MASK}@", text)
 

@@ -10,7 +10,13 @@ class MaintenanceConfig(AppConfig):
 
     def ready(self) -> None:
         # Feed tokens are in URL paths: keep them out of the access and request logs of this process.
+        from django.db.models.signals import post_save
+
+        from wanmon.inventory.models import Circuit
         from wanmon.maintenance import checks  # noqa: F401 - registers the system checks
         from wanmon.maintenance.logfilters import logging_filters_install
+        from wanmon.maintenance.receivers import circuit_saved
 
         logging_filters_install()
+        # Windows that named a circuit before the inventory had it are matched once it has (receivers.py says why).
+        post_save.connect(circuit_saved, sender=Circuit, dispatch_uid="maintenance.circuit_saved")

@@ -12,7 +12,7 @@ Import rules (BCOP 3.7 and RFC 5546):
   the carrier's circuits (ignoring case and blanks), then any carrier's circuit when only one has that
   id, then equipment, ``equipment:interface``, trunk, ``site:CODE`` and ``path:SRC->DST`` labels.
   What matches nothing is kept on the window and reported; :func:`maintenance_window_rematch` retries
-  after an inventory change;
+  when a circuit is added or renamed (``receivers.py``); a circuit matched that is another carrier's is noted;
 - a notification without objects (real cancellations often have none) keeps the window's objects;
 - a window whose times the e-mail's own text and date make doubtful (``plausibility.py``) is held for
   review with the reasons, whoever vouched for the notification;

@@ -29,7 +29,7 @@ BCOP_PARSER = "bcop"
 MESSAGE_HEADERS = ("from", "date", "subject", "message-id", "received", "to", "mime-version", "return-path")
 #: At most this much of an e-mail's text is kept to check the parser's reading against.
 TEXT_MAX_CHARS = 200_000
-_TAG = re.compile(r"<(?:style|script)\b.*?</(?:style|script)\s*>|<[^>]*>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^<>]*>")  # linear whatever the HTML (an unclosed "<" stops at the next one)
 
 
 class CarrierNotificationInvalid(ValueError):
@@ -89,6 +89,7 @@ def _text(message, subject: str) -> str:
             body = part.get_content()
         except (LookupError, ValueError, AssertionError):  # an unknown or lying charset
             body = (part.get_payload(decode=True) or b"").decode("utf-8", errors="replace")
+        body = body[:TEXT_MAX_CHARS]  # bounds the work below, whatever a message holds
         if ctype == "text/html":
             body = html.unescape(_TAG.sub(" ", body))
         texts.append(body)

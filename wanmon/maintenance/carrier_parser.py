@@ -107,10 +107,12 @@ def _notification_data(raw: bytes):
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError:
-        # Not UTF-8: the e-mail package decodes each part with its own charset (the library's own reading of the
-        # bytes would fail and log the whole message).
-        return cmp.NotificationData.init_from_emailmessage(email.message_from_bytes(raw, policy=email.policy.compat32))
-    return cmp.NotificationData.init_from_email_bytes(raw)
+        data = None  # the library's own reading of the bytes would fail, and log the whole message
+    else:
+        data = cmp.NotificationData.init_from_email_bytes(raw)
+    if data is None:  # let the e-mail package decode the parts with their own charsets
+        data = cmp.NotificationData.init_from_emailmessage(email.message_from_bytes(raw, policy=email.policy.compat32))
+    return data
 
 
 def _has_date(raw: bytes) -> bool:

@@ -355,7 +355,7 @@ def carrier_notification_import(
             vouched_by=vouched_by, polled_source=polled_source, mailbox_source=mailbox_source,
         )
     except Exception as exc:  # noqa: BLE001 - one bad notification never stops an import (mailbox, files)
-        logger.exception("importing the notification %s failed", origin or "(no origin)")
+        logger.exception("importing a carrier notification failed", extra={"origin": url_redacted(origin)})
         reason = f"could not be imported: {type(exc).__name__}: {exc}"
     return _failure_record(raw=raw, source=source, origin=origin, user=user, reason=reason)
 

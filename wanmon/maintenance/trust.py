@@ -49,7 +49,7 @@ class AuthResult:
 
 
 def _lex(value: str) -> tuple[str, list[str]]:
-    """``value`` without its comments (nested, RFC 5322) and with each quoted string replaced by a placeholder
+    """``value`` without its comments (nested, RFC 5322) and with each quoted string replaced by a marker
     ("\\x00N\\x00", N its index in the list returned), so that ';' '=' and '(' inside quotes are text."""
     out: list[str] = []
     quoted: list[str] = []

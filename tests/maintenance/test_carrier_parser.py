@@ -64,8 +64,9 @@ def no_network(monkeypatch):
         # GTT (EXA): emergency work
         ("gtt7.eml", "gtt", [("65430585", utc(2021, 12, 2, 5), utc(2021, 12, 2, 10), "confirmed", "outage",
                               ["1098765-12345678"])]),
-        # Cogent: local times of a city resolved to a zone from the parser's offline table
-        ("cogent3.eml", "cogent", [("VN12345", utc(2022, 3, 12, 4), utc(2022, 4, 11, 10), "confirmed", "outage",
+        # Cogent: local times of a city resolved to a zone from the parser's offline table; "10:00pm CT 11/3/2022"
+        # to "5:00am CT 11/4/2022" is month first (US), 7 hours (the library alone reads 11 March to 11 April)
+        ("cogent3.eml", "cogent", [("VN12345", utc(2022, 11, 4, 3), utc(2022, 11, 4, 10), "confirmed", "outage",
                                     ["1-300123456"])]),
     ],
 )

@@ -165,7 +165,7 @@ def test_carrier_emails_with_sources_match_circuits(topology):
                                                 ("22222", utc(2021, 8, 11, 3), utc(2021, 8, 11, 11)),
                                                 ("33333", utc(2021, 8, 12, 3), utc(2021, 8, 12, 11))]),
         ("gtt7.eml", "GTT", "gtt", [("65430585", utc(2021, 12, 2, 5), utc(2021, 12, 2, 10))]),
-        ("cogent3.eml", "COGENT", "cogent", [("VN12345", utc(2022, 3, 12, 4), utc(2022, 4, 11, 10))]),
+        ("cogent3.eml", "COGENT", "cogent", [("VN12345", utc(2022, 11, 4, 3), utc(2022, 11, 4, 10))]),
         ("zayo4.eml", "ZAYO", "zayo", [("TTN-0002345678", utc(2021, 11, 11, 5, 1), utc(2021, 11, 11, 11))]),
     ],
 )

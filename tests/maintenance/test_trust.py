@@ -11,6 +11,7 @@ from email.message import EmailMessage
 import pytest
 from django.utils import timezone
 
+from tests.maintenance.conftest import CARRIERS
 from wanmon.alerts.selectors import maintenance_inhibiting
 from wanmon.diagnosis.selectors import maintenance_windows_overlapping
 from wanmon.inventory.models import Carrier
@@ -23,7 +24,7 @@ from wanmon.maintenance.selectors import (
     maintenance_windows_affecting_path,
 )
 from wanmon.maintenance.services import feed_token_create
-from wanmon.maintenance.trust import email_trust
+from wanmon.maintenance.trust import authentication_results_parse, email_trust
 
 pytestmark = pytest.mark.django_db
 
@@ -133,6 +134,13 @@ MTA = "mx.cern.example"
     ([f"{MTA}; dkim=pass header.d=evil.example; spf=pass smtp.mailfrom=evil.example"], False,
      "sender noc@geant.example on GEANT's list, but neither DKIM, SPF nor DMARC passed for geant.example "
      "(dkim=pass, spf=pass)"),
+    # Microsoft 365 writes no authserv-id: its first result is a result, not the server's name
+    (["spf=pass (sender IP is 192.0.2.7) smtp.mailfrom=geant.example; dkim=none (message not signed) header.d=none;"
+      "dmarc=bestguesspass action=none header.from=geant.example;compauth=pass reason=109"], True,
+     "sender noc@geant.example on GEANT's list, spf=pass (geant.example)"),
+    (["spf=fail (sender IP is 192.0.2.7) smtp.mailfrom=geant.example; dkim=none (message not signed) header.d=none"],
+     False, "sender noc@geant.example on GEANT's list, but neither DKIM, SPF nor DMARC passed for geant.example "
+     "(spf=fail, dkim=none)"),
     # the forger's own "pass" header sits below the MTA's: only the topmost counts
     ([f"{MTA}; spf=fail smtp.mailfrom=geant.example", "forged; dkim=pass header.d=geant.example"], False,
      "sender noc@geant.example on GEANT's list, but neither DKIM, SPF nor DMARC passed for geant.example "
@@ -243,3 +251,42 @@ def test_the_carriers_own_mailbox_is_trusted(topology, tmp_path):
     other.add(mail(sender="planned-works@ticketing.example", uid="other@x", sequence=1))
     (n,) = maintenance_import_maildir(directory=tmp_path / "other").notifications
     assert not n.trusted and "on no carrier's sender list" in n.trust
+
+
+@pytest.mark.parametrize("value, expected", [
+    # RFC 8601 appendix B
+    ("example.com; none", ("example.com", [])),
+    ("example.com; spf=pass smtp.mailfrom=example.net",
+     ("example.com", [("spf", "pass", {"smtp.mailfrom": "example.net"})])),
+    ("example.com 1; auth=pass (cram-md5) smtp.auth=sender@example.net; spf=pass smtp.mailfrom=example.net",
+     ("example.com", [("auth", "pass", {"smtp.auth": "sender@example.net"}),
+                      ("spf", "pass", {"smtp.mailfrom": "example.net"})])),
+    ("example.com; sender-id=fail header.from=example.com; dkim=pass (good signature) header.d=example.com",
+     ("example.com", [("sender-id", "fail", {"header.from": "example.com"}),
+                      ("dkim", "pass", {"header.d": "example.com"})])),
+    # white space around '=' and '.', nested comments, a quoted reason holding ';' and '=', a quoted authserv-id
+    ('"mx; 1" ; dkim = pass (signed (by key k1)) reason="a; b=c" header . d=Geant.Example',
+     ("mx; 1", [("dkim", "pass", {"header.d": "geant.example"})])),
+    # Microsoft 365: no authserv-id
+    ("spf=pass (sender IP is 11.22.33.244) smtp.mailfrom=cogentco.com; dkim=none (message not signed) header.d=none;"
+     "dmarc=bestguesspass action=none header.from=cogentco.com;compauth=pass reason=109",
+     ("", [("spf", "pass", {"smtp.mailfrom": "cogentco.com"}), ("dkim", "none", {"header.d": "none"}),
+           ("dmarc", "bestguesspass", {"action": "none", "header.from": "cogentco.com"}), ("compauth", "pass", {})])),
+])
+def test_authentication_results_per_rfc_8601(value, expected):
+    serv, results = authentication_results_parse(value)
+    assert (serv, [(r.method, r.result, r.properties) for r in results]) == expected
+
+
+def test_a_real_microsoft_365_header_passes_for_the_listed_sender(topology, tmp_path):
+    # Cogent's notice came through Microsoft 365 (SPF pass for cogentco.com): it was held, the SPF result read as
+    # the server's name
+    MaintenanceSource.objects.create(carrier=Carrier.objects.get(code="COGENT"), parser="cogent",
+                                     senders=["@cogentco.com"])
+    box = mailbox.Maildir(tmp_path / "mail", create=True)
+    box.add((CARRIERS / "cogent3.eml").read_bytes())
+    (n,) = maintenance_import_maildir(directory=tmp_path / "mail").notifications
+    assert (n.trusted, n.trust) == (
+        True, "sender Cogent-NoReply@cogentco.com on COGENT's list, spf=pass (cogentco.com)")
+    assert [(w.start, w.end, w.review) for w in n.windows] == [
+        ("2022-11-04T03:00:00Z", "2022-11-04T10:00:00Z", Review.ACCEPTED)]

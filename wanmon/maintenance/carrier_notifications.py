@@ -14,13 +14,22 @@ from __future__ import annotations
 
 import email
 import email.policy
-from email.utils import parseaddr
+import html
+import re
+from datetime import UTC, datetime
+from email.utils import parseaddr, parsedate_to_datetime
 
 from wanmon.maintenance.ical import CalendarInvalid, ical_parse, looks_like_icalendar
 from wanmon.maintenance.parsed import ParsedWindow, ParseResult
 
 CALENDAR_TYPES = frozenset({"text/calendar", "application/ics", "text/x-vcalendar"})
 BCOP_PARSER = "bcop"
+# A message has at least one of these (RFC 5322 requires From and Date); a text whose first line merely looks
+# like a header ("Fwd: REMINDER - ...", a saved subject line) is not an e-mail.
+MESSAGE_HEADERS = ("from", "date", "subject", "message-id", "received", "to", "mime-version", "return-path")
+#: At most this much of an e-mail's text is kept to check the parser's reading against.
+TEXT_MAX_CHARS = 200_000
+_TAG = re.compile(r"<[^<>]*>")  # linear whatever the HTML (an unclosed "<" stops at the next one)
 
 
 class CarrierNotificationInvalid(ValueError):
@@ -57,6 +66,36 @@ def _headers(message, name: str) -> tuple[str, ...]:
     return tuple(" ".join(str(v).split()) for v in values)
 
 
+def _date(message) -> datetime | None:
+    """The Date header in UTC (a zone-less one read as UTC); None when absent or unreadable."""
+    value = _header(message, "Date")
+    try:
+        moment = parsedate_to_datetime(value) if value else None
+    except (TypeError, ValueError, IndexError):
+        return None
+    if moment is None:
+        return None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC)
+
+
+def _text(message, subject: str) -> str:
+    """The subject and every text part that is not an attachment, HTML without its tags."""
+    texts = [subject]
+    for part in message.walk():
+        ctype = part.get_content_type()
+        if part.is_multipart() or ctype not in ("text/plain", "text/html") or part.get_filename():
+            continue
+        try:
+            body = part.get_content()
+        except (LookupError, ValueError, AssertionError):  # an unknown or lying charset
+            body = (part.get_payload(decode=True) or b"").decode("utf-8", errors="replace")
+        body = body[:TEXT_MAX_CHARS]  # bounds the work below, whatever a message holds
+        if ctype == "text/html":
+            body = html.unescape(_TAG.sub(" ", body))
+        texts.append(body)
+    return "\n".join(texts)[:TEXT_MAX_CHARS]
+
+
 def carrier_notification_parse(raw: bytes, *, provider: str | None = None) -> ParseResult:
     """Every window in one raw notification. ``provider``: a circuit-maintenance-parser id, or 'bcop'.
 
@@ -70,16 +109,19 @@ def carrier_notification_parse(raw: bytes, *, provider: str | None = None) -> Pa
             return ParseResult(parser="bcop-icalendar", problems=[str(exc)], content_type="text/calendar")
 
     message = email.message_from_bytes(raw, policy=email.policy.default)
-    if not message.keys():
+    if not {k.lower() for k in message.keys()} & set(MESSAGE_HEADERS):
         raise CarrierNotificationInvalid(
-            "neither an iCalendar object (BEGIN:VCALENDAR) nor an e-mail message (headers)"
+            "neither an iCalendar object (BEGIN:VCALENDAR) nor an e-mail message (no From, Date or Subject header)"
         )
+    subject = _header(message, "Subject")
     result = ParseResult(
         sender=parseaddr(_header(message, "From"))[1],
-        subject=_header(message, "Subject"),
+        subject=subject,
         message_id=_header(message, "Message-ID"),
         content_type="message/rfc822",
         authentication_results=_headers(message, "Authentication-Results"),
+        date=_date(message),
+        text=_text(message, subject),
     )
     plain: list[ParsedWindow] = []
     for part in _calendar_parts(message):

@@ -7,6 +7,18 @@ Nothing may leave the host while parsing:
   lookup is replaced here by one that fails: an unknown city becomes a parse error naming it;
 - the library's last resort is an OpenAI model when PARSER_OPENAI_API_KEY is set. That parser is
   disabled here whatever the environment says.
+
+Two defects of the library are worked around here, each checked by a test on the real notice:
+
+- it finds the parser for a sender by comparing the address with each parser's default sender, case
+  included (Colt's is PlannedWorks@colt.net): the lookup here ignores case (and PCCW's "mailto:");
+- Cogent writes its times month first (US: "10:00pm CT 11/3/2022"), its text parser reads them day
+  first ("%d/%m/%Y"): 11/3 became 11 March, a 726-hour window. The dates of its "Start time:" and
+  "End time:" lines are handed to it day first. (Whatever a parser still misreads, the guards of
+  ``plausibility.py`` hold for review.)
+
+Any exception the library raises for a message is that message's parse error: one bad e-mail never
+stops an import.
 """
 
 from __future__ import annotations
@@ -14,11 +26,13 @@ from __future__ import annotations
 import email
 import email.policy
 import logging
+import re
 from datetime import UTC, datetime
 from importlib import metadata
 
 import circuit_maintenance_parser as cmp
 from circuit_maintenance_parser.errors import ProviderError
+from circuit_maintenance_parser.parsers.cogent import TextParserCogent1
 from circuit_maintenance_parser.parsers.openai import OpenAIParser
 from circuit_maintenance_parser.utils import Geolocator
 
@@ -46,9 +60,23 @@ def _no_llm(self, content):  # noqa: ARG001 - the library's signature
     return None
 
 
+_SLASH_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4})\b")
+_cogent_parse_text = TextParserCogent1.parse_text
+
+
+def _cogent_parse_text_us_dates(self, text):
+    """Cogent's text parser, given the dates of its time lines day first, as it reads them."""
+    lines = [
+        _SLASH_DATE.sub(r"\2/\1/\3", line) if line.startswith(("Start time:", "End time:")) else line
+        for line in text.splitlines()
+    ]
+    return _cogent_parse_text(self, "\n".join(lines))
+
+
 # Applied once at import: every use of the library in this process goes through this module.
 Geolocator.get_location_from_api = staticmethod(_offline_geocoder)
 OpenAIParser.get_llm_response = _no_llm
+TextParserCogent1.parse_text = _cogent_parse_text_us_dates
 
 
 class CarrierParseError(ValueError):
@@ -59,20 +87,36 @@ def parser_name(provider: str) -> str:
     return f"circuit-maintenance-parser {VERSION} ({provider})"
 
 
+def _sender_key(address: str) -> str:
+    return address.strip().lower().removeprefix("mailto:")
+
+
+# Default sender -> provider, case ignored; where two parsers share a sender (Arelion and Telia, Seaborn and
+# Turkcell) the first in the library's order, as its own lookup picks.
+_PROVIDER_BY_SENDER: dict[str, str] = {}
+for _provider in cmp.SUPPORTED_PROVIDERS:
+    _PROVIDER_BY_SENDER.setdefault(_sender_key(_provider.get_default_organizer()), _provider.get_provider_type())
+
+
 def provider_for_sender(address: str) -> str | None:
-    """The provider whose default organizer is exactly ``address`` (e.g. 'mr@zayo.com' -> 'zayo'), if any."""
-    try:
-        return cmp.get_provider_class_from_sender(address.strip().lower()).get_provider_type()
-    except cmp.NonexistentProviderError:
-        return None
+    """The provider whose default sender is ``address``, case ignored ('plannedworks@colt.net' -> 'colt'), if any."""
+    return _PROVIDER_BY_SENDER.get(_sender_key(address)) if address.strip() else None
 
 
 def _notification_data(raw: bytes):
-    data = cmp.NotificationData.init_from_email_bytes(raw)
-    if data is None:  # not UTF-8: let the e-mail package decode the parts with their own charsets
-        message = email.message_from_bytes(raw, policy=email.policy.compat32)
-        data = cmp.NotificationData.init_from_emailmessage(message)
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        data = None  # the library's own reading of the bytes would fail, and log the whole message
+    else:
+        data = cmp.NotificationData.init_from_email_bytes(raw)
+    if data is None:  # let the e-mail package decode the parts with their own charsets
+        data = cmp.NotificationData.init_from_emailmessage(email.message_from_bytes(raw, policy=email.policy.compat32))
     return data
+
+
+def _has_date(raw: bytes) -> bool:
+    return bool(str(email.message_from_bytes(raw, policy=email.policy.compat32).get("Date") or "").strip())
 
 
 def _utc(epoch: int) -> datetime:
@@ -91,7 +135,12 @@ def email_parse_with_provider(raw: bytes, provider: str) -> list[ParsedWindow]:
         maintenances = list(cmp.init_provider(provider).get_maintenances(data))
     except ProviderError as exc:
         # The library's message lists every processor that failed and why.
-        raise CarrierParseError(str(exc).strip().replace("\n", " ")) from None
+        reason = " ".join(str(exc).split())
+        if not _has_date(raw):
+            reason = f"the message has no Date header, which the {provider} parser needs; {reason}"
+        raise CarrierParseError(reason) from None
+    except Exception as exc:  # noqa: BLE001 - any failure of the library on one message is that message's error
+        raise CarrierParseError(f"the {provider} parser failed: {type(exc).__name__}: {exc}") from None
     if not maintenances:
         raise CarrierParseError(f"the {provider} parser found no maintenance in this message")
     name = parser_name(provider)

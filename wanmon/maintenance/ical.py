@@ -136,6 +136,13 @@ def _event_window(event, index: int) -> tuple[ParsedWindow | None, list[str]]:
         reference = uid or f"event-{index + 1}"
         if not bcop:
             problems.append(f"{where}: not a BCOP maintenance event (no {X_MAINTENANCE_ID}); read as a plain event")
+        else:
+            problems.append(f"{where}: no {X_MAINTENANCE_ID}; the maintenance is known by its UID {reference}")
+    if bcop:
+        # Required by the BCOP; wanmon needs them only to name the carrier (the import's own carrier does too).
+        problems += [f"{where}: no {name}" for name in (X_PROVIDER, X_ACCOUNT) if not _text(event, name)]
+    if event.get("DTSTAMP") is None:
+        problems.append(f"{where}: no DTSTAMP (RFC 5545 requires it): its updates are ordered by SEQUENCE alone")
     impact = impact_normalise(_text(event, X_IMPACT))
     status_text = _text(event, X_STATUS)
     status = status_normalise(status_text) if status_text else RFC_STATUS.get(_text(event, "STATUS").upper())

@@ -12,16 +12,20 @@ Import rules (BCOP 3.7 and RFC 5546):
   the carrier's circuits (ignoring case and blanks), then any carrier's circuit when only one has that
   id, then equipment, ``equipment:interface``, trunk, ``site:CODE`` and ``path:SRC->DST`` labels.
   What matches nothing is kept on the window and reported; :func:`maintenance_window_rematch` retries
-  after an inventory change;
-- a notification without objects (real cancellations often have none) keeps the window's objects.
+  when a circuit is added or renamed (``receivers.py``); a circuit matched that is another carrier's is noted;
+- a notification without objects (real cancellations often have none) keeps the window's objects;
+- a window whose times the e-mail's own text and date make doubtful (``plausibility.py``) is held for
+  review with the reasons, whoever vouched for the notification;
+- one bad notification never stops an import: whatever goes wrong with it (not a notice, a parser's
+  failure, an unreadable file) is recorded as its failure, with the reason, and the next one is imported.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import mailbox
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path as FilePath
 from typing import Any
@@ -37,8 +41,10 @@ from wanmon.maintenance.carrier_notifications import CarrierNotificationInvalid,
 from wanmon.maintenance.choices import CarrierNotificationStatus, EventKind, Review, Source, Status
 from wanmon.maintenance.constants import MATERIAL_FIELDS
 from wanmon.maintenance.fetch import FetchRefused, url_fetch, url_redacted
+from wanmon.maintenance.import_reports import CarrierNotificationReport, ImportReport, WindowReport
 from wanmon.maintenance.models import CarrierNotification, MaintenanceSource, MaintenanceWindow
 from wanmon.maintenance.parsed import ParsedWindow, ParseResult, impact_normalise
+from wanmon.maintenance.plausibility import window_doubts
 from wanmon.maintenance.selectors import maintenance_source_for_mailbox, maintenance_source_for_sender
 from wanmon.maintenance.services import (
     ObjectIndex,
@@ -63,66 +69,7 @@ __all__ = [
     "vouched_by_user",
 ]
 
-
-# --------------------------------------------------------------------------- reports
-
-
-@dataclass
-class WindowReport:
-    """What one announced window did: created, updated, unchanged or ignored (older), and its objects."""
-
-    reference: str
-    uid: str
-    sequence: int | None
-    start: str
-    end: str
-    status: str | None
-    action: str
-    window_id: int | None = None
-    reason: str = ""
-    matched: list[str] = field(default_factory=list)
-    unmatched: list[str] = field(default_factory=list)
-    review: str = ""
-
-
-@dataclass
-class CarrierNotificationReport:
-    """The outcome of one notification (a file, a message, a URL)."""
-
-    origin: str
-    notification_id: int | None = None
-    duplicate: bool = False
-    parser: str = ""
-    status: str = CarrierNotificationStatus.PARSED
-    carrier: str | None = None
-    windows: list[WindowReport] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    trusted: bool = False
-    trust: str = ""
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass
-class ImportReport:
-    """Reports of every notification of one import (one file, a mailbox, a URL)."""
-
-    notifications: list[CarrierNotificationReport] = field(default_factory=list)
-
-    def totals(self) -> dict[str, int]:
-        counts = {"notifications": len(self.notifications), "duplicates": 0, "failed": 0, "held": 0}
-        for n in self.notifications:
-            counts["duplicates"] += n.duplicate
-            counts["failed"] += n.status == CarrierNotificationStatus.FAILED
-            for w in n.windows:
-                counts[w.action] = counts.get(w.action, 0) + 1
-                counts["held"] += w.review == Review.HELD
-                counts["unmatched_objects"] = counts.get("unmatched_objects", 0) + len(w.unmatched)
-        return counts
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"totals": self.totals(), "notifications": [n.as_dict() for n in self.notifications]}
+logger = logging.getLogger(__name__)
 
 
 # --------------------------------------------------------------------------- imports
@@ -231,6 +178,7 @@ def _window_apply(
     user,
     now: datetime,
     trust: Trust,
+    doubts: list[str],
 ) -> WindowReport:
     report = WindowReport(
         reference=parsed.reference,
@@ -240,10 +188,17 @@ def _window_apply(
         end=jsonable(parsed.end),
         status=parsed.status,
         action="created",
+        doubts=list(doubts),
     )
     matched, unmatched = objects_resolve(parsed.objects, carrier, index)
     report.matched = [m["label"] for m in matched]
     report.unmatched = [u["object_id"] for u in unmatched]
+    if carrier is not None:
+        report.notes = [
+            f"{m['label']} is {owner}'s circuit, not {carrier.code}'s"
+            for m in matched
+            if m["field"] == "circuit" and (owner := index.circuit_carrier_code(m["id"])) != carrier.code
+        ]
     window = _window_find(parsed, carrier)
     if window is not None:
         report.window_id = window.pk
@@ -276,12 +231,14 @@ def _window_apply(
     except ValidationError as exc:
         report.action, report.reason = "failed", "; ".join(exc.messages)
         return report
-    # What an untrusted notice creates or changes acts on nothing until an operator accepts it;
-    # a trusted one (the carrier's own channel, or an operator) decides again.
-    held = not trust.trusted and window.review != Review.HELD
-    review = Review.ACCEPTED if trust.trusted else Review.HELD
-    if creating or changes or affects is not None:
-        window.review, window.review_note = review, trust.reason[:500]
+    # What an untrusted notice creates or changes acts on nothing until an operator accepts it, nor does a
+    # window whose times are doubtful, whoever vouched for the notice; a trusted one (the carrier's own
+    # channel, or an operator) with believable times decides again.
+    review = Review.ACCEPTED if trust.trusted and not doubts else Review.HELD
+    note = f"times doubtful: {'; '.join(doubts)}" if doubts else trust.reason
+    held = review == Review.HELD and window.review != Review.HELD
+    if creating or changes or affects is not None or doubts:
+        window.review, window.review_note = review, note[:500]
         window.reviewed_by, window.reviewed_at = None, None
     window.save()
     affects_changed = affects_replace(window, affects) if affects is not None else False
@@ -292,7 +249,7 @@ def _window_apply(
         window_event(window, EventKind.CREATED, now=now, user=user, notification=notification,
                note=f"from {notification.source} via {parsed.parser}; {trust.reason}")
         if window.review == Review.HELD:
-            window_event(window, EventKind.HELD, now=now, notification=notification, note=trust.reason)
+            window_event(window, EventKind.HELD, now=now, notification=notification, note=note)
         report.window_id = window.pk
         return report
     material = affects_changed or any(name in MATERIAL_FIELDS for name in changes)
@@ -303,8 +260,8 @@ def _window_apply(
     if changes:
         kind = EventKind.CANCELLED if window.status == Status.CANCELLED and "status" in changes else EventKind.UPDATED
         window_event(window, kind, now=now, user=user, notification=notification, changes=changes)
-        if held and window.review == Review.HELD:
-            window_event(window, EventKind.HELD, now=now, notification=notification, note=trust.reason)
+    if held and window.review == Review.HELD:
+        window_event(window, EventKind.HELD, now=now, notification=notification, note=note)
     return report
 
 
@@ -354,7 +311,22 @@ def _notification_status(report: CarrierNotificationReport) -> str:
     return CarrierNotificationStatus.PARSED
 
 
-@transaction.atomic
+def _parse(raw: bytes, *, parser: str | None, carrier: Carrier | None) -> tuple[ParseResult, MaintenanceSource | None]:
+    """What the notification says, read with the right parser, and the maintenance source that chose it."""
+    try:
+        result = carrier_notification_parse(raw, provider=parser or None)
+    except CarrierNotificationInvalid as exc:
+        return ParseResult(problems=[str(exc)]), None
+    if carrier is not None:  # the carrier is known: its own parser, if it has one
+        src = MaintenanceSource.objects.filter(carrier=carrier, enabled=True).exclude(parser="").first()
+    else:
+        src = maintenance_source_for_sender(result.sender) if result.sender else None
+    if src is not None and src.parser and not parser and not any(w.bcop for w in result.windows):
+        # The sender is a known carrier whose e-mails need its own parser: read the message again with it.
+        result = carrier_notification_parse(raw, provider=src.parser)
+    return result, src
+
+
 def carrier_notification_import(
     *,
     raw: bytes,
@@ -373,9 +345,48 @@ def carrier_notification_import(
     Trust (``trust.py``): ``vouched_by`` (who imported it by hand, see :func:`vouched_by_user`), the
     ``polled_source`` whose calendar URL it came from, the ``mailbox_source`` whose mailbox it was in, or
     an e-mail from a listed and authenticated sender; windows of any other notification are held for review.
+
+    Never raises for a notification: whatever fails while importing it is its failure, recorded with the reason.
     """
-    now = now or timezone.now()
     user = user if user is not None and getattr(user, "is_authenticated", False) else None
+    try:
+        return _notification_import(
+            raw=raw, source=source, origin=origin, carrier=carrier, parser=parser, user=user, now=now or timezone.now(),
+            vouched_by=vouched_by, polled_source=polled_source, mailbox_source=mailbox_source,
+        )
+    except Exception as exc:  # noqa: BLE001 - one bad notification never stops an import (mailbox, files)
+        logger.exception("importing a carrier notification failed", extra={"origin": url_redacted(origin)})
+        reason = f"could not be imported: {type(exc).__name__}: {exc}"
+    return _failure_record(raw=raw, source=source, origin=origin, user=user, reason=reason)
+
+
+@transaction.atomic
+def _failure_record(*, raw: bytes, source: str, origin: str, user, reason: str) -> CarrierNotificationReport:
+    """Keep a notification whose import failed, with the reason (it is tried again when imported again)."""
+    report = CarrierNotificationReport(origin=origin, status=CarrierNotificationStatus.FAILED, problems=[reason[:2000]])
+    notification, _ = CarrierNotification.objects.update_or_create(
+        sha256=hashlib.sha256(raw).hexdigest(),
+        defaults={"source": source, "origin": origin[:1000], "raw": raw, "uploaded_by": user, "parser": "",
+                  "status": CarrierNotificationStatus.FAILED, "report": report.as_dict()},
+    )
+    report.notification_id = notification.pk
+    return report
+
+
+@transaction.atomic
+def _notification_import(
+    *,
+    raw: bytes,
+    source: str,
+    origin: str,
+    carrier: Carrier | None,
+    parser: str | None,
+    user,
+    now: datetime,
+    vouched_by: str,
+    polled_source: MaintenanceSource | None,
+    mailbox_source: MaintenanceSource | None,
+) -> CarrierNotificationReport:
     digest = hashlib.sha256(raw).hexdigest()
     existing = CarrierNotification.objects.select_for_update().filter(sha256=digest).first()
     if existing is not None and existing.status != CarrierNotificationStatus.FAILED:
@@ -393,17 +404,7 @@ def carrier_notification_import(
             trust=stored.get("trust", ""),
         )
     report = CarrierNotificationReport(origin=origin)
-    try:
-        result = carrier_notification_parse(raw, provider=parser or None)
-    except CarrierNotificationInvalid as exc:
-        result = ParseResult(problems=[str(exc)])
-    if carrier is not None:  # the carrier is known: its own parser, if it has one
-        src = MaintenanceSource.objects.filter(carrier=carrier, enabled=True).exclude(parser="").first()
-    else:
-        src = maintenance_source_for_sender(result.sender) if result.sender else None
-    if src is not None and src.parser and not parser and not any(w.bcop for w in result.windows):
-        # The sender is a known carrier whose e-mails need its own parser: read the message again with it.
-        result = carrier_notification_parse(raw, provider=src.parser)
+    result, src = _parse(raw, parser=parser, carrier=carrier)
     index = ObjectIndex()
     chosen = _carrier_for(result, carrier, polled_source or mailbox_source or src, index)
     trust = _trust(result, vouched_by=vouched_by, polled_source=polled_source, mailbox_source=mailbox_source,
@@ -427,10 +428,13 @@ def carrier_notification_import(
     if chosen is None and result.windows:
         report.problems.append("carrier unknown: windows are kept without carrier (configure a maintenance source)")
     for parsed in result.windows:
+        # An e-mail's text and date say enough to doubt a parser's reading; a calendar's times are not read from prose.
+        doubts = (window_doubts(parsed, notice_date=result.date, text=result.text)
+                  if result.content_type == "message/rfc822" else [])
         report.windows.append(
             _window_apply(
                 parsed, carrier=chosen, notification=notification, index=index, source=source, user=user, now=now,
-                trust=trust,
+                trust=trust, doubts=doubts,
             )
         )
     report.status = _notification_status(report)
@@ -453,9 +457,15 @@ def maintenance_import_file(
     *, path: str | FilePath, carrier: Carrier | None = None, parser: str | None = None, user=None,
     now: datetime | None = None, vouched_by: str = "imported from a file on the server",
 ) -> ImportReport:
-    """Import one file given by hand: an iCalendar object (.ics) or an e-mail message (.eml); vouched for."""
+    """Import one file given by hand: an iCalendar object (.ics) or an e-mail message (.eml); vouched for.
+
+    A file that cannot be read is reported failed, with the reason (nothing is kept: there are no bytes).
+    """
     path = FilePath(path)
-    raw = path.read_bytes()
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return ImportReport([_unreadable(str(path), exc.strerror or str(exc))])
     source = Source.ICAL_FILE if path.suffix.lower() in {".ics", ".ical", ".ifb"} else Source.EMAIL
     return ImportReport(
         [carrier_notification_import(raw=raw, source=source, origin=str(path), carrier=carrier, parser=parser,
@@ -463,14 +473,28 @@ def maintenance_import_file(
     )
 
 
-def _mailbox_messages(directory: FilePath) -> Iterable[tuple[str, bytes]]:
+def _unreadable(origin: str, reason: str) -> CarrierNotificationReport:
+    return CarrierNotificationReport(origin=origin, status=CarrierNotificationStatus.FAILED,
+                                     problems=[f"cannot be read: {reason}"])
+
+
+def _mailbox_messages(directory: FilePath) -> Iterable[tuple[str, bytes | None, str]]:
+    """(origin, bytes, "") of each message, or (origin, None, why it could not be read): it may vanish meanwhile."""
     if (directory / "cur").is_dir() or (directory / "new").is_dir():
         box = mailbox.Maildir(str(directory), factory=None, create=False)
         for key in sorted(box.iterkeys()):
-            yield f"{directory}/{key}", box.get_bytes(key)
+            try:
+                yield f"{directory}/{key}", box.get_bytes(key), ""
+            except KeyError:  # moved or deleted since it was listed
+                yield f"{directory}/{key}", None, "no longer in the mailbox"
+            except OSError as exc:
+                yield f"{directory}/{key}", None, exc.strerror or str(exc)
         return
     for path in sorted(p for p in directory.iterdir() if p.is_file() and not p.name.startswith(".")):
-        yield str(path), path.read_bytes()
+        try:
+            yield str(path), path.read_bytes(), ""
+        except OSError as exc:
+            yield str(path), None, exc.strerror or str(exc)
 
 
 def maintenance_import_maildir(
@@ -480,7 +504,8 @@ def maintenance_import_maildir(
     """Import every message of a Maildir (new/ and cur/, left untouched) or every file of a plain directory.
 
     Running it again imports only what is new (a message is applied once, by its content hash). Nobody
-    has read these messages: each is trusted by its sender and authentication, or held for review.
+    has read these messages: each is trusted by its sender and authentication, or held for review. A message
+    that fails is recorded failed with the reason (and tried again next time); the others are imported.
     """
     directory = FilePath(directory)
     if not directory.is_dir():
@@ -491,7 +516,10 @@ def maintenance_import_maildir(
     elif mailbox_source is not None and mailbox_source.carrier_id != carrier.pk:
         mailbox_source = None  # imported as another carrier's: the mailbox vouches for nothing
     report = ImportReport()
-    for origin, raw in _mailbox_messages(directory):
+    for origin, raw, unreadable in _mailbox_messages(directory):
+        if raw is None:
+            report.notifications.append(_unreadable(origin, unreadable))
+            continue
         source = Source.ICAL_FILE if origin.lower().endswith(".ics") else Source.MAILDIR
         report.notifications.append(
             carrier_notification_import(raw=raw, source=source, origin=origin, carrier=carrier, parser=parser,

@@ -138,3 +138,7 @@ class ParseResult:
     content_type: str = ""
     # Authentication-Results headers of an e-mail, topmost (the receiving MTA's) first.
     authentication_results: tuple[str, ...] = ()
+    # What an e-mail itself says, to check a parser's reading against (plausibility.py): its Date header (UTC)
+    # and its subject and text (HTML without tags), empty for a calendar.
+    date: datetime | None = None
+    text: str = ""

@@ -57,8 +57,10 @@ class ObjectIndex:
 
     def __init__(self) -> None:
         self.circuits: dict[str, list[tuple[int, int, str]]] = {}
-        for pk, carrier_id, cid in Circuit.objects.values_list("id", "carrier_id", "cid"):
+        self.circuit_carrier_codes: dict[int, str] = {}
+        for pk, carrier_id, cid, code in Circuit.objects.values_list("id", "carrier_id", "cid", "carrier__code"):
             self.circuits.setdefault(compact(cid), []).append((pk, carrier_id, cid))
+            self.circuit_carrier_codes[pk] = code
         self.equipment = {n.lower(): (pk, n) for pk, n in Equipment.objects.values_list("id", "name")}
         self.interfaces = {
             f"{eq}:{name}".lower(): (pk, f"{eq}:{name}")
@@ -69,6 +71,10 @@ class ObjectIndex:
         self.paths: dict[str, tuple[int, str]] = {}
         for pk, src, dst in Path.objects.order_by("valid_from").values_list("id", "src__code", "dst__code"):
             self.paths[f"{src}->{dst}".lower()] = (pk, f"{src}->{dst}")  # the latest version wins
+
+    def circuit_carrier_code(self, pk: int) -> str:
+        """The code of the carrier whose circuit ``pk`` is."""
+        return self.circuit_carrier_codes[pk]
 
     def circuit_carriers(self, object_id: str) -> set[int]:
         return {carrier for _, carrier, _ in self.circuits.get(compact(object_id), [])}
@@ -400,9 +406,11 @@ def maintenance_window_review(
 def maintenance_window_rematch(*, window: MaintenanceWindow | None = None, now: datetime | None = None) -> int:
     """Try the unmatched objects of one window (or all) against the inventory again; returns objects matched."""
     now = now or timezone.now()
+    windows = [window] if window is not None else list(MaintenanceWindow.objects.exclude(unmatched_objects=[]))
+    if not windows:
+        return 0  # the usual case after an inventory change: nothing waits, no need to load the inventory's names
     index = ObjectIndex()
     found = 0
-    windows = [window] if window is not None else MaintenanceWindow.objects.exclude(unmatched_objects=[])
     for w in windows:
         w = MaintenanceWindow.objects.select_for_update().get(pk=w.pk)
         objects = [ParsedObject(o["object_id"], o.get("impact") or None) for o in w.unmatched_objects or []]

@@ -4,6 +4,7 @@ from celery import shared_task
 from django.utils import timezone
 
 from wanmon.maintenance.imports import maintenance_sources_poll
+from wanmon.maintenance.services import maintenance_window_rematch
 from wanmon.maintenance.site_notices import site_notices_send
 
 
@@ -17,3 +18,9 @@ def maintenance_notices_task() -> dict:
 def maintenance_sources_poll_task() -> dict:
     """Hourly: import the iCalendar URL of every enabled maintenance source."""
     return maintenance_sources_poll(now=timezone.now()).totals()
+
+
+@shared_task(acks_late=True, autoretry_for=(Exception,), retry_backoff=30, retry_kwargs={"max_retries": 3})
+def maintenance_window_rematch_task() -> int:
+    """After the inventory gained or renamed circuits (receivers.py): match the windows' unmatched objects again."""
+    return maintenance_window_rematch(now=timezone.now())

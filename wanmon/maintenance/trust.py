@@ -25,7 +25,10 @@ from dataclasses import dataclass
 
 __all__ = ["Trust", "email_trust", "authentication_results_parse"]
 
-_COMMENT = re.compile(r"\([^()]*\)")
+# Around these, RFC 8601 allows white space (CFWS): "spf = pass", "smtp . mailfrom=x".
+_JOINERS = re.compile(r"\s*([=/.])\s*")
+# Microsoft 365 omits the authserv-id: its header starts with a result ("spf=pass (sender IP is ...) ...").
+_RESULT_FIRST = re.compile(r"^[A-Za-z0-9_-]+(?:/\d+)?=")
 
 
 @dataclass(frozen=True)
@@ -45,23 +48,69 @@ class AuthResult:
     properties: dict[str, str]
 
 
+def _lex(value: str) -> tuple[str, list[str]]:
+    """``value`` without its comments (nested, RFC 5322) and with each quoted string replaced by a marker
+    ("\\x00N\\x00", N its index in the list returned), so that ';' '=' and '(' inside quotes are text."""
+    out: list[str] = []
+    quoted: list[str] = []
+    depth = 0
+    i = 0
+    while i < len(value):
+        c = value[i]
+        if depth and c == "\\":
+            i += 2  # a quoted-pair in a comment: its character is no parenthesis
+            continue
+        if depth:
+            depth += {"(": 1, ")": -1}.get(c, 0)
+        elif c == "(":
+            depth = 1
+            out.append(" ")
+        elif c == '"':
+            end = i + 1
+            text: list[str] = []
+            while end < len(value) and value[end] != '"':
+                if value[end] == "\\" and end + 1 < len(value):
+                    end += 1
+                text.append(value[end])
+                end += 1
+            quoted.append("".join(text))
+            out.append(f"\x00{len(quoted) - 1}\x00")
+            i = end
+        else:
+            out.append(c)
+        i += 1
+    return _JOINERS.sub(r"\1", "".join(out)), quoted
+
+
 def authentication_results_parse(value: str) -> tuple[str, list[AuthResult]]:
-    """(authserv-id, results) of one Authentication-Results header value (comments and reasons dropped)."""
-    text = " ".join(_COMMENT.sub(" ", value).split())
+    """(authserv-id, results) of one Authentication-Results header value (RFC 8601; reasons and comments dropped).
+
+    Microsoft 365 writes no authserv-id (``spf=pass (sender IP is 192.0.2.1) smtp.mailfrom=colt.net; dkim=...``):
+    its id is "" and its first result counts like the others.
+    """
+    text, quoted = _lex(value)
+
+    def unquote(word: str) -> str:
+        return re.sub(r"\x00(\d+)\x00", lambda m: quoted[int(m.group(1))], word)
+
     parts = [p.strip() for p in text.split(";")]
-    authserv_id = parts[0].split()[0].lower() if parts and parts[0] else ""
+    if not parts or _RESULT_FIRST.match(parts[0]):
+        authserv_id = ""
+    else:
+        authserv_id = unquote(parts[0].split()[0]).lower() if parts[0] else ""
+        parts = parts[1:]
     results = []
-    for part in parts[1:]:
+    for part in parts:
         tokens = part.split()
         if not tokens or "=" not in tokens[0]:
-            continue
+            continue  # "none", or no result
         method, _, result = tokens[0].partition("=")
         properties = {}
         for token in tokens[1:]:
             name, eq, prop = token.partition("=")
-            if eq:
-                properties[name.lower()] = prop.strip('"').lower()
-        results.append(AuthResult(method.split("/")[0].lower(), result.lower(), properties))
+            if eq and name.lower() != "reason":
+                properties[name.lower()] = unquote(prop).strip().lower()
+        results.append(AuthResult(method.split("/")[0].lower(), unquote(result).lower(), properties))
     return authserv_id, results
 
 

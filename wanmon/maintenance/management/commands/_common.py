@@ -43,6 +43,10 @@ def print_report(command, report: ImportReport, as_json: bool) -> None:
                     command.stdout.write(f"            matched: {', '.join(w.matched)}")
                 if w.unmatched:
                     command.stdout.write(f"            NOT IN THE INVENTORY: {', '.join(w.unmatched)}")
+                for note in w.notes:
+                    command.stdout.write(f"            note: {note}")
+                if w.doubts:
+                    command.stdout.write(f"            HELD FOR REVIEW, times doubtful: {'; '.join(w.doubts)}")
         totals = report.totals()
         command.stdout.write(", ".join(f"{k}: {v}" for k, v in totals.items()))
     if report.notifications and all(n.status == "failed" for n in report.notifications):

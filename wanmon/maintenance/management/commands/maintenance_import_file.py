@@ -1,9 +1,5 @@
 """manage.py maintenance_import_file FILE [FILE...]: BCOP iCalendar files (.ics) or carrier e-mails (.eml)."""
 
-from pathlib import Path
-
-from django.core.management.base import CommandError
-
 from wanmon.maintenance.imports import ImportReport, maintenance_import_file
 from wanmon.maintenance.management.commands._common import ImportCommand
 
@@ -15,12 +11,10 @@ class Command(ImportCommand):
         parser.add_argument("files", nargs="+", help="iCalendar (.ics) or e-mail (.eml) files")
 
     def run_import(self, options, *, carrier) -> ImportReport:
+        # One file that cannot be read or imported is reported failed with its reason; the others are imported.
         report = ImportReport()
         for name in options["files"]:
-            path = Path(name)
-            if not path.is_file():
-                raise CommandError(f"{name}: no such file")
             report.notifications += maintenance_import_file(
-                path=path, carrier=carrier, parser=options["parser"]
+                path=name, carrier=carrier, parser=options["parser"]
             ).notifications
         return report

@@ -17,7 +17,7 @@ CORPUS = sorted([*SCENARIOS.glob("*.yaml"), *(HERE / "scenarios").glob("*.yaml")
 
 @pytest.mark.parametrize("scenario", CORPUS, ids=[p.stem for p in CORPUS])
 def test_replay_notify_emails_each_paging_incident_once(scenario: Path, smtp):
-    call_command("replay", str(scenario), "--keep", "--notify", stdout=StringIO(), stderr=StringIO())
+    call_command("replay", str(scenario), "--keep", "--notify", "--step", "auto", stdout=StringIO(), stderr=StringIO())
 
     paging = Incident.objects.filter(severity__in=["warning", "critical"], muted=False)
     messages = smtp.wait_for(paging.count() + 1, 0.2)  # sent synchronously: already delivered, or never

@@ -31,7 +31,7 @@ FZK_SUBJECT = "[wanmon CRITICAL] SHARED_EQUIPMENT_SUSPECT geant-fra: 2 paths deg
 
 def replay(*args) -> str:
     out, err = StringIO(), StringIO()
-    call_command("replay", *map(str, args), stdout=out, stderr=err)
+    call_command("replay", *map(str, args), "--step", "auto", stdout=out, stderr=err)
     return out.getvalue()
 
 

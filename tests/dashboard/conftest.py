@@ -16,7 +16,7 @@ PASSWORD = "dashboard-test-pass-1"
 @pytest.fixture
 def ral_data(db, tmp_path):
     """The CERN <-> RAL scenario (trunk, counters, maintenance, route change) replayed with --keep."""
-    call_command("replay", str(scenario_ral.write(tmp_path)), "--keep", stdout=io.StringIO())
+    call_command("replay", str(scenario_ral.write(tmp_path)), "--keep", "--step", "auto", stdout=io.StringIO())
     return scenario_ral
 
 

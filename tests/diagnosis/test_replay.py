@@ -17,17 +17,13 @@ CORPUS = sorted((Path(__file__).resolve().parents[1] / "scenarios").glob("*.yaml
 FZK = next(p for p in CORPUS if p.name == "reverse-path-loss-fzk.yaml")
 
 
-# What production's road still gets wrong in the regression corpus (docs/diagnosis.md#known-gaps): each case
+# What production's road still gets wrong in the regression corpus (docs/diagnosis.md, "Known gaps"): each case
 # passes when replayed once over its whole timeline, not yet cycle after cycle at its test interval. Strict: a fix
 # turns the mark into a failure until it is removed.
 KNOWN_GAPS = {
     "case2-periodic-loss-monitoring-receiver": "the cycle sums one-minute owamp sessions into 5-minute buckets, so "
     "the period of the receiver's losses is no longer visible",
-    "case3-trunk-odd-even-ral": "ASYMMETRIC_PATH on CERN->RAL from the first hour, before the odd/even split is "
-    "seen: a cold start without history",
-    "case4-window-limited-fnal-asgc": "LOSS_LIMITED and ASYMMETRIC_PATH on ASGC from windows holding a few tests",
     "case5-equipment-at-limits-fnal": "the load-rise correlation ranks another element first on a sliding window",
-    "case6-loss-limited-oc12-tau": "UNEXPLAINED_DEGRADATION before LOSS_LIMITED has the UDP loss it needs",
 }
 
 

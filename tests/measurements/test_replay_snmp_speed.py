@@ -22,7 +22,7 @@ def test_replay_of_snmp_records_with_float_speeds_passes_its_check(tmp_path):
     path.write_text(yaml.safe_dump(scenario, sort_keys=False))
 
     out, err = StringIO(), StringIO()
-    call_command("replay", str(path), "--check", stdout=out, stderr=err)
+    call_command("replay", str(path), "--check", "--step", "auto", stdout=out, stderr=err)
 
     assert "check passed" in err.getvalue(), out.getvalue() + err.getvalue()
     assert len(snmp) > 10

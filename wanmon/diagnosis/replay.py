@@ -466,7 +466,7 @@ def scenario_replay(
     scenario: Scenario,
     *,
     keep: bool = False,
-    step: timedelta = DEFAULT_STEP,
+    step: timedelta | None = None,
     since: datetime | None = None,
     after_step: Callable[[datetime], Any] | None = None,
     incidents: Callable[[set[int]], list[dict]] | None = None,
@@ -475,7 +475,8 @@ def scenario_replay(
 
     The measurements go in through the real ingest first; then ``diagnosis_cycle_run`` (the code the Celery beat
     runs every minute: plan, shards, findings' lifecycle with its hysteresis, resolution and reopening) runs every
-    ``step`` from the scenario's first measurement (or ``since``) to its ``now``, each cycle seeing what production
+    ``step`` (default: the scenario's shortest test interval, ``shortest_test_interval``) from the scenario's first
+    measurement (or ``since``) to its ``now``, each cycle seeing what production
     would have seen at that time (measurements up to it, the last 6 hours against the 21 days before). After each
     cycle ``after_step(time)`` runs (``--notify``: the alerting). The result lists every finding opened or
     reopened on the way, with its lifecycle.
@@ -500,6 +501,7 @@ def scenario_replay(
             interface_ids = sorted(ingested.interface_since)
             if ingested.duplicate:
                 interface_ids = _scenario_interface_ids(scenario)
+        step = step or shortest_test_interval(scenario.records)
         times = replay_steps(scenario.first, scenario.now, step, since)
         touched: set[int] = set()
         with agent_schedules_declared(scenario.schedules):

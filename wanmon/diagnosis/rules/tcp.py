@@ -269,8 +269,9 @@ def loss_limited(ctx: RuleContext) -> list[Finding]:
       * and it is "close to" the Mathis rate: at most LOSS_MATCH_MAX_RATIO x the
         stack's ceiling and at least LOSS_MATCH_MIN_RATIO x the conservative
         (C = 0.7) figure.
-    Not for BBR (it ignores random loss), and not when the only loss is TCP's own
-    retransmits while UDP at comparable rates is clean (TCP_ONLY_DEGRADATION).
+    Not for BBR (it ignores random loss), not when the only loss is TCP's own
+    retransmits while UDP at comparable rates is clean (TCP_ONLY_DEGRADATION), and
+    not from retransmits alone on a direction WINDOW_LIMITED found.
 
     Why: a Reno-like stream cannot exceed C*MSS*8/(RTT*sqrt(p)); on a long path a
     loss invisible to ping caps it far below the capacity.  The advice quotes the
@@ -288,7 +289,15 @@ def loss_limited(ctx: RuleContext) -> list[Finding]:
             if tests:
                 periods.append((ep.start, ep.end, tests, _episode_loss(a, ep.start, ep.end)))
         periods.append((a.tcp[0].test.time, a.tcp[-1].test.time, list(a.tcp), a.loss))
+        window_limited = any(
+            f.subject.get("src") == a.path.src and f.subject.get("dst") == a.path.dst
+            for f in ctx.findings_with(codes.WINDOW_LIMITED)
+        )
         for start, end, tests, loss in periods:
+            if window_limited and loss.source == "tcp_retransmits":
+                # the window already holds the flow back, and TCP's own retransmits cannot tell path loss from
+                # the losses a flow causes itself: with no probe that saw loss, say less
+                continue
             finding = _loss_finding(a, start, end, tests, loss)
             if finding:
                 out.append(finding)

@@ -92,7 +92,10 @@ def predicted_bps(f: Finding) -> float | None:
     if f.code == codes.WINDOW_LIMITED:
         return f.evidence.get("window_limited_rate_bps")
     if f.code == codes.LOSS_LIMITED:
-        return f.evidence.get("stack_ceiling_bps") or f.evidence.get("mathis_reno_bps")
+        # the conservative Mathis figure (C = 0.7): LOSS_LIMITED matched the flow against it, and the stack's
+        # ceiling (CUBIC's, twice Reno's at C = 1.22) is 3.5 times higher, so that a flow at its Mathis rate
+        # read as "far below what the loss allows" and stayed unexplained
+        return f.evidence.get("mathis_conservative_bps") or f.evidence.get("stack_ceiling_bps")
     return None
 
 

@@ -4,6 +4,7 @@ Scenario replays go through `manage.py replay ... --keep --notify` (docs/contrac
 to step through time, through the same replay service with a later `now`; e-mails are sent by the synchronous path.
 """
 
+import json
 from datetime import timedelta
 from io import StringIO
 
@@ -15,7 +16,13 @@ from django.core.management import call_command
 from tests.alerts.conftest import ASGC, FZK, MAINTENANCE, NOC, SCENARIO_NOW
 from wanmon.alerts import policy
 from wanmon.alerts.models import Incident, Notification, RoutingRule, Silence, Subscription
-from wanmon.alerts.services import NotificationSendError, alerts_process, incident_acknowledge, notification_send
+from wanmon.alerts.services import (
+    NotificationSendError,
+    alerts_process,
+    alerts_process_now,
+    incident_acknowledge,
+    notification_send,
+)
 from wanmon.alerts.silences import silence_create
 from wanmon.diagnosis.evidence import Finding as EngineFinding
 from wanmon.diagnosis.models import Finding
@@ -30,8 +37,16 @@ FZK_SUBJECT = "[wanmon CRITICAL] SHARED_EQUIPMENT_SUSPECT geant-fra: 2 paths deg
 
 
 def replay(*args) -> str:
+    """``manage.py replay`` at the file's test interval; with ``--notify`` these tests look at the alerting as of the
+    file's end, once, with its timers elapsed (what it decides from the findings the cycles left): the cycles run
+    with ``--keep`` and the alerting after them. ``test_replay_notify_runs_the_alerting_after_every_cycle`` runs
+    ``--notify`` itself, with the alerting after every cycle in the file's time."""
     out, err = StringIO(), StringIO()
+    notify = "--notify" in args
+    args = tuple(a for a in args if a != "--notify")
     call_command("replay", *map(str, args), "--step", "auto", stdout=out, stderr=err)
+    if notify:
+        alerts_process_now(now=scenario_load(str(args[0])).now)
     return out.getvalue()
 
 
@@ -66,6 +81,23 @@ def finding(code="PATH_DOWN", src="CERN", dst="RAL", severity="critical", at=T, 
 
 
 # --- the shared-backbone case ---
+
+
+def test_replay_notify_runs_the_alerting_after_every_cycle(smtp):
+    # given the backbone case replayed with the alerting after each of its 5-minute cycles, timers in the file's time
+    out = StringIO()
+    call_command("replay", str(FZK), "--keep", "--notify", "--step", "auto", "--json", stdout=out, stderr=StringIO())
+    doc = json.loads(out.getvalue())
+    # then the incident of geant-fra was opened by the first cycle that found it, and its first e-mail went to the
+    # NOC one cycle later (group wait 30 s), hours before the file's end -- not once at the end
+    (incident,) = [i for i in doc["incidents"] if i["root"]["subject"] == {"equipment": "geant-fra"}]
+    first = min(i["opened_at"] for i in doc["incidents"])
+    assert incident["opened_at"] == first == "2026-03-01T06:05:00Z"
+    firsts = [e for e in incident["emails"] if e["kind"] == "firing"]
+    assert [e["recipient"] for e in firsts] == [NOC] and firsts[0]["created_at"] == "2026-03-01T06:10:00Z"
+    assert incident["recipients"] == [NOC] and incident["onset"] <= incident["opened_at"]
+    assert {m["code"] for m in incident["members"]} >= {"ASYMMETRIC_PATH", "SHARED_EQUIPMENT_SUSPECT"}
+    assert smtp.wait_for(len(incident["emails"]), 5)
 
 
 def test_replay_notify_sends_one_email_for_the_shared_backbone_incident(smtp):

@@ -159,8 +159,6 @@ def test_case4_window_limits_and_advice():
 
 
 # --------------------------------------------------------------------------- case 2: period
-@pytest.mark.xfail(strict=True, reason="production's cycle sums one-minute owamp sessions into 5-minute buckets: "
-                   "the period of the receiver's losses is lost (docs/diagnosis.md, known gaps)")
 def test_case2_period_matches_the_agent_and_points_at_the_receiver():
     doc = replay_json("case2-periodic-loss-monitoring-receiver")
     f = one(doc, "PERIODIC_LOSS", src="FZK", dst="CERN")

@@ -21,8 +21,6 @@ FZK = next(p for p in CORPUS if p.name == "reverse-path-loss-fzk.yaml")
 # passes when replayed once over its whole timeline, not yet cycle after cycle at its test interval. Strict: a fix
 # turns the mark into a failure until it is removed.
 KNOWN_GAPS = {
-    "case2-periodic-loss-monitoring-receiver": "the cycle sums one-minute owamp sessions into 5-minute buckets, so "
-    "the period of the receiver's losses is no longer visible",
     "case5-equipment-at-limits-fnal": "the load-rise correlation ranks another element first on a sliding window",
 }
 

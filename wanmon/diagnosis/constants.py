@@ -328,6 +328,11 @@ MAINTENANCE_END_GRACE_S = 1800.0
 #: A finding predicting a rate explains a degradation only if the degraded throughput reaches at least half of
 #: it: a 255 Mb/s window limit does not explain 60 Mb/s (something else holds the flow four times lower).
 EXPLANATION_MIN_FRACTION = 0.5
+#: UNEXPLAINED_DEGRADATION waits until a degradation has lasted this long: the rules that explain one need several
+#: observations of it first (PERIODIC_LOSS a run of regular events, LOSS_LIMITED a loss rate from enough lost
+#: packets), and production evaluates every minute: saying "no rule explains it" in the first minutes of a
+#: degradation that a rule explains half an hour later sends people to the wrong place.
+UNEXPLAINED_MIN_EPISODE_S = 1800
 #: Median one-way delay worse than baseline by more than max(2 ms, 25 % of the baseline minimum).
 DELAY_DEGRADED_MIN_MS = 2.0
 DELAY_DEGRADED_FRACTION = 0.25

@@ -97,6 +97,9 @@ class OwampTest:
     clock_error_ms: float | None = None
     lost_at: tuple[datetime, ...] = ()  # optional per-packet loss times
     measurement_id: int | str | None = None
+    # Sessions summed into this one (the cycle buckets dense series), each session's time: the sampling grid the
+    # periodic-loss rule judges a period against. Empty: one session, at ``time``.
+    session_times: tuple[datetime, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -462,6 +462,28 @@ def replayed_findings(ids: set[int]) -> list[ReplayedFinding]:
     return out
 
 
+def scenario_store(scenario: Scenario) -> list[int]:
+    """Store what the scenario describes as a live centre would have received it: the topology through the
+    inventory import, the maintenance windows, the measurements through the agents' ingest (validation, COPY,
+    counter rates, rollups). Returns the polled interfaces' ids. Raises ScenarioInvalid for data the ingest
+    refuses. A file stored before stores nothing twice (its batch id derives from its content)."""
+    topology_import(scenario.topology, prefix="topology")
+    _maintenance_apply(scenario.maintenance)
+    if not scenario.records:
+        return []
+    batch_id = str(uuid.uuid5(REPLAY_NAMESPACE, f"{scenario.name}:{scenario.digest}"))
+    try:
+        ingested = batch_ingest(
+            batch_id=batch_id, records=scenario.records, source="replay", error_prefix="measurements"
+        )
+    except IngestError as exc:
+        raise ScenarioInvalid(scenario.name, [(e["path"], e["message"]) for e in exc.errors]) from None
+    measurements_process(interface_since=ingested.interface_since)
+    if ingested.duplicate:
+        return _scenario_interface_ids(scenario)
+    return sorted(ingested.interface_since)
+
+
 def scenario_replay(
     scenario: Scenario,
     *,
@@ -486,21 +508,7 @@ def scenario_replay(
     replaying the same file again stores nothing twice (the batch id derives from the file's content).
     """
     with transaction.atomic():
-        topology_import(scenario.topology, prefix="topology")
-        _maintenance_apply(scenario.maintenance)
-        interface_ids: list[int] = []
-        if scenario.records:
-            batch_id = str(uuid.uuid5(REPLAY_NAMESPACE, f"{scenario.name}:{scenario.digest}"))
-            try:
-                ingested = batch_ingest(
-                    batch_id=batch_id, records=scenario.records, source="replay", error_prefix="measurements"
-                )
-            except IngestError as exc:
-                raise ScenarioInvalid(scenario.name, [(e["path"], e["message"]) for e in exc.errors]) from None
-            measurements_process(interface_since=ingested.interface_since)
-            interface_ids = sorted(ingested.interface_since)
-            if ingested.duplicate:
-                interface_ids = _scenario_interface_ids(scenario)
+        interface_ids = scenario_store(scenario)
         step = step or shortest_test_interval(scenario.records)
         times = replay_steps(scenario.first, scenario.now, step, since)
         touched: set[int] = set()

@@ -199,7 +199,7 @@ def periodic_pattern(a: PathAssessment) -> dict | None:
             return {**found, "source": "owamp per-packet loss times"}
     if sessions:
         events = [o.time for o in sessions if o.packets_lost > 0]
-        found = find_period(events, [o.time for o in sessions])
+        found = find_period(events, [t for o in sessions for t in (o.session_times or (o.time,))])
         if found:
             lossy = [o for o in sessions if o.packets_lost > 0]
             found["loss_per_event"] = median(o.packets_lost / o.packets_sent for o in lossy)

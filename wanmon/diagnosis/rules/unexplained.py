@@ -122,6 +122,7 @@ def explains_episode(f: Finding, a: PathAssessment, ep) -> bool:
     healthy_before = onset_bounds(a, ep)
     if (
         f.code not in ELEMENT_EXPLANATIONS
+        and f.code != codes.PERIODIC_LOSS  # intermittent by nature: healthy sessions lie between its losses
         and healthy_before is not None
         and f.start < healthy_before - timedelta(seconds=k.CORRELATION_SLACK_S)
     ):
@@ -202,7 +203,7 @@ def unexplained_degradation(ctx: RuleContext) -> list[Finding]:
     path's owamp delays against its baseline, the maintenance matches and every
     finding made before.
 
-    Criterion: a degradation episode (not explained by maintenance) with no
+    Criterion: a degradation episode of at least UNEXPLAINED_MIN_EPISODE_S (not explained by maintenance) with no
     finding of PATH_EXPLANATIONS about the path or of ELEMENT_EXPLANATIONS about
     an element on it overlapping in time (an ASYMMETRIC_PATH without asymmetric
     loss says where, not why, and does not count); or a median one-way delay (trusted
@@ -220,6 +221,8 @@ def unexplained_degradation(ctx: RuleContext) -> list[Finding]:
         for ep in a.episodes:
             if matches.explained(a.path.src, a.path.dst, ep):
                 continue
+            if (ep.end - ep.start).total_seconds() < k.UNEXPLAINED_MIN_EPISODE_S:
+                continue  # too young to say that no rule explains it
             candidates = explaining_findings(ctx, a, ep.start, ep.end, PATH_EXPLANATIONS + ELEMENT_EXPLANATIONS)
             if any(explains_episode(f, a, ep) for f in candidates):
                 continue
@@ -244,11 +247,14 @@ def _episode_finding(ctx: RuleContext, a: PathAssessment, episodes) -> Finding:
     ref = (
         f"its reference {text.rate(a.reference_bps)} ({a.reference_source})" if a.reference_bps else "its expected rate"
     )
-    summary = (
-        f"{a.key} degraded {start:%H:%M}-{end:%H:%M} UTC"
-        + (f": {text.rate(thr)} vs {text.rate(a.reference_bps)}" if thr and a.reference_bps else "")
-        + "; no rule explains it"
-    )
+    slow = any(o.kind == "tcp" for o in obs)
+    if slow and thr and a.reference_bps:
+        figures = f": {text.rate(thr)} vs {text.rate(a.reference_bps)}"
+    elif loss.fraction:
+        figures = f": loss {text.loss(loss.fraction)}"  # a loss-only episode: its TCP rate may be the usual one
+    else:
+        figures = ""
+    summary = f"{a.key} degraded {start:%H:%M}-{end:%H:%M} UTC{figures}; no rule explains it"
     explanation = (
         f"{a.key} was degraded from {start:%Y-%m-%d %H:%M} to {end:%H:%M} UTC ({len(obs)} bad observations: "
         f"{'; '.join(reasons)}), compared with {ref}. Loss in the period: {loss.describe()}. No rule explains it: "

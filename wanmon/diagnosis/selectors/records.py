@@ -48,6 +48,7 @@ def owamp_test_of(r: dict) -> OwampTest:
         jitter_ms=r["jitter_ms"],
         clock_error_ms=r["clock_error_ms"],
         measurement_id=f"owamp:{r['id']}" if n == 1 else f"owamp:{r['id']}+{n - 1}",
+        session_times=tuple(r.get("session_times") or ()),
     )
 
 

@@ -33,8 +33,9 @@ WINDOW_RAW_RECENT_S = 1800
 
 
 def owamp_bucketed(keys: list[tuple[int, int]], start: datetime, end: datetime, bucket_s: int):
-    """Sessions of these path directions in [start, end], aggregated per time bucket. A session that lost every
-    packet (an outage) stays its own row: an outage is not a loss rate."""
+    """Sessions of these path directions in [start, end], aggregated per time bucket. A session that lost packets
+    stays its own row (an outage is not a loss rate, and the times of lossy sessions are what a period of losses
+    is read from); a bucket of clean sessions keeps each session's time (the sampling grid)."""
     out: dict[tuple[int, int], list[OwampTest]] = defaultdict(list)
     if not keys:
         return out
@@ -46,11 +47,12 @@ def owamp_bucketed(keys: list[tuple[int, int]], start: datetime, end: datetime, 
                    min(o.delay_min_ms) AS delay_min_ms,
                    percentile_cont(0.5) WITHIN GROUP (ORDER BY o.delay_median_ms) AS delay_median_ms,
                    max(o.delay_max_ms) AS delay_max_ms, avg(o.jitter_ms) AS jitter_ms,
-                   max(o.clock_error_ms) AS clock_error_ms
+                   max(o.clock_error_ms) AS clock_error_ms,
+                   CASE WHEN count(*) > 1 THEN array_agg(o.time ORDER BY o.time) END AS session_times
             FROM measurements_owamptest o JOIN k ON k.src_id = o.src_id AND k.dst_id = o.dst_id
             WHERE o.time >= %s AND o.time <= %s AND o.packets_sent IS NOT NULL
             GROUP BY o.src_id, o.dst_id, time_bucket(%s * interval '1 second', o.time),
-                     (o.packets_lost >= o.packets_sent)
+                     CASE WHEN coalesce(o.packets_lost, 0) > 0 THEN o.id END
             ORDER BY 3""",
         [*pairs_params(keys), start, end, bucket_s],
     ):

@@ -28,11 +28,13 @@ django.setup()
 from django.db import connection  # noqa: E402
 
 
-def bench_noise_corpus(names: list[str]) -> None:
+def bench_noise_corpus(names: list[str], corpus_days: float | None = None) -> None:
     """Replay the noise corpus (tests/scenarios/noise) on production's road: every case through the ingest, then the
     diagnosis cycle at the case's shortest test interval over its whole timeline, with the findings' lifecycle.
 
-    Each case is replayed in a rolled-back transaction, so the database is left as it was. Per case: the warning or
+    With ``corpus_days`` the cycles cover each healthy mesh's last days and each fault from 12 hours before its
+    onset (the rest of the file is history). Each case is replayed in a rolled-back transaction, so the database is
+    left as it was. Per case: the warning or
     critical findings opened on a healthy mesh (false warnings), and for a fault whether it was found with its code
     and subject, the minutes from its onset to the first warning (time to detect) and how far the reported onset
     lies from the true one. Last line:
@@ -52,19 +54,28 @@ def bench_noise_corpus(names: list[str]) -> None:
     with tempfile.TemporaryDirectory(prefix="wanmon-noise-") as tmp:
         for case in cases:
             t0 = time.perf_counter()
-            verdict = replay_case(case, Path(tmp))
+            since_h = None
+            if corpus_days is not None:
+                since_h = (
+                    case.spec.days * 24 - corpus_days * 24
+                    if case.healthy
+                    else min(f.start_h for f in case.faulty.faults) - 12
+                )
+            verdict = replay_case(case, Path(tmp), since_h=since_h)
             total_s += time.perf_counter() - t0
             step_min = max(step_min, verdict.step_min)
             if case.healthy:
                 alarms += len(verdict.alarms)
-                path_days += case.path_days
+                n = len(case.spec.sites)
+                days = case.spec.days if corpus_days is None else min(corpus_days, case.spec.days)
+                path_days += n * (n - 1) * days
                 counts: dict[str, int] = {}
                 for a in verdict.alarms:
                     counts[a["code"]] = counts.get(a["code"], 0) + 1
                 detail = " ".join(f"{code}={n}" for code, n in sorted(counts.items())) or "-"
                 print(
                     f"healthy {case.name:<40} replay_s={verdict.seconds:>6.1f} cycles={verdict.steps} "
-                    f"path_days={case.path_days:>4.0f} false_warnings={len(verdict.alarms):>3} {detail}"
+                    f"path_days={n * (n - 1) * days:>4.0f} false_warnings={len(verdict.alarms):>3} {detail}"
                 )
                 for a in verdict.alarms:
                     print(f"    {a['first_seen_at']} {a.get('worst_severity')} {a['code']} {a['subject']}: "
@@ -134,7 +145,7 @@ def _fill_tests(start: datetime, end: datetime) -> tuple[int, int, int]:
         return c.fetchone()
 
 
-def bench_diagnosis(hours: int, history_days: int, corpus: list[str] | None) -> None:
+def bench_diagnosis(hours: int, history_days: int, corpus: list[str] | None, corpus_days: float | None = None) -> None:
     """The noise corpus on production's road (unless skipped), then production's cycle over the 12-site mesh's
     132 paths: `history_days` of hourly TCP and owamp results, then `hours` of them replayed as the beat runs
     them, one cycle a minute (``diagnosis_cycle_run``: only the paths with new evidence or an open finding are
@@ -148,7 +159,7 @@ def bench_diagnosis(hours: int, history_days: int, corpus: list[str] | None) -> 
 
     # The corpus first: its replays roll back, while the mesh below is kept for the cycle timings.
     if corpus is not None:
-        bench_noise_corpus(corpus)
+        bench_noise_corpus(corpus, corpus_days)
     mesh = Path(__file__).resolve().parents[1] / "tests" / "scenarios" / "healthy-mesh-12.yaml"
     t0 = time.perf_counter()
     call_command("replay", str(mesh), "--keep", "--step", "360", stdout=StringIO())  # its topology, one cycle

@@ -410,6 +410,12 @@ def main() -> None:
     diagnosis.add_argument("--history-days", type=int, default=7, help="baseline before the evaluated window")
     diagnosis.add_argument("--case", action="append", default=[], help="only this noise-corpus case (repeatable)")
     diagnosis.add_argument("--skip-corpus", action="store_true", help="only the 132-path mesh timings")
+    diagnosis.add_argument(
+        "--corpus-days",
+        type=float,
+        default=None,
+        help="cycles over each healthy mesh's last N days and from 12 h before each fault (default: whole files)",
+    )
     dashboard = sub.add_parser("dashboard")
     dashboard.add_argument("--days", type=int, default=90)
     dashboard.add_argument("--interfaces", type=int, default=100)
@@ -426,7 +432,7 @@ def main() -> None:
     else:
         from scripts.bench_diagnosis import bench_diagnosis
 
-        bench_diagnosis(args.hours, args.history_days, None if args.skip_corpus else args.case)
+        bench_diagnosis(args.hours, args.history_days, None if args.skip_corpus else args.case, args.corpus_days)
 
 
 if __name__ == "__main__":

@@ -392,7 +392,7 @@ class _Run:
             subject, body_text, body_html = emails.render_incident_mail(context, recipient)
             rows.append(Notification(
                 incident=incident, kind=kind, sequence=seq, recipient=recipient.email, reason=recipient.reason[:300],
-                subject=subject, body_text=body_text, body_html=body_html, created_at=timezone.now(),
+                subject=subject, body_text=body_text, body_html=body_html, created_at=self.now,
                 message_id=emails.message_id_for(incident_id=incident.id, silence_id=None, kind=kind, sequence=seq,
                                                  recipient=recipient.email),
             ))
@@ -423,7 +423,7 @@ class _Run:
                 rows.append(Notification(
                     silence=silence, kind=NotificationKind.SILENCE_REMINDER, recipient=recipient.email,
                     reason=recipient.reason, subject=subject, body_text=body_text, body_html=body_html,
-                    created_at=timezone.now(),
+                    created_at=self.now,
                     message_id=emails.message_id_for(incident_id=None, silence_id=silence.id,
                                                      kind=NotificationKind.SILENCE_REMINDER, sequence=0,
                                                      recipient=recipient.email),

@@ -71,7 +71,12 @@ class StatementTimeoutMiddleware:
             def limit(execute, sql, params, many, context):
                 if alias not in limited:
                     limited.add(alias)
-                    context["cursor"].execute(f"SET statement_timeout = {int(timeout_ms)}")
+                    # Through a plain cursor of the same session, not context["cursor"]: that is a server-side
+                    # cursor when the first query is a QuerySet.iterator() (a form's choice field, as on the
+                    # maintenance pages a staff user opens without a group query first), and a server-side
+                    # cursor would send "DECLARE ... CURSOR FOR SET ...", a syntax error, a 500.
+                    with context["connection"].connection.cursor() as plain:
+                        plain.execute(f"SET statement_timeout = {int(timeout_ms)}")
                 return execute(sql, params, many, context)
 
             return limit

@@ -84,6 +84,8 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_filters",
     "drf_spectacular",
+    # Swagger UI's files for /api/docs/ from the installed package, served by the app (no CDN).
+    "drf_spectacular_sidecar",
     "wanmon.core.apps.CoreConfig",
     "wanmon.inventory.apps.InventoryConfig",
     "wanmon.measurements.apps.MeasurementsConfig",
@@ -264,6 +266,13 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "wanmon.core.schema.contact_fields_optional",
     ],
+    # /api/docs/ loads Swagger UI from our static files (drf-spectacular-sidecar), never from a CDN: third-party
+    # code would run with the logged-in user's rights, and closed NOC networks would see a blank page.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    # No validator badge: Swagger UI would send the schema's URL to validator.swagger.io.
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     # Several models have a `role` with different choices: name each enum after its choice set.
     "ENUM_NAME_OVERRIDES": {
         "ContactRoleEnum": "wanmon.inventory.choices.ContactRole",

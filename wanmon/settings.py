@@ -100,6 +100,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "wanmon.core.middleware.ContentSecurityPolicyMiddleware",
+    # Before sessions and views: a NUL byte or an impossible date in the URL or a form is a 400 (wanmon/core/guard.py).
+    "wanmon.core.guard.InputGuardMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -252,6 +254,12 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_THROTTLE_CLASSES": ["wanmon.core.throttling.UserRateThrottle", "wanmon.core.throttling.AnonRateThrottle"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    # JSON bodies: too deep, numbers no column holds, NUL bytes and impossible dates are a 400 naming the place.
+    "DEFAULT_PARSER_CLASSES": [
+        "wanmon.core.guard.GuardedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "wanmon.core.pagination.CappedLimitOffsetPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

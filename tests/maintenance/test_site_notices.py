@@ -149,3 +149,25 @@ def test_smtp_failure_is_retried_next_run_and_sent_once(topology, smtp, settings
     settings.EMAIL_PORT = port
     assert len(site_notices_send(now=NOW + timedelta(minutes=1)).sent) == 2
     assert len(smtp.all()) == 2
+
+
+def test_a_window_whose_reference_holds_a_line_break_is_announced_once(topology, smtp, caplog):
+    # Stored before references were kept to one line (or by hand): the header refused it at every run, so the
+    # notice failed every minute forever, and its log line carried the break (a forged line).
+    window = window_on("geant-ams", NOW + timedelta(hours=30), reference="GEANT-CHG-0043")
+    type(window).objects.filter(pk=window.pk).update(reference="GEANT-CHG-0043\nX-Injected: yes\u2028more")
+    report = site_notices_send(now=NOW)
+    assert report.failed == [] and sorted(r for _, _, r in report.sent) == SARA_PEOPLE
+    mail = by_recipient(smtp.all())["maintenance@cern.example"][0]
+    assert str(mail.message["X-Wanmon-Maintenance"]) == "GEANT-CHG-0043 X-Injected: yes more"
+    assert mail.message["X-Injected"] is None
+    smtp.clear()
+    assert site_notices_send(now=NOW + timedelta(minutes=1)).sent == [] and smtp.all() == []
+
+
+@pytest.mark.parametrize("reference", ["CHG-1\nX", "CHG-1\r\nX", "CHG\u20281", "CHG\u00851", "CHG\x0b1"])
+def test_a_reference_is_one_line_at_every_entry(topology, api_operator, reference):
+    response = api_operator.post("/api/v1/maintenance/windows", {
+        "reference": reference, "start": "2026-03-10T00:00:00Z", "end": "2026-03-10T02:00:00Z"}, format="json")
+    assert response.status_code == 400, response.content
+    assert "must be one line" in str(response.json()["reference"])

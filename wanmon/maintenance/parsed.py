@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, tzinfo
 from urllib.parse import urlsplit
 
+from wanmon.core.guard import one_line
+
 # BCOP X-MAINTNOTE-IMPACT values (and the spellings carriers and parsers use) -> wanmon Impact values.
 _IMPACTS = {
     "no-impact": "no-impact",
@@ -123,6 +125,12 @@ class ParsedWindow:
     parser: str = ""
     problems: tuple[str, ...] = ()
     bcop: bool = True  # False: a plain calendar event without X-MAINTNOTE properties
+
+    def __post_init__(self):
+        # A carrier's reference (an .ics \n escape, a folded e-mail header) becomes one line: it goes into e-mail
+        # headers and log lines (wanmon/core/guard.py); a whole notification is not refused for it.
+        object.__setattr__(self, "reference", one_line(self.reference))
+        object.__setattr__(self, "aliases", tuple(one_line(a) for a in self.aliases))
 
 
 @dataclass

@@ -17,6 +17,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from wanmon.core.guard import one_line_problem
 from wanmon.inventory.models import Carrier, Circuit, Equipment, Interface, Path, Site, Trunk
 from wanmon.maintenance.choices import Behaviour, EventKind, Impact, Review, Source, Status
 from wanmon.maintenance.constants import FEED_TOKEN_BYTES, FEED_TOKEN_PREFIX_LEN, MATERIAL_FIELDS
@@ -219,6 +220,10 @@ def window_assign(window: MaintenanceWindow, values: dict[str, Any]) -> dict[str
 
 def window_validate(window: MaintenanceWindow) -> None:
     errors: dict[str, list[str]] = {}
+    # A reference goes into e-mail headers, attachment names and log lines: a line break there made every
+    # advance notice of the window fail (and forged log lines).
+    if problem := one_line_problem(window.reference):
+        errors.setdefault("reference", []).append(problem)
     if window.end <= window.start:
         errors.setdefault("end", []).append("must be after start")
     if window.start.tzinfo is None or window.end.tzinfo is None:

@@ -30,6 +30,7 @@ from django.db.models import Max, Q
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from wanmon.core.guard import one_line
 from wanmon.maintenance import footprint as topo
 from wanmon.maintenance.choices import LIVE_STATUSES, EventKind, Review, SiteNoticeKind, Status
 from wanmon.maintenance.constants import (
@@ -95,7 +96,7 @@ def _subject(kind: str, occ: Occurrence) -> str:
         SiteNoticeKind.CANCELLED: "Maintenance CANCELLED",
         SiteNoticeKind.ENDED_DEGRADED: "Maintenance ended, path still degraded",
     }[kind]
-    return f"[wanmon] {prefix}: {who}{w.reference} ({w.impact}) {span}"
+    return f"[wanmon] {prefix}: {who}{one_line(w.reference)} ({w.impact}) {span}"
 
 
 def _changes_since(window: MaintenanceWindow, since: datetime | None) -> list[str]:
@@ -157,19 +158,20 @@ def _send(
                 body=body,
                 from_email=settings.DEFAULT_FROM_EMAIL,
                 to=[recipient],
-                headers={"Auto-Submitted": "auto-generated", "X-Wanmon-Maintenance": w.reference},
+                # one line whatever the stored reference holds: a line break in a header is refused at every send
+                headers={"Auto-Submitted": "auto-generated", "X-Wanmon-Maintenance": one_line(w.reference)},
                 connection=connection,
             )
             if kind != SiteNoticeKind.ENDED_DEGRADED:
-                ics = calendar_render([maintenance_export_window(w, footprint)], name=f"{w.reference}")
-                message.attach(f"{w.reference}.ics".replace("/", "-"), ics, "text/calendar")
+                ics = calendar_render([maintenance_export_window(w, footprint)], name=one_line(w.reference))
+                message.attach(f"{one_line(w.reference)}.ics".replace("/", "-"), ics, "text/calendar")
             message.send(fail_silently=False)
             notice.sent_at = timezone.now()
             notice.save(update_fields=["sent_at"])
     except IntegrityError:
         return False  # claimed before: sent already (or being sent by another worker)
     except Exception as exc:  # an SMTP problem must not stop the other notices; retried next run
-        logger.warning("maintenance notice %s %s to %s failed: %s", kind, w.reference, recipient, exc)
+        logger.warning("maintenance notice %s %r to %s failed: %r", kind, w.reference, recipient, str(exc))
         report.failed.append((kind, w.reference, recipient, str(exc)))
         return False
     report.sent.append((kind, w.reference, recipient))

@@ -10,7 +10,6 @@ from pathlib import Path as FilePath
 
 from django.conf import settings
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.types import OpenApiTypes
@@ -18,11 +17,12 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied, ValidationError
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from wanmon.core.api import input_data, service_refusals
+from wanmon.core.guard import GuardedJSONParser
 from wanmon.core.permissions import IsOperatorOrReadOnly, user_is_operator
 from wanmon.inventory.models import Site
 from wanmon.maintenance import imports, selectors, services
@@ -163,7 +163,8 @@ class FileImportView(_ImportView):
     @extend_schema(request={"multipart/form-data": s.FileImportInput}, responses={200: s.ImportReportSerializer,
                                                                                   422: s.ImportReportSerializer})
     def post(self, request):
-        data = input_data(s.FileImportInput, {**request.data.dict(), "file": request.FILES.getlist("file")})
+        # dict(...items()): an empty or non-form body gives a plain dict, not a QueryDict
+        data = input_data(s.FileImportInput, {**dict(request.data.items()), "file": request.FILES.getlist("file")})
         options = self.options_of(data)
         report = imports.ImportReport()
         for upload in data["file"]:
@@ -179,7 +180,7 @@ class FileImportView(_ImportView):
 class _RequestImportView(_ImportView):
     """An import named by a JSON or form body (a directory, a URL): the subclass's ``run`` imports it."""
 
-    parser_classes = [JSONParser, FormParser]
+    parser_classes = [GuardedJSONParser, FormParser]
     input_class: type[serializers.Serializer]
 
     def run(self, data: dict) -> imports.ImportReport:
@@ -312,7 +313,7 @@ class FeedTokenViewSet(mixins.ListModelMixin, mixins.CreateModelMixin, viewsets.
     @extend_schema(request=None, responses=s.FeedTokenSerializer)
     @action(detail=True, methods=["post"])
     def revoke(self, request, pk=None):
-        token = services.feed_token_revoke(token=get_object_or_404(FeedToken, pk=pk))
+        token = services.feed_token_revoke(token=self.get_object())  # an id that is no number: a 404, not a 500
         return Response(s.FeedTokenSerializer(token).data)
 
 

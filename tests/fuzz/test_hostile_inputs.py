@@ -1,0 +1,285 @@
+"""Hostile input everywhere a logged-in user can put it: no answer may be a server error.
+
+Two property tests (hypothesis, derandomized, bounded), in-process through Django's test client so a failure
+shows its traceback:
+
+- every API operation of the OpenAPI schema, write methods included, as an operator: the request schemathesis
+  generates from the schema with one part made hostile (a query parameter, a path parameter, a body field:
+  NUL bytes, years 1 and 9999, 2**64, non-finite numbers, line separators) or a body nested 10 000 deep;
+- every page of the URLconf outside /api/ (the admin's included), as a superuser and as an operator: GET and
+  POST with hostile path segments, query strings and form fields, and deeply nested JSON bodies.
+
+Each request runs in a savepoint, so one request's failed transaction does not poison the next. Both tests
+print their counts (operations or pages, requests, failures); WANMON_FUZZ_HOSTILE_EXAMPLES (default 12) bounds
+the generated requests per operation and page.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from urllib.parse import quote, urlencode
+
+import pytest
+import schemathesis
+from django.contrib.auth.models import Group
+from django.db import transaction
+from django.http import QueryDict
+from django.test import Client
+from django.utils.datastructures import MultiValueDict
+from hypothesis import HealthCheck, Phase, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+from schemathesis.core import NotSet
+
+from tests.dashboard.conftest import ral_data as ral_data  # the replayed CERN <-> RAL scenario
+from tests.fuzz.urlconf import pages, parameter_names
+from wanmon.core.permissions import OPERATOR_GROUP
+from wanmon.inventory.models import Carrier, Equipment, Interface, Site
+
+pytestmark = [pytest.mark.django_db, pytest.mark.integration]
+
+EXAMPLES = int(os.environ.get("WANMON_FUZZ_HOSTILE_EXAMPLES", "12"))
+DEEP = "[" * 10_000 + "]" * 10_000
+DEEP_OBJECT = '{"a":' * 100 + "1" + "}" * 100
+# Text a user controls: NUL bytes, the edges of Python's dates, line and paragraph separators, markup.
+HOSTILE_TEXT = [
+    "\x00", "a\x00b", "0001-01-01", "9999-12-31", "0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z",
+    "0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-14:00", "18446744073709551616", "-9223372036854775809",
+    "1e400", "NaN", "-1", "0", "x\u2028y", "x\r\ny", "\u0085", '<a href="https://evil.example/x">x</a>',
+    "a" * 5000, "%00", "../..", "[[[[", "9" * 400,
+]
+HOSTILE_JSON = [*HOSTILE_TEXT, 2**64, -(2**64), 10**400, 1e308, -1e308, 0, -1, [[[[[]]]]], {"a": {"b": None}}]
+WRITE = ("POST", "PUT", "PATCH", "DELETE")
+
+
+def _settings(max_examples: int):
+    return hypothesis_settings(max_examples=max_examples, deadline=None, derandomize=True, database=None,
+                               phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+
+
+@pytest.fixture
+def inventory(settings):
+    """A small inventory the generated names sometimes hit; no rate limit for the busy fuzzer."""
+    settings.WANMON_API_USER_RATE = None
+    settings.WANMON_API_ANON_RATE = None
+    geant = Carrier.objects.create(code="GEANT", name="GEANT")
+    Site.objects.create(code="CERN", name="CERN", tier=0)
+    Site.objects.create(code="FZK", name="KIT", tier=1)
+    par = Equipment.objects.create(name="geant-par", carrier=geant)
+    Interface.objects.create(equipment=par, name="xe-1/0/0", if_index=501, speed_mbps=10000)
+
+
+def _client(django_user_model, role: str) -> Client:
+    if role == "superuser":
+        user = django_user_model.objects.create_superuser("fuzz-admin", "admin@example.org", "not-used-9x")
+    else:
+        user = django_user_model.objects.create_user(f"fuzz-{role}", password="not-used-here-9x")
+        user.groups.add(Group.objects.get_or_create(name=OPERATOR_GROUP)[0])
+    client = Client(raise_request_exception=True)
+    client.force_login(user)
+    client.user = user  # to log in again after a page that logs out
+    return client
+
+
+class Calls:
+    """Requests made and server errors seen (with their cause), for the report and the assertion."""
+
+    def __init__(self, client: Client):
+        self.client = client
+        self.requests = 0
+        self.failures: list[str] = []
+
+    def __call__(self, method: str, url: str, **kwargs) -> int:
+        self.requests += 1
+        try:
+            with transaction.atomic():  # a savepoint: a failed statement does not poison the next request
+                response = self.client.generic(method, url, **kwargs)
+                status = response.status_code
+                transaction.set_rollback(True)
+        except Exception as exc:  # the view raised: what would be a 500 with a traceback
+            self.failures.append(f"{method} {url[:200]!r}: {type(exc).__name__}: {str(exc)[:300]}")
+            return 500
+        if status >= 500 and status != 503:  # 503 is a chosen answer (statement timeout, a service down)
+            self.failures.append(f"{method} {url[:200]!r}: HTTP {status}")
+        return status
+
+
+def _api_schema(client: Client) -> dict:
+    response = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    assert response.status_code == 200
+    return response.json()
+
+
+def _operation_parts(raw: dict, path: str, method: str) -> list[tuple[str, str]]:
+    """(where, name) of an operation's parameters and its JSON body's top-level fields."""
+    spec = raw["paths"][path][method.lower()]
+    parts = [(p["in"], p["name"]) for p in spec.get("parameters", []) if p["in"] in ("query", "path")]
+    body = spec.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema", {})
+    if "$ref" in body:
+        body = raw["components"]["schemas"][body["$ref"].rsplit("/", 1)[1]]
+    parts += [("body", name) for name in body.get("properties", {})]
+    return parts
+
+
+def _api_url(path_template: str, path_params: dict, query: dict) -> str:
+    path = re.sub(r"\{(\w+)\}", lambda m: quote(str(path_params.get(m.group(1), "1")), safe=""), path_template)
+    return f"{path}?{urlencode(query, doseq=True)}" if query else path
+
+
+def test_every_api_operation_answers_hostile_input_without_server_error(django_user_model, inventory, capsys):
+    calls = Calls(_client(django_user_model, "operator"))
+    raw = _api_schema(calls.client)
+    schema = schemathesis.openapi.from_dict(raw)
+    operations = 0
+    for result in schema.get_all_operations():
+        operation = result.ok()
+        operations += 1
+        parts = _operation_parts(raw, operation.path, operation.method) or [("none", "")]
+        if operation.method.upper() in ("POST", "PUT", "PATCH"):
+            for body in (DEEP, DEEP_OBJECT):
+                calls(operation.method.upper(), _api_url(operation.path, {}, {}), data=body,
+                      content_type="application/json")
+
+        @_settings(EXAMPLES)
+        @given(case=operation.as_strategy(), part=st.sampled_from(parts), value=st.sampled_from(HOSTILE_JSON))
+        def run(case, part, value):
+            where, name = part
+            path_params, query = dict(case.path_parameters or {}), dict(case.query or {})
+            body = None if isinstance(case.body, NotSet) else case.body
+            text = value if isinstance(value, str) else json.dumps(value)
+            if where == "path":
+                path_params[name] = text
+            elif where == "query":
+                query[name] = text
+            elif where == "body":
+                body = {**(body if isinstance(body, dict) else {}), name: value}
+            kwargs = {}
+            if case.method.upper() in ("POST", "PUT", "PATCH") and case.media_type in (None, "application/json"):
+                kwargs = {"data": json.dumps(body if body is not None else {}), "content_type": "application/json"}
+            calls(case.method.upper(), _api_url(case.path, path_params, query), **kwargs)
+
+        run()
+    with capsys.disabled():
+        print(f"\nAPI as operator: {operations} operations, {calls.requests} requests, "
+              f"{len(calls.failures)} server errors")
+    assert operations > 50
+    assert calls.failures == [], "\n".join(calls.failures)
+
+
+ADMIN_NAMES = ["q", "o", "p", "e", "all", "_popup", "_to_field", "id__exact"]
+ADMIN_VALUES = ["\x00", "0001-01-01", "18446744073709551616"]
+# For pages: each family once (NUL, the edges of dates, numbers no column holds, separators, markup, size).
+PAGE_VALUES = ["a\x00b", "0001-01-01", "9999-12-31T23:59:59Z", "18446744073709551616", "1e400", "x\u2028y\r\nz",
+               '<a href="https://evil.example/x">x</a>']
+# Values that make a page use the others (the explorer reads its form only with a metric, and so on).
+BASE = {"metric": "throughput_bps", "aggregate": "avg", "range": "24h", "group_by": "path", "view": "month",
+        "date": "2026-03-01", "end": "2026-03-01T12:00:00Z", "at": "2026-03-01T12:00:00Z", "source_tz": "UTC",
+        "start": "2026-03-02T00:00", "reference": "CHG-1", "status": "confirmed", "impact": "outage",
+        "behaviour": "mute", "comment": "fuzz", "duration_s": "3600", "name": "fuzz", "time_zone": "UTC"}
+
+
+@contextmanager
+def names_read() -> Iterator[set[str]]:
+    """The query-string and form names a request's code asks for (QueryDict get, [], getlist, in)."""
+    seen: set[str] = set()
+    originals = {name: getattr(MultiValueDict, name) for name in ("get", "__getitem__", "getlist")}
+    originals["__contains__"] = dict.__contains__
+
+    def recording(name):
+        def method(self, key, *args, **kwargs):
+            if isinstance(key, str):
+                seen.add(key)
+            return originals[name](self, key, *args, **kwargs)
+        return method
+
+    for name in originals:
+        setattr(QueryDict, name, recording(name))
+    try:
+        yield seen
+    finally:
+        for name in originals:
+            delattr(QueryDict, name)
+
+
+def _samples() -> dict[str, str]:
+    """URL parameters naming objects of the replayed scenario, by URL name and parameter."""
+    from wanmon.alerts.models import Incident, Silence
+    from wanmon.diagnosis.models import Finding
+    from wanmon.maintenance.models import CarrierNotification, MaintenanceWindow
+
+    def first(model) -> str:
+        return str(model.objects.order_by("pk").values_list("pk", flat=True).first() or 1)
+
+    window, finding = first(MaintenanceWindow), first(Finding)
+    return {"src": "CERN", "dst": "RAL", "name": "janet-lon", "interface": "xe-4/0/0", "code": "CERN",
+            "dashboard-trunk.name": "ral-lag", "token": "no-such-token-0123456789",
+            "maintenance.pk": window, "dashboard-finding.pk": finding, "dashboard-finding-acknowledge.pk": finding,
+            "incident.pk": first(Incident), "silence.pk": first(Silence),
+            "maintenance-notification-raw.pk": first(CarrierNotification)}
+
+
+def _sample(page, samples: dict[str, str]) -> dict[str, str]:
+    out = {}
+    for param, conv in page.params.items():
+        for key in (f"{page.name}.{param}", f"{(page.name or '').split('-')[0]}.{param}", param):
+            if key in samples:
+                out[param] = samples[key]
+                break
+        else:
+            out[param] = "1" if conv == "int" else "x"
+    return out
+
+
+def _page_probes(calls, page, sample: dict[str, str], names: list[str], values: list[str]):
+    """One page's requests: each name it reads alone hostile among good values (GET, and POST as a form where
+    it takes one), each path parameter hostile, and a deeply nested JSON body."""
+    url = page.url(sample)
+    read: dict[str, set[str]] = {}
+    for method in ("GET", "POST"):
+        with names_read() as seen:
+            body = urlencode({n: BASE.get(n, "1") for n in names})
+            if method == "GET":
+                status = calls("GET", f"{url}?{body}")
+            else:
+                status = calls("POST", url, data=body, content_type="application/x-www-form-urlencoded")
+        if status != 405:
+            read[method] = seen & set(names)
+    for value in values:
+        for method, used in read.items():
+            for name in sorted(used):
+                query = urlencode({**{n: BASE[n] for n in used if n in BASE}, name: value})
+                if method == "GET":
+                    calls("GET", f"{url}?{query}")
+                else:
+                    calls("POST", url, data=query, content_type="application/x-www-form-urlencoded")
+        for param in page.params:
+            calls("GET", page.url({**sample, param: value}))
+    if "POST" in read:
+        calls("POST", url, data=DEEP, content_type="application/json")
+
+
+@pytest.mark.parametrize("role", ["superuser", "operator"])
+@pytest.mark.usefixtures("ral_data")
+@pytest.mark.timeout(600)
+def test_every_page_answers_hostile_input_without_server_error(django_user_model, role, capsys):
+    calls = Calls(_client(django_user_model, role))
+    names = parameter_names()
+    samples = _samples()
+    found = pages()
+    for page in found:
+        calls.client.force_login(calls.client.user)  # accounts/logout/ ends the session
+        if page.template.startswith("admin/"):  # Django's own pages: a few values, the admin's parameter names
+            if role != "superuser":
+                continue  # an operator is only sent to the admin's login
+            _page_probes(calls, page, _sample(page, samples), ADMIN_NAMES, ADMIN_VALUES)
+        else:
+            _page_probes(calls, page, _sample(page, samples), names, PAGE_VALUES)
+    with capsys.disabled():
+        print(f"\npages as {role}: {len(found)} URL patterns, {calls.requests} requests, "
+              f"{len(calls.failures)} server errors")
+    assert len(found) > 40
+    assert calls.failures == [], "\n".join(calls.failures)

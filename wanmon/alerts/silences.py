@@ -61,6 +61,9 @@ def silence_create(
     if ends_at is None:
         if not duration_s or duration_s <= 0:
             raise ValidationError({"ends_at": "give ends_at or a positive duration"})
+        # checked before the arithmetic: 2**64 s from now is no date at all (an OverflowError, a 500)
+        if not duration_s <= cfg.silence_max_duration_s:
+            raise ValidationError({"duration_s": f"a silence lasts at most {cfg.silence_max_duration_s} s"})
         ends_at = starts_at + timedelta(seconds=duration_s)
     silence = Silence(matchers=_clean_matchers(matchers), comment=(comment or "").strip(), author=author,
                       incident=incident, starts_at=starts_at, ends_at=ends_at)

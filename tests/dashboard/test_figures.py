@@ -139,3 +139,20 @@ def test_explorer_one_line_per_series_with_the_metric_unit():
     assert fig.series_name({"equipment": "janet-lon", "interface": "xe-4/0/0"}) == "janet-lon:xe-4/0/0"
     assert fig.series_name({"equipment": "janet-lon"}) == "janet-lon"
     assert fig.series_name({}) == "all"
+
+
+EVIL = '<a href="https://evil.example/x">%{y}</a>'
+
+
+def test_names_from_devices_are_shown_as_text_not_markup():
+    # Plotly renders a subset of HTML in trace names, legends, hover and tick labels: an interface named
+    # '<a href=...>' became a clickable link in the legend, and %{y} in a hover template a variable.
+    figure = strict_json(fig.utilisation_figure(title="u", series=[fig.Series(f"geant-par:{EVIL}", times(2), [0.1, 0.2],
+                                                band_low=[0.0, 0.1], band_high=[0.2, 0.3])], start=START, end=END,
+                                                tz=UTC))
+    shown = [t["name"] for t in figure["data"]] + [t.get("hovertemplate", "") for t in figure["data"]]
+    assert all("<a" not in text and "%{y}" not in text for text in shown)
+    assert figure["data"][-1]["name"] == "geant-par:&lt;a href=\"https://evil.example/x\"&gt;&#37;&#123;y}&lt;/a&gt;"
+    trunk = fig.trunk_members_figure(trunk="ral-lag", members=[fig.MemberShare(EVIL, 0.5, 0.4)])
+    assert all("<a" not in label for trace in trunk["data"] for label in trace["x"])
+    assert fig.plotly_text("xe-1/0/0 & <b>") == "xe-1/0/0 &amp; &lt;b&gt;"

@@ -127,26 +127,35 @@ def _base_layout(*, title: str, height: int, subtitle: str | None = None) -> dic
     }
 
 
+def plotly_text(name: str) -> str:
+    """A name from a device or an operator (an ifName, a description) as Plotly shows it: as text. Plotly renders
+    a subset of HTML in trace names, legends, hover and tick labels (``<a href>`` becomes a link) and reads
+    ``%{...}`` in hover templates as a variable: both are written as character references."""
+    return (name.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace("%", "&#37;").replace("{", "&#123;"))
+
+
 def _series_traces(series: Series, hover_value: str, tz: tzinfo) -> list[dict]:
     xs = [local_time(t, tz) for t in series.times]
+    name = plotly_text(series.name)
     traces = []
     if series.band_low is not None and series.band_high is not None:
         colour = series.colour or "#1f5fa8"
         traces.append({
             "type": "scatter", "mode": "lines", "x": xs, "y": [finite(v) for v in series.band_low],
             "line": {"width": 0, "color": colour}, "hoverinfo": "skip", "showlegend": False,
-            "legendgroup": series.name, "name": f"{series.name} min", "yaxis": series.yaxis,
+            "legendgroup": series.name, "name": f"{name} min", "yaxis": series.yaxis,
         })
         traces.append({
             "type": "scatter", "mode": "lines", "x": xs, "y": [finite(v) for v in series.band_high],
             "line": {"width": 0, "color": colour}, "fill": "tonexty", "fillcolor": _alpha(colour, 0.15),
-            "hoverinfo": "skip", "showlegend": False, "legendgroup": series.name, "name": f"{series.name} max",
+            "hoverinfo": "skip", "showlegend": False, "legendgroup": series.name, "name": f"{name} max",
             "yaxis": series.yaxis,
         })
     trace = {
         "type": "scatter",
         "mode": series.mode,
-        "name": series.name,
+        "name": name,
         "legendgroup": series.name,
         "x": xs,
         "y": [finite(v) for v in series.values],
@@ -154,7 +163,7 @@ def _series_traces(series: Series, hover_value: str, tz: tzinfo) -> list[dict]:
         "marker": {"size": 6, "symbol": series.symbol},
         "connectgaps": False,
         "yaxis": series.yaxis,
-        "hovertemplate": f"<b>{series.name}</b><br>%{{x}}<br>{hover_value}"
+        "hovertemplate": f"<b>{name}</b><br>%{{x}}<br>{hover_value}"
         + ("<br>%{text}" if series.hover else "") + "<extra></extra>",
     }
     if series.colour:
@@ -350,7 +359,7 @@ def trunk_members_figure(*, trunk: str, members: Sequence[MemberShare]) -> dict:
     layout["xaxis"] = {"type": "category", "automargin": True}
     layout["yaxis"] = {"tickformat": ".0%", "rangemode": "tozero", "gridcolor": GRID_COLOUR,
                        "title": {"text": "utilisation", "font": {"size": 11}}}
-    labels = [m.label for m in members]
+    labels = [plotly_text(m.label) for m in members]
     data = [
         {"type": "bar", "name": "in", "x": labels, "y": [finite(m.in_utilisation) for m in members],
          "marker": {"color": k.DIRECTION_COLOURS[0]}, "customdata": [m.url for m in members],
@@ -501,13 +510,13 @@ def map_figure(data: MapData) -> dict:
         traces.append({
             "type": "scatter", "mode": "markers+text", "name": "carrier elements (size: paths crossing)",
             "x": [e.lon for e in data.elements], "y": [e.lat for e in data.elements],
-            "text": [e.name if e.site_pairs >= 2 or e.suspect else "" for e in data.elements],
+            "text": [plotly_text(e.name) if e.site_pairs >= 2 or e.suspect else "" for e in data.elements],
             "textposition": "bottom center", "textfont": {"size": 10, "color": "#52606d"},
             "marker": {"symbol": "diamond", "size": [min(22, 8 + 2 * len(e.paths)) for e in data.elements],
                        "color": ["#d64545" if e.suspect else "#52606d" for e in data.elements],
                        "line": {"width": 1, "color": "#fff"}},
             "hovertext": [
-                f"<b>{e.name}</b> ({e.owner}){' — suspect' if e.suspect else ''}<br>"
+                f"<b>{plotly_text(e.name)}</b> ({plotly_text(e.owner)}){' — suspect' if e.suspect else ''}<br>"
                 f"crossed by {len(e.paths)} path direction(s):<br>" + "<br>".join(e.paths)
                 for e in data.elements
             ],

@@ -253,3 +253,23 @@ def test_invalid_document_raises_with_every_error_and_changes_nothing():
     ]
     assert (inventory_counts(), _path_rows()) == before
     assert Site.objects.get(code="CERN").name == "CERN"
+
+
+@pytest.mark.parametrize("odd", ["\u2028", "\u2029", "\x85", "\r", "\x01", "\x7f", "\ufeff", "\t", "\n"],
+                         ids=lambda c: f"U+{ord(c):04X}")
+def test_names_with_any_unicode_round_trip_through_export_and_import(odd, tmp_path):
+    # A device's ifName or description is whatever its operator typed: U+2028 was written raw and read back
+    # as a line break (NEL as a space), so export -> import -> export differed.
+    topology_import({
+        "sites": [{"code": "A", "name": f"Site{odd}A"}],
+        "equipment": [{"name": "a-r1", "site": "A", "location": f"rack{odd}3"}],
+        "interfaces": [{"equipment": "a-r1", "name": f"xe-0/0/0{odd}1", "if_index": 1, "description": f"to{odd}B"}],
+    })
+    first = _export()
+    inventory_wipe()
+    path = tmp_path / "export.yaml"
+    path.write_text(first, encoding="utf-8")
+    topology_import_file(path)
+    assert _export() == first
+    (interface,) = topology_export()["interfaces"]
+    assert interface["name"] == f"xe-0/0/0{odd}1" and interface["description"] == f"to{odd}B"

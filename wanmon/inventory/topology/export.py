@@ -4,6 +4,7 @@ byte-identical)."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from typing import Any
 
@@ -122,8 +123,28 @@ def topology_export(*, at: datetime | None = None) -> dict[str, list[dict]]:
     return {key: doc[key] for key in SECTIONS if key in doc}
 
 
+# Characters a YAML reader takes for a line break or drops (CR, NEL, U+2028, U+2029, BOM) or that no plain or
+# single-quoted scalar may hold (control characters): a name holding one (a device's ifName is whatever its
+# operator typed) is written double-quoted with escapes (\L, \N, \x01), and reads back as it was.
+_NEEDS_ESCAPES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
+
+
+class _TopologyDumper(yaml.SafeDumper):
+    """The safe dumper, with names that hold line separators or control characters double-quoted."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, text: str):
+    if _NEEDS_ESCAPES.search(text):
+        return dumper.represent_scalar("tag:yaml.org,2002:str", text, style='"')
+    return dumper.represent_str(text)
+
+
+_TopologyDumper.add_representer(str, _represent_str)
+
+
 def topology_dump(document: dict, *, fmt: str = "yaml") -> str:
     """Serialise a document deterministically (stable key order, no flow style, UTF-8 text)."""
     if fmt == "json":
         return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-    return yaml.safe_dump(document, sort_keys=False, default_flow_style=False, allow_unicode=True, width=4096)
+    return yaml.dump(document, Dumper=_TopologyDumper, sort_keys=False, default_flow_style=False,
+                     allow_unicode=True, width=4096)

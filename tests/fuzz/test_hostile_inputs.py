@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 from schemathesis.core import NotSet
 
 from tests.dashboard.conftest import ral_data as ral_data  # the replayed CERN <-> RAL scenario
-from tests.fuzz.urlconf import pages, parameter_names
+from tests.fuzz.urlconf import page_sample, pages, parameter_names, scenario_samples
 from wanmon.core.permissions import OPERATOR_GROUP
 from wanmon.inventory.models import Carrier, Equipment, Interface, Site
 
@@ -205,35 +205,6 @@ def names_read() -> Iterator[set[str]]:
             delattr(QueryDict, name)
 
 
-def _samples() -> dict[str, str]:
-    """URL parameters naming objects of the replayed scenario, by URL name and parameter."""
-    from wanmon.alerts.models import Incident, Silence
-    from wanmon.diagnosis.models import Finding
-    from wanmon.maintenance.models import CarrierNotification, MaintenanceWindow
-
-    def first(model) -> str:
-        return str(model.objects.order_by("pk").values_list("pk", flat=True).first() or 1)
-
-    window, finding = first(MaintenanceWindow), first(Finding)
-    return {"src": "CERN", "dst": "RAL", "name": "janet-lon", "interface": "xe-4/0/0", "code": "CERN",
-            "dashboard-trunk.name": "ral-lag", "token": "no-such-token-0123456789",
-            "maintenance.pk": window, "dashboard-finding.pk": finding, "dashboard-finding-acknowledge.pk": finding,
-            "incident.pk": first(Incident), "silence.pk": first(Silence),
-            "maintenance-notification-raw.pk": first(CarrierNotification)}
-
-
-def _sample(page, samples: dict[str, str]) -> dict[str, str]:
-    out = {}
-    for param, conv in page.params.items():
-        for key in (f"{page.name}.{param}", f"{(page.name or '').split('-')[0]}.{param}", param):
-            if key in samples:
-                out[param] = samples[key]
-                break
-        else:
-            out[param] = "1" if conv == "int" else "x"
-    return out
-
-
 def _page_probes(calls, page, sample: dict[str, str], names: list[str], values: list[str]):
     """One page's requests: each name it reads alone hostile among good values (GET, and POST as a form where
     it takes one), each path parameter hostile, and a deeply nested JSON body."""
@@ -268,16 +239,16 @@ def _page_probes(calls, page, sample: dict[str, str], names: list[str], values: 
 def test_every_page_answers_hostile_input_without_server_error(django_user_model, role, capsys):
     calls = Calls(_client(django_user_model, role))
     names = parameter_names()
-    samples = _samples()
+    samples = scenario_samples()
     found = pages()
     for page in found:
         calls.client.force_login(calls.client.user)  # accounts/logout/ ends the session
         if page.template.startswith("admin/"):  # Django's own pages: a few values, the admin's parameter names
             if role != "superuser":
                 continue  # an operator is only sent to the admin's login
-            _page_probes(calls, page, _sample(page, samples), ADMIN_NAMES, ADMIN_VALUES)
+            _page_probes(calls, page, page_sample(page, samples), ADMIN_NAMES, ADMIN_VALUES)
         else:
-            _page_probes(calls, page, _sample(page, samples), names, PAGE_VALUES)
+            _page_probes(calls, page, page_sample(page, samples), names, PAGE_VALUES)
     with capsys.disabled():
         print(f"\npages as {role}: {len(found)} URL patterns, {calls.requests} requests, "
               f"{len(calls.failures)} server errors")

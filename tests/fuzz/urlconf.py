@@ -1,8 +1,8 @@
 """The URLconf's pages (everything outside /api/, whose operations the OpenAPI schema lists) with URLs to call.
 
 ``pages()`` lists every URL pattern with its parameters; ``Page.url(values)`` fills them, quoting each value
-as one path segment (a hostile value stays in its segment), and ``Page.sample_url()`` with values that name
-the fuzz inventory's objects (or ``1`` for numeric ids).
+as one path segment (a hostile value stays in its segment); ``page_sample`` gives values that name objects of
+the replayed dashboard scenario.
 """
 
 from __future__ import annotations
@@ -19,8 +19,6 @@ ROOT = Path(__file__).resolve().parents[2]
 # Route <conv:name> and regex (?P<name>...) parameters.
 _ROUTE_PARAM = re.compile(r"<(?:(\w+):)?(\w+)>")
 _REGEX_PARAM = re.compile(r"\(\?P<(\w+)>(?:[^()]|\([^()]*\))*\)")
-SAMPLE = {"src": "CERN", "dst": "FZK", "name": "geant-par", "interface": "xe-1/0/0", "code": "CERN",
-          "token": "no-such-token-0123456789"}
 
 
 @dataclass(frozen=True)
@@ -38,9 +36,6 @@ class Page:
             return quote(raw, safe="/" if self.params[match.group(1)] == "path" else "")
 
         return "/" + re.sub(r"\{(\w+)\}", fill, self.template)
-
-    def sample_url(self) -> str:
-        return self.url({name: "1" if conv == "int" else SAMPLE.get(name, "x") for name, conv in self.params.items()})
 
 
 def _template(prefix: str, pattern) -> tuple[str, dict[str, str]]:
@@ -95,3 +90,34 @@ def parameter_names() -> list[str]:
                     if isinstance(func, ast.Attribute) and func.attr.endswith("Field"):
                         names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
     return sorted(names)
+
+
+def scenario_samples() -> dict[str, str]:
+    """URL parameters naming objects of the replayed CERN <-> RAL scenario (tests/dashboard), by URL name and
+    parameter, or by the URL name's app and parameter, or by parameter."""
+    from wanmon.alerts.models import Incident, Silence
+    from wanmon.diagnosis.models import Finding
+    from wanmon.maintenance.models import CarrierNotification, MaintenanceWindow
+
+    def first(model) -> str:
+        return str(model.objects.order_by("pk").values_list("pk", flat=True).first() or 1)
+
+    window, finding = first(MaintenanceWindow), first(Finding)
+    return {"src": "CERN", "dst": "RAL", "name": "janet-lon", "interface": "xe-4/0/0", "code": "CERN",
+            "dashboard-trunk.name": "ral-lag", "token": "no-such-token-0123456789",
+            "maintenance.pk": window, "dashboard-finding.pk": finding, "dashboard-finding-acknowledge.pk": finding,
+            "incident.pk": first(Incident), "silence.pk": first(Silence),
+            "maintenance-notification-raw.pk": first(CarrierNotification)}
+
+
+def page_sample(page: Page, samples: dict[str, str]) -> dict[str, str]:
+    """Values for ``page``'s parameters from ``samples`` (``1`` for an unknown number, ``x`` for a name)."""
+    out = {}
+    for param, conv in page.params.items():
+        for key in (f"{page.name}.{param}", f"{(page.name or '').split('-')[0]}.{param}", param):
+            if key in samples:
+                out[param] = samples[key]
+                break
+        else:
+            out[param] = "1" if conv == "int" else "x"
+    return out

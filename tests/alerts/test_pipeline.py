@@ -51,10 +51,10 @@ def replay(*args) -> str:
 
 
 def replay_at(path, now) -> None:
-    """The scenario diagnosed as of ``now`` (the data is stored once: the batch id derives from the file)."""
+    """The beat's cycle at ``now`` over the scenario's data (stored once: the batch id derives from the file)."""
     scenario = scenario_load(str(path))
     scenario.now = now
-    scenario_replay(scenario, keep=True)
+    scenario_replay(scenario, keep=True, since=now)
 
 
 def process(now, flush=False):

@@ -18,6 +18,7 @@ from wanmon.dashboard import figures as fig
 from wanmon.dashboard.derived import PathInputs, path_derived_figures
 from wanmon.dashboard.formatting import format_bps, format_by_name
 from wanmon.dashboard.map_layout import LayoutHop, LayoutPath, element_positions, path_polyline
+from wanmon.dashboard.path_ports import OUT
 from wanmon.dashboard.ranges import TimeRange, iso_utc
 
 # --------------------------------------------------------------------------- links
@@ -260,10 +261,12 @@ def _tcp_hover(rows: Sequence[Mapping], bucketed: bool) -> list[str]:
 
 
 def path_figures(
-    *, directions: Sequence, tr: TimeRange, tz: tzinfo, marks: Sequence[fig.TimeMark], interfaces: Sequence,
+    *, directions: Sequence, tr: TimeRange, tz: tzinfo, marks: Sequence[fig.TimeMark], ports: Sequence,
     iface_series: Mapping, iface_table: str,
 ) -> dict:
-    """The four charts of the path page, for one direction or both."""
+    """The charts of the path page, for one direction or both. ``ports`` are (PathPort, Interface) pairs: each
+    port is charted by the side that carries the path in its direction (out where a hop leaves by it, in where
+    the path arrives by it), never both sides summed: a port's receive errors belong to the paths arriving."""
     both = len(directions) > 1
     through, loss, delay = [], [], []
     levels = []
@@ -304,21 +307,25 @@ def path_figures(
                                     f"Mathis ceiling {format_bps(derived.mathis_ceiling_bps)}", "#d64545", "dot"))
     tests_source = ("every test" if tr.raw_tests else f"average per {bucket_text(tr.bucket_s)} (band: min–max)")
     util, errors = [], []
-    for index, iface in enumerate(interfaces):
+    colours: dict[int, str] = {}
+    for port, iface in ports:
         series = iface_series.get(iface.pk)
         if series is None:
             continue
-        colour = k.PALETTE[index % len(k.PALETTE)]
-        label = f"{iface.equipment.name}:{iface.name}"
-        # Hops name the port a path leaves by: its egress ("out") utilisation carries the path's traffic.
-        util.append(fig.Series(name=label, times=series.times, values=series.out_utilisation, colour=colour,
-                               mode="lines"))
-        errors.append(fig.Series(name=f"{label} errors", times=series.times,
-                                 values=_sum_lists(series.in_errors_per_s, series.out_errors_per_s),
-                                 colour=colour, mode="lines+markers"))
-        errors.append(fig.Series(name=f"{label} discards", times=series.times,
-                                 values=_sum_lists(series.in_discards_per_s, series.out_discards_per_s),
-                                 colour=colour, dash="dot", mode="lines"))
+        # One colour per interface: on the both-directions page a port is one path's exit and the other's entry.
+        colour = colours.setdefault(iface.pk, k.PALETTE[len(colours) % len(k.PALETTE)])
+        side = port.direction  # "out": the transmit counters carry the path; "in": the receive counters
+        d = directions[port.path]
+        name = f"{port.label} {side}" + (f" ({d.src}→{d.dst})" if both else "")
+        dash = "solid" if side == OUT else "dot"
+        util.append(fig.Series(name=name, times=series.times, values=getattr(series, f"{side}_utilisation"),
+                               colour=colour, mode="lines", dash=dash))
+        errors.append(fig.Series(name=f"{name} errors", times=series.times,
+                                 values=getattr(series, f"{side}_errors_per_s"), colour=colour, dash=dash,
+                                 mode="lines+markers"))
+        errors.append(fig.Series(name=f"{name} discards", times=series.times,
+                                 values=getattr(series, f"{side}_discards_per_s"), colour=colour, dash="dash",
+                                 mode="lines"))
     errors = nonzero(errors)
     iface_source = f"source: {iface_table}, {bucket_text(tr.bucket_s)} buckets"
     return {
@@ -329,12 +336,19 @@ def path_figures(
         "delay": fig.delay_figure(series=delay, start=tr.start, end=tr.end, tz=tz, marks=marks,
                                   source="per session" if tr.raw_tests else f"per {bucket_text(tr.bucket_s)}"),
         "utilisation": fig.utilisation_figure(
-            title="Utilisation of the path's egress ports and trunk members (max per bucket)",
+            title="Utilisation hop by hop: out of each exit port, in at the next box (max per bucket)",
             series=util, start=tr.start, end=tr.end, tz=tz, marks=marks, source=iface_source),
-        "errors": fig.errors_figure(title="Errors and discards on the path's interfaces (in + out; zero: hidden)",
+        "errors": fig.errors_figure(title="Errors and discards in the path's direction (solid: out, dotted: in)",
                                     series=errors, start=tr.start, end=tr.end, tz=tz, marks=marks,
                                     source=iface_source, polled=polled(iface_series)),
     }
+
+
+def port_rows(ports: Sequence, directions: Sequence, query: str = "") -> list[dict]:
+    """The path page's table of the counters it charts: which port, which side, for which direction."""
+    return [{"port": port, "interface": iface, "direction": f"{directions[port.path].src}→{directions[port.path].dst}",
+             "side": "transmit (out)" if port.direction == OUT else "receive (in)",
+             "url": interface_url(iface.equipment.name, iface.name, query)} for port, iface in ports]
 
 
 def polled(series: Mapping) -> bool:

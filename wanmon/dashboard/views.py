@@ -185,7 +185,8 @@ def _path_page(request, src: str, dst: str, both: bool):
     directions = [s.direction_data(src=a, dst=b, start=tr.start, end=tr.end, bucket_s=tr.bucket_s,
                                    raw=tr.raw_tests) for a, b in pairs]
     paths = [d.path for d in directions if d.path]
-    interfaces = s.path_interfaces(paths)
+    ports = s.path_interfaces([d.path for d in directions], at=_range_at(tr))
+    interfaces = list({i.pk: i for _, i in ports}.values())
     table, series = s.interface_series(interface_ids=[i.pk for i in interfaces], start=tr.start, end=tr.end,
                                        bucket_s=tr.bucket_s)
     maintenance = s.maintenance_for_paths(paths, start=tr.start, end=tr.end + k.MAINTENANCE_HORIZON)
@@ -194,7 +195,7 @@ def _path_page(request, src: str, dst: str, both: bool):
              + [mark for d in directions for mark in p.route_change_marks(d)]
              + p.discontinuity_marks(s.interface_discontinuities(interface_ids=[i.pk for i in interfaces],
                                                                    start=tr.start, end=tr.end)))
-    figures = p.path_figures(directions=directions, tr=tr, tz=_tz(), marks=marks, interfaces=interfaces,
+    figures = p.path_figures(directions=directions, tr=tr, tz=_tz(), marks=marks, ports=ports,
                              iface_series=series, iface_table=table)
     cells = s.path_observations(at=_range_at(tr), paths=paths)
     query = tr.query()
@@ -222,7 +223,7 @@ def _path_page(request, src: str, dst: str, both: bool):
         ],
         "findings": [(f, p.finding_url(f.pk), *p.subject_link(f.subject, query)) for f in findings],
         "maintenance": maintenance,
-        "interfaces": [(i, p.interface_url(i.equipment.name, i.name, query)) for i in interfaces],
+        "ports": p.port_rows(ports, directions, query),
         "iface_table": table,
         **_range_context(request, tr),
     }
@@ -326,9 +327,12 @@ def interface_detail(request, name: str, interface: str):
     query = tr.query()
     trunks = list(iface.trunks.prefetch_related("members__equipment").order_by("name"))
     siblings = [m for t in trunks for m in p.sorted_members(t)]
-    ids = list(dict.fromkeys([iface.pk] + [m.pk for m in siblings]))
+    far = s.interface_far_end(iface, at=_range_at(tr))
+    link = [iface, far] if far is not None else [iface]  # both ends: one's transmit is the other's receive
+    ids = list(dict.fromkeys([i.pk for i in link] + [m.pk for m in siblings]))
     table, series = s.interface_series(interface_ids=ids, start=tr.start, end=tr.end, bucket_s=tr.bucket_s)
-    latest = s.interface_latest(interface_ids=[iface.pk], at=tr.end).get(iface.pk)
+    latest_rows = s.interface_latest(interface_ids=[i.pk for i in link], at=tr.end)
+    latest = latest_rows.get(iface.pk)
     by_port, unknown = s.interface_paths(iface, at=_range_at(tr))
     cells = _cells_for(by_port + unknown, tr)
     findings = s.findings_for_elements(start=tr.start, end=tr.end, interface=(name, interface),
@@ -344,15 +348,18 @@ def interface_detail(request, name: str, interface: str):
     levels = [fig.Level(iface.speed_bps, f"speed {format_bps(iface.speed_bps)}")] if iface.speed_bps else []
     figures = {
         "traffic": fig.traffic_figure(title=f"{label}: traffic (avg per bucket)",
-                                      series=p.traffic_series([iface], series, "bps"), start=tr.start, end=tr.end,
+                                      series=p.traffic_series(link, series, "bps"), start=tr.start, end=tr.end,
                                       tz=tz, marks=marks, levels=levels, source=source),
         "utilisation": fig.utilisation_figure(title=f"{label}: utilisation (max per bucket)",
-                                              series=p.traffic_series([iface], series, "utilisation"),
+                                              series=p.traffic_series(link, series, "utilisation"),
                                               start=tr.start, end=tr.end, tz=tz, marks=marks, source=source),
     }
-    trunk_views = _add_counter_figures(figures, label, [iface], trunks, series, tr=tr, marks=marks, source=source)
+    trunk_views = _add_counter_figures(figures, label + (" and its far end" if far else ""), link, trunks, series,
+                                       tr=tr, marks=marks, source=source)
     context = {
         "interface": iface, "label": label, "latest": latest,
+        "far_end": far, "far_latest": latest_rows.get(far.pk) if far else None,
+        "far_end_url": p.interface_url(far.equipment.name, far.name, query) if far else None,
         "equipment_url": p.equipment_url(name, query),
         "by_port": _crossing_rows(by_port, cells, query),
         "unknown": _crossing_rows(unknown, cells, query),

@@ -3,14 +3,19 @@ inputs of the derived figures, and the interfaces the path crosses."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from wanmon.core.sql import sql_rows
-from wanmon.inventory.membership import IN, VIA_HOP, Element
+from wanmon.dashboard.path_ports import PathPort, link_far_ends, path_ports
 from wanmon.inventory.models import Interface, Path, Site
-from wanmon.inventory.selectors import path_list_versions, path_membership_hops, path_membership_inputs
+from wanmon.inventory.selectors import (
+    path_list_valid_at,
+    path_list_versions,
+    path_membership_hops,
+    path_membership_inputs,
+)
 
 
 @dataclass
@@ -211,24 +216,17 @@ def direction_data(*, src: str, dst: str, start: datetime, end: datetime, bucket
     )
 
 
-def path_interfaces(paths: Iterable[Path]) -> list[Interface]:
-    """Interfaces a path crosses (``wanmon.inventory.membership``, ports known): the ports its hops leave by,
-    every member of a trunk such a port belongs to (flows hash onto any member), and the far ends by which it
-    arrives. In path order (arrival before departure at each hop), without duplicates."""
-    hops = [path_membership_hops(p) for p in paths if p is not None]
+def path_interfaces(paths: Sequence[Path | None], *, at: datetime) -> list[tuple[PathPort, Interface]]:
+    """The ports whose counters carry each path in its direction (:mod:`wanmon.dashboard.path_ports`): the port
+    each hop leaves by and its trunk siblings (out), and the far end by which the next hop is reached (in), with
+    which path (index in ``paths``) and which side. Links the inventory has no circuit for are paired from the
+    paths in force at ``at`` (a fixed number of queries whatever the hops)."""
+    hops = [path_membership_hops(p) if p is not None else () for p in paths]
     equipment = {hop.equipment for h in hops for hop in h}
     if not equipment:
         return []
     inputs = path_membership_inputs()
-    ranked: dict[int, tuple] = {}
-    for iface in Interface.objects.select_related("equipment").filter(equipment__name__in=equipment):
-        element = Element(iface.equipment.name, iface.name)
-        for index, h in enumerate(hops):
-            for m in inputs.memberships(element, h):
-                if not m.port_known:
-                    continue
-                key = (index, m.position, m.direction != IN, m.via != VIA_HOP, iface.name)
-                if iface.pk not in ranked or key < ranked[iface.pk][0]:
-                    ranked[iface.pk] = (key, iface)
-    return [iface for _, iface in sorted(ranked.values(), key=lambda x: x[0])]
-
+    far = link_far_ends((path_membership_hops(p) for p in path_list_valid_at(at=at)), inputs)
+    interfaces = {(i.equipment.name, i.name): i
+                  for i in Interface.objects.select_related("equipment").filter(equipment__name__in=equipment)}
+    return [(port, interfaces[port.port]) for port in path_ports(hops, interfaces, inputs, far)]

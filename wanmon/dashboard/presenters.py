@@ -80,8 +80,9 @@ def subject_link(subject: Mapping | None, query: str = "") -> tuple[str, str | N
 
 
 def finding_query_for(finding) -> str:
-    """Links from a finding to its subject's page show the finding's own window."""
-    return urlencode({"range": _range_covering(finding.start, finding.end), "end": iso_utc(finding.end)})
+    """Links from a finding to its subject's page show the finding's episode, from its onset to its window's end."""
+    start = getattr(finding, "onset", None) or finding.start
+    return urlencode({"range": _range_covering(min(start, finding.start), finding.end), "end": iso_utc(finding.end)})
 
 
 def _range_covering(start: datetime, end: datetime) -> str:
@@ -328,13 +329,20 @@ def path_figures(
                                  mode="lines"))
     errors = nonzero(errors)
     iface_source = f"source: {iface_table}, {bucket_text(tr.bucket_s)} buckets"
+    # The explorer and CSV of the first direction's tests (both directions: the site pair's, grouped by path).
+    ends = ({"site": directions[0].src, "group_by": "path"} if both
+            else {"src": directions[0].src, "dst": directions[0].dst}) if directions else {}
     return {
-        "throughput": fig.throughput_figure(series=through, start=tr.start, end=tr.end, tz=tz, marks=marks,
-                                            levels=levels, source=f"TCP tests: {tests_source}"),
-        "loss": fig.loss_figure(series=loss, start=tr.start, end=tr.end, tz=tz, marks=marks,
-                                source="per session" if tr.raw_tests else f"per {bucket_text(tr.bucket_s)}"),
-        "delay": fig.delay_figure(series=delay, start=tr.start, end=tr.end, tz=tz, marks=marks,
-                                  source="per session" if tr.raw_tests else f"per {bucket_text(tr.bucket_s)}"),
+        "throughput": with_links(fig.throughput_figure(series=through, start=tr.start, end=tr.end, tz=tz, marks=marks,
+                                                       levels=levels, source=f"TCP tests: {tests_source}"),
+                                 data_links(tr, "throughput_bps", protocol="tcp", **ends)),
+        "loss": with_links(fig.loss_figure(series=loss, start=tr.start, end=tr.end, tz=tz, marks=marks,
+                                           source="per session" if tr.raw_tests else f"per {bucket_text(tr.bucket_s)}"),
+                           data_links(tr, "loss_fraction", **ends)),
+        "delay": with_links(fig.delay_figure(series=delay, start=tr.start, end=tr.end, tz=tz, marks=marks,
+                                             source="per session" if tr.raw_tests
+                                             else f"per {bucket_text(tr.bucket_s)}"),
+                            data_links(tr, "delay_min_ms", aggregate="min", **ends)),
         "utilisation": fig.utilisation_figure(
             title="Utilisation hop by hop: out of each exit port, in at the next box (max per bucket)",
             series=util, start=tr.start, end=tr.end, tz=tz, marks=marks, source=iface_source),
@@ -349,6 +357,20 @@ def port_rows(ports: Sequence, directions: Sequence, query: str = "") -> list[di
     return [{"port": port, "interface": iface, "direction": f"{directions[port.path].src}→{directions[port.path].dst}",
              "side": "transmit (out)" if port.direction == OUT else "receive (in)",
              "url": interface_url(iface.equipment.name, iface.name, query)} for port, iface in ports]
+
+
+def data_links(tr: TimeRange, metric: str, aggregate: str = "avg", **filters: str | None) -> dict[str, str]:
+    """The explorer and the CSV of the query that reproduces a chart over the page's exact range."""
+    params = {"metric": metric, "aggregate": aggregate, "start": iso_utc(tr.start), "end": iso_utc(tr.end),
+              **{name: value for name, value in filters.items() if value}}
+    return {"explore": f"{reverse('dashboard-explore')}?{urlencode(params)}",
+            "csv": f"{reverse('query')}?{urlencode({**params, 'bucket': f'{tr.bucket_s}s', 'format': 'csv'})}"}
+
+
+def with_links(figure: dict, links: dict[str, str]) -> dict:
+    """``figure`` carrying its explorer and CSV links (static/js/wanmon.js shows them under the chart)."""
+    figure["layout"].setdefault("meta", {})["links"] = links
+    return figure
 
 
 def polled(series: Mapping) -> bool:

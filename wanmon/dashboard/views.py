@@ -5,13 +5,15 @@ figures (Plotly dicts), which the page's script fetches every minute to refresh 
 
 from __future__ import annotations
 
+import math
+import statistics
 from datetime import datetime
 from urllib.parse import urlencode
 
 from django.apps import apps
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import BadRequest, PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponseBadRequest, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect, render
@@ -29,7 +31,14 @@ from wanmon.dashboard import presenters as p
 from wanmon.dashboard import selectors as s
 from wanmon.dashboard.formatting import format_bps
 from wanmon.dashboard.forms import AcknowledgeForm, ExplorerForm, PreferenceForm
-from wanmon.dashboard.ranges import AsOf, TimeRange, iso_utc, parse_time, resolve_range
+from wanmon.dashboard.ranges import (
+    AsOf,
+    RangeError,
+    TimeRange,
+    iso_utc,
+    parse_time_param,
+    range_from_params,
+)
 from wanmon.dashboard.services import preference_set_time_zone
 from wanmon.diagnosis.choices import Code, FindingStatus, Severity
 from wanmon.diagnosis.services import finding_acknowledge as finding_acknowledge_service
@@ -42,12 +51,19 @@ def _tz():
 
 
 def _as_of(request) -> AsOf:
-    return AsOf(now=timezone.now(), at_param=parse_time(request.GET.get("at"), _tz()))
+    try:
+        return AsOf(now=timezone.now(), at_param=parse_time_param("at", request.GET.get("at"), _tz()))
+    except RangeError as exc:
+        raise BadRequest(str(exc)) from exc
 
 
 def _range(request) -> TimeRange:
-    return resolve_range(key=request.GET.get("range"), end=parse_time(request.GET.get("end"), _tz()),
-                         now=timezone.now())
+    """The page's range from ``range``, ``start`` and ``end``; a parameter that cannot be read is a 400 naming it."""
+    try:
+        return range_from_params(range_text=request.GET.get("range"), start_text=request.GET.get("start"),
+                                 end_text=request.GET.get("end"), tz=_tz(), now=timezone.now())
+    except RangeError as exc:
+        raise BadRequest(str(exc)) from exc
 
 
 def _range_at(tr: TimeRange) -> datetime:
@@ -103,6 +119,8 @@ def overview(request):
     as_of = _as_of(request)
     query = as_of.query
     site = request.GET.get("site") or None
+    if site is not None and inventory.site_get(site) is None:
+        raise BadRequest(f"site: unknown site {site[:20]!r}")
     filters = _overview_filters(request)
     if isinstance(filters, HttpResponseBadRequest):
         return filters
@@ -124,6 +142,8 @@ def overview(request):
         "finding_rows": [(f, *p.subject_link(f.subject, query)) for f in data.findings],
         "incident_rows": [(incident, p.incident_url(incident.pk)) for incident in data.incidents],
         "alerts_installed": apps.is_installed("wanmon.alerts"),
+        # A wall screen: the grid alone, big, no navigation (the page still refreshes every minute).
+        "kiosk": request.GET.get("kiosk") in ("1", "true", "yes"),
     }
     fragments = {
         "grid": "dashboard/_grid.html",
@@ -199,6 +219,9 @@ def _path_page(request, src: str, dst: str, both: bool):
                              iface_series=series, iface_table=table)
     cells = s.path_observations(at=_range_at(tr), paths=paths)
     query = tr.query()
+    # The boxes an open finding suspects (e.g. the shared element of a reverse-path loss): marked on the hops.
+    suspects = {(f.subject or {}).get("equipment") for f in findings
+                if f.status != FindingStatus.RESOLVED and f.severity in (k.WARNING, k.CRITICAL)}
     views = []
     for index, d in enumerate(directions):
         other = directions[1 - index] if both else None
@@ -206,7 +229,8 @@ def _path_page(request, src: str, dst: str, both: bool):
             "data": d,
             "derived": p.derived_table(d, other),
             "cell": cells.get((d.src, d.dst)),
-            "hops": [{"hop": h, "equipment_url": p.equipment_url(h.equipment.name, query),
+            "hops": [{"hop": h, "suspect": h.equipment.name in suspects,
+                      "equipment_url": p.equipment_url(h.equipment.name, query),
                       "interface_url": p.interface_url(h.equipment.name, h.interface.name, query)
                       if h.interface_id else None} for h in (d.path.hops.all() if d.path else [])],
         })
@@ -298,11 +322,14 @@ def equipment_detail(request, name: str):
     tz = _tz()
     source = f"source: {table}, {p.bucket_text(tr.bucket_s)} buckets"
     figures = {
-        "traffic": fig.traffic_figure(title=f"{name}: traffic per interface (solid: out, dotted: in)",
-                                      series=p.traffic_series(interfaces, series, "bps"), start=tr.start,
-                                      end=tr.end, tz=tz, marks=marks, source=source),
+        "traffic": p.with_links(
+            fig.traffic_figure(title=f"{name}: traffic per interface (solid: out, dotted: in)",
+                               series=p.traffic_series(interfaces, series, "bps"), start=tr.start,
+                               end=tr.end, tz=tz, marks=marks, source=source),
+            p.data_links(tr, "out_bps", equipment=name, group_by="interface")),
     }
     trunk_views = _add_counter_figures(figures, name, interfaces, trunks, series, tr=tr, marks=marks, source=source)
+    p.with_links(figures["errors"], p.data_links(tr, "in_errors_per_s", equipment=name, group_by="interface"))
     context = {
         "equipment": equipment,
         "interfaces": [{"interface": i, "latest": latest.get(i.pk),
@@ -356,6 +383,9 @@ def interface_detail(request, name: str, interface: str):
     }
     trunk_views = _add_counter_figures(figures, label + (" and its far end" if far else ""), link, trunks, series,
                                        tr=tr, marks=marks, source=source)
+    for chart, metric, aggregate in (("traffic", "out_bps", "avg"), ("utilisation", "out_utilisation", "max"),
+                                     ("errors", "in_errors_per_s", "avg")):
+        p.with_links(figures[chart], p.data_links(tr, metric, aggregate, interface=label))
     context = {
         "interface": iface, "label": label, "latest": latest,
         "far_end": far, "far_latest": latest_rows.get(far.pk) if far else None,
@@ -476,12 +506,19 @@ def explore(request):
     """The query API as a form, with a chart and the CSV of the same query."""
     bound = "metric" in request.GET
     form = ExplorerForm(request.GET if bound else None)
-    context: dict = {"form": form}
+    context: dict = {"form": form, "range_keys": list(k.RANGES)}
     figures = {}
+    tr = None
     if bound and form.is_valid():
         data = form.cleaned_data
-        tr = resolve_range(key=data.get("range") or k.DEFAULT_RANGE, end=parse_time(data.get("end"), _tz()),
-                           now=timezone.now())
+        try:
+            tr = range_from_params(range_text=data.get("range") or (None if data.get("start") else k.DEFAULT_RANGE),
+                                   start_text=data.get("start"), end_text=data.get("end"), tz=_tz(),
+                                   now=timezone.now())
+        except RangeError as exc:
+            form.add_error(exc.field, exc.message)
+    if tr is not None and form.is_valid():
+        data = form.cleaned_data
         filters = {name: data.get(name) or None for name in ExplorerForm.FILTERS}
         try:
             result = measurement_query(metric=data["metric"], start=tr.start, end=tr.end,
@@ -504,14 +541,19 @@ def explore(request):
                 "json_href": f"{api}?{urlencode({**params, 'format': 'json'})}",
                 "summaries": [_series_summary(item) for item in result.series],
             })
-    return render(request, "dashboard/explore.html", {**context, "figures": figures})
+    # A query that cannot be answered (an unknown site, a bad range) is a 400 showing the form and what is wrong,
+    # never an empty chart.
+    status = 400 if bound and not form.is_valid() else 200
+    return render(request, "dashboard/explore.html", {**context, "figures": figures}, status=status)
 
 
 def _series_summary(item: dict) -> dict:
-    values = [v for _, v in item["points"] if v is not None]
+    values = sorted(v for _, v in item["points"] if v is not None)
     return {"key": fig.series_name(item["key"]),
-            "points": len(item["points"]), "min": min(values) if values else None,
-            "avg": sum(values) / len(values) if values else None, "max": max(values) if values else None}
+            "points": len(item["points"]), "min": values[0] if values else None,
+            "median": statistics.median(values) if values else None,
+            "p95": values[min(len(values) - 1, math.ceil(0.95 * len(values)) - 1)] if values else None,
+            "avg": sum(values) / len(values) if values else None, "max": values[-1] if values else None}
 
 
 @login_required

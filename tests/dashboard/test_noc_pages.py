@@ -132,3 +132,20 @@ def test_collected_static_files_are_hashed_compressed_and_cached_for_a_year(tmp_
         assert len(gzip.decompress(body)) > 4_000_000
         max_age = int(response["Cache-Control"].split("max-age=")[1].split(",")[0])
         assert max_age >= 365 * 86400 and "immutable" in response["Cache-Control"]
+
+
+def test_derived_figures_leave_out_the_maintenance_periods(ral_data, operator_client):
+    from django.db import connection
+
+    # during JANET-CHG-1001 (08:00-08:45 on janet-lon, crossed by CERN->RAL) the probes lose 5 %
+    with connection.cursor() as cursor:
+        cursor.execute("""UPDATE measurements_owamptest SET packets_lost = 30
+                          WHERE time >= '2026-03-01T08:00Z' AND time < '2026-03-01T08:45Z'""")
+        assert cursor.rowcount > 0
+    response = operator_client.get("/paths/CERN/RAL/", {"range": "6h", "end": AT})
+    derived = {label: value for label, value, _ in response.context["directions"][0]["derived"]}
+    assert derived["Probe loss"] == "0"  # the planned work's loss is not the path's
+    assert derived["Mathis ceiling (C=0.7)"] in ("–", "unlimited")
+    mathis = [level for level in response.context["figures"]["throughput"]["layout"]["annotations"]
+              if "Mathis" in level.get("text", "")]
+    assert mathis == []

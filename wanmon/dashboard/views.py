@@ -202,14 +202,20 @@ def _path_page(request, src: str, dst: str, both: bool):
         raise Http404(f"no path between {src} and {dst}")
     tr = _range(request)
     pairs = [(src, dst), (dst, src)] if both else [(src, dst)]
+    # Maintenance on the pair's current routes: drawn on the charts, and left out of the derived figures.
+    current = [inventory.path_current(a, b, at=_range_at(tr)) for a, b in pairs]
+    maintenance = s.maintenance_for_paths([c for c in current if c], start=tr.start,
+                                          end=tr.end + k.MAINTENANCE_HORIZON)
+    planned = [(m.start, m.end) for m in maintenance if not m.held and m.start < tr.end]
     directions = [s.direction_data(src=a, dst=b, start=tr.start, end=tr.end, bucket_s=tr.bucket_s,
-                                   raw=tr.raw_tests) for a, b in pairs]
+                                   raw=tr.raw_tests, exclude=planned) for a, b in pairs]
     paths = [d.path for d in directions if d.path]
     ports = s.path_interfaces([d.path for d in directions], at=_range_at(tr))
     interfaces = list({i.pk: i for _, i in ports}.values())
     table, series = s.interface_series(interface_ids=[i.pk for i in interfaces], start=tr.start, end=tr.end,
                                        bucket_s=tr.bucket_s)
-    maintenance = s.maintenance_for_paths(paths, start=tr.start, end=tr.end + k.MAINTENANCE_HORIZON)
+    if [p.pk for p in paths] != [c.pk for c in current if c]:  # the range's last versions differ from now's
+        maintenance = s.maintenance_for_paths(paths, start=tr.start, end=tr.end + k.MAINTENANCE_HORIZON)
     findings = s.findings_for_paths(paths, pairs=pairs, start=tr.start, end=tr.end)
     marks = (p.maintenance_marks(m for m in maintenance if m.start < tr.end) + p.finding_marks(findings)
              + [mark for d in directions for mark in p.route_change_marks(d)]

@@ -202,11 +202,12 @@ def _path_page(request, src: str, dst: str, both: bool):
         raise Http404(f"no path between {src} and {dst}")
     tr = _range(request)
     pairs = [(src, dst), (dst, src)] if both else [(src, dst)]
-    # Maintenance on the pair's current routes: drawn on the charts, and left out of the derived figures.
+    # Maintenance on the pair's current routes: drawn on the charts; the work that explains a degradation (as the
+    # diagnosis counts it) is left out of the derived figures.
     current = [inventory.path_current(a, b, at=_range_at(tr)) for a, b in pairs]
     maintenance = s.maintenance_for_paths([c for c in current if c], start=tr.start,
                                           end=tr.end + k.MAINTENANCE_HORIZON)
-    planned = [(m.start, m.end) for m in maintenance if not m.held and m.start < tr.end]
+    planned = [(m.start, m.end) for m in maintenance if m.explaining and m.start < tr.end]
     directions = [s.direction_data(src=a, dst=b, start=tr.start, end=tr.end, bucket_s=tr.bucket_s,
                                    raw=tr.raw_tests, exclude=planned) for a, b in pairs]
     paths = [d.path for d in directions if d.path]

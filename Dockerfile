@@ -1,6 +1,6 @@
 # The wanmon image for web, worker and beat (see docker-compose.yml).
 FROM python:3.11-slim-bookworm
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 WANMON_STATIC_ROOT=/app/staticfiles
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 WANMON_STATIC_ROOT=/app/staticfiles WANMON_STATIC_MANIFEST=true
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY wanmon ./wanmon

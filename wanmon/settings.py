@@ -213,9 +213,17 @@ STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.AppDirectoriesFinder",
     "wanmon.dashboard.staticfinders.PlotlyPackageFinder",
 ]
+# Collected files (collectstatic: production, the image, scripts/demo) get content-hashed names, gzip copies and a
+# year's cache (plotly.js: 4.8 MB, 1.47 MB gzipped, fetched once a version). Without a collected manifest (tests,
+# a checkout that never ran collectstatic) the names stay plain and WhiteNoise serves the finders' files, cached
+# 60 s. WANMON_STATIC_MANIFEST=true/false forces the choice (true for collectstatic itself: the image, the demo).
+_STATIC_MANIFEST = os.environ.get("WANMON_STATIC_MANIFEST", "").strip().lower()
+STATIC_MANIFEST = (STATIC_ROOT / "staticfiles.json").is_file() if _STATIC_MANIFEST in ("", "auto") else (
+    _STATIC_MANIFEST in ("1", "true", "yes", "on"))
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage" if STATIC_MANIFEST
+                    else "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 
 # --- e-mail (alerts, maintenance notices) ---

@@ -27,3 +27,9 @@ urlpatterns = [
     # The NOC dashboard: the overview at "/" (name "home") and its pages.
     path("", include("wanmon.dashboard.urls")),
 ]
+
+# Error pages in the site's layout (JSON under /api/): wanmon/dashboard/errors.py
+handler400 = "wanmon.dashboard.errors.bad_request"
+handler403 = "wanmon.dashboard.errors.permission_denied"
+handler404 = "wanmon.dashboard.errors.page_not_found"
+handler500 = "wanmon.dashboard.errors.server_error"

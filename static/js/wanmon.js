@@ -12,13 +12,73 @@
     toImageButtonOptions: { format: "png", scale: 2 }
   };
 
+  // The y scale a user chose for a chart (log or linear) survives the minute refresh.
+  function yScale(el, meta) {
+    return el.getAttribute("data-yscale") || (meta.log_default ? "log" : "linear");
+  }
+
+  // Under a chart: the log/linear toggle and the links to the same data in the explorer and as CSV.
+  function chartLinks(el, meta) {
+    if (el.nextElementSibling && el.nextElementSibling.classList.contains("chart-links")) return;
+    var bar = document.createElement("p");
+    bar.className = "chart-links";
+    if (meta.log_toggle) {
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "log-toggle";
+      button.textContent = "log scale";
+      button.setAttribute("aria-pressed", String(yScale(el, meta) === "log"));
+      button.addEventListener("click", function () {
+        var scale = yScale(el, meta) === "log" ? "linear" : "log";
+        el.setAttribute("data-yscale", scale);
+        button.setAttribute("aria-pressed", String(scale === "log"));
+        window.Plotly.relayout(el, { "yaxis.type": scale, "yaxis.autorange": true });
+      });
+      bar.appendChild(button);
+    }
+    var links = meta.links || {};
+    [["explore", "Open in explorer"], ["csv", "CSV"]].forEach(function (item) {
+      if (!links[item[0]]) return;
+      var a = document.createElement("a");
+      a.href = links[item[0]];
+      a.className = "chart-" + item[0];
+      a.textContent = item[1];
+      bar.appendChild(a);
+    });
+    if (bar.childNodes.length) el.parentNode.insertBefore(bar, el.nextSibling);
+  }
+
+  // Zooming a time chart puts its range in the address (start, end: wall-clock times of the page's zone, which
+  // the server reads so): the view can be shared and reloaded at that width; a reset restores the address.
+  var initialSearch = window.location.search;
+
+  function zoomToUrl(event) {
+    var url = new URL(window.location.href);
+    if (event["xaxis.range[0]"] && event["xaxis.range[1]"]) {
+      url.searchParams.delete("range");
+      url.searchParams.set("start", String(event["xaxis.range[0]"]).slice(0, 19).replace(" ", "T"));
+      url.searchParams.set("end", String(event["xaxis.range[1]"]).slice(0, 19).replace(" ", "T"));
+    } else if (event["xaxis.autorange"]) {
+      url.search = initialSearch;
+    } else {
+      return;
+    }
+    window.history.replaceState(null, "", url.toString());
+  }
+
   function draw(name, figure) {
     var el = document.querySelector('[data-figure="' + name + '"]');
     if (!el || !window.Plotly || !figure) return;
     var config = Object.assign({}, CONFIG, { scrollZoom: el.hasAttribute("data-scroll-zoom") });
+    var meta = (figure.layout && figure.layout.meta) || {};
+    if (meta.log_toggle && figure.layout.yaxis) figure.layout.yaxis.type = yScale(el, meta);
     window.Plotly.react(el, figure.data, figure.layout, config);
+    chartLinks(el, meta);
     if (!el.hasAttribute("data-bound")) {
       el.setAttribute("data-bound", "1");
+      if (figure.layout && figure.layout.xaxis && figure.layout.xaxis.type === "date") {
+        el.on("plotly_relayout", zoomToUrl);
+      }
       el.on("plotly_click", function (event) {
         var point = event.points && event.points[0];
         var url = point && point.customdata;

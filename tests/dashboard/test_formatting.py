@@ -25,14 +25,17 @@ def test_format_bps(value, text):
 
 @pytest.mark.parametrize(
     ("value", "text"),
-    [(4194304, "4 MiB"), (37.2e6, "37.2 MB"), (1225000.0000000002, "1.23 MB"), (8948, "8.95 kB"), (512, "512 B")],
+    [(4194304, "4 MiB"), (37.2e6, "37.2 MB"), (1225000.0000000002, "1.23 MB"), (8948, "8.95 kB"), (512, "512 B"),
+     # 400 MB is 390625 KiB exactly: the decimal form, as its reverse direction's 400 MB reads
+     (400_000_000, "400 MB"), (400 * 2**20, "400 MiB")],
 )
 def test_format_bytes(value, text):
     assert format_bytes(value) == text
 
 
 @pytest.mark.parametrize(
-    ("value", "text"), [(0.0397, "3.97 %"), (2.3e-05, "2.3e-05"), (0, "0"), (0.001, "0.1 %"), ("x", "–")]
+    ("value", "text"), [(0.0397, "3.97 %"), (2.3e-05, "0.0023 %"), (0, "0"), (0.001, "0.1 %"), ("x", "–"),
+                        (0.00671, "0.671 %"), (3.9e-06, "0.00039 %")]
 )
 def test_format_fraction(value, text):
     assert format_fraction(value) == text
@@ -57,3 +60,21 @@ def test_format_by_name_uses_the_unit_suffix():
     assert format_by_name("reason", "loss") == "loss"
     assert format_by_name("score", 1.5) == "1.5"
     assert format_by_name("packets", 43800) == "43,800"
+    # a loss needed for a target: 2.2e-9 is no "0"
+    assert format_by_name("loss_needed_for_target", 2.2e-9) == "2.2e-07 %"
+    assert format_by_name("score", 3e-9) == "3e-09"
+
+
+def test_format_since_names_the_onset_and_how_long():
+    from datetime import UTC, datetime
+    from zoneinfo import ZoneInfo
+
+    from wanmon.dashboard.formatting import format_since
+
+    now = datetime(2026, 3, 1, 1, 10, tzinfo=UTC)
+    assert format_since(datetime(2026, 2, 28, 13, 10, tzinfo=UTC), now, UTC) == "since 28 Feb 13:10, 12 h"
+    assert format_since(datetime(2026, 3, 1, 0, 25, tzinfo=UTC), now, UTC) == "since 00:25, 45 min"
+    # in the page's zone: 01:25 in Zurich is the same day as 02:10
+    assert format_since(datetime(2026, 3, 1, 0, 25, tzinfo=UTC), now, ZoneInfo("Europe/Zurich")) == (
+        "since 01:25, 45 min")
+    assert format_since(None, now, UTC) == ""

@@ -69,8 +69,12 @@ def test_path_page_marks_the_route_change_once(seeded, operator_client):
     assert marks["route"]["x"] == ["2026-02-28 12:07:00"]
     assert len(marks["finding"]["x"]) == 1 and len(marks["maintenance"]["x"]) == 1
     util = [t["name"] for t in figures["utilisation"]["data"] if t.get("yaxis") != "y2"]
-    assert util == ["seed-a-border:et-0/0/0", "seed-core1:et-0/0/0", "seed-core1:et-0/0/1", "seed-core1:et-0/0/2",
-                    "seed-core1:et-0/0/3", "seed-core2:et-0/0/0", "seed-core3:et-0/0/4"]
+    # hop by hop, each box's exit (out: with its LAG's members) then the next box's entry (in), the link's far end
+    # paired by the reverse path
+    assert util == ["seed-a-border:et-0/0/0 out", "seed-core1:et-0/0/4 in", "seed-core1:et-0/0/0 out",
+                    "seed-core1:et-0/0/1 out", "seed-core1:et-0/0/2 out", "seed-core1:et-0/0/3 out",
+                    "seed-core2:et-0/0/1 in", "seed-core2:et-0/0/0 out", "seed-core3:et-0/0/0 in",
+                    "seed-core3:et-0/0/4 out", "seed-b-border:et-0/0/0 in"]
 
 
 def _queries(client, url: str, params: dict) -> int:
@@ -86,7 +90,7 @@ def test_path_page_queries_do_not_grow_with_hops_members_or_range(seeded, operat
               for key in ("7d", "30d", "1y")}
     assert len(set(counts.values())) == 1, counts
     # eight more members in the LAG the path leaves core1 by, and a new route three hops longer: the page
-    # shows eleven more interfaces with the same queries
+    # shows eleven more counters with the same queries
     core1 = Interface.objects.get(equipment__name="seed-core1", name="et-0/0/0").equipment
     members = [interface_upsert(equipment=core1, name=f"et-1/0/{i}", speed_mbps=100_000)[0] for i in range(8)]
     trunk = Trunk.objects.get(name="seed-core1-ae0")
@@ -100,5 +104,7 @@ def test_path_page_queries_do_not_grow_with_hops_members_or_range(seeded, operat
         extra.append((box, interface_upsert(equipment=box, name="et-0/0/0", speed_mbps=100_000)[0]))
     path_set(src=forward.src, dst=forward.dst, hops=[*hops[:2], *extra, *hops[2:]], at=START - timedelta(days=1))
     response = operator_client.get(url, {"range": "7d", "end": end})
-    assert len(response.context["interfaces"]) == 14 + 8 + 3
+    # 11 counters each way before; now 8 more LAG members and 3 new boxes' exits on the forward path, and the
+    # reverse path no longer enters core1 by the port forward traffic leaves it by towards core2 (the route moved)
+    assert len(response.context["ports"]) == (11 + 8 + 3 - 1) + (11 - 1)
     assert _queries(operator_client, url, {"range": "7d", "end": end, "format": "json"}) == counts["7d"]

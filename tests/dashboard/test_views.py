@@ -135,12 +135,14 @@ def test_path_page_charts_are_the_measurements(ral_data, operator_client):
     assert "2026-03-01 10:02:00" in marks["route"]["x"]
     assert "ROUTE_CHANGE" in marks["finding"]["text"]
     # egress utilisation of the trunk member the path leaves by: 7 Gb/s of 10 Gb/s
-    util = next(t for t in figures["utilisation"]["data"] if t["name"] == "janet-lon:xe-4/0/0")
+    util = next(t for t in figures["utilisation"]["data"] if t["name"] == "janet-lon:xe-4/0/0 out")
     assert 0.66 < max(v for v in util["y"] if v is not None) < 0.75
     assert figures["utilisation"]["layout"]["title"]["subtitle"]["text"].startswith(
         "source: measurements_interfacerate,")
+    # janet-lon:xe-4/0/0 counts 2 CRC errors/s on receive: they hit RAL->CERN, which arrives by it, not
+    # CERN->RAL, which leaves by it (its transmit side has none)
     errors = [t["name"] for t in figures["errors"]["data"] if t.get("yaxis") != "y2"]
-    assert errors == ["janet-lon:xe-4/0/0 errors"]  # the only interface with errors; zero series hidden
+    assert errors == []
     delay = next(t for t in figures["delay"]["data"] if t["name"] == "CERN→RAL minimum")
     assert delay["y"][0] == pytest.approx(9.8) and delay["y"][-1] == pytest.approx(10.8)
     derived = {label: value for label, value, _ in response.context["directions"][0]["derived"]}
@@ -157,11 +159,32 @@ def test_longer_ranges_read_the_rollups(ral_data, operator_client, range_key, ta
     response = operator_client.get("/paths/CERN/RAL/", {"range": range_key, "end": AT})
     figures = response.context["figures"]
     assert figures["utilisation"]["layout"]["title"]["subtitle"]["text"].startswith(f"source: {table},")
-    util = next(t for t in figures["utilisation"]["data"] if t["name"] == "janet-lon:xe-4/0/0")
+    util = next(t for t in figures["utilisation"]["data"] if t["name"] == "janet-lon:xe-4/0/0 out")
     assert max(v for v in util["y"] if v is not None) == pytest.approx(0.735, abs=0.01)  # max survives rollups
     tcp = next(t for t in figures["throughput"]["data"] if t["name"] == "CERN→RAL")
     if range_key != "24h":  # averaged per bucket with a min-max band
         assert tcp["y"][-1] == pytest.approx(ral_data.TCP_CERN_RAL_BPS, rel=0.03)
+
+
+def test_path_page_charts_the_counters_of_its_direction_hop_by_hop(ral_data, operator_client):
+    response = operator_client.get("/paths/RAL/CERN/", {"range": "6h", "end": AT})
+    figures = response.context["figures"]
+    # RAL->CERN leaves ral-border by the trunk and arrives at janet-lon by its members: their receive side
+    errors = {t["name"]: t for t in figures["errors"]["data"] if t.get("yaxis") != "y2"}
+    assert list(errors) == ["janet-lon:xe-4/0/0 in errors"]
+    assert max(v for v in errors["janet-lon:xe-4/0/0 in errors"]["y"] if v is not None) == pytest.approx(2.0)
+    sides = [(row["port"].label, row["port"].direction) for row in response.context["ports"]]
+    # the exit of one box, then the entry of the next; geant-lon:et-1/0/0 is paired with janet-lon:et-1/0/0
+    # by the reverse path (no circuit in the inventory)
+    assert sides[:4] == [("ral-border:xe-0/0/0", "out"), ("ral-border:xe-0/1/0", "out"),
+                         ("janet-lon:xe-4/0/0", "in"), ("janet-lon:xe-4/1/0", "in")]
+    assert ("geant-lon:et-1/0/0", "in") in sides and ("geant-lon:et-1/1/0", "out") in sides
+    assert ("janet-lon:xe-4/0/0", "out") not in sides
+    util = {t["name"]: t for t in figures["utilisation"]["data"]}
+    # geant-lon:et-1/0/0 receives 20 % of its 8.2 Gb/s egress: 1.64 Gb/s of 100 Gb/s
+    assert max(v for v in util["geant-lon:et-1/0/0 in"]["y"] if v is not None) == pytest.approx(0.0172, abs=0.001)
+    html = response.content.decode()
+    assert 'data-port="janet-lon:xe-4/0/0" data-side="in"' in html
 
 
 def test_both_directions_on_one_page(ral_data, operator_client):
@@ -193,7 +216,12 @@ def test_interface_and_trunk_pages(ral_data, operator_client):
     assert [(r["crossing"].path.src.code, r["crossing"].path.dst.code) for r in response.context["by_port"]] == [
         ("CERN", "RAL")]
     errors = {t["name"]: t for t in response.context["figures"]["errors"]["data"]}
-    assert max(v for v in errors["xe-4/0/0 in errors"]["y"] if v is not None) == pytest.approx(2.0)
+    assert max(v for v in errors["janet-lon:xe-4/0/0 in errors"]["y"] if v is not None) == pytest.approx(2.0)
+    # the other end of the link (paired by the reverse path), charted beside it
+    assert response.context["far_end"].equipment.name == "ral-border"
+    assert response.context["far_end"].name == "xe-0/0/0"
+    assert 'data-far-end="ral-border:xe-0/0/0"' in response.content.decode()
+    assert any(t["name"] == "ral-border:xe-0/0/0 out" for t in response.context["figures"]["traffic"]["data"])
     assert response.context["latest"]["in_errors_per_s"] == pytest.approx(2.0)
     trunk = operator_client.get("/trunks/ral-lag/", {"range": "6h", "end": AT})
     assert [m["interface"].name for m in trunk.context["members"]] == ["xe-4/0/0", "xe-4/1/0", "xe-0/0/0", "xe-0/1/0"]

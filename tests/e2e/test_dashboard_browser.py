@@ -269,6 +269,9 @@ def test_every_page_shows_the_data_and_loads_nothing_from_outside(operator_tab):
         ("path-cern-asgc-both", f"/paths/CERN/ASGC/both/?end={AT}", {"chart-throughput", "chart-loss",
                                                                       "chart-delay"}),
         ("path-cern-ral-6h", f"/paths/CERN/RAL/?range=6h&end={AT}", {"chart-throughput", "chart-loss", "chart-delay",
+                                                                     "chart-utilisation"}),
+        # janet-lon:xe-4/0/0's receive errors are RAL->CERN's, which arrives by it
+        ("path-ral-cern-6h", f"/paths/RAL/CERN/?range=6h&end={AT}", {"chart-throughput", "chart-delay",
                                                                      "chart-utilisation", "chart-errors"}),
         ("path-cern-ral-both-7d", f"/paths/CERN/RAL/both/?range=7d&end={AT}", {"chart-throughput", "chart-loss",
                                                                                "chart-delay", "chart-utilisation"}),
@@ -315,7 +318,7 @@ def test_every_page_shows_the_data_and_loads_nothing_from_outside(operator_tab):
     operator_tab.open(f"/paths/CERN/RAL/?range=6h&end={AT}")
     assert "Bandwidth-delay product\t50.5 MB" in page.inner_text("#derived")
     util = {t["name"]: t for t in operator_tab.figure_data("chart-utilisation")}
-    assert max(v for v in util["janet-lon:xe-4/0/0"]["y"] if v is not None) > 0.65
+    assert max(v for v in util["janet-lon:xe-4/0/0 out"]["y"] if v is not None) > 0.65
     operator_tab.open(f"/explore/?metric=throughput_bps&aggregate=avg&range=24h&end={AT}&group_by=path")
     assert {t["name"] for t in operator_tab.figure_data("chart-explore")} >= {"CERN→FZK", "FZK→CERN", "CERN→RAL"}
     csv = page.request.get(operator_tab.base + page.get_attribute("#csv-download", "href"))

@@ -64,7 +64,7 @@ def test_short_range_reads_raw_rates(admin_client, hourly):
 @pytest.mark.parametrize("params,path", [
     ({"metric": "bogus"}, "metric"),
     ({"metric": "in_bps", "bucket": "5 parsecs"}, "bucket"),
-    ({"metric": "in_bps", "aggregate": "median"}, "aggregate"),
+    ({"metric": "in_bps", "aggregate": "p42"}, "aggregate"),
     ({"metric": "in_bps", "start": "2026-01-02T00:00:00Z", "end": "2026-01-01T00:00:00Z"}, "end"),
     ({"metric": "in_bps", "group_by": "path"}, "group_by"),
 ])
@@ -76,3 +76,32 @@ def test_bad_queries_are_400_naming_the_parameter(admin_client, topo, params, pa
 
 def test_query_requires_login(client, topo):
     assert client.get("/api/v1/query", {"metric": "in_bps"}).status_code in (401, 403)
+
+
+@pytest.mark.parametrize(("params", "field", "message"), [
+    ({"metric": "throughput_bps", "src": "CRN"}, "src", "unknown site 'CRN'"),
+    ({"metric": "in_bps", "equipment": "geant-pra"}, "equipment", "unknown equipment 'geant-pra'"),
+    ({"metric": "in_bps", "interface": "geant-par:xe-9/9/9"}, "interface", "unknown interface 'geant-par:xe-9/9/9'"),
+    ({"metric": "in_bps", "carrier": "GAENT"}, "carrier", "unknown carrier 'GAENT'"),
+])
+def test_a_misspelt_name_is_a_400_naming_it_not_an_empty_series(admin_client, hourly, params, field, message):
+    response = admin_client.get("/api/v1/query", params)
+    assert response.status_code == 400
+    assert response.json() == {"errors": [{"path": field, "message": message}]}
+    # the CSV of the same query says so as CSV, not as a Python dict
+    csv = admin_client.get("/api/v1/query", {**params, "format": "csv"})
+    assert csv.status_code == 400
+    assert csv.content.decode().splitlines() == ["path,message", f"{field},{message}"]
+
+
+def test_median_and_percentiles_per_bucket(admin_client, hourly):
+    # one hour of 1-minute rates: 3e9 in each; with a spread, the median is the middle value
+    with connection.cursor() as c:
+        c.execute("UPDATE measurements_interfacerate SET in_bps = extract(minute from time) * 1e8 "
+                  "WHERE time >= %s AND time < %s", [T0, T0 + timedelta(hours=1)])
+    params = {"metric": "in_bps", "interface": "geant-par:xe-1/0/0", "start": T0.isoformat(),
+              "end": (T0 + timedelta(hours=1)).isoformat(), "bucket": "1h", "group_by": "all"}
+    median = admin_client.get("/api/v1/query", {**params, "aggregate": "median"}).json()
+    assert median["series"][0]["points"][0][1] == pytest.approx(29.5e8)  # minutes 0..59: (29 + 30) / 2
+    p99 = admin_client.get("/api/v1/query", {**params, "aggregate": "p99"}).json()
+    assert p99["series"][0]["points"][0][1] == pytest.approx(58.41e8)

@@ -36,17 +36,20 @@ STALE = "stale"
 NODATA = "nodata"
 SEVERITY_RANK = {OK: 0, "info": 0, WARNING: 1, CRITICAL: 2}
 
-#: Status -> (colour, legend text). One palette for the grid, the map and the chart marks.
+#: Status -> (colour, legend text). One palette for the grid, the map and the chart marks. White text on the
+#: dark ones and dark text on the light ones keep a contrast of at least 4.5:1 (WCAG AA).
 STATUS_STYLE = {
-    OK: ("#2e9e4f", "OK: throughput >= 50 % of capacity, no probe loss, no open finding"),
+    OK: ("#1e7b34", "OK: throughput >= 50 % of capacity, no probe loss, no open finding"),
     WARNING: ("#f0b429", "Warning: throughput < 50 % of capacity, loss >= 1e-4, or a warning finding"),
-    CRITICAL: ("#d64545", "Critical: throughput < 10 %, loss >= 1 %, last test failed, or a critical finding"),
-    MAINTENANCE: ("#3b82c4", "Maintenance running on an element of the path"),
-    STALE: ("#9aa5b1", "Stale: latest test older than 2 h"),
+    CRITICAL: ("#b3261e", "Critical: throughput < 10 %, loss >= 1 %, last test failed, or a critical finding"),
+    MAINTENANCE: ("#2f6fb0", "Maintenance running on an element of the path"),
+    STALE: ("#616e7c", "Stale: latest test older than 2 h"),
     NODATA: ("#e4e7eb", "No test in the last 2 days"),
 }
+#: Status -> glyph: the state reads without colour (colour-blind readers, grey-scale wall screens).
+STATUS_GLYPHS = {OK: "✓", WARNING: "▲", CRITICAL: "✖", MAINTENANCE: "⚙", STALE: "◷", NODATA: "∅"}
 STATUS_LABELS = {NODATA: "no data"}
-SEVERITY_COLOURS = {"info": "#3b82c4", WARNING: "#f0b429", CRITICAL: "#d64545"}
+SEVERITY_COLOURS = {"info": "#2f6fb0", WARNING: "#f0b429", CRITICAL: "#b3261e"}
 #: Trace colours for the two directions of a pair and for series of several interfaces.
 DIRECTION_COLOURS = ("#1f5fa8", "#d9730d")
 PALETTE = (

@@ -35,6 +35,10 @@ MARK_NAMES = {
 }
 MARK_SYMBOLS = {"maintenance": "square", "route": "diamond", "finding": "triangle-down", "discontinuity": "x"}
 MARK_HEIGHTS = {"maintenance": 1.0, "finding": 0.95, "route": 0.9, "discontinuity": 0.85}
+#: Units whose charts offer a log axis, and the spread (largest / smallest positive value, reference lines
+#: included) from which they open on one: 108 Mb/s under a 10 Gb/s capacity is a flat line at zero on a linear axis.
+LOG_UNITS = ("bps", "per_s", "fraction", "count")
+LOG_SPREAD = 50
 LEGEND_ENTRIES_PER_ROW = 3
 LEGEND_ROW_PX = 20
 
@@ -286,6 +290,11 @@ def timeseries_figure(
                             "text": level.label, "showarrow": False, "font": {"size": 10, "color": level.colour}})
     has_points = any(finite(v) is not None for s in series for v in s.values)
     peak = max((abs(v) for s in series for v in map(finite, s.values) if v is not None), default=None)
+    log = unit in LOG_UNITS and log_axis_default([v for s in series for v in s.values]
+                                                 + [level.value for level in levels])
+    if log:
+        layout["yaxis"]["type"] = "log"
+        _floor_zero_markers(data, series)
     if unit == "fraction" and peak == 0:
         # only zeros (no loss): a 0-0.1 % axis rather than plotly's 0-100 %, which reads as "something"
         layout["yaxis"]["range"] = [0, 0.001]
@@ -293,6 +302,8 @@ def timeseries_figure(
         annotations.append({"xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5, "text": empty_text,
                             "showarrow": False, "font": {"size": 13, "color": "#7b8794"}})
     data.extend(mark_traces)
+    # Read by static/js/wanmon.js: the log/linear toggle (where a log axis makes sense) and its default.
+    layout["meta"] = {"log_toggle": unit in LOG_UNITS, "log_default": log}
     layout["shapes"] = shapes
     layout["annotations"] = annotations
     # The legend sits below the axis: give it room when there are many entries (about 3 per row).
@@ -301,6 +312,22 @@ def timeseries_figure(
     layout["height"] += LEGEND_ROW_PX * extra_rows
     layout["margin"]["b"] += LEGEND_ROW_PX * extra_rows
     return {"data": data, "layout": layout}
+
+
+def log_axis_default(values: Sequence) -> bool:
+    """Whether the positive values span LOG_SPREAD or more (decades apart: a log axis shows them all)."""
+    positive = [v for v in map(finite, values) if v is not None and v > 0]
+    return bool(positive) and max(positive) / min(positive) >= LOG_SPREAD
+
+
+def _floor_zero_markers(data: list[dict], series: Sequence[Series]) -> None:
+    """A log axis cannot draw 0: markers at 0 (failed tests) sit at the smallest positive value instead."""
+    positive = [v for s in series for v in map(finite, s.values) if v is not None and v > 0]
+    floor = min(positive) / 2
+    names = {s.name for s in series if s.mode == "markers"}
+    for trace in data:
+        if trace.get("name") in names and trace.get("y"):
+            trace["y"] = [floor if v == 0 else v for v in trace["y"]]
 
 
 # --------------------------------------------------------------------------- path page charts

@@ -1,4 +1,4 @@
-"""Human-readable numbers with units (pure functions): rates, sizes, loss fractions, durations.
+"""Human-readable numbers with units (pure functions): rates, sizes, loss fractions, durations, onsets.
 
 Used by the template filters and by the figure builders' hover texts, so that a number reads the
 same on every page.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+from datetime import datetime, tzinfo
 
 _RATE_PREFIXES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 
@@ -37,7 +38,7 @@ def _trim(number: float, digits: int = 3) -> str:
     if number == 0:
         return "0"
     text = f"{number:.{digits}g}"
-    if "e" in text:  # large integers come back in exponent form from %g
+    if "e" in text and abs(number) >= 1:  # large integers come back in exponent form from %g
         text = f"{number:.0f}"
     return text
 
@@ -59,9 +60,10 @@ def _format_finite_bps(number: float) -> str:
 
 @_numeric
 def format_bytes(number: float) -> str:
-    """Size in bytes, decimal (like BDP figures: 37.2 MB) with the binary form for exact powers (4 MiB)."""
+    """Size in bytes, decimal (like BDP figures: 37.2 MB) with the binary form for exact multiples of a binary
+    unit below 1024 of it (4 MiB; 400 000 000 reads 400 MB, not 390625 KiB)."""
     for exponent, unit in ((3, "GiB"), (2, "MiB"), (1, "KiB")):
-        if number >= 1024**exponent and number % (1024**exponent) == 0:
+        if 1024**exponent <= number < 1024 ** (exponent + 1) and number % (1024**exponent) == 0:
             return f"{int(number // 1024**exponent)} {unit}"
     for factor, unit in ((1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
         if abs(number) >= factor:
@@ -71,12 +73,13 @@ def format_bytes(number: float) -> str:
 
 @_numeric
 def format_fraction(number: float) -> str:
-    """A loss or utilisation fraction: 0.0397 -> ``3.97 %``; 2.3e-05 -> ``2.3e-05``; 0 -> ``0``."""
+    """A loss or utilisation fraction, always as a percentage: 0.0397 -> ``3.97 %``; 2.3e-05 -> ``0.0023 %``;
+    0 -> ``0`` (one form on every page, e-mail and table, whatever the size)."""
     if number == 0:
         return "0"
     if abs(number) >= 1e-3:
         return f"{_trim(number * 100)} %"
-    return f"{number:.2g}"
+    return f"{number * 100:.2g} %"
 
 
 @_numeric
@@ -117,7 +120,8 @@ def format_by_name(name: str, value) -> str:
         return format_bps(value)
     if name.endswith("_bytes"):
         return format_bytes(value)
-    if name.endswith(("_fraction", "_limit")) or name in {"efficiency", "reverse_efficiency", "coverage"}:
+    if (name.endswith(("_fraction", "_limit")) or name.startswith("loss_")
+            or name in {"efficiency", "reverse_efficiency", "coverage"}):
         return format_fraction(value)
     if name.endswith("_ms"):
         return format_ms(value)
@@ -128,3 +132,21 @@ def format_by_name(name: str, value) -> str:
     if isinstance(value, float):
         return _trim(value, 4)
     return f"{value:,}"
+
+
+def format_since(onset: datetime | None, now: datetime, tz: tzinfo, empty: str = "") -> str:
+    """Since when a status holds, in the page's zone, and for how long: ``since 13:10, 12 h``; the date is
+    added when the onset is on another day than ``now`` (``since 27 Nov 22:05, 1.6 d``)."""
+    if not isinstance(onset, datetime):
+        return empty
+    local, today = onset.astimezone(tz), now.astimezone(tz)
+    clock = local.strftime("%H:%M") if local.date() == today.date() else local.strftime("%d %b %H:%M")
+    minutes = round(max((now - onset).total_seconds(), 0.0) / 60)
+    if minutes < 1:
+        return f"since {clock}, < 1 min"
+    if minutes < 60:
+        return f"since {clock}, {minutes} min"
+    if minutes < 48 * 60:
+        hours, rest = divmod(minutes, 60)
+        return f"since {clock}, {hours} h" + (f" {rest} min" if rest else "")
+    return f"since {clock}, {_trim(minutes / 1440, 2)} d"

@@ -25,8 +25,12 @@ class ExplorerForm(forms.Form):
         ("Interface counters", [(m, m) for m in INTERFACE_METRICS]),
         ("Tests", [(m, m) for m in TEST_METRICS]),
     ], initial="throughput_bps")
-    range = forms.ChoiceField(choices=RANGE_CHOICES, initial=k.DEFAULT_RANGE, required=False)
-    end = forms.CharField(required=False, help_text="ISO time; empty: now",
+    range = forms.CharField(required=False, initial=k.DEFAULT_RANGE, max_length=12,
+                            help_text="a span: 6h, 2d, 90min, 2w, 1y (or give start)",
+                            widget=forms.TextInput(attrs={"size": 6, "list": "explore-ranges"}))
+    start = forms.CharField(required=False, max_length=40, help_text="ISO time; empty: end minus the range",
+                            widget=forms.TextInput(attrs={"placeholder": "end − range", "size": 20}))
+    end = forms.CharField(required=False, max_length=40, help_text="ISO time; empty: now",
                           widget=forms.TextInput(attrs={"placeholder": "now", "size": 20}))
     bucket = forms.ChoiceField(choices=BUCKETS, required=False)
     aggregate = forms.ChoiceField(choices=[(a, a) for a in sorted(AGGREGATES)], initial="avg")

@@ -18,6 +18,7 @@ from wanmon.dashboard import figures as fig
 from wanmon.dashboard.derived import PathInputs, path_derived_figures
 from wanmon.dashboard.formatting import format_bps, format_by_name
 from wanmon.dashboard.map_layout import LayoutHop, LayoutPath, element_positions, path_polyline
+from wanmon.dashboard.path_ports import OUT
 from wanmon.dashboard.ranges import TimeRange, iso_utc
 
 # --------------------------------------------------------------------------- links
@@ -79,8 +80,9 @@ def subject_link(subject: Mapping | None, query: str = "") -> tuple[str, str | N
 
 
 def finding_query_for(finding) -> str:
-    """Links from a finding to its subject's page show the finding's own window."""
-    return urlencode({"range": _range_covering(finding.start, finding.end), "end": iso_utc(finding.end)})
+    """Links from a finding to its subject's page show the finding's episode, from its onset to its window's end."""
+    start = getattr(finding, "onset", None) or finding.start
+    return urlencode({"range": _range_covering(min(start, finding.start), finding.end), "end": iso_utc(finding.end)})
 
 
 def _range_covering(start: datetime, end: datetime) -> str:
@@ -260,10 +262,12 @@ def _tcp_hover(rows: Sequence[Mapping], bucketed: bool) -> list[str]:
 
 
 def path_figures(
-    *, directions: Sequence, tr: TimeRange, tz: tzinfo, marks: Sequence[fig.TimeMark], interfaces: Sequence,
+    *, directions: Sequence, tr: TimeRange, tz: tzinfo, marks: Sequence[fig.TimeMark], ports: Sequence,
     iface_series: Mapping, iface_table: str,
 ) -> dict:
-    """The four charts of the path page, for one direction or both."""
+    """The charts of the path page, for one direction or both. ``ports`` are (PathPort, Interface) pairs: each
+    port is charted by the side that carries the path in its direction (out where a hop leaves by it, in where
+    the path arrives by it), never both sides summed: a port's receive errors belong to the paths arriving."""
     both = len(directions) > 1
     through, loss, delay = [], [], []
     levels = []
@@ -304,37 +308,69 @@ def path_figures(
                                     f"Mathis ceiling {format_bps(derived.mathis_ceiling_bps)}", "#d64545", "dot"))
     tests_source = ("every test" if tr.raw_tests else f"average per {bucket_text(tr.bucket_s)} (band: min–max)")
     util, errors = [], []
-    for index, iface in enumerate(interfaces):
+    colours: dict[int, str] = {}
+    for port, iface in ports:
         series = iface_series.get(iface.pk)
         if series is None:
             continue
-        colour = k.PALETTE[index % len(k.PALETTE)]
-        label = f"{iface.equipment.name}:{iface.name}"
-        # Hops name the port a path leaves by: its egress ("out") utilisation carries the path's traffic.
-        util.append(fig.Series(name=label, times=series.times, values=series.out_utilisation, colour=colour,
-                               mode="lines"))
-        errors.append(fig.Series(name=f"{label} errors", times=series.times,
-                                 values=_sum_lists(series.in_errors_per_s, series.out_errors_per_s),
-                                 colour=colour, mode="lines+markers"))
-        errors.append(fig.Series(name=f"{label} discards", times=series.times,
-                                 values=_sum_lists(series.in_discards_per_s, series.out_discards_per_s),
-                                 colour=colour, dash="dot", mode="lines"))
+        # One colour per interface: on the both-directions page a port is one path's exit and the other's entry.
+        colour = colours.setdefault(iface.pk, k.PALETTE[len(colours) % len(k.PALETTE)])
+        side = port.direction  # "out": the transmit counters carry the path; "in": the receive counters
+        d = directions[port.path]
+        name = f"{port.label} {side}" + (f" ({d.src}→{d.dst})" if both else "")
+        dash = "solid" if side == OUT else "dot"
+        util.append(fig.Series(name=name, times=series.times, values=getattr(series, f"{side}_utilisation"),
+                               colour=colour, mode="lines", dash=dash))
+        errors.append(fig.Series(name=f"{name} errors", times=series.times,
+                                 values=getattr(series, f"{side}_errors_per_s"), colour=colour, dash=dash,
+                                 mode="lines+markers"))
+        errors.append(fig.Series(name=f"{name} discards", times=series.times,
+                                 values=getattr(series, f"{side}_discards_per_s"), colour=colour, dash="dash",
+                                 mode="lines"))
     errors = nonzero(errors)
     iface_source = f"source: {iface_table}, {bucket_text(tr.bucket_s)} buckets"
+    # The explorer and CSV of the first direction's tests (both directions: the site pair's, grouped by path).
+    ends = ({"site": directions[0].src, "group_by": "path"} if both
+            else {"src": directions[0].src, "dst": directions[0].dst}) if directions else {}
     return {
-        "throughput": fig.throughput_figure(series=through, start=tr.start, end=tr.end, tz=tz, marks=marks,
-                                            levels=levels, source=f"TCP tests: {tests_source}"),
-        "loss": fig.loss_figure(series=loss, start=tr.start, end=tr.end, tz=tz, marks=marks,
-                                source="per session" if tr.raw_tests else f"per {bucket_text(tr.bucket_s)}"),
-        "delay": fig.delay_figure(series=delay, start=tr.start, end=tr.end, tz=tz, marks=marks,
-                                  source="per session" if tr.raw_tests else f"per {bucket_text(tr.bucket_s)}"),
+        "throughput": with_links(fig.throughput_figure(series=through, start=tr.start, end=tr.end, tz=tz, marks=marks,
+                                                       levels=levels, source=f"TCP tests: {tests_source}"),
+                                 data_links(tr, "throughput_bps", protocol="tcp", **ends)),
+        "loss": with_links(fig.loss_figure(series=loss, start=tr.start, end=tr.end, tz=tz, marks=marks,
+                                           source="per session" if tr.raw_tests else f"per {bucket_text(tr.bucket_s)}"),
+                           data_links(tr, "loss_fraction", **ends)),
+        "delay": with_links(fig.delay_figure(series=delay, start=tr.start, end=tr.end, tz=tz, marks=marks,
+                                             source="per session" if tr.raw_tests
+                                             else f"per {bucket_text(tr.bucket_s)}"),
+                            data_links(tr, "delay_min_ms", aggregate="min", **ends)),
         "utilisation": fig.utilisation_figure(
-            title="Utilisation of the path's egress ports and trunk members (max per bucket)",
+            title="Utilisation hop by hop: out of each exit port, in at the next box (max per bucket)",
             series=util, start=tr.start, end=tr.end, tz=tz, marks=marks, source=iface_source),
-        "errors": fig.errors_figure(title="Errors and discards on the path's interfaces (in + out; zero: hidden)",
+        "errors": fig.errors_figure(title="Errors and discards in the path's direction (solid: out, dotted: in)",
                                     series=errors, start=tr.start, end=tr.end, tz=tz, marks=marks,
                                     source=iface_source, polled=polled(iface_series)),
     }
+
+
+def port_rows(ports: Sequence, directions: Sequence, query: str = "") -> list[dict]:
+    """The path page's table of the counters it charts: which port, which side, for which direction."""
+    return [{"port": port, "interface": iface, "direction": f"{directions[port.path].src}→{directions[port.path].dst}",
+             "side": "transmit (out)" if port.direction == OUT else "receive (in)",
+             "url": interface_url(iface.equipment.name, iface.name, query)} for port, iface in ports]
+
+
+def data_links(tr: TimeRange, metric: str, aggregate: str = "avg", **filters: str | None) -> dict[str, str]:
+    """The explorer and the CSV of the query that reproduces a chart over the page's exact range."""
+    params = {"metric": metric, "aggregate": aggregate, "start": iso_utc(tr.start), "end": iso_utc(tr.end),
+              **{name: value for name, value in filters.items() if value}}
+    return {"explore": f"{reverse('dashboard-explore')}?{urlencode(params)}",
+            "csv": f"{reverse('query')}?{urlencode({**params, 'bucket': f'{tr.bucket_s}s', 'format': 'csv'})}"}
+
+
+def with_links(figure: dict, links: dict[str, str]) -> dict:
+    """``figure`` carrying its explorer and CSV links (static/js/wanmon.js shows them under the chart)."""
+    figure["layout"].setdefault("meta", {})["links"] = links
+    return figure
 
 
 def polled(series: Mapping) -> bool:

@@ -3,8 +3,9 @@ the overview and the map show (pure)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from urllib.parse import urlencode
 
 from wanmon.dashboard import constants as k
@@ -25,9 +26,14 @@ class TimeRange:
         """Whether every single test is drawn (short ranges) rather than averages per bucket."""
         return self.bucket_s <= k.RAW_TESTS_MAX_BUCKET_S
 
+    @property
+    def custom(self) -> bool:
+        """Whether the range was given by its start and end (a zoom) rather than a span."""
+        return self.key == CUSTOM
+
     def query(self, **overrides: str) -> str:
         """The query string that reproduces this range (for links), with optional overrides."""
-        params = {"range": self.key}
+        params = {"start": iso_utc(self.start)} if self.custom else {"range": self.key}
         if self.anchored:
             params["end"] = iso_utc(self.end)
         params.update({name: value for name, value in overrides.items() if value is not None})
@@ -61,6 +67,83 @@ class AsOf:
 def iso_utc(moment: datetime) -> str:
     """``2026-03-01T12:00:00Z``: the form of times in links."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class RangeError(ValueError):
+    """A time parameter that cannot be read: ``field`` names it (the page answers 400 saying so)."""
+
+    def __init__(self, field_name: str, message: str):
+        super().__init__(f"{field_name}: {message}")
+        self.field = field_name
+        self.message = message
+
+
+#: The key of a range given by ``start`` and ``end`` (a zoom, a shared link).
+CUSTOM = "custom"
+_SPAN = re.compile(r"^(\d{1,4})(min|m|h|d|w|y)$")
+_SPAN_UNITS = {"min": 60, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "y": 365 * 86400}
+#: Shortest and longest span a page shows.
+MIN_SPAN = timedelta(minutes=5)
+MAX_SPAN = timedelta(days=3660)
+#: Bucket widths the interface rollups answer exactly, finest first; a range takes the finest giving at most
+#: MAX_BUCKETS points per series (the picker's spans get the widths of constants.RANGES).
+BUCKET_WIDTHS_S = (60, 300, 3600, 3 * 3600, 86400)
+MAX_BUCKETS = 400
+
+
+def parse_span(text: str) -> timedelta | None:
+    """``6h``, ``2d``, ``90min``, ``2w``, ``1y`` as a timedelta; None when it is not such a span."""
+    match = _SPAN.match(text.strip().lower())
+    if not match or int(match.group(1)) == 0:
+        return None
+    return timedelta(seconds=int(match.group(1)) * _SPAN_UNITS[match.group(2)])
+
+
+def bucket_for_span(span: timedelta) -> int:
+    """The finest rollup width giving at most MAX_BUCKETS buckets over ``span``."""
+    for width in BUCKET_WIDTHS_S:
+        if span.total_seconds() / width <= MAX_BUCKETS:
+            return width
+    return BUCKET_WIDTHS_S[-1]
+
+
+def parse_time_param(name: str, text: str | None, tz: tzinfo) -> datetime | None:
+    """:func:`parse_time` of a request parameter; text that is no time is a RangeError naming ``name``."""
+    if not text:
+        return None
+    moment = parse_time(text, tz)
+    if moment is None:
+        raise RangeError(name, f"{text[:40]!r} is not a time (use ISO 8601, e.g. 2026-03-01T12:00:00Z)")
+    return moment
+
+
+def range_from_params(*, range_text: str | None, start_text: str | None, end_text: str | None, tz: tzinfo,
+                      now: datetime) -> TimeRange:
+    """The range of a page from its ``range``, ``start`` and ``end`` parameters, each checked (RangeError).
+
+    ``start`` and ``end``: exactly that (a zoom); ``start`` alone: from it to now; ``range`` (a picker key or any
+    span such as ``2d`` or ``90min``) ending at ``end`` or now; nothing: the default range."""
+    start = parse_time_param("start", start_text, tz)
+    end = parse_time_param("end", end_text, tz)
+    if start is not None:
+        if range_text:
+            raise RangeError("range", "give either range or start, not both")
+        stop = end or now
+        if stop <= start:
+            raise RangeError("start", "must be before end")
+        if stop - start < MIN_SPAN or stop - start > MAX_SPAN:
+            raise RangeError("start", "the range must span 5 minutes to 10 years")
+        return TimeRange(key=CUSTOM, start=start, end=stop, bucket_s=bucket_for_span(stop - start),
+                         anchored=end is not None)
+    if range_text and range_text not in k.RANGES:
+        span = parse_span(range_text)
+        if span is None or not MIN_SPAN <= span <= MAX_SPAN:
+            raise RangeError("range", f"{range_text[:20]!r} is not a span from 5min to 10y "
+                                      f"(one of {', '.join(k.RANGES)}, or e.g. 2d, 90min, 2w)")
+        stop = end or now
+        return TimeRange(key=range_text.strip().lower(), start=stop - span, end=stop, bucket_s=bucket_for_span(span),
+                         anchored=end is not None)
+    return resolve_range(key=range_text, end=end, now=now)
 
 
 def parse_time(text: str | None, tz: tzinfo) -> datetime | None:

@@ -5,13 +5,15 @@ figures (Plotly dicts), which the page's script fetches every minute to refresh 
 
 from __future__ import annotations
 
+import math
+import statistics
 from datetime import datetime
 from urllib.parse import urlencode
 
 from django.apps import apps
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import BadRequest, PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponseBadRequest, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect, render
@@ -29,7 +31,14 @@ from wanmon.dashboard import presenters as p
 from wanmon.dashboard import selectors as s
 from wanmon.dashboard.formatting import format_bps
 from wanmon.dashboard.forms import AcknowledgeForm, ExplorerForm, PreferenceForm
-from wanmon.dashboard.ranges import AsOf, TimeRange, iso_utc, parse_time, resolve_range
+from wanmon.dashboard.ranges import (
+    AsOf,
+    RangeError,
+    TimeRange,
+    iso_utc,
+    parse_time_param,
+    range_from_params,
+)
 from wanmon.dashboard.services import preference_set_time_zone
 from wanmon.diagnosis.choices import Code, FindingStatus, Severity
 from wanmon.diagnosis.services import finding_acknowledge as finding_acknowledge_service
@@ -42,12 +51,19 @@ def _tz():
 
 
 def _as_of(request) -> AsOf:
-    return AsOf(now=timezone.now(), at_param=parse_time(request.GET.get("at"), _tz()))
+    try:
+        return AsOf(now=timezone.now(), at_param=parse_time_param("at", request.GET.get("at"), _tz()))
+    except RangeError as exc:
+        raise BadRequest(str(exc)) from exc
 
 
 def _range(request) -> TimeRange:
-    return resolve_range(key=request.GET.get("range"), end=parse_time(request.GET.get("end"), _tz()),
-                         now=timezone.now())
+    """The page's range from ``range``, ``start`` and ``end``; a parameter that cannot be read is a 400 naming it."""
+    try:
+        return range_from_params(range_text=request.GET.get("range"), start_text=request.GET.get("start"),
+                                 end_text=request.GET.get("end"), tz=_tz(), now=timezone.now())
+    except RangeError as exc:
+        raise BadRequest(str(exc)) from exc
 
 
 def _range_at(tr: TimeRange) -> datetime:
@@ -103,6 +119,8 @@ def overview(request):
     as_of = _as_of(request)
     query = as_of.query
     site = request.GET.get("site") or None
+    if site is not None and inventory.site_get(site) is None:
+        raise BadRequest(f"site: unknown site {site[:20]!r}")
     filters = _overview_filters(request)
     if isinstance(filters, HttpResponseBadRequest):
         return filters
@@ -124,6 +142,8 @@ def overview(request):
         "finding_rows": [(f, *p.subject_link(f.subject, query)) for f in data.findings],
         "incident_rows": [(incident, p.incident_url(incident.pk)) for incident in data.incidents],
         "alerts_installed": apps.is_installed("wanmon.alerts"),
+        # A wall screen: the grid alone, big, no navigation (the page still refreshes every minute).
+        "kiosk": request.GET.get("kiosk") in ("1", "true", "yes"),
     }
     fragments = {
         "grid": "dashboard/_grid.html",
@@ -182,22 +202,33 @@ def _path_page(request, src: str, dst: str, both: bool):
         raise Http404(f"no path between {src} and {dst}")
     tr = _range(request)
     pairs = [(src, dst), (dst, src)] if both else [(src, dst)]
+    # Maintenance on the pair's current routes: drawn on the charts; the work that explains a degradation (as the
+    # diagnosis counts it) is left out of the derived figures.
+    current = [inventory.path_current(a, b, at=_range_at(tr)) for a, b in pairs]
+    maintenance = s.maintenance_for_paths([c for c in current if c], start=tr.start,
+                                          end=tr.end + k.MAINTENANCE_HORIZON)
+    planned = [(m.start, m.end) for m in maintenance if m.explaining and m.start < tr.end]
     directions = [s.direction_data(src=a, dst=b, start=tr.start, end=tr.end, bucket_s=tr.bucket_s,
-                                   raw=tr.raw_tests) for a, b in pairs]
+                                   raw=tr.raw_tests, exclude=planned) for a, b in pairs]
     paths = [d.path for d in directions if d.path]
-    interfaces = s.path_interfaces(paths)
+    ports = s.path_interfaces([d.path for d in directions], at=_range_at(tr))
+    interfaces = list({i.pk: i for _, i in ports}.values())
     table, series = s.interface_series(interface_ids=[i.pk for i in interfaces], start=tr.start, end=tr.end,
                                        bucket_s=tr.bucket_s)
-    maintenance = s.maintenance_for_paths(paths, start=tr.start, end=tr.end + k.MAINTENANCE_HORIZON)
+    if [p.pk for p in paths] != [c.pk for c in current if c]:  # the range's last versions differ from now's
+        maintenance = s.maintenance_for_paths(paths, start=tr.start, end=tr.end + k.MAINTENANCE_HORIZON)
     findings = s.findings_for_paths(paths, pairs=pairs, start=tr.start, end=tr.end)
     marks = (p.maintenance_marks(m for m in maintenance if m.start < tr.end) + p.finding_marks(findings)
              + [mark for d in directions for mark in p.route_change_marks(d)]
              + p.discontinuity_marks(s.interface_discontinuities(interface_ids=[i.pk for i in interfaces],
                                                                    start=tr.start, end=tr.end)))
-    figures = p.path_figures(directions=directions, tr=tr, tz=_tz(), marks=marks, interfaces=interfaces,
+    figures = p.path_figures(directions=directions, tr=tr, tz=_tz(), marks=marks, ports=ports,
                              iface_series=series, iface_table=table)
     cells = s.path_observations(at=_range_at(tr), paths=paths)
     query = tr.query()
+    # The boxes an open finding suspects (e.g. the shared element of a reverse-path loss): marked on the hops.
+    suspects = {(f.subject or {}).get("equipment") for f in findings
+                if f.status != FindingStatus.RESOLVED and f.severity in (k.WARNING, k.CRITICAL)}
     views = []
     for index, d in enumerate(directions):
         other = directions[1 - index] if both else None
@@ -205,7 +236,8 @@ def _path_page(request, src: str, dst: str, both: bool):
             "data": d,
             "derived": p.derived_table(d, other),
             "cell": cells.get((d.src, d.dst)),
-            "hops": [{"hop": h, "equipment_url": p.equipment_url(h.equipment.name, query),
+            "hops": [{"hop": h, "suspect": h.equipment.name in suspects,
+                      "equipment_url": p.equipment_url(h.equipment.name, query),
                       "interface_url": p.interface_url(h.equipment.name, h.interface.name, query)
                       if h.interface_id else None} for h in (d.path.hops.all() if d.path else [])],
         })
@@ -222,7 +254,7 @@ def _path_page(request, src: str, dst: str, both: bool):
         ],
         "findings": [(f, p.finding_url(f.pk), *p.subject_link(f.subject, query)) for f in findings],
         "maintenance": maintenance,
-        "interfaces": [(i, p.interface_url(i.equipment.name, i.name, query)) for i in interfaces],
+        "ports": p.port_rows(ports, directions, query),
         "iface_table": table,
         **_range_context(request, tr),
     }
@@ -297,11 +329,14 @@ def equipment_detail(request, name: str):
     tz = _tz()
     source = f"source: {table}, {p.bucket_text(tr.bucket_s)} buckets"
     figures = {
-        "traffic": fig.traffic_figure(title=f"{name}: traffic per interface (solid: out, dotted: in)",
-                                      series=p.traffic_series(interfaces, series, "bps"), start=tr.start,
-                                      end=tr.end, tz=tz, marks=marks, source=source),
+        "traffic": p.with_links(
+            fig.traffic_figure(title=f"{name}: traffic per interface (solid: out, dotted: in)",
+                               series=p.traffic_series(interfaces, series, "bps"), start=tr.start,
+                               end=tr.end, tz=tz, marks=marks, source=source),
+            p.data_links(tr, "out_bps", equipment=name, group_by="interface")),
     }
     trunk_views = _add_counter_figures(figures, name, interfaces, trunks, series, tr=tr, marks=marks, source=source)
+    p.with_links(figures["errors"], p.data_links(tr, "in_errors_per_s", equipment=name, group_by="interface"))
     context = {
         "equipment": equipment,
         "interfaces": [{"interface": i, "latest": latest.get(i.pk),
@@ -326,9 +361,12 @@ def interface_detail(request, name: str, interface: str):
     query = tr.query()
     trunks = list(iface.trunks.prefetch_related("members__equipment").order_by("name"))
     siblings = [m for t in trunks for m in p.sorted_members(t)]
-    ids = list(dict.fromkeys([iface.pk] + [m.pk for m in siblings]))
+    far = s.interface_far_end(iface, at=_range_at(tr))
+    link = [iface, far] if far is not None else [iface]  # both ends: one's transmit is the other's receive
+    ids = list(dict.fromkeys([i.pk for i in link] + [m.pk for m in siblings]))
     table, series = s.interface_series(interface_ids=ids, start=tr.start, end=tr.end, bucket_s=tr.bucket_s)
-    latest = s.interface_latest(interface_ids=[iface.pk], at=tr.end).get(iface.pk)
+    latest_rows = s.interface_latest(interface_ids=[i.pk for i in link], at=tr.end)
+    latest = latest_rows.get(iface.pk)
     by_port, unknown = s.interface_paths(iface, at=_range_at(tr))
     cells = _cells_for(by_port + unknown, tr)
     findings = s.findings_for_elements(start=tr.start, end=tr.end, interface=(name, interface),
@@ -344,15 +382,21 @@ def interface_detail(request, name: str, interface: str):
     levels = [fig.Level(iface.speed_bps, f"speed {format_bps(iface.speed_bps)}")] if iface.speed_bps else []
     figures = {
         "traffic": fig.traffic_figure(title=f"{label}: traffic (avg per bucket)",
-                                      series=p.traffic_series([iface], series, "bps"), start=tr.start, end=tr.end,
+                                      series=p.traffic_series(link, series, "bps"), start=tr.start, end=tr.end,
                                       tz=tz, marks=marks, levels=levels, source=source),
         "utilisation": fig.utilisation_figure(title=f"{label}: utilisation (max per bucket)",
-                                              series=p.traffic_series([iface], series, "utilisation"),
+                                              series=p.traffic_series(link, series, "utilisation"),
                                               start=tr.start, end=tr.end, tz=tz, marks=marks, source=source),
     }
-    trunk_views = _add_counter_figures(figures, label, [iface], trunks, series, tr=tr, marks=marks, source=source)
+    trunk_views = _add_counter_figures(figures, label + (" and its far end" if far else ""), link, trunks, series,
+                                       tr=tr, marks=marks, source=source)
+    for chart, metric, aggregate in (("traffic", "out_bps", "avg"), ("utilisation", "out_utilisation", "max"),
+                                     ("errors", "in_errors_per_s", "avg")):
+        p.with_links(figures[chart], p.data_links(tr, metric, aggregate, interface=label))
     context = {
         "interface": iface, "label": label, "latest": latest,
+        "far_end": far, "far_latest": latest_rows.get(far.pk) if far else None,
+        "far_end_url": p.interface_url(far.equipment.name, far.name, query) if far else None,
         "equipment_url": p.equipment_url(name, query),
         "by_port": _crossing_rows(by_port, cells, query),
         "unknown": _crossing_rows(unknown, cells, query),
@@ -469,12 +513,19 @@ def explore(request):
     """The query API as a form, with a chart and the CSV of the same query."""
     bound = "metric" in request.GET
     form = ExplorerForm(request.GET if bound else None)
-    context: dict = {"form": form}
+    context: dict = {"form": form, "range_keys": list(k.RANGES)}
     figures = {}
+    tr = None
     if bound and form.is_valid():
         data = form.cleaned_data
-        tr = resolve_range(key=data.get("range") or k.DEFAULT_RANGE, end=parse_time(data.get("end"), _tz()),
-                           now=timezone.now())
+        try:
+            tr = range_from_params(range_text=data.get("range") or (None if data.get("start") else k.DEFAULT_RANGE),
+                                   start_text=data.get("start"), end_text=data.get("end"), tz=_tz(),
+                                   now=timezone.now())
+        except RangeError as exc:
+            form.add_error(exc.field, exc.message)
+    if tr is not None and form.is_valid():
+        data = form.cleaned_data
         filters = {name: data.get(name) or None for name in ExplorerForm.FILTERS}
         try:
             result = measurement_query(metric=data["metric"], start=tr.start, end=tr.end,
@@ -497,14 +548,19 @@ def explore(request):
                 "json_href": f"{api}?{urlencode({**params, 'format': 'json'})}",
                 "summaries": [_series_summary(item) for item in result.series],
             })
-    return render(request, "dashboard/explore.html", {**context, "figures": figures})
+    # A query that cannot be answered (an unknown site, a bad range) is a 400 showing the form and what is wrong,
+    # never an empty chart.
+    status = 400 if bound and not form.is_valid() else 200
+    return render(request, "dashboard/explore.html", {**context, "figures": figures}, status=status)
 
 
 def _series_summary(item: dict) -> dict:
-    values = [v for _, v in item["points"] if v is not None]
+    values = sorted(v for _, v in item["points"] if v is not None)
     return {"key": fig.series_name(item["key"]),
-            "points": len(item["points"]), "min": min(values) if values else None,
-            "avg": sum(values) / len(values) if values else None, "max": max(values) if values else None}
+            "points": len(item["points"]), "min": values[0] if values else None,
+            "median": statistics.median(values) if values else None,
+            "p95": values[min(len(values) - 1, math.ceil(0.95 * len(values)) - 1)] if values else None,
+            "avg": sum(values) / len(values) if values else None, "max": values[-1] if values else None}
 
 
 @login_required

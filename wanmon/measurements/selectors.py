@@ -37,7 +37,9 @@ TEST_METRICS = {
     "delay_max_ms": ("measurements_owamptest", "delay_max_ms"),
     "jitter_ms": ("measurements_owamptest", "jitter_ms"),
 }
-AGGREGATES = {"avg", "max", "min", "p95", "sum", "count"}
+#: Aggregates per bucket; ``median`` and ``pNN`` are percentiles of the rows in the bucket.
+PERCENTILES = {"median": 0.5, "p5": 0.05, "p25": 0.25, "p75": 0.75, "p95": 0.95, "p99": 0.99}
+AGGREGATES = {"avg", "max", "min", "sum", "count", *PERCENTILES}
 LEVELS = [
     (60, RAW_RATES),
     (300, "measurements_interfacerate_5m"),
@@ -82,8 +84,8 @@ def default_bucket_s(start: datetime, end: datetime, target_points: int = 500) -
 
 
 def _agg_sql(aggregate: str, expr: str) -> str:
-    if aggregate == "p95":
-        return f"percentile_cont(0.95) WITHIN GROUP (ORDER BY {expr})"
+    if aggregate in PERCENTILES:
+        return f"percentile_cont({PERCENTILES[aggregate]}) WITHIN GROUP (ORDER BY {expr})"
     if aggregate == "count":
         return f"count({expr})"
     return f"{aggregate}({expr})"
@@ -140,6 +142,7 @@ def measurement_query(
         raise QueryError("bucket", f"must be at most {MAX_BUCKET_S // 86400} days")
     if (end - start).total_seconds() / bucket_s > MAX_POINTS_PER_SERIES:
         raise QueryError("bucket", f"too fine for this range: more than {MAX_POINTS_PER_SERIES} points per series")
+    _check_names(site=site, src=src, dst=dst, carrier=carrier, equipment=equipment, interface=interface)
     limits = (max_series, max_points)
     if metric in INTERFACE_METRICS:
         return _interface_query(
@@ -151,6 +154,35 @@ def measurement_query(
             metric, start, end, bucket_s, aggregate, group_by or "path", site, src, dst, protocol, limits
         )
     raise QueryError("metric", f"unknown metric {metric!r}; one of {sorted(INTERFACE_METRICS) + sorted(TEST_METRICS)}")
+
+
+def _check_names(**names: str | None) -> None:
+    """A filter naming a site, carrier, equipment or interface the inventory does not know is a QueryError naming
+    it (a typo such as ``src=CRN`` would otherwise answer an empty result, which reads as "no data")."""
+    checks = {
+        "site": ("SELECT 1 FROM inventory_site WHERE code = %s", "site"),
+        "src": ("SELECT 1 FROM inventory_site WHERE code = %s", "site"),
+        "dst": ("SELECT 1 FROM inventory_site WHERE code = %s", "site"),
+        "carrier": ("SELECT 1 FROM inventory_carrier WHERE code = %s", "carrier"),
+        "equipment": ("SELECT 1 FROM inventory_equipment WHERE name = %s", "equipment"),
+    }
+    with read_connection().cursor() as cursor:
+        for name, value in names.items():
+            if not value:
+                continue
+            if name == "interface":
+                eq, sep, iface = value.partition(":")
+                if sep:
+                    cursor.execute("""SELECT 1 FROM inventory_interface i JOIN inventory_equipment e
+                                      ON e.id = i.equipment_id WHERE e.name = %s AND i.name = %s""", [eq, iface])
+                else:
+                    cursor.execute("SELECT 1 FROM inventory_interface WHERE name = %s LIMIT 1", [value])
+                what = "interface"
+            else:
+                sql, what = checks[name]
+                cursor.execute(sql, [value])
+            if cursor.fetchone() is None:
+                raise QueryError(name, f"unknown {what} {value[:100]!r}")
 
 
 def _interface_query(metric, start, end, bucket_s, aggregate, group_by, site, carrier, equipment, interface, limits):
@@ -165,7 +197,7 @@ def _interface_query(metric, start, end, bucket_s, aggregate, group_by, site, ca
     table = RAW_RATES
     if (metric, aggregate) in ROLLUP_COLUMNS:
         for width, candidate in reversed(LEVELS[1:]):
-            if bucket_s % width == 0 and (aggregate != "p95" or bucket_s == width):
+            if bucket_s % width == 0 and (aggregate not in PERCENTILES or bucket_s == width):
                 table = candidate
                 break
     value = interface_metric_sql(metric, aggregate, table)

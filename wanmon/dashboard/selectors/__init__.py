@@ -13,7 +13,13 @@ Selectors return plain dataclasses (and model instances for inventory objects); 
 (health, derived, figures) turn them into what the pages show. The names below are the ones the views use.
 """
 
-from wanmon.dashboard.selectors.elements import Crossing, equipment_list, equipment_paths, interface_paths
+from wanmon.dashboard.selectors.elements import (
+    Crossing,
+    equipment_list,
+    equipment_paths,
+    interface_far_end,
+    interface_paths,
+)
 from wanmon.dashboard.selectors.findings import (
     finding_get,
     finding_list_active_at,
@@ -56,6 +62,7 @@ __all__ = [
     "findings_for_paths",
     "interface_discontinuities",
     "interface_latest",
+    "interface_far_end",
     "interface_paths",
     "interface_series",
     "interface_table_for_bucket",

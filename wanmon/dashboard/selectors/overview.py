@@ -43,6 +43,9 @@ class GridCell:
     observation: PathObservation
     health: Health
     finding_count: int
+    #: Since when the cell shows its status, when known: the earliest onset of its open findings (a finding's
+    #: window start when it has no onset), or for a stale cell the time of its latest test.
+    since: datetime | None = None
 
 
 @dataclass
@@ -160,11 +163,23 @@ def path_observations(
             finding_severities=tuple(f.severity for f in findings),
             maintenance=maintenance,
         )
+        health = path_health(observation)
         cells[(path.src.code, path.dst.code)] = GridCell(
-            src=path.src.code, dst=path.dst.code, observation=observation, health=path_health(observation),
-            finding_count=len(findings),
+            src=path.src.code, dst=path.dst.code, observation=observation, health=health,
+            finding_count=len(findings), since=cell_since(health.status, findings, observation.latest_time),
         )
     return cells
+
+
+def cell_since(status: str, findings: Sequence[Finding], latest_test: datetime | None) -> datetime | None:
+    """Since when a grid cell holds ``status``: the earliest onset of the findings behind an amber or red cell,
+    the latest test of a stale one; None when the measurements alone make it so (no episode is recorded)."""
+    if status in (k.WARNING, k.CRITICAL):
+        onsets = [f.onset or f.start for f in findings if f.severity in (k.WARNING, k.CRITICAL)]
+        return min(onsets) if onsets else None
+    if status == k.STALE:
+        return latest_test
+    return None
 
 
 def _site_order(codes: Iterable[str]) -> list[str]:

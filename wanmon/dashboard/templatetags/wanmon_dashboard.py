@@ -61,6 +61,19 @@ def ago(value, reference=None):
 
 
 @register.filter
+def onset(finding):
+    """When a finding's episode began: its onset, kept across evaluations (its window's start when unknown)."""
+    return getattr(finding, "onset", None) or getattr(finding, "start", None)
+
+
+@register.filter
+def since(value, reference=None):
+    """``since 13:10, 12 h`` in the active time zone, relative to ``reference`` (default: now)."""
+    now = reference if isinstance(reference, datetime) else timezone.now()
+    return formatting.format_since(value, now, timezone.get_current_timezone())
+
+
+@register.filter
 def status_colour(status):
     return k.STATUS_STYLE.get(status, k.STATUS_STYLE[k.NODATA])[0]
 
@@ -86,6 +99,12 @@ def when_input(value):
     if not isinstance(value, datetime):
         return ""
     return value.strftime("%Y-%m-%dT%H:%M")
+
+
+@register.filter
+def status_glyph(status):
+    """The glyph that says a status without colour: ✓ ▲ ✖ ⚙ ◷ ∅."""
+    return k.STATUS_GLYPHS.get(status, "")
 
 
 @register.filter

@@ -31,7 +31,14 @@ from wanmon.measurements.api.upload import (
     upload_schema,
 )
 from wanmon.measurements.ingest import IngestError, IngestResult, batch_ingest_body
-from wanmon.measurements.selectors import MAX_BUCKET_S, MAX_POINTS, MAX_SERIES, QueryError, measurement_query
+from wanmon.measurements.selectors import (
+    AGGREGATES,
+    MAX_BUCKET_S,
+    MAX_POINTS,
+    MAX_SERIES,
+    QueryError,
+    measurement_query,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -146,7 +153,7 @@ class QueryParams(serializers.Serializer):
     start = serializers.DateTimeField(required=False, help_text="default: end - 24 h")
     end = serializers.DateTimeField(required=False, help_text="default: now")
     bucket = serializers.CharField(required=False, help_text="bucket width: 60s, 5m, 1h, 1d (default: from range)")
-    aggregate = serializers.ChoiceField(choices=["avg", "max", "min", "p95", "sum", "count"], default="avg")
+    aggregate = serializers.ChoiceField(choices=sorted(AGGREGATES), default="avg")
     group_by = serializers.CharField(required=False, help_text="interface, equipment, path, src, dst or all")
     site = serializers.CharField(required=False)
     src = serializers.CharField(required=False)
@@ -204,7 +211,20 @@ class _CSVRenderer(BaseRenderer):
     format = "csv"
 
     def render(self, data, accepted_media_type=None, renderer_context=None):
-        return data if isinstance(data, bytes | str) else str(data)
+        if isinstance(data, bytes | str):
+            return data
+        # An error answered to ?format=csv: the error body's items as CSV rows (path, message), not a Python repr.
+        out = io.StringIO()
+        writer = csv.writer(out)
+        items = data.get("errors") if isinstance(data, dict) else None
+        if isinstance(items, list):
+            writer.writerow(["path", "message"])
+            for item in items:
+                writer.writerow([csv_cell(str(item.get("path", ""))), csv_cell(str(item.get("message", "")))])
+        else:
+            writer.writerow(["message"])
+            writer.writerow([csv_cell(str(data.get("detail", data) if isinstance(data, dict) else data))])
+        return out.getvalue()
 
 
 class QueryView(APIView):

@@ -25,7 +25,7 @@ from wanmon.alerts.services import (
 )
 from wanmon.alerts.silences import silence_create
 from wanmon.diagnosis.evidence import Finding as EngineFinding
-from wanmon.diagnosis.models import Finding
+from wanmon.diagnosis.models import Finding, PathEvaluation
 from wanmon.diagnosis.replay import scenario_load, scenario_replay
 from wanmon.diagnosis.services import findings_sync
 from wanmon.inventory.models import Carrier, Equipment, Site, SiteContact
@@ -51,9 +51,11 @@ def replay(*args) -> str:
 
 
 def replay_at(path, now) -> None:
-    """The beat's cycle at ``now`` over the scenario's data (stored once: the batch id derives from the file)."""
+    """The beat's cycle at ``now`` over the scenario's data (stored once: the batch id derives from the file), its
+    paths' results taken as new again: the problem is back (a cycle re-evaluates a path only for a newer test)."""
     scenario = scenario_load(str(path))
     scenario.now = now
+    PathEvaluation.objects.update(evidence_until=None)
     scenario_replay(scenario, keep=True, since=now)
 
 
@@ -291,7 +293,9 @@ def test_a_problem_back_after_its_resolved_email_is_emailed_once_as_returned_in_
     for later in (timedelta(minutes=1), timedelta(minutes=10), timedelta(hours=1)):
         process(back + later, flush=True)  # ... and once
     assert set(Finding.objects.values_list("id", flat=True)) == findings  # the same findings, reopened
-    assert {e.kind for f in Finding.objects.all() for e in f.events.all()} == {"opened", "resolved", "reopened"}
+    # (and "updated": over the file's cycles the findings' figures change as results arrive)
+    assert {e.kind for f in Finding.objects.all() for e in f.events.all()} - {"updated"} == {
+        "opened", "resolved", "reopened"}
     assert Incident.objects.get(status="open").id == incident.id  # no second first notice
     messages = smtp.wait_for(4, 2)
     assert len(messages) == 3

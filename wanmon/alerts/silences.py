@@ -63,7 +63,8 @@ def silence_create(
             raise ValidationError({"ends_at": "give ends_at or a positive duration"})
         # checked before the arithmetic: 2**64 s from now is no date at all (an OverflowError, a 500)
         if not duration_s <= cfg.silence_max_duration_s:
-            raise ValidationError({"duration_s": f"a silence lasts at most {cfg.silence_max_duration_s} s"})
+            longest = text.duration(cfg.silence_max_duration_s)
+            raise ValidationError({"duration_s": f"a silence lasts at most {longest} ({cfg.silence_max_duration_s} s)"})
         ends_at = starts_at + timedelta(seconds=duration_s)
     silence = Silence(matchers=_clean_matchers(matchers), comment=(comment or "").strip(), author=author,
                       incident=incident, starts_at=starts_at, ends_at=ends_at)

@@ -85,7 +85,7 @@ def test_silences_crud(client, operator, viewer):
     silence_id = response.json()["id"]
     # bad input: 400 with the reason
     for body, field in (({"matchers": {"colour": "red"}, "comment": "x", "duration_s": 60}, "matchers"),
-                        ({"matchers": {"site": "FZK"}, "comment": "x", "duration_s": 30 * 86400}, "ends_at"),
+                        ({"matchers": {"site": "FZK"}, "comment": "x", "duration_s": 30 * 86400}, "duration_s"),
                         ({"matchers": {"site": "FZK"}, "comment": "x"}, "ends_at"),
                         ({"matchers": {"code": "NOPE"}, "comment": "x", "duration_s": 60}, "matchers")):
         bad = client.post("/api/v1/silences", body, content_type="application/json")

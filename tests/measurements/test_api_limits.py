@@ -68,7 +68,10 @@ def test_out_of_range_values_are_400_not_500(admin_client, topo, params, path):
     query = {"metric": "in_bps", **{k: v for k, v in params.items() if v is not None}}
     response = admin_client.get("/api/v1/query", query)
     assert response.status_code == 400, response.content
-    assert response.json()["errors"][0]["path"] == path
+    body = response.json()
+    # the query API's own errors, or the site's input guard (wanmon/core/guard.py) for a year it refuses everywhere
+    named = body["errors"][0]["path"] if "errors" in body else next(iter(body))
+    assert named == path, body
 
 
 def test_csv_cells_that_a_spreadsheet_would_run_are_escaped(admin_client, topo):

@@ -58,6 +58,13 @@ def workers(django_db_setup):
     pool.stop()
 
 
+def _new_results(w) -> None:
+    """A minute of fresh results on every path, as the agents send between cycles: a cycle plans the paths with
+    results newer than their last evaluation saw (and the flagged ones), so without them it would plan almost none."""
+    t = timezone.now() - timedelta(seconds=1)
+    batch_ingest(batch_id=str(uuid.uuid4()), records=owamp_records(w, t, end=t + timedelta(hours=1)))
+
+
 def _cycle(queue: str) -> DiagnosisCycle:
     from wanmon.diagnosis.tasks import diagnosis_run_task
 
@@ -87,7 +94,9 @@ def test_every_path_evaluated_exactly_once_per_cycle(world, workers, n_workers):
     pool = [workers() for _ in range(n_workers)]
     current = set(Path.objects.values_list("id", flat=True))
     cycles = []
-    for _ in range(2):
+    for n in range(2):
+        if n:
+            _new_results(world)
         cycle = _wait_closed(_cycle(workers.queue))
         cycles.append(cycle)
         assert cycle.planned == len(current) == 60
@@ -123,6 +132,7 @@ def test_a_worker_killed_mid_cycle_leaves_no_path_unevaluated_for_more_than_one_
     first = workers()
     _wait_closed(_cycle(workers.queue))  # every path has its evaluation row
     time.sleep(1.1)
+    _new_results(world)  # outside the blocker's transaction, which is rolled back
     # Hold every path's evaluation row: the first shard the worker takes stops in its claim, mid-transaction.
     with connection.cursor() as blocker:
         blocker.execute("BEGIN")
@@ -151,6 +161,7 @@ def test_a_worker_killed_mid_cycle_leaves_no_path_unevaluated_for_more_than_one_
     assert 0 < len(lost) <= SHARD_PATHS
 
     time.sleep(1.1)
+    _new_results(world)
     third = _wait_closed(_cycle(workers.queue))
     assert third.planned == len(current)
     evaluations = {e.path_id: e for e in PathEvaluation.objects.all()}

@@ -188,3 +188,56 @@ def test_a_headline_from_an_unbounded_summary_fits_the_incident_columns():
     assert len(head.title) <= 500 and len(head.subject_text) <= 200
     assert head.title.endswith("…")
     assert head.title.startswith(f"{head.subject_text}: ") and "counters reset at 2026-11-24 22:57, " in head.title
+
+
+def trunk_finding(i, trunk, element_paths, severity="warning"):
+    return FindingFacts(id=i, code="TRUNK_IMBALANCE", severity=severity, subject={"trunk": trunk},
+                        subject_key=f"trunk={trunk}", summary=f"{trunk}: one member carries most flows",
+                        element_paths=tuple(element_paths))
+
+
+CERN_ALL = ("CERN->FZK", "FZK->CERN", "CERN->CNAF", "CNAF->CERN", "CERN->NDGF", "NDGF->CERN", "CERN->RAL",
+            "RAL->CERN")
+
+
+def test_a_lower_ranked_suspect_crossed_by_every_path_does_not_pull_an_unrelated_fault_into_the_incident():
+    # The demo's case: geant-fra degrades three paths to CERN; cern-border (ranked third) is crossed by every CERN
+    # path, CERN->RAL among them; RAL's trunk is unbalanced and slows CERN->RAL. Two faults, two incidents.
+    findings = [
+        path_finding(1, "LOSS_LIMITED", "FZK", "CERN"),
+        path_finding(2, "LOSS_LIMITED", "CNAF", "CERN"),
+        path_finding(3, "LOSS_LIMITED", "NDGF", "CERN"),
+        suspect(4, "geant-fra", 1, ["FZK->CERN", "CNAF->CERN", "NDGF->CERN"],
+                element_paths=("FZK->CERN", "CERN->FZK", "CNAF->CERN", "CERN->CNAF", "NDGF->CERN", "CERN->NDGF")),
+        suspect(5, "cern-border", 3, ["FZK->CERN", "CNAF->CERN", "NDGF->CERN"], "warning", CERN_ALL),
+        path_finding(6, "TCP_ONLY_DEGRADATION", "CERN", "RAL", "warning"),
+        trunk_finding(7, "ral-lag", ("CERN->RAL", "RAL->CERN")),
+    ]
+    groups = {g.key: g for g in group_findings(findings)}
+    assert set(groups) == {"element:geant-fra", "trunk:ral-lag"}
+    assert set(groups["element:geant-fra"].roles) == {1, 2, 3, 4, 5}
+    assert set(groups["trunk:ral-lag"].roles) == {6, 7} and groups["trunk:ral-lag"].root_id == 7
+    fra = groups["element:geant-fra"]
+    head = headline(fra, [next(f for f in findings if f.id == i) for i in fra.roles])
+    assert "CERN->RAL" not in head.paths and "RAL" not in head.sites
+
+
+def test_two_faults_at_once_are_two_incidents_and_the_far_end_of_the_suspect_link_joins_its_own():
+    # CRC errors on the GEANT Frankfurt-Geneva link (counted at its far end, geant-gva) and a failing member of a
+    # CANARIE trunk on the TRIUMF paths, at the same time.
+    eu = ("FZK->CERN", "CNAF->CERN", "NDGF->CERN")
+    findings = [
+        *(path_finding(i, "LOSS_LIMITED", *p.split("->")) for i, p in enumerate(eu, start=1)),
+        suspect(4, "geant-fra", 1, eu, element_paths=(*eu, "CERN->FZK")),
+        FindingFacts(id=5, code="INTERFACE_ERRORS", severity="warning",
+                     subject={"equipment": "geant-gva", "interface": "et-1/0/0"},
+                     subject_key="equipment=geant-gva;interface=et-1/0/0", element_paths=eu),
+        path_finding(6, "LOSS_LIMITED", "TRIUMF", "CERN"),
+        path_finding(7, "ASYMMETRIC_PATH", "CERN", "TRIUMF", "warning"),
+        trunk_finding(8, "canarie-lag", ("TRIUMF->CERN", "CERN->TRIUMF"), "critical"),
+    ]
+    groups = {g.key: g for g in group_findings(findings)}
+    assert set(groups) == {"element:geant-fra", "trunk:canarie-lag"}
+    assert set(groups["element:geant-fra"].roles) == {1, 2, 3, 4, 5} and groups["element:geant-fra"].root_id == 4
+    assert groups["element:geant-fra"].roles[5] == MemberRole.RELATED
+    assert set(groups["trunk:canarie-lag"].roles) == {6, 7, 8} and groups["trunk:canarie-lag"].root_id == 8

@@ -215,7 +215,7 @@ def test_when_the_window_ends_and_the_problem_persists_the_email_goes_out_at_onc
     mail = messages[0]
     assert mail.subject.startswith("[wanmon CRITICAL] LOSS_LIMITED CERN<->FZK: 2 paths degraded")
     assert "has ended and the problem persists" in mail.text
-    assert "GEANT-CHG-0042 (GEANT): impact outage, confirmed, 2026-03-01 08:00 UTC - 2026-03-01 10:00 UTC (ended)" in (
+    assert "GEANT-CHG-0042 (GEANT): impact outage, confirmed, 08:00 UTC - 10:00 UTC (ended)" in (
         mail.text)
 
 
@@ -253,7 +253,7 @@ def test_resolved_email_when_the_evidence_clears_after_the_hold(smtp):
     resolved = messages[1]
     assert resolved.rcpt_tos == [NOC]
     assert resolved.subject == FZK_SUBJECT.replace("[wanmon CRITICAL]", "[wanmon RESOLVED]")
-    assert "Resolved at 2026-03-01 12:15 UTC after 15 min." in resolved.text
+    assert "Resolved at 12:15 UTC after 15 min. The problem lasted 06:00 UTC - 12:15 UTC (6.25 h)." in resolved.text
     assert resolved.message["In-Reply-To"] == messages[0].message["In-Reply-To"]  # one thread per incident
     incident.refresh_from_db()
     assert incident.status == "resolved"
@@ -302,7 +302,7 @@ def test_a_problem_back_after_its_resolved_email_is_emailed_once_as_returned_in_
     firing, resolved, returned = messages
     assert returned.rcpt_tos == [NOC]
     assert returned.subject == FZK_SUBJECT + " (returned)"
-    assert "The problem is back 20 min after it was reported resolved (2026-03-01 12:11 UTC)." in returned.text
+    assert "The problem is back 20 min after it was reported resolved (12:11 UTC)." in returned.text
     assert "It will be reported resolved again only 30 min after its findings clear." in returned.text
     thread = firing.message["In-Reply-To"]  # one thread per incident
     assert returned.message["In-Reply-To"] == returned.message["References"] == thread
@@ -365,7 +365,7 @@ def test_a_problem_back_under_a_silence_that_ends_before_it_clears_is_emailed_as
         "[wanmon CRITICAL", "[wanmon RESOLVED", "[wanmon CRITICAL", "[wanmon RESOLVED"]
     returned = messages[2]
     assert returned.subject == FZK_SUBJECT + " (returned)" and returned.rcpt_tos == [NOC]
-    assert ("The problem is back 20 min after it was reported resolved (2026-03-01 12:11 UTC); a silence or "
+    assert ("The problem is back 20 min after it was reported resolved (12:11 UTC); a silence or "
             "maintenance window muted it until now.") in returned.text
     assert list(Notification.objects.order_by("id").values_list("kind", flat=True)) == [
         "firing", "resolved", "returned", "resolved"]
@@ -383,7 +383,7 @@ def test_a_problem_back_below_the_paging_severity_is_emailed_as_returned_when_it
     process(back + timedelta(minutes=5))
     firing, resolved, returned = smtp.wait_for(4, 2)
     assert returned.subject == "[wanmon CRITICAL] PATH_DOWN CERN->RAL: PATH_DOWN for 1 h (returned)"
-    assert "back 20 min after it was reported resolved (2026-03-01 12:11 UTC); it pages only now." in returned.text
+    assert "back 20 min after it was reported resolved (12:11 UTC); it pages only now." in returned.text
 
 
 # Evidence bad and good by turns, minutes each (bad first): 2 h 2 min of a problem flapping every 10-15 min.
@@ -597,3 +597,89 @@ def test_silence_validation(smtp, settings):
     with pytest.raises(Exception, match="unknown finding code"):
         silence_create(author=None, matchers={"code": "BAD_LUCK"}, comment="x", now=T, duration_s=60)
     assert Silence.objects.count() == 0
+
+
+# --- two faults at once: each incident to its own people, the carrier included ---
+
+TWO_FAULTS_TOPOLOGY = {
+    "carriers": [
+        {"code": "GEANT", "name": "GEANT", "kind": "backbone", "noc_email": "noc@geant.test"},
+        {"code": "CANARIE", "name": "CANARIE", "kind": "backbone", "noc_email": "noc@canarie.test"},
+    ],
+    "sites": [{"code": c, "name": c, "tier": 0 if c == "CERN" else 1,
+               "contacts": [{"email": f"noc@{c.lower()}.test", "role": "noc"},
+                            {"email": f"transfers@{c.lower()}.test", "role": "transfer"}]}
+              for c in ("CERN", "FZK", "CNAF", "TRIUMF", "RAL")],
+    "equipment": [
+        {"name": "geant-fra", "carrier": "GEANT"}, {"name": "geant-gva", "carrier": "GEANT"},
+        {"name": "canarie-mtl", "carrier": "CANARIE"}, {"name": "cern-border", "site": "CERN"},
+    ],
+    "interfaces": [
+        {"equipment": "geant-fra", "name": "et-1/1/0", "speed_mbps": 100000},
+        {"equipment": "geant-gva", "name": "et-1/0/0", "speed_mbps": 100000},
+        {"equipment": "geant-gva", "name": "et-1/1/0", "speed_mbps": 100000},
+        {"equipment": "canarie-mtl", "name": "xe-0/0/0", "speed_mbps": 10000},
+        {"equipment": "canarie-mtl", "name": "xe-0/0/1", "speed_mbps": 10000},
+    ],
+    "circuits": [
+        {"carrier": "GEANT", "cid": "GEANT-FRA-GVA-100G", "a_interface": "geant-fra:et-1/1/0",
+         "z_interface": "geant-gva:et-1/0/0", "capacity_mbps": 100000},
+        {"carrier": "GEANT", "cid": "GEANT-GVA-CERN", "a_interface": "geant-gva:et-1/1/0", "capacity_mbps": 100000},
+    ],
+    "trunks": [{"name": "canarie-lag", "members": ["canarie-mtl:xe-0/0/0", "canarie-mtl:xe-0/0/1"]}],
+    "paths": [
+        *({"src": s, "dst": "CERN", "capacity_mbps": 100000, "rtt_ms": 12.0,
+           "hops": ["geant-fra:et-1/1/0", "geant-gva:et-1/1/0", "cern-border"]} for s in ("FZK", "CNAF")),
+        {"src": "TRIUMF", "dst": "CERN", "capacity_mbps": 20000, "rtt_ms": 150.0,
+         "hops": ["canarie-mtl:xe-0/0/0", "geant-gva:et-1/1/0", "cern-border"]},
+        {"src": "RAL", "dst": "CERN", "capacity_mbps": 100000, "rtt_ms": 20.0, "hops": ["geant-gva:et-1/1/0",
+                                                                                         "cern-border"]},
+    ],
+}
+
+
+def test_two_faults_at_once_reach_their_own_sites_and_their_carrier_with_the_onset_and_the_circuit(smtp):
+    from wanmon.inventory.topology import topology_import
+
+    topology_import(TWO_FAULTS_TOPOLOGY, as_of=T - timedelta(days=30))
+    onset = T - timedelta(minutes=50)
+
+    def at(code, subject, severity="critical", **evidence):
+        return EngineFinding(code=code, severity=severity, subject=subject, start=onset, end=T,
+                             summary=f"{code} here", explanation="x", evidence=evidence, actions=(f"Check {code}",))
+
+    eu = ["FZK->CERN", "CNAF->CERN"]
+    findings_sync(findings=[
+        # CRC errors on the GEANT Frankfurt-Geneva link, counted at its far end
+        *(at("LOSS_LIMITED", {"src": p.split("->")[0], "dst": "CERN"}) for p in eu),
+        at("SHARED_EQUIPMENT_SUSPECT", {"equipment": "geant-fra"}, degraded_paths=eu),
+        at("INTERFACE_ERRORS", {"equipment": "geant-gva", "interface": "et-1/0/0"}, "warning"),
+        # a failing member of the CANARIE trunk
+        at("LOSS_LIMITED", {"src": "TRIUMF", "dst": "CERN"}),
+        at("TRUNK_IMBALANCE", {"trunk": "canarie-lag"}, "warning"),
+    ], now=T)
+    process(T, flush=True)
+
+    incidents = {i.key: i for i in Incident.objects.all()}
+    assert set(incidents) == {"element:geant-fra", "trunk:canarie-lag"}
+    fra, lag = incidents["element:geant-fra"], incidents["trunk:canarie-lag"]
+    assert {m.finding.code for m in fra.members.all()} == {"LOSS_LIMITED", "SHARED_EQUIPMENT_SUSPECT",
+                                                            "INTERFACE_ERRORS"}
+    assert fra.root_finding.subject == {"equipment": "geant-fra"} and fra.onset == onset
+    assert {m.finding.code for m in lag.members.all()} == {"LOSS_LIMITED", "TRUNK_IMBALANCE"}
+    # who got which e-mail: the sites whose paths cross the root element, and its carrier; nobody else
+    sent = {(n.incident_id, n.recipient): n for n in Notification.objects.all()}
+    assert {r for i, r in sent if i == fra.id} == {"noc@cern.test", "noc@cnaf.test", "noc@fzk.test",
+                                                   "noc@geant.test"}
+    assert {r for i, r in sent if i == lag.id} == {"noc@cern.test", "noc@triumf.test", "noc@canarie.test"}
+    assert sent[(fra.id, "noc@geant.test")].reason == "operator of geant-fra (carrier GEANT)"
+    messages = smtp.wait_for(7, 5)
+    assert len(messages) == 7
+    to_geant = next(m for m in messages if m.rcpt_tos == ["noc@geant.test"])
+    body = to_geant.text
+    assert "Since 11:10 UTC (50 min), ongoing as of 12:00 UTC." in body
+    assert "Operated by: carrier GEANT (noc@geant.test)" in body
+    assert "Circuits on the suspect link: GEANT GEANT-FRA-GVA-100G (geant-fra:et-1/1/0 - geant-gva:et-1/0/0)" in body
+    assert "First action: Check SHARED_EQUIPMENT_SUSPECT" in body
+    assert "https://wanmon.example.org/paths/FZK/CERN/" in body
+    assert "Suspect geant-fra: https://wanmon.example.org/equipment/geant-fra/" in body

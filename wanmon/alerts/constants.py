@@ -42,6 +42,9 @@ NOT_DEGRADING = frozenset(
      codes.MAINTENANCE_EXPLAINED, codes.MEASUREMENT_GAP}
 )
 
+# How many carrier circuits an e-mail names for the suspect link (a port rarely ends more than one or two).
+CIRCUITS_NAMED_MAX = 4
+
 # How many paths listed in a subject line before "+N more".
 TITLE_MAX_PATHS = 4
 # An e-mail's subject line is cut to this (the sent-log keeps up to 300); not the incident's subject column below.

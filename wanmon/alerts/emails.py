@@ -3,19 +3,27 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
-from datetime import datetime
+import re
+from collections.abc import Collection, Sequence
+from datetime import UTC, datetime
+from urllib.parse import quote
 
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 
-from wanmon.alerts.choices import MemberRole, NotificationKind
+from wanmon.alerts.choices import IncidentKind, MemberRole, NotificationKind
 from wanmon.alerts.constants import MAIL_SUBJECT_MAX_CHARS
 from wanmon.alerts.models import Incident, IncidentMember, Notification, Silence
-from wanmon.alerts.selectors import Recipient, WindowInfo
+from wanmon.alerts.policy import Operator, Recipient
+from wanmon.alerts.selectors import WindowInfo
 from wanmon.diagnosis import codes, text
 from wanmon.diagnosis.choices import ACTIVE_STATUSES
+
+# A path direction as actions and summaries write it: CERN->FZK.
+PATH_IN_TEXT = re.compile(r"\b[A-Za-z0-9][A-Za-z0-9_.-]*->[A-Za-z0-9][A-Za-z0-9_.-]*\b")
+# How many actions an e-mail lists; the incident page has the rest.
+MAIL_ACTIONS_MAX = 3
 
 SUBJECT_SUFFIX = {
     NotificationKind.FIRING: "",
@@ -74,11 +82,68 @@ def figures_text(derived: dict | None) -> list[str]:
     return items
 
 
-def _time(value: datetime | None) -> str:
-    return value.strftime("%Y-%m-%d %H:%M UTC") if value else ""
+def when_text(value: datetime | None, now: datetime | None = None) -> str:
+    """``13:10 UTC`` on the day of ``now``, ``27 Nov 13:10 UTC`` on another day (with the year in another year)."""
+    if not value:
+        return ""
+    value = value.astimezone(UTC)
+    if now is not None and value.date() == now.astimezone(UTC).date():
+        return value.strftime("%H:%M UTC")
+    if now is not None and value.year == now.astimezone(UTC).year:
+        return value.strftime("%d %b %H:%M UTC")
+    return value.strftime("%d %b %Y %H:%M UTC")
 
 
-def _member_row(member: IncidentMember, muted_keys: set[str]) -> dict:
+def onset_text(*, onset: datetime | None, now: datetime, resolved_at: datetime | None = None) -> str:
+    """``since 13:10 UTC (12 h 5 min), ongoing as of 01:16 UTC``; once resolved ``13:10 UTC - 01:16 UTC
+    (12 h 6 min)``."""
+    if onset is None:
+        return ""
+    end = resolved_at or now
+    lasted = text.duration(max((end - onset).total_seconds(), 0.0))
+    if resolved_at is not None:
+        return f"{when_text(onset, now)} - {when_text(resolved_at, now)} ({lasted})"
+    return f"since {when_text(onset, now)} ({lasted}), ongoing as of {when_text(now, now)}"
+
+
+def path_url(path: str) -> str:
+    """The dashboard page of a path direction ``SRC->DST``."""
+    src, _, dst = path.partition("->")
+    return f"{base_url()}/paths/{quote(src, safe='')}/{quote(dst, safe='')}/"
+
+
+def element_url(element: str) -> str:
+    """The dashboard page of an equipment, or of a trunk (``trunk:name``)."""
+    if element.startswith("trunk:"):
+        return f"{base_url()}/trunks/{quote(element.removeprefix('trunk:'), safe='')}/"
+    return f"{base_url()}/equipment/{quote(element, safe='')}/"
+
+
+def _path_pattern(action: str) -> tuple[str, tuple[str, ...]]:
+    """An action with its path directions taken out: per-path variants of one advice share the pattern."""
+    paths = tuple(PATH_IN_TEXT.findall(action))
+    return PATH_IN_TEXT.sub("{path}", action), paths
+
+
+def actions_merged(actions: Sequence[str], *, ended_references: Collection[str] = ()) -> list[str]:
+    """The actions of an incident's findings, root first, each once: per-path variants of one advice become one
+    that names its paths ("... (also CNAF->CERN, NDGF->CERN)"); advice naming a maintenance window that has ended
+    is dropped (it was true only while the window ran)."""
+    merged: dict[str, tuple[str, list[str]]] = {}
+    for action in actions:
+        if any(ref and ref in action for ref in ended_references):
+            continue
+        pattern, paths = _path_pattern(action)
+        if pattern not in merged:
+            merged[pattern] = (action, [])
+        first, others = merged[pattern]
+        for p in paths:
+            if p not in first and p not in others:
+                others.append(p)
+    return [first + (f" (also {', '.join(others)})" if others else "") for first, others in merged.values()]
+
+
+def _member_row(member: IncidentMember, muted_keys: set[str], now: datetime) -> dict:
     f = member.finding
     return {
         "role": member.role,
@@ -86,7 +151,9 @@ def _member_row(member: IncidentMember, muted_keys: set[str]) -> dict:
         "severity": f.severity,
         "subject": _subject_label(f.subject or {}),
         "summary": f.summary,
-        "window": f"{_time(f.start)} - {_time(f.end)}",
+        "window": f"{when_text(f.start, now)} - {when_text(f.end, now)}",
+        "onset": when_text(f.onset or f.start, now),
+        "url": f"{base_url()}/findings/{f.pk}/",
         "status": f.status,
         "active": f.status in ACTIVE_STATUSES,
         "muted": f"{f.code}|{f.subject_key}" in muted_keys,
@@ -115,19 +182,23 @@ def incident_mail_context(
     members: Sequence[IncidentMember],
     windows: Sequence[WindowInfo],
     note: str = "",
+    operator: Operator | None = None,
 ) -> dict:
-    """Everything the incident e-mail templates show: the root explanation with its numbers, the evidence of
-    every finding, the actions, the maintenance around the elements, and the link to the incident page."""
+    """Everything the incident e-mail templates show. First, in short: since when, what, where, who operates it,
+    the first action and the links (the incident page, the path pages, the suspect element); then the root
+    explanation with its numbers, the evidence of every finding, the actions, the maintenance around the elements."""
     muted_keys = set(incident.muted_keys or [])
-    rows = [_member_row(m, muted_keys) for m in sorted(members, key=lambda m: (m.role != MemberRole.ROOT, m.id))]
+    ordered = sorted(members, key=lambda m: (m.role != MemberRole.ROOT, m.id))
+    rows = [_member_row(m, muted_keys, now) for m in ordered]
     root = next((m.finding for m in members if m.role == MemberRole.ROOT), members[0].finding if members else None)
-    actions: list[str] = []
-    for m in sorted(members, key=lambda m: (m.role != MemberRole.ROOT, m.id)):
-        for action in m.finding.actions or []:
-            if action not in actions:
-                actions.append(action)
+    ended = [w.reference for w in windows if w.state_at(now) == "ended"]
+    actions = actions_merged([a for m in ordered for a in (m.finding.actions or [])], ended_references=ended)
     resolved = kind == NotificationKind.RESOLVED
     duration_s = ((incident.resolved_at or now) - incident.opened_at).total_seconds()
+    onset = incident.onset or (min((m.finding.onset or m.finding.start for m in members), default=None))
+    root_element = incident.elements[0] if incident.elements and incident.kind == IncidentKind.ELEMENT else None
+    if root_element and root is not None and "trunk" in (root.subject or {}):
+        root_element = f"trunk:{root_element}"
     return {
         "incident": incident,
         "kind": kind,
@@ -141,15 +212,23 @@ def incident_mail_context(
         "root_subject": _subject_label(root.subject or {}) if root else "",
         "members": rows,
         "active_count": sum(1 for r in rows if r["active"]),
-        "actions": actions[:10],
+        "onset": onset_text(onset=onset, now=now, resolved_at=incident.resolved_at if resolved else None),
+        "where": ", ".join([*incident.elements[:3], *incident.paths[:6]]) or ", ".join(incident.sites),
+        "operator": operator,
+        "first_action": actions[0] if actions else "",
+        "actions": actions[:MAIL_ACTIONS_MAX],
+        "more_actions": max(len(actions) - MAIL_ACTIONS_MAX, 0),
+        "path_links": [{"path": p, "url": path_url(p)} for p in incident.paths[:6]],
+        "element_link": {"element": root_element.removeprefix("trunk:"), "url": element_url(root_element)}
+        if root_element else None,
         "windows": [
-            {"info": w, "state": w.state_at(now), "start": _time(w.start), "end": _time(w.end),
+            {"info": w, "state": w.state_at(now), "start": when_text(w.start, now), "end": when_text(w.end, now),
              "elements": ", ".join(w.elements)}
             for w in windows
         ],
-        "opened_at": _time(incident.opened_at),
-        "resolved_at": _time(incident.resolved_at),
-        "now": _time(now),
+        "opened_at": when_text(incident.opened_at, now),
+        "resolved_at": when_text(incident.resolved_at, now),
+        "now": when_text(now, now),
         "duration": text.duration(max(duration_s, 0)),
         "note": note,
         "url": incident_url(incident.id),
@@ -179,7 +258,7 @@ def render_silence_reminder(*, silence: Silence, now: datetime, muted: Sequence[
         "silence": silence,
         "matchers": matchers,
         "remaining": remaining,
-        "ends_at": _time(silence.ends_at),
+        "ends_at": when_text(silence.ends_at, now),
         "incidents": [{"incident": i, "url": incident_url(i.id)} for i in muted],
         "url": f"{base_url()}/silences/",
         "recipient": recipient,

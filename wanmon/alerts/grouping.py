@@ -9,8 +9,10 @@ The rules, in order (a finding joins the first group that claims it):
    lower-ranked suspects last) founds ``element:<equipment>`` (``trunk:<name>``) and gathers the
    symptom findings (loss, asymmetry, outage, ...) of the paths it explains: the suspect's own
    ``degraded_paths`` and, from the inventory, the paths that cross the element. Another root-cause
-   finding on the same equipment, or one explaining a path the group already gathers, joins it as
-   corroborating evidence (the ranked suspects of one case are one incident).
+   finding joins it as corroborating evidence only when the rules tie it to the same cause: on the same
+   equipment, a lower-ranked suspect of the same analysis, or an element whose degraded paths all cross the
+   root element (the far end of its link); it never widens the group's paths. Anything else opens its own
+   incident, so two faults at once are two incidents, each e-mailed to its own people.
 3. Host causes: a host finding (HOST_TCP_TUNING, PERIODIC_LOSS of a site/host) gathers the path
    findings it explains (WINDOW_LIMITED, PERIODIC_LOSS) on its site's pairs, grouped per pair.
 4. Site: when at least ``site_min_paths`` distinct degraded path directions of the remaining
@@ -25,6 +27,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from wanmon.alerts.choices import IncidentKind, MemberRole
 from wanmon.alerts.constants import (
@@ -57,6 +60,8 @@ class FindingFacts:
     element_paths: tuple[str, ...] = ()
     # MAINTENANCE_EXPLAINED: the window's reference.
     maintenance_ref: str | None = None
+    # When the finding's episode began (kept across evaluations; its window's start when unknown).
+    onset: datetime | None = None
 
     @property
     def key(self) -> str:
@@ -175,20 +180,22 @@ def group_findings(findings: Sequence[FindingFacts], *, site_min_paths: int = 3)
                     key=_root_order):
         candidates = set(f.degraded_paths) | set(f.element_paths)
         live = candidates & live_paths
+        # A group's paths are its root element's: those crossing it and those its analysis explains. Another
+        # element joins only when the rules tie it to the same cause; it never widens the group, or a suspect
+        # ranked lower (cern-border, crossed by every CERN path) would pull unrelated paths into a backbone fault.
         target = next((g for g in root_groups if g.element == f.element), None)
-        if target is None and live:
-            target = next((g for g in root_groups if g.paths & live), None)
         if target is None and f.degraded_paths:  # the ranked suspects of one analysis are one case
             target = next((g for g in root_groups if g.suspected & set(f.degraded_paths)), None)
+        if target is None and live:  # everything it could explain, the root explains (the far end of its link)
+            target = next((g for g in root_groups if live <= g.paths), None)
         if target is None:
             target = group_for(_element_key(f.element), IncidentKind.ELEMENT, element=f.element)
             root_groups.append(target)
             target.paths |= candidates
+            target.suspected |= set(f.degraded_paths)
             join(target, f, MemberRole.ROOT)
         else:
-            target.paths |= live
             join(target, f, MemberRole.RELATED)
-        target.suspected |= set(f.degraded_paths)
     for f in ordered:
         if f.id in placed or f.code not in SYMPTOM_CODES or not f.path:
             continue
@@ -288,6 +295,7 @@ class IncidentHeadline:
     sites: tuple[str, ...]
     paths: tuple[str, ...]
     elements: tuple[str, ...]  # root element first
+    onset: datetime | None = None  # the earliest onset of its members: when the problem began
 
 
 def clamp_text(text: str, limit: int) -> str:
@@ -352,4 +360,5 @@ def headline(group: Group, members: Sequence[FindingFacts]) -> IncidentHeadline:
         sites=tuple(sites),
         paths=tuple(paths),
         elements=tuple(elements),
+        onset=min((f.onset for f in members if f.onset), default=None),
     )

@@ -55,6 +55,7 @@ class Incident(models.Model):
     muted = models.BooleanField(default=False, help_text="every paging finding is silenced or inhibited")
     mute_reason = models.CharField(max_length=500, blank=True)
     muted_keys = models.JSONField(default=list, blank=True, help_text="code|subject of the muted findings")
+    onset = models.DateTimeField(null=True, blank=True, help_text="when the problem began (earliest member onset)")
     opened_at = models.DateTimeField()
     changed_at = models.DateTimeField()
     cleared_at = models.DateTimeField(null=True, blank=True, help_text="all findings cleared; resolved after the hold")

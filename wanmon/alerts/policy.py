@@ -11,7 +11,7 @@ its resolved notice is e-mailed at once as returned, and held longer before its 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -149,3 +149,94 @@ def resolve_hold_s(*, base_s: float, reopened: int) -> float:
 def resolve_due(*, cleared_at: datetime, now: datetime, hold_s: float, flush: bool = False) -> bool:
     """An incident whose findings all cleared is resolved after the hold (a recurrence in between cancels it)."""
     return flush or now >= cleared_at + timedelta(seconds=hold_s)
+
+
+@dataclass(frozen=True)
+class Recipient:
+    """One address an incident e-mail goes to, and why (the sent-log keeps the reason)."""
+
+    email: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Route:
+    """A routing rule or a subscription as plain values: its criteria (``filter_matches``) and its addresses."""
+
+    label: str
+    emails: tuple[str, ...]
+    sites: tuple[str, ...] = ()
+    carriers: tuple[str, ...] = ()
+    finding_codes: tuple[str, ...] = ()
+    min_severity: str = codes.WARNING
+    replace_defaults: bool = False
+
+
+@dataclass(frozen=True)
+class Operator:
+    """Who operates an incident's root element: a carrier's NOC, or the NOC of the site that owns it; and the
+    carrier's circuit ids on the suspect link, for the ticket it will be asked to open."""
+
+    element: str
+    owner: str
+    is_carrier: bool
+    emails: tuple[str, ...]
+    circuits: tuple[str, ...] = ()
+
+
+def incident_recipients(
+    *,
+    sites: Collection[str],
+    carriers: Collection[str],
+    codes_: Collection[str],
+    severity: str,
+    rules: Sequence[Route],
+    subscriptions: Sequence[Route],
+    site_nocs: Mapping[str, Sequence[str]],
+    operator: Operator | None,
+    default_recipients: Sequence[str],
+) -> list[Recipient]:
+    """Who gets an incident, one entry per address, in this order:
+
+    1. the matching routing rules' recipients;
+    2. unless a matching rule replaces them: the NOC contacts of the incident's sites (the ends of the paths that
+       cross its root element, which are the only paths it gathers) and the operator of its root element (a
+       carrier's NOC address: the one who can fix it; a site's NOC when the site owns the element);
+    3. the matching subscriptions;
+    4. nobody so far: the default recipients.
+    """
+    found: dict[str, Recipient] = {}
+
+    def add(email: str, reason: str) -> None:
+        email = email.strip()
+        if email and email.lower() not in found:
+            found[email.lower()] = Recipient(email, reason)
+
+    def matches(route: Route) -> bool:
+        return filter_matches(
+            sites=route.sites, carriers=route.carriers, codes_=route.finding_codes, min_severity=route.min_severity,
+            incident_sites=sites, incident_carriers=carriers, incident_codes=codes_, severity=severity,
+        )
+
+    replace_defaults = False
+    for rule in rules:
+        if matches(rule):
+            replace_defaults |= rule.replace_defaults
+            for email in rule.emails:
+                add(email, rule.label)
+    if not replace_defaults:
+        for site in sorted(sites):
+            for email in site_nocs.get(site, ()):
+                add(email, f"NOC contact of {site}")
+        if operator is not None:
+            what = "carrier" if operator.is_carrier else "site"
+            for email in operator.emails:
+                add(email, f"operator of {operator.element} ({what} {operator.owner})")
+    for sub in subscriptions:
+        if matches(sub):
+            for email in sub.emails:
+                add(email, sub.label)
+    if not found:
+        for email in default_recipients:
+            add(email, "ALERTS_DEFAULT_RECIPIENTS")
+    return list(found.values())

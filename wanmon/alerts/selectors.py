@@ -16,22 +16,23 @@ from wanmon.alerts.choices import (
     NotificationStatus,
 )
 from wanmon.alerts.conf import AlertSettings
-from wanmon.alerts.constants import ROOT_CAUSE_CODES
+from wanmon.alerts.constants import CIRCUITS_NAMED_MAX, ROOT_CAUSE_CODES
 from wanmon.alerts.grouping import FindingFacts
 from wanmon.alerts.models import Incident, Notification, RoutingRule, Silence, Subscription
-from wanmon.alerts.policy import filter_matches
+from wanmon.alerts.policy import Operator, Recipient, Route, incident_recipients
 from wanmon.diagnosis import codes
 from wanmon.diagnosis.choices import ACTIVE_STATUSES
 from wanmon.diagnosis.constants import FINDING_REOPEN_WITHIN_S
 from wanmon.diagnosis.models import Finding
 from wanmon.inventory.choices import ContactRole
-from wanmon.inventory.models import Equipment
+from wanmon.inventory.models import Circuit, Equipment, Interface
 from wanmon.inventory.selectors import (
     contact_list_for_sites,
     path_hops_labels,
     path_list_through_element,
     path_list_through_trunk,
     path_list_valid_at,
+    path_ports_of_equipment,
 )
 from wanmon.maintenance.parsed import impact_worst
 from wanmon.maintenance.selectors import maintenance_in_force, maintenance_matches_for_element
@@ -61,6 +62,7 @@ def finding_facts(finding: Finding, *, element_paths: tuple[str, ...] = ()) -> F
         degraded_paths=tuple(str(p) for p in degraded or ()),
         element_paths=element_paths,
         maintenance_ref=str(ref) if ref else None,
+        onset=finding.onset or finding.start,
     )
 
 
@@ -73,7 +75,13 @@ def finding_facts_list(*, at: datetime) -> list[FindingFacts]:
         element_paths: tuple[str, ...] = ()
         subject = f.subject or {}
         if f.code in ROOT_CAUSE_CODES:
-            if subject.get("equipment"):
+            if subject.get("equipment") and subject.get("interface"):
+                # a port's fault concerns the paths that leave by it or arrive by it, not every path of its box
+                key = ("interface", f"{subject['equipment']}:{subject['interface']}")
+                if key not in cache:
+                    cache[key] = tuple(_path_label(p) for p in path_list_through_element(
+                        equipment=subject["equipment"], interface=subject["interface"], arriving=True, at=at))
+            elif subject.get("equipment"):
                 key = ("equipment", subject["equipment"])
                 if key not in cache:
                     cache[key] = tuple(_path_label(p) for p in path_list_through_element(
@@ -237,46 +245,67 @@ def silence_list_active(*, at: datetime) -> list[Silence]:
     )
 
 
-@dataclass(frozen=True)
-class Recipient:
-    email: str
-    reason: str
+def _routes(rows, label) -> list[Route]:
+    return [Route(label=label(r), emails=tuple(str(e) for e in emails), sites=tuple(r.sites or ()),
+                  carriers=tuple(r.carriers or ()), finding_codes=tuple(r.codes or ()), min_severity=r.min_severity,
+                  replace_defaults=getattr(r, "replace_defaults", False))
+            for r, emails in rows]
 
 
 def recipient_list_for_incident(
-    *, sites: Collection[str], carriers: Collection[str], codes_: Collection[str], severity: str, cfg: AlertSettings
+    *, sites: Collection[str], carriers: Collection[str], codes_: Collection[str], severity: str, cfg: AlertSettings,
+    operator: Operator | None = None,
 ) -> list[Recipient]:
-    """Who gets an incident: matching routing rules and subscriptions, the NOC contacts of its sites
-    (unless a matching rule replaces them), else ALERTS_DEFAULT_RECIPIENTS. One entry per address."""
-    found: dict[str, Recipient] = {}
+    """Who gets an incident (``policy.incident_recipients`` decides): the routing rules, subscriptions and site
+    NOC contacts in force, and the operator of its root element."""
+    rules = _routes(((r, r.recipients or ()) for r in RoutingRule.objects.filter(is_active=True).order_by("name")),
+                    lambda r: f"routing rule {r.name}")
+    subs = _routes(((s, (s.user.email,)) for s in Subscription.objects.filter(is_active=True, user__is_active=True)
+                    .select_related("user").order_by("id") if s.user.email),
+                   lambda s: f"subscription of {s.user.get_username()}")
+    site_nocs: dict[str, list[str]] = {}
+    for contact in contact_list_for_sites(sites=sites, roles=[ContactRole.NOC]):
+        site_nocs.setdefault(contact.site.code, []).append(contact.email)
+    return incident_recipients(sites=sites, carriers=carriers, codes_=codes_, severity=severity, rules=rules,
+                               subscriptions=subs, site_nocs=site_nocs, operator=operator,
+                               default_recipients=cfg.default_recipients)
 
-    def add(email: str, reason: str) -> None:
-        email = email.strip()
-        if email and email.lower() not in found:
-            found[email.lower()] = Recipient(email, reason)
 
-    def matches(f) -> bool:
-        return filter_matches(
-            sites=f.sites, carriers=f.carriers, codes_=f.codes, min_severity=f.min_severity,
-            incident_sites=sites, incident_carriers=carriers, incident_codes=codes_, severity=severity,
-        )
-
-    replace_defaults = False
-    for rule in RoutingRule.objects.filter(is_active=True).order_by("name"):
-        if matches(rule):
-            replace_defaults |= rule.replace_defaults
-            for email in rule.recipients:
-                add(str(email), f"routing rule {rule.name}")
-    if not replace_defaults:
-        for contact in contact_list_for_sites(sites=sites, roles=[ContactRole.NOC]):
-            add(contact.email, f"NOC contact of {contact.site.code}")
-    for sub in Subscription.objects.filter(is_active=True, user__is_active=True).select_related("user"):
-        if sub.user.email and matches(sub):
-            add(sub.user.email, f"subscription of {sub.user.get_username()}")
-    if not found:
-        for email in cfg.default_recipients:
-            add(email, "ALERTS_DEFAULT_RECIPIENTS")
-    return list(found.values())
+def operator_of_element(*, element: str | None, interface: str | None = None, paths: Collection[str] = (),
+                        at: datetime) -> Operator | None:
+    """Who operates an incident's root element (equipment, or ``trunk:name``: its members' equipment): its
+    carrier's NOC address, or its site's NOC contacts; with the carrier circuits that end on the suspect port
+    (``interface``) or, without one, on the ports the incident's paths leave or enter it by."""
+    if not element:
+        return None
+    if element.startswith("trunk:"):
+        members = Interface.objects.filter(trunks__name=element.removeprefix("trunk:")).select_related("equipment")
+        equipment = next((i.equipment for i in members), None)
+        ports = {i.id for i in members}
+    else:
+        equipment = Equipment.objects.filter(name=element).first()
+        ports = set()
+        if equipment is not None and interface:
+            ports = set(Interface.objects.filter(equipment=equipment, name=interface).values_list("id", flat=True))
+        elif equipment is not None:
+            ports = path_ports_of_equipment(equipment=equipment, paths=paths, at=at)
+    if equipment is None:
+        return None
+    label = element.removeprefix("trunk:")
+    circuits = Circuit.objects.filter(Q(a_interface_id__in=ports) | Q(z_interface_id__in=ports)).select_related(
+        "carrier", "a_interface__equipment", "z_interface__equipment").order_by("carrier__code", "cid")
+    circuit_text = tuple(
+        f"{c.carrier.code} {c.cid} ({' - '.join(str(i) for i in (c.a_interface, c.z_interface) if i)})"
+        for c in circuits[:CIRCUITS_NAMED_MAX])
+    if equipment.carrier_id:
+        carrier = equipment.carrier
+        return Operator(element=label, owner=carrier.code, is_carrier=True,
+                        emails=(carrier.noc_email,) if carrier.noc_email else (), circuits=circuit_text)
+    if equipment.site_id:
+        nocs = contact_list_for_sites(sites=[equipment.site.code], roles=[ContactRole.NOC])
+        return Operator(element=label, owner=equipment.site.code, is_carrier=False,
+                        emails=tuple(c.email for c in nocs), circuits=circuit_text)
+    return None
 
 
 def recipient_list_notified(*, incident: Incident) -> list[Recipient]:

@@ -45,7 +45,15 @@ from wanmon.alerts.conf import AlertSettings, alert_settings
 from wanmon.alerts.constants import PROCESS_LOCK_KEY, SEND_MAX_ATTEMPTS, SEND_TASK_NAME
 from wanmon.alerts.grouping import FindingFacts, Group, group_findings, headline
 from wanmon.alerts.models import Incident, IncidentEvent, IncidentMember, Notification, Silence
-from wanmon.alerts.policy import NotifyState, Timers, notification_due, resolve_due, resolve_hold_s, silence_matches
+from wanmon.alerts.policy import (
+    NotifyState,
+    Operator,
+    Timers,
+    notification_due,
+    resolve_due,
+    resolve_hold_s,
+    silence_matches,
+)
 from wanmon.alerts.selectors import (
     Recipient,
     TopologyIndex,
@@ -55,6 +63,7 @@ from wanmon.alerts.selectors import (
     incident_resolved_holding,
     maintenance_inhibiting,
     maintenance_list_touching,
+    operator_of_element,
     recipient_list_for_incident,
     recipient_list_notified,
     silence_list_active,
@@ -108,8 +117,8 @@ def _lock(*, wait: bool) -> bool:
         return bool(cursor.fetchone()[0])
 
 
-_REFRESHED_FIELDS = ("cleared_at", "root_finding", "severity", "code", "subject_text", "title", "sites", "paths",
-                     "elements", "carriers", "changed_at", "muted", "mute_reason", "muted_keys")
+_REFRESHED_FIELDS = ("cleared_at", "root_finding", "onset", "severity", "code", "subject_text", "title", "sites",
+                     "paths", "elements", "carriers", "changed_at", "muted", "mute_reason", "muted_keys")
 
 
 def _snapshot(incident: Incident) -> tuple:
@@ -172,7 +181,8 @@ class _Run:
         head = headline(group, members)
         incident = Incident.objects.create(
             key=group.key, kind=group.kind, status=IncidentStatus.OPEN, severity=head.severity, code=head.code,
-            subject_text=head.subject_text, title=head.title, opened_at=self.now, changed_at=self.now,
+            subject_text=head.subject_text, title=head.title, onset=head.onset, opened_at=self.now,
+            changed_at=self.now,
         )
         _event(incident, IncidentEventKind.OPENED, self.now, head.title)
         self.result.opened.append(incident.id)
@@ -223,6 +233,8 @@ class _Run:
             incident.cleared_at = None
         changed = (incident.severity, incident.title) != (head.severity, head.title)
         incident.root_finding_id = group.root_id
+        # An onset only moves earlier: a member that joins later began later, or was found late.
+        incident.onset = min(filter(None, (incident.onset, head.onset)), default=None)
         incident.severity, incident.code = head.severity, head.code
         incident.subject_text, incident.title = head.subject_text, head.title
         incident.sites, incident.paths, incident.elements = list(head.sites), list(head.paths), list(head.elements)
@@ -275,28 +287,38 @@ class _Run:
             note = "New since the last e-mail: " + ", ".join(k.replace("|", " ") for k in new) if new else (
                 f"Severity raised to {severity}.")
         elif kind == NotificationKind.REPEAT:
-            note = f"Still open since {incident.opened_at:%Y-%m-%d %H:%M} UTC and not acknowledged."
+            note = f"Still open since {emails.when_text(incident.opened_at, self.now)} and not acknowledged."
         elif kind == NotificationKind.RETURNED:
             resolved_at, back_at = self.returned[incident.id]
             hold_s = resolve_hold_s(base_s=self.cfg.resolve_hold_s, reopened=incident.reopen_count)
             note = (f"The problem is back {text.duration((back_at - resolved_at).total_seconds())} after it was "
-                    f"reported resolved ({resolved_at:%Y-%m-%d %H:%M} UTC)")
+                    f"reported resolved ({emails.when_text(resolved_at, self.now)})")
             if back_at < self.now:
                 note += "; a silence or maintenance window muted it until now" if unmuted else "; it pages only now"
             note += f". It will be reported resolved again only {text.duration(hold_s)} after its findings clear."
+        operator = self._operator(incident, members)
         recipients = recipient_list_for_incident(
             sites=incident.sites, carriers=incident.carriers, codes_={f.code for f in members},
-            severity=severity, cfg=self.cfg,
+            severity=severity, cfg=self.cfg, operator=operator,
         )
         if kind == NotificationKind.RETURNED:  # everyone told it was resolved hears that it is back
             routed = {r.email.lower() for r in recipients}
             told = [r for r in recipient_list_notified(incident=incident) if r.email.lower() not in routed]
             recipients = told + recipients
-        self._notify(incident, kind, recipients, note)
+        self._notify(incident, kind, recipients, note, operator=operator)
         incident.last_notified_at = self.now
         incident.last_notified_keys = sorted(visible)
         incident.last_notified_severity = severity
         incident.save(update_fields=["notify_seq", "last_notified_at", "last_notified_keys", "last_notified_severity"])
+
+    def _operator(self, incident: Incident, members: list[FindingFacts]) -> Operator | None:
+        """The operator of an element incident's root element (with the suspect port's circuits)."""
+        if incident.kind != IncidentKind.ELEMENT or not incident.elements:
+            return None
+        root = next((f for f in members if f.id == incident.root_finding_id), None)
+        element = root.element if root is not None and root.element else incident.elements[0]
+        interface = root.subject.get("interface") if root is not None else None
+        return operator_of_element(element=element, interface=interface, paths=incident.paths, at=self.now)
 
     def _mutes(self, incident: Incident, group: Group, members: list[FindingFacts]) -> tuple[frozenset[str], list]:
         """Which member findings are muted, and why: maintenance inhibition first, then silences."""
@@ -370,7 +392,8 @@ class _Run:
 
     # --- 4: notifications ---------------------------------------------------------------------------------------
 
-    def _notify(self, incident: Incident, kind: str, recipients: list[Recipient], note: str) -> None:
+    def _notify(self, incident: Incident, kind: str, recipients: list[Recipient], note: str,
+                operator: Operator | None = None) -> None:
         incident.notify_seq += 1
         seq = incident.notify_seq
         if not recipients:
@@ -386,7 +409,7 @@ class _Run:
             end=self.now + MAINTENANCE_CONTEXT_AFTER,
         )
         context = emails.incident_mail_context(incident=incident, kind=kind, now=self.now, members=members,
-                                               windows=windows, note=note)
+                                               windows=windows, note=note, operator=operator)
         rows = []
         for recipient in recipients:
             subject, body_text, body_html = emails.render_incident_mail(context, recipient)

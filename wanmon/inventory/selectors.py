@@ -23,7 +23,7 @@ from django.db.models import Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from wanmon.inventory.labels import label_join, label_split
-from wanmon.inventory.membership import OUT, Bundle, CircuitEnds, Element, Hop, Links
+from wanmon.inventory.membership import IN, OUT, Bundle, CircuitEnds, Element, Hop, Links
 from wanmon.inventory.models import Agent, Circuit, Equipment, Interface, Path, PathHop, Site, SiteContact, Trunk
 
 __all__ = [
@@ -252,12 +252,24 @@ def path_membership_hops(path: Path) -> tuple[Hop, ...]:
     return tuple(Hop(h.equipment.name, h.interface.name if h.interface_id else None) for h in path_hops(path))
 
 
+def path_ports_of_equipment(*, equipment: Equipment, paths: Iterable[str], at: datetime | None = None) -> set[int]:
+    """Ids of the interfaces by which the given path directions (``SRC->DST``) in force at ``at`` leave
+    ``equipment``: the ports of the links an incident on that equipment is about."""
+    wanted = {tuple(p.split("->", 1)) for p in paths if "->" in p}
+    ids = set()
+    for path in path_list_valid_at(at=at):
+        if (path.src.code, path.dst.code) in wanted:
+            ids.update(h.interface_id for h in path_hops(path) if h.equipment_id == equipment.id and h.interface_id)
+    return ids
+
+
 def path_list_through_element(
     *,
     equipment: Equipment | str,
     interface: Interface | str | None = None,
     towards: Equipment | str | None = None,
     at: datetime | None = None,
+    arriving: bool = False,
 ) -> QuerySet[Path]:
     """Path versions in force at ``at`` that cross an element (rules of :mod:`wanmon.inventory.membership`).
 
@@ -267,7 +279,9 @@ def path_list_through_element(
     - ``interface``: only paths that leave ``equipment`` by that interface, or by another member of a
       trunk the interface belongs to (a LAG spreads flows over all its members). Hops that do not name
       an interface are not counted: the inventory does not know which port they use. An interface
-      already fixes the direction, so ``towards`` is then ignored.
+      already fixes the direction, so ``towards`` is then ignored. ``arriving``: also the paths that arrive by
+      that interface (it is the far end of the circuit they leave the previous box by): receive errors on a port
+      concern those.
     """
     eq = equipment_get(equipment)
     if eq is None:
@@ -288,7 +302,7 @@ def path_list_through_element(
     for path in path_list_valid_at(at=at):
         found = inputs.memberships(element, path_membership_hops(path))
         if interface is not None:
-            found = [m for m in found if m.direction == OUT and m.port_known]
+            found = [m for m in found if m.port_known and (m.direction == OUT or (arriving and m.direction == IN))]
         elif nxt is not None:
             found = [m for m in found if m.towards == nxt.name]
         if found:

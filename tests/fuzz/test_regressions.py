@@ -22,8 +22,9 @@ def test_maintenance_window_times_with_offsets_postgresql_refuses_are_read_in_ut
 
 NULLABLE = {
     "FeedToken": ("site", "carrier", "created_by"), "FeedTokenCreated": ("site", "carrier", "created_by"),
-    "WindowList": ("carrier",), "WindowDetail": ("carrier", "author"), "Event": ("user",),
-    "Notification": ("uploaded_by",), "FindingList": ("acknowledged_by",), "FindingDetail": ("acknowledged_by",),
+    "WindowList": ("carrier",), "WindowDetail": ("carrier", "author", "carrier_notice", "notification"),
+    "Event": ("user", "carrier_notice", "notification"),
+    "CarrierNotice": ("uploaded_by",), "FindingList": ("acknowledged_by",), "FindingDetail": ("acknowledged_by",),
     "FindingEvent": ("user",), "IncidentList": ("acknowledged_by",), "IncidentEvent": ("user",),
     "Silence": ("author", "expired_by"),
 }

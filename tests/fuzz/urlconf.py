@@ -97,7 +97,7 @@ def scenario_samples() -> dict[str, str]:
     parameter, or by the URL name's app and parameter, or by parameter."""
     from wanmon.alerts.models import Incident, Silence
     from wanmon.diagnosis.models import Finding
-    from wanmon.maintenance.models import CarrierNotification, MaintenanceWindow
+    from wanmon.maintenance.models import CarrierNotice, MaintenanceWindow
 
     def first(model) -> str:
         return str(model.objects.order_by("pk").values_list("pk", flat=True).first() or 1)
@@ -107,7 +107,8 @@ def scenario_samples() -> dict[str, str]:
             "dashboard-trunk.name": "ral-lag", "token": "no-such-token-0123456789",
             "maintenance.pk": window, "dashboard-finding.pk": finding, "dashboard-finding-acknowledge.pk": finding,
             "incident.pk": first(Incident), "silence.pk": first(Silence),
-            "maintenance-notification-raw.pk": first(CarrierNotification)}
+            "maintenance-carrier-notice-raw.pk": first(CarrierNotice),
+            "maintenance-notification-raw.pk": first(CarrierNotice)}
 
 
 def page_sample(page: Page, samples: dict[str, str]) -> dict[str, str]:

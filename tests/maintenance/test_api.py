@@ -11,7 +11,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from tests.maintenance.conftest import BCOP, CARRIERS
-from wanmon.maintenance.models import CarrierNotification, MaintenanceWindow
+from wanmon.maintenance.models import CarrierNotice, MaintenanceWindow
 
 pytestmark = pytest.mark.django_db
 
@@ -92,15 +92,51 @@ def test_file_import_endpoint(topology, api_operator):
         assert r.json()["totals"]["created"] == 1 and r.json()["totals"]["updated"] == 1
         r = api_operator.post("/api/v1/maintenance/imports/file", {"file": c, "carrier": "COLT", "parser": "colt"})
     assert r.status_code == 200
-    (n,) = r.json()["notifications"]
+    (n,) = r.json()["notices"]
     assert n["carrier"] == "COLT" and n["windows"][0]["matched"] == ["circuit:C-1234567"]
     assert n["windows"][0]["start"] == "2021-08-06T22:00:00Z"
-    raw = api_operator.get(f"/api/v1/maintenance/notifications/{n['notification_id']}/raw")
+    raw = api_operator.get(f"/api/v1/maintenance/notices/{n['notice_id']}/raw")
     assert raw.status_code == 200 and raw.content == (CARRIERS / "colt3.eml").read_bytes()
-    listed = api_operator.get("/api/v1/maintenance/notifications").json()["results"]
+    listed = api_operator.get("/api/v1/maintenance/notices").json()["results"]
     assert len(listed) == 3 and listed[0]["parser"].endswith("(colt)")
     r = api_operator.post("/api/v1/maintenance/imports/file", {"file": []})
     assert r.status_code == 400
+
+
+def test_carrier_notices_answer_under_their_former_names_too(topology, api_operator, api_viewer):
+    # Carrier notices were "notifications": the former path and fields answer the same as the new ones.
+    with open(CARRIERS / "colt3.eml", "rb") as fh:
+        r = api_operator.post("/api/v1/maintenance/imports/file", {"file": fh, "carrier": "COLT", "parser": "colt"})
+    body = r.json()
+    assert r.status_code == 200 and body["notifications"] == body["notices"]
+    assert body["totals"]["notifications"] == body["totals"]["notices"] == 1
+    (n,) = body["notices"]
+    notice_id = n["notice_id"]
+    assert n["notification_id"] == notice_id == CarrierNotice.objects.get().pk
+    for client in (api_operator, api_viewer):
+        for name in ("list", "detail"):
+            suffix = f"/{notice_id}" if name == "detail" else ""
+            new = client.get(f"/api/v1/maintenance/notices{suffix}")
+            former = client.get(f"/api/v1/maintenance/notifications{suffix}")
+            assert new.status_code == former.status_code == 200, (name, new.content[:200])
+            assert new.json() == former.json()
+    detail = api_operator.get(f"/api/v1/maintenance/notices/{notice_id}").json()
+    assert detail["id"] == notice_id and detail["parser"].endswith("(colt)") and detail["sender"]
+    for path in ("notices", "notifications"):
+        raw = api_operator.get(f"/api/v1/maintenance/{path}/{notice_id}/raw")
+        assert raw.status_code == 200 and raw.content == (CARRIERS / "colt3.eml").read_bytes()
+        assert api_viewer.get(f"/api/v1/maintenance/{path}/{notice_id}/raw").status_code == 403
+        assert api_operator.get(f"/api/v1/maintenance/{path}", {"status": "failed"}).json()["count"] == 0
+        assert api_operator.get(f"/api/v1/maintenance/{path}/{notice_id + 1}").status_code == 404
+    # a window and its trail name the notice applied as carrier_notice, and as notification (the former name)
+    window = api_operator.get(f"/api/v1/maintenance/windows/{n['windows'][0]['window_id']}").json()
+    assert window["carrier_notice"] == window["notification"] == notice_id
+    assert window["events"] and all(e["carrier_notice"] == e["notification"] == notice_id for e in window["events"])
+    schema = api_operator.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    assert {f"/api/v1/maintenance/{path}{suffix}" for path in ("notices", "notifications")
+            for suffix in ("", "/{id}", "/{id}/raw")} <= set(schema["paths"])
+    assert {"carrier_notice", "notification"} <= set(schema["components"]["schemas"]["WindowDetail"]["properties"])
+    assert {"notices", "notifications"} <= set(schema["components"]["schemas"]["ImportReport"]["properties"])
 
 
 def test_unreadable_upload_is_422_with_the_reason(topology, api_operator, tmp_path):
@@ -109,8 +145,8 @@ def test_unreadable_upload_is_422_with_the_reason(topology, api_operator, tmp_pa
     with open(junk, "rb") as fh:
         r = api_operator.post("/api/v1/maintenance/imports/file", {"file": fh})
     assert r.status_code == 422
-    assert "no parser for sender chef@kitchen.example" in r.json()["notifications"][0]["problems"][0]
-    assert CarrierNotification.objects.get().status == "failed"
+    assert "no parser for sender chef@kitchen.example" in r.json()["notices"][0]["problems"][0]
+    assert CarrierNotice.objects.get().status == "failed"
 
 
 def test_maildir_import_endpoint_only_under_allowed_roots(topology, api_operator, tmp_path, settings):
@@ -128,7 +164,7 @@ def test_maildir_import_endpoint_only_under_allowed_roots(topology, api_operator
     assert r.status_code == 403
     r = api_operator.post("/api/v1/maintenance/imports/maildir", {"path": str(tmp_path / "mail" / "carriers")},
                           format="json")
-    assert r.status_code == 200 and r.json()["totals"]["notifications"] == 2
+    assert r.status_code == 200 and r.json()["totals"]["notices"] == 2
     assert r.json()["totals"]["created"] == 2
 
 

@@ -29,9 +29,9 @@ from rest_framework.test import APIClient
 
 from tests.conftest import SHARED
 from wanmon.inventory.models import Carrier, Circuit
-from wanmon.maintenance.choices import CarrierNotificationStatus, Review
+from wanmon.maintenance.choices import CarrierNoticeStatus, Review
 from wanmon.maintenance.imports import maintenance_import_maildir
-from wanmon.maintenance.models import CarrierNotification, MaintenanceSource, MaintenanceWindow
+from wanmon.maintenance.models import CarrierNotice, MaintenanceSource, MaintenanceWindow
 
 CORPUS = SHARED / "fixtures" / "carrier-mail"
 if not CORPUS.is_dir():
@@ -185,7 +185,7 @@ def _snapshot(carrier: Carrier) -> list[dict]:
 
 def _outcome(carrier: Carrier, report: dict) -> dict:
     return {"report": report, "windows": _snapshot(carrier),
-            "stored": CarrierNotification.objects.filter(pk=report.get("notification_id")).first()}
+            "stored": CarrierNotice.objects.filter(pk=report.get("notice_id")).first()}
 
 
 @pytest.fixture(scope="module")
@@ -199,7 +199,7 @@ def by_command(corpus_db):
             call_command("maintenance_import_file", str(CORPUS / name), "--carrier", carrier.code, "--json", stdout=out)
         except CommandError as exc:  # nothing could be imported: exit status 1, after the report
             assert exc.returncode == 1
-        (report,) = json.loads(out.getvalue())["notifications"]
+        (report,) = json.loads(out.getvalue())["notices"]
         outcomes[name] = _outcome(carrier, report)
     return outcomes
 
@@ -214,7 +214,7 @@ def by_api(corpus_db):
     for name, carrier in carriers.items():
         with open(CORPUS / name, "rb") as fh:
             response = client.post("/api/v1/maintenance/imports/file", {"file": fh, "carrier": carrier.code})
-        (report,) = response.json()["notifications"]
+        (report,) = response.json()["notices"]
         report["http_status"] = response.status_code
         outcomes[name] = _outcome(carrier, report)
     return outcomes
@@ -226,7 +226,7 @@ def by_maildir(corpus_db):
     carriers, boxes = corpus_db
     outcomes = {}
     for name, carrier in carriers.items():
-        (report,) = maintenance_import_maildir(directory=boxes / carrier.code).as_dict()["notifications"]
+        (report,) = maintenance_import_maildir(directory=boxes / carrier.code).as_dict()["notices"]
         outcomes[name] = _outcome(carrier, report)
     return outcomes
 
@@ -234,11 +234,11 @@ def by_maildir(corpus_db):
 def check(name: str, outcome: dict, *, vouched: bool) -> None:
     want, report, stored = expected(name), outcome["report"], outcome["windows"]
     problems = " | ".join(report["problems"])
-    assert outcome["stored"] is not None, f"{name}: the notification was not kept"
+    assert outcome["stored"] is not None, f"{name}: the notice was not kept"
     if want.refused:
-        assert report["status"] == CarrierNotificationStatus.FAILED and report["windows"] == [] and stored == []
+        assert report["status"] == CarrierNoticeStatus.FAILED and report["windows"] == [] and stored == []
         assert want.refused in problems, problems
-        assert outcome["stored"].status == CarrierNotificationStatus.FAILED
+        assert outcome["stored"].status == CarrierNoticeStatus.FAILED
         return
     if want.problem:
         assert want.problem in problems, problems

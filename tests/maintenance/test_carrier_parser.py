@@ -1,4 +1,4 @@
-"""Carrier e-mails through circuit-maintenance-parser (real notifications from its test data), offline."""
+"""Carrier e-mails through circuit-maintenance-parser (real carrier notices from its test data), offline."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from tests.maintenance.conftest import CARRIERS
 from wanmon.maintenance import carrier_parser
-from wanmon.maintenance.carrier_notifications import carrier_notification_parse
+from wanmon.maintenance.carrier_notices import carrier_notice_parse
 
 
 def utc(*args) -> datetime:
@@ -70,8 +70,8 @@ def no_network(monkeypatch):
                                     ["1-300123456"])]),
     ],
 )
-def test_real_carrier_notifications(no_network, name, provider, expected):
-    result = carrier_notification_parse((CARRIERS / name).read_bytes(), provider=provider)
+def test_real_carrier_notices(no_network, name, provider, expected):
+    result = carrier_notice_parse((CARRIERS / name).read_bytes(), provider=provider)
     assert result.problems == []
     assert result.parser.startswith(f"circuit-maintenance-parser {carrier_parser.VERSION}")
     got = [(w.reference, w.start, w.end, w.status, w.impact, [o.object_id for o in w.objects]) for w in result.windows]
@@ -85,7 +85,7 @@ def test_real_carrier_notifications(no_network, name, provider, expected):
 
 def test_unknown_city_fails_offline_instead_of_asking_a_geocoder(no_network):
     raw = (CARRIERS / "cogent3.eml").read_bytes().replace(b"Minneapolis, MN", b"Xyzzyville, QQ")
-    result = carrier_notification_parse(raw, provider="cogent")
+    result = carrier_notice_parse(raw, provider="cogent")
     assert result.windows == []
     assert any("Xyzzyville" in p and "geocoding is disabled" in p for p in result.problems), result.problems
     assert no_network == []
@@ -95,23 +95,23 @@ def test_llm_fallback_stays_off_even_when_configured(no_network, monkeypatch):
     monkeypatch.setenv("PARSER_OPENAI_API_KEY", "sk-not-a-real-key")
     raw = (b"From: someone@carrier.example\r\nSubject: hello\r\nDate: Mon, 1 Mar 2026 10:00:00 +0000\r\n\r\n"
            b"no maintenance here\r\n")
-    result = carrier_notification_parse(raw, provider="zayo")
+    result = carrier_notice_parse(raw, provider="zayo")
     assert result.windows == [] and result.problems
     assert no_network == []
 
 
 def test_unknown_sender_and_parser_are_reported():
     # Sparkle's e-mail comes from a forwarding address: without its parser, nothing can be read
-    result = carrier_notification_parse((CARRIERS / "sparkle1.eml").read_bytes())
+    result = carrier_notice_parse((CARRIERS / "sparkle1.eml").read_bytes())
     assert result.windows == []
     assert result.problems[0].startswith("no parser for sender")
-    result = carrier_notification_parse((CARRIERS / "sparkle1.eml").read_bytes(), provider="no-such-carrier")
+    result = carrier_notice_parse((CARRIERS / "sparkle1.eml").read_bytes(), provider="no-such-carrier")
     assert result.windows == [] and "unknown parser 'no-such-carrier'" in result.problems[0]
 
 
 def test_plain_invitation_is_kept_as_a_plain_event_with_a_warning():
     # Colt's e-mail also carries an Outlook invitation without X-MAINTNOTE properties
-    result = carrier_notification_parse((CARRIERS / "colt3.eml").read_bytes())
+    result = carrier_notice_parse((CARRIERS / "colt3.eml").read_bytes())
     (w,) = result.windows
     assert w.bcop is False and result.parser == "icalendar (plain event in e-mail)"
     assert w.start == utc(2021, 8, 6, 21) and w.objects == ()

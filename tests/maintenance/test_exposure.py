@@ -1,4 +1,4 @@
-"""What viewers do not get: carrier URLs with their secrets, raw notifications (logs: tests/core/test_logfilters.py)."""
+"""What viewers do not get: carrier URLs with secrets, raw carrier notices (logs: tests/core/test_logfilters.py)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ class _Gone(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def test_poll_errors_and_notification_origins_name_urls_without_secrets(topology, api_viewer, settings):
+def test_poll_errors_and_notice_origins_name_urls_without_secrets(topology, api_viewer, settings):
     settings.WANMON_FETCH_ALLOW_NETS = ["127.0.0.1/32"]
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Gone)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -53,26 +53,32 @@ def test_poll_errors_and_notification_origins_name_urls_without_secrets(topology
     assert "s3cr3t" not in str(seen)
 
 
-def test_raw_notifications_are_for_operators(topology, client, viewer, operator, api_viewer, api_operator):
-    (n,) = maintenance_import_file(path=BCOP / "1-initial.ics").notifications
+# The carrier notices' current path and the former one (kept for links and clients) answer the same.
+NOTICE_PATHS = ["notices", "notifications"]
+
+
+@pytest.mark.parametrize("path", NOTICE_PATHS)
+def test_raw_carrier_notices_are_for_operators(topology, client, viewer, operator, api_viewer, api_operator, path):
+    (n,) = maintenance_import_file(path=BCOP / "1-initial.ics").notices
     window = MaintenanceWindow.objects.get()
     client.force_login(viewer)
-    assert client.get(f"/maintenance/notifications/{n.notification_id}/raw/").status_code == 403
+    assert client.get(f"/maintenance/{path}/{n.notice_id}/raw/").status_code == 403
     page = client.get(f"/maintenance/{window.pk}/").content.decode()
-    assert f"/maintenance/notifications/{n.notification_id}/raw/" not in page
-    assert api_viewer.get(f"/api/v1/maintenance/notifications/{n.notification_id}/raw").status_code == 403
+    assert all(f"/maintenance/{p}/{n.notice_id}/raw/" not in page for p in NOTICE_PATHS)
+    assert api_viewer.get(f"/api/v1/maintenance/{path}/{n.notice_id}/raw").status_code == 403
     client.force_login(operator)
-    raw = client.get(f"/maintenance/notifications/{n.notification_id}/raw/")
+    raw = client.get(f"/maintenance/{path}/{n.notice_id}/raw/")
     assert raw.status_code == 200 and raw.content == (BCOP / "1-initial.ics").read_bytes()
     page = client.get(f"/maintenance/{window.pk}/").content.decode()
-    assert f"/maintenance/notifications/{n.notification_id}/raw/" in page
-    assert api_operator.get(f"/api/v1/maintenance/notifications/{n.notification_id}/raw").status_code == 200
+    assert f"/maintenance/notices/{n.notice_id}/raw/" in page  # the pages link the current address
+    assert api_operator.get(f"/api/v1/maintenance/{path}/{n.notice_id}/raw").status_code == 200
 
 
-def test_viewers_neither_see_notification_senders_nor_probe_them_with_the_filter(topology, api_viewer, api_operator):
+@pytest.mark.parametrize("path", NOTICE_PATHS)
+def test_viewers_neither_see_notice_senders_nor_probe_them_with_the_filter(topology, api_viewer, api_operator, path):
     maintenance_import_file(path=BCOP / "1-initial.ics")
-    sender = api_operator.get("/api/v1/maintenance/notifications").json()["results"][0]["sender"]
-    (seen,) = api_viewer.get("/api/v1/maintenance/notifications").json()["results"]
+    sender = api_operator.get(f"/api/v1/maintenance/{path}").json()["results"][0]["sender"]
+    (seen,) = api_viewer.get(f"/api/v1/maintenance/{path}").json()["results"]
     assert "sender" not in seen
-    assert api_viewer.get("/api/v1/maintenance/notifications", {"sender": sender}).status_code == 403
-    assert api_operator.get("/api/v1/maintenance/notifications", {"sender": sender}).json()["count"] == 1
+    assert api_viewer.get(f"/api/v1/maintenance/{path}", {"sender": sender}).status_code == 403
+    assert api_operator.get(f"/api/v1/maintenance/{path}", {"sender": sender}).json()["count"] == 1

@@ -8,7 +8,7 @@ import pytest
 from icalendar import Calendar
 
 from tests.maintenance.conftest import BCOP, CARRIERS
-from wanmon.maintenance.carrier_notifications import carrier_notification_parse
+from wanmon.maintenance.carrier_notices import carrier_notice_parse
 from wanmon.maintenance.ical import CalendarInvalid, ExportObject, ExportWindow, calendar_render, ical_parse
 from wanmon.maintenance.parsed import compact, impact_normalise, impact_worst, status_normalise
 
@@ -207,7 +207,7 @@ def test_calendar_subscription_headers():
 
 def test_email_with_bcop_attachment_uses_the_attachment():
     # euNetworks' cancellation: a BCOP calendar part (no object id, status CANCELLED)
-    result = carrier_notification_parse((CARRIERS / "eunetworks_cancel.eml").read_bytes())
+    result = carrier_notice_parse((CARRIERS / "eunetworks_cancel.eml").read_bytes())
     assert result.parser == "bcop-icalendar (e-mail attachment)"
     assert result.sender == "maintenance@eunetworks.com"
     (w,) = result.windows

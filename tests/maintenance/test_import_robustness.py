@@ -17,9 +17,9 @@ from tests.maintenance.conftest import BCOP, CARRIERS, TOPOLOGY
 from wanmon.inventory.models import Carrier, Circuit
 from wanmon.inventory.topology import topology_import_file
 from wanmon.maintenance import carrier_parser, imports
-from wanmon.maintenance.choices import CarrierNotificationStatus, Source
-from wanmon.maintenance.imports import carrier_notification_import, maintenance_import_maildir
-from wanmon.maintenance.models import CarrierNotification, MaintenanceSource, MaintenanceWindow
+from wanmon.maintenance.choices import CarrierNoticeStatus, Source
+from wanmon.maintenance.imports import carrier_notice_import, maintenance_import_maildir
+from wanmon.maintenance.models import CarrierNotice, MaintenanceSource, MaintenanceWindow
 from wanmon.maintenance.receivers import rematch_enqueue
 
 # Neither e-mail nor iCalendar: what lands in a mailbox or is picked by mistake (a saved subject line, a zip).
@@ -53,18 +53,18 @@ def test_junk_first_in_a_carriers_maildir_blocks_nothing_after_it(colt, tmp_path
     })
     colt.maintenance_sources.update(mailbox=str(box))
     report = maintenance_import_maildir(directory=box)
-    junk, zipped, colt3, colt5 = report.notifications
+    junk, zipped, colt3, colt5 = report.notices
     for n in (junk, zipped):
-        assert n.status == CarrierNotificationStatus.FAILED and n.windows == []
+        assert n.status == CarrierNoticeStatus.FAILED and n.windows == []
         assert NOT_A_NOTICE in n.problems[0]
     assert [w.action for w in colt3.windows] == ["created"] and [w.action for w in colt5.windows] == ["updated"]
     window = MaintenanceWindow.objects.get(carrier=colt)
     assert (window.status, window.affects.get().circuit.cid) == ("cancelled", "C-1234567")
-    assert CarrierNotification.objects.filter(status=CarrierNotificationStatus.FAILED).count() == 2
+    assert CarrierNotice.objects.filter(status=CarrierNoticeStatus.FAILED).count() == 2
     # the next run tries the junk again (it fails again) and skips what was imported
     again = maintenance_import_maildir(directory=box)
-    assert [n.status for n in again.notifications[:2]] == ["failed", "failed"]
-    assert [n.duplicate for n in again.notifications[2:]] == [True, True]
+    assert [n.status for n in again.notices[:2]] == ["failed", "failed"]
+    assert [n.duplicate for n in again.notices[2:]] == [True, True]
 
 
 @pytest.mark.django_db
@@ -89,11 +89,11 @@ def test_the_upload_api_answers_422_with_the_reason(colt, api_operator, tmp_path
     junk.write_bytes(SUBJECT_LINE)
     with open(junk, "rb") as fh:
         r = api_operator.post("/api/v1/maintenance/imports/file", {"file": fh, "carrier": "COLT"})
-    assert r.status_code == 422 and NOT_A_NOTICE in r.json()["notifications"][0]["problems"][0]
+    assert r.status_code == 422 and NOT_A_NOTICE in r.json()["notices"][0]["problems"][0]
     with open(junk, "rb") as a, open(CARRIERS / "colt3.eml", "rb") as b:
         r = api_operator.post("/api/v1/maintenance/imports/file", {"file": [a, b], "carrier": "COLT"})
     assert r.status_code == 200
-    assert [n["status"] for n in r.json()["notifications"]] == ["failed", "parsed"]
+    assert [n["status"] for n in r.json()["notices"]] == ["failed", "parsed"]
 
 
 @pytest.mark.django_db
@@ -107,7 +107,7 @@ def test_a_parsers_crash_is_that_messages_failure(topology, tmp_path, monkeypatc
     MaintenanceSource.objects.create(carrier=zayo, parser="zayo")
     box = _maildir(tmp_path / "box", {"1": (CARRIERS / "zayo4.eml").read_bytes(),
                                       "2": (BCOP / "1-initial.ics").read_bytes()})
-    crashed, calendar = maintenance_import_maildir(directory=box, carrier=zayo).notifications
+    crashed, calendar = maintenance_import_maildir(directory=box, carrier=zayo).notices
     assert crashed.status == "failed"
     assert crashed.problems == [f"circuit-maintenance-parser {carrier_parser.VERSION} (zayo): the zayo parser failed: "
                                 "ZeroDivisionError: division by zero in a parser"]
@@ -126,9 +126,9 @@ def test_an_unexpected_error_is_recorded_with_the_notice_and_the_import_goes_on(
     monkeypatch.setattr(imports, "_window_apply", once_broken)
     box = _maildir(tmp_path / "box", {"1": (CARRIERS / "colt3.eml").read_bytes(), "2": (CARRIERS / "zayo4.eml")
                                       .read_bytes()})
-    broken, zayo = maintenance_import_maildir(directory=box).notifications
+    broken, zayo = maintenance_import_maildir(directory=box).notices
     assert (broken.status, broken.problems) == ("failed", ["could not be imported: RuntimeError: the database said no"])
-    kept = CarrierNotification.objects.get(pk=broken.notification_id)
+    kept = CarrierNotice.objects.get(pk=broken.notice_id)
     assert kept.status == "failed" and bytes(kept.raw) == (CARRIERS / "colt3.eml").read_bytes()
     assert not MaintenanceWindow.objects.filter(reference="CRQ1-12345678").exists()  # nothing half-applied
     assert zayo.windows[0].action == "created"
@@ -148,7 +148,7 @@ def test_every_providers_sender_is_found_whatever_its_case(provider):
 def test_a_gtt_mail_is_read_by_gtts_parser_from_its_sender(topology, tmp_path):
     # InfraCo.CM@exainfra.net: GTT's parser was never found (the address was lowercased, the lookup is exact)
     box = _maildir(tmp_path / "box", {"1": (CARRIERS / "gtt7.eml").read_bytes()})
-    (n,) = maintenance_import_maildir(directory=box).notifications
+    (n,) = maintenance_import_maildir(directory=box).notices
     assert n.parser.endswith("(gtt)") and n.carrier == "GTT"
     assert [(w.reference, w.start, w.matched) for w in n.windows] == [
         ("65430585", "2021-12-02T05:00:00Z", ["circuit:1098765-12345678"])]
@@ -159,14 +159,14 @@ def test_a_notice_that_matched_another_carriers_circuit_says_so(topology, capsys
     call_command("maintenance_import_file", str(CARRIERS / "gtt7.eml"), "--carrier", "COLT", "--parser", "gtt")
     assert "matched: circuit:1098765-12345678\n            note: circuit:1098765-12345678 is GTT's circuit, " \
            "not COLT's" in capsys.readouterr().out
-    r = carrier_notification_import(raw=(CARRIERS / "gtt7.eml").read_bytes() + b"\n", source=Source.EMAIL,
+    r = carrier_notice_import(raw=(CARRIERS / "gtt7.eml").read_bytes() + b"\n", source=Source.EMAIL,
                                     carrier=Carrier.objects.get(code="GTT"), parser="gtt")
     assert r.windows[0].notes == []  # its own carrier's
 
 
 def _unmatched_window() -> MaintenanceWindow:
     raw = (BCOP / "1-initial.ics").read_bytes().replace(b"acme-widgets-as-a-service", b"GEANT-CCT-0099")
-    carrier_notification_import(raw=raw, source=Source.ICAL_FILE, carrier=Carrier.objects.get(code="GEANT"))
+    carrier_notice_import(raw=raw, source=Source.ICAL_FILE, carrier=Carrier.objects.get(code="GEANT"))
     window = MaintenanceWindow.objects.get()
     assert window.unmatched_objects == [{"object_id": "GEANT-CCT-0099", "impact": ""}]
     return window

@@ -13,15 +13,15 @@ import pytest
 
 from tests.maintenance.conftest import BCOP, CARRIERS
 from wanmon.inventory.models import Carrier, Circuit
-from wanmon.maintenance.choices import CarrierNotificationStatus, EventKind, Source, Status
+from wanmon.maintenance.choices import CarrierNoticeStatus, EventKind, Source, Status
 from wanmon.maintenance.imports import (
-    carrier_notification_import,
+    carrier_notice_import,
     maintenance_import_file,
     maintenance_import_maildir,
     maintenance_import_url,
     maintenance_sources_poll,
 )
-from wanmon.maintenance.models import CarrierNotification, MaintenanceSource, MaintenanceWindow
+from wanmon.maintenance.models import CarrierNotice, MaintenanceSource, MaintenanceWindow
 from wanmon.maintenance.services import maintenance_window_create, maintenance_window_rematch
 
 pytestmark = pytest.mark.django_db
@@ -32,7 +32,7 @@ def utc(*args) -> datetime:
 
 
 def imp(path, **kw):
-    (report,) = maintenance_import_file(path=path, **kw).notifications
+    (report,) = maintenance_import_file(path=path, **kw).notices
     return report
 
 
@@ -45,7 +45,7 @@ def example_source(topology):
 def test_bcop_workflow_sequence_rules(example_source):
     # 3.8.1 initial (SEQUENCE 1, tentative, 10 Oct 08:00-10:00 UTC)
     r = imp(BCOP / "1-initial.ics")
-    assert (r.status, r.carrier, r.parser) == (CarrierNotificationStatus.PARSED, "EXAMPLE", "bcop-icalendar")
+    assert (r.status, r.carrier, r.parser) == (CarrierNoticeStatus.PARSED, "EXAMPLE", "bcop-icalendar")
     (w,) = r.windows
     assert w.action == "created" and w.matched == ["circuit:acme-widgets-as-a-service"] and w.unmatched == []
     window = MaintenanceWindow.objects.get()
@@ -61,9 +61,9 @@ def test_bcop_workflow_sequence_rules(example_source):
     assert (window.sequence, window.status, window.start) == (2, "confirmed", utc(2015, 10, 12, 8))
     assert window.revision == 1
 
-    # the initial notification re-sent late (lower SEQUENCE): ignored, and the trail says why
+    # the initial notice re-sent late (lower SEQUENCE): ignored, and the trail says why
     raw = (BCOP / "1-initial.ics").read_bytes().replace(b"SUMMARY:Maint Note Example", b"SUMMARY:re-sent")
-    r = carrier_notification_import(raw=raw, source=Source.EMAIL, origin="late copy")
+    r = carrier_notice_import(raw=raw, source=Source.EMAIL, origin="late copy")
     assert r.windows[0].action == "ignored" and "SEQUENCE 1 is older than the applied 2" in r.windows[0].reason
     window.refresh_from_db()
     assert (window.sequence, window.status, window.start, window.summary) == (
@@ -87,15 +87,15 @@ def test_bcop_workflow_sequence_rules(example_source):
     r = imp(BCOP / "5-closed.ics")
     window.refresh_from_db()
     assert (window.status, window.sequence, window.summary) == ("completed", 4, "Closed - Maint Note Example")
-    assert MaintenanceWindow.objects.count() == 1 and CarrierNotification.objects.count() == 6
+    assert MaintenanceWindow.objects.count() == 1 and CarrierNotice.objects.count() == 6
 
 
 def test_same_bytes_twice_are_applied_once(example_source):
     first = imp(BCOP / "2-updated.ics")
     again = imp(BCOP / "2-updated.ics")
-    assert again.duplicate and again.notification_id == first.notification_id
+    assert again.duplicate and again.notice_id == first.notice_id
     assert again.windows[0].action == "created"  # the stored report of the first import
-    assert CarrierNotification.objects.count() == 1 and MaintenanceWindow.objects.count() == 1
+    assert CarrierNotice.objects.count() == 1 and MaintenanceWindow.objects.count() == 1
 
 
 def test_carrier_from_circuits_when_nothing_else_says(topology):
@@ -106,9 +106,9 @@ def test_carrier_from_circuits_when_nothing_else_says(topology):
 
 def test_unmatched_objects_are_reported_kept_and_matched_later(topology):
     raw = (BCOP / "1-initial.ics").read_bytes().replace(b"acme-widgets-as-a-service", b"GEANT-CCT-0099")
-    r = carrier_notification_import(raw=raw, source=Source.ICAL_FILE, origin="x.ics",
+    r = carrier_notice_import(raw=raw, source=Source.ICAL_FILE, origin="x.ics",
                                         carrier=Carrier.objects.get(code="GEANT"))
-    assert r.status == CarrierNotificationStatus.PARTIAL and r.windows[0].unmatched == ["GEANT-CCT-0099"]
+    assert r.status == CarrierNoticeStatus.PARTIAL and r.windows[0].unmatched == ["GEANT-CCT-0099"]
     window = MaintenanceWindow.objects.get()
     assert window.affects.count() == 0
     assert window.unmatched_objects == [{"object_id": "GEANT-CCT-0099", "impact": ""}]
@@ -126,7 +126,7 @@ def test_carrier_emails_with_sources_match_circuits(topology):
 
     # Colt's notice: the sender is configured for COLT, its parser reads it (not the plain invitation)
     r = imp(CARRIERS / "colt3.eml")
-    assert r.carrier == "COLT" and r.parser.endswith("(colt)") and r.status == CarrierNotificationStatus.PARSED
+    assert r.carrier == "COLT" and r.parser.endswith("(colt)") and r.status == CarrierNoticeStatus.PARSED
     (w,) = r.windows
     assert (w.reference, w.start, w.end, w.matched) == (
         "CRQ1-12345678", "2021-08-06T22:00:00Z", "2021-08-07T06:00:00Z", ["circuit:C-1234567"])
@@ -142,7 +142,7 @@ def test_carrier_emails_with_sources_match_circuits(topology):
 
     # the earlier notice once more (another copy): older e-mail date, ignored
     raw = (CARRIERS / "colt3.eml").read_bytes() + b"\n"
-    r = carrier_notification_import(raw=raw, source=Source.EMAIL, carrier=colt, parser="colt")
+    r = carrier_notice_import(raw=raw, source=Source.EMAIL, carrier=colt, parser="colt")
     assert r.windows[0].action == "ignored" and "DTSTAMP" in r.windows[0].reason
     window.refresh_from_db()
     assert window.status == Status.CANCELLED
@@ -172,7 +172,7 @@ def test_carrier_emails_with_sources_match_circuits(topology):
 def test_more_carrier_emails_land_in_utc_with_their_circuits(topology, name, carrier, parser, windows):
     MaintenanceSource.objects.create(carrier=Carrier.objects.get(code=carrier), parser=parser)
     r = imp(CARRIERS / name, carrier=Carrier.objects.get(code=carrier))
-    assert r.status == CarrierNotificationStatus.PARSED and r.carrier == carrier
+    assert r.status == CarrierNoticeStatus.PARSED and r.carrier == carrier
     stored = MaintenanceWindow.objects.filter(carrier__code=carrier).order_by("start")
     assert [(w.reference, w.start, w.end) for w in stored] == windows
     for w in stored:
@@ -187,9 +187,9 @@ def test_cancellation_without_objects_keeps_the_window_objects(topology):
     # the original announcement (SEQUENCE 1) with its circuit, built from the cancellation's calendar
     announce = raw.replace(b"SEQUENCE:2", b"SEQUENCE:1").replace(b"X-MAINTNOTE-STATUS:CANCELLED",
                                                                     b"X-MAINTNOTE-STATUS:CONFIRMED\nX-MAINTNOTE-OBJECT-ID:EUN-1")
-    r = carrier_notification_import(raw=announce, source=Source.EMAIL)
+    r = carrier_notice_import(raw=announce, source=Source.EMAIL)
     assert r.carrier == "EUNET" and r.windows[0].matched == ["circuit:EUN-1"]  # provider domain = NOC's domain
-    r = carrier_notification_import(raw=raw, source=Source.EMAIL)
+    r = carrier_notice_import(raw=raw, source=Source.EMAIL)
     assert r.windows[0].action == "updated"
     window = MaintenanceWindow.objects.get()
     assert window.status == Status.CANCELLED and window.affects.get().circuit.cid == "EUN-1"
@@ -212,8 +212,8 @@ def test_maildir_import_is_idempotent(topology, tmp_path):
         box.add((CARRIERS / name).read_bytes())
     report = maintenance_import_maildir(directory=tmp_path / "Maildir")
     totals = report.totals()
-    assert totals["notifications"] == 3 and totals["created"] == 5 and totals["duplicates"] == 0
-    assert {n.carrier for n in report.notifications} == {"ZAYO", None}
+    assert totals["notices"] == 3 and totals["created"] == 5 and totals["duplicates"] == 0
+    assert {n.carrier for n in report.notices} == {"ZAYO", None}
     again = maintenance_import_maildir(directory=tmp_path / "Maildir").totals()
     assert again["duplicates"] == 3 and MaintenanceWindow.objects.count() == 5
     # a plain directory of files works too
@@ -258,7 +258,7 @@ def http_server(settings):
 def test_url_import_and_source_polling(example_source, http_server):
     base, files = http_server
     files["/maint.ics"] = (BCOP / "1-initial.ics").read_bytes()
-    r = maintenance_import_url(url=f"{base}/maint.ics").notifications[0]
+    r = maintenance_import_url(url=f"{base}/maint.ics").notices[0]
     assert r.windows[0].action == "created" and r.origin == f"{base}/maint.ics"
     assert MaintenanceWindow.objects.get().source == Source.ICAL_URL
     # the carrier publishes the update at the same URL; the source is polled
@@ -286,6 +286,6 @@ def test_url_import_refuses_other_schemes(topology):
 
 
 def test_garbage_is_kept_and_reported_failed(topology):
-    r = carrier_notification_import(raw=b"\x00\x01 not a notification", source=Source.API, origin="junk")
-    assert r.status == CarrierNotificationStatus.FAILED and r.windows == [] and r.problems
-    assert CarrierNotification.objects.get().status == CarrierNotificationStatus.FAILED
+    r = carrier_notice_import(raw=b"\x00\x01 not a notice", source=Source.API, origin="junk")
+    assert r.status == CarrierNoticeStatus.FAILED and r.windows == [] and r.problems
+    assert CarrierNotice.objects.get().status == CarrierNoticeStatus.FAILED

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from wanmon.inventory.models import Carrier
 from wanmon.maintenance.choices import Source
-from wanmon.maintenance.imports import carrier_notification_import
+from wanmon.maintenance.imports import carrier_notice_import
 from wanmon.maintenance.models import MaintenanceAffect, MaintenanceWindow
 from wanmon.maintenance.parsed import http_url
 from wanmon.maintenance.services import feed_token_create
@@ -52,7 +52,7 @@ def test_only_http_urls_are_links(value, kept):
 
 def test_javascript_altrep_is_dropped_on_import_and_never_rendered(topology, operator, client):
     # given a carrier calendar with a javascript: link and an https link
-    report = carrier_notification_import(
+    report = carrier_notice_import(
         raw=ics("javascript:fetch('/api/v1/inventory/agent-tokens',{method:'POST'})", "https://jisc.example/c/2"),
         source=Source.ICAL_FILE, origin="upload:colt.ics", carrier=Carrier.objects.get(code="COLT"), user=operator,
         vouched_by="imported by op",

@@ -15,7 +15,7 @@ from wanmon.diagnosis.selectors import maintenance_windows_overlapping
 from wanmon.inventory.models import Carrier
 from wanmon.inventory.topology import topology_import
 from wanmon.maintenance.choices import Behaviour, Source
-from wanmon.maintenance.imports import carrier_notification_import
+from wanmon.maintenance.imports import carrier_notice_import
 from wanmon.maintenance.selectors import (
     maintenance_matches_for_element,
     maintenance_occurrence_list,
@@ -81,7 +81,7 @@ def found(result, code, **subject):
 
 def test_case8_window_imported_from_the_carrier_explains_the_degradation(tmp_path):
     scenario, _ = case8(tmp_path)
-    report = carrier_notification_import(raw=bcop([("surfnet-asd", None)], "DEGRADED"), source=Source.ICAL_FILE,
+    report = carrier_notice_import(raw=bcop([("surfnet-asd", None)], "DEGRADED"), source=Source.ICAL_FILE,
                                              carrier=Carrier.objects.get(code="SURFNET"), vouched_by="imported by op")
     (w,) = report.windows
     assert (w.start, w.end, w.matched) == ("2026-03-10T03:00:00Z", "2026-03-10T04:30:00Z", ["surfnet-asd"])
@@ -136,7 +136,7 @@ def _redundant_trunk(doc: dict) -> None:
 def test_reduced_redundancy_on_a_redundant_trunk_explains_nothing(tmp_path):
     # the same collapse, but SURF announced only reduced redundancy on the second member of the LAG
     scenario, _ = case8(tmp_path, _redundant_trunk)
-    report = carrier_notification_import(raw=bcop([("SURF-LAG-2", None)], "REDUCED-REDUNDANCY"),
+    report = carrier_notice_import(raw=bcop([("SURF-LAG-2", None)], "REDUCED-REDUNDANCY"),
                                              source=Source.ICAL_FILE, carrier=Carrier.objects.get(code="SURFNET"),
                                              vouched_by="imported by op")
     assert report.windows[0].matched == ["circuit:SURF-LAG-2"]
@@ -155,7 +155,7 @@ def test_reduced_redundancy_on_a_redundant_trunk_explains_nothing(tmp_path):
 
 def test_outage_of_one_trunk_member_degrades_the_path_and_explains(tmp_path):
     scenario, _ = case8(tmp_path, _redundant_trunk)
-    carrier_notification_import(raw=bcop([("SURF-LAG-2", None)], "OUTAGE"), source=Source.ICAL_FILE,
+    carrier_notice_import(raw=bcop([("SURF-LAG-2", None)], "OUTAGE"), source=Source.ICAL_FILE,
                                     carrier=Carrier.objects.get(code="SURFNET"), vouched_by="imported by op")
     (m,) = maintenance_windows_affecting_path("CERN->SARA", START, END)
     # one of two members down: the LAG carries on at half capacity

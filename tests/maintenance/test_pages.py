@@ -74,7 +74,7 @@ def test_window_page_shows_paths_mute_state_and_provenance(viewer_client, topolo
     assert "No path crosses the affected objects." in page  # the Zayo circuit has no known ports
     assert "Edit" not in page  # viewers do not get the operator's buttons
     # the e-mail as received is the operators' (customer details): test_exposure.py
-    assert viewer_client.get(f"/maintenance/notifications/{window.notification_id}/raw/").status_code == 403
+    assert viewer_client.get(f"/maintenance/notices/{window.carrier_notice_id}/raw/").status_code == 403
     viewer_client.force_login(operator)
     assert "mr@zayo.com" in viewer_client.get(f"/maintenance/{window.pk}/").content.decode()
 

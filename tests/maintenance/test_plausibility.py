@@ -17,7 +17,7 @@ from tests.maintenance.conftest import CARRIERS
 from wanmon.diagnosis.selectors import maintenance_windows_overlapping
 from wanmon.inventory.models import Carrier
 from wanmon.maintenance import carrier_parser
-from wanmon.maintenance.carrier_notifications import carrier_notification_parse
+from wanmon.maintenance.carrier_notices import carrier_notice_parse
 from wanmon.maintenance.choices import EventKind, Review
 from wanmon.maintenance.imports import maintenance_import_file
 from wanmon.maintenance.models import MaintenanceWindow
@@ -48,7 +48,7 @@ def library_reading(monkeypatch):
 
 
 def test_the_librarys_cogent_window_is_doubted_for_all_three_reasons(library_reading):
-    result = carrier_notification_parse((CARRIERS / "cogent3.eml").read_bytes(), provider="cogent")
+    result = carrier_notice_parse((CARRIERS / "cogent3.eml").read_bytes(), provider="cogent")
     (window,) = result.windows
     assert (window.start, window.end) == (utc(2022, 3, 12, 4), utc(2022, 4, 11, 10))
     assert result.date == utc(2022, 11, 3, 11, 44)
@@ -56,7 +56,7 @@ def test_the_librarys_cogent_window_is_doubted_for_all_three_reasons(library_rea
 
 
 def test_wanmons_cogent_window_is_the_notices_and_believed():
-    result = carrier_notification_parse((CARRIERS / "cogent3.eml").read_bytes(), provider="cogent")
+    result = carrier_notice_parse((CARRIERS / "cogent3.eml").read_bytes(), provider="cogent")
     (window,) = result.windows
     assert (window.start, window.end) == (utc(2022, 11, 4, 3), utc(2022, 11, 4, 10))  # 10pm-5am CDT, 7 hours
     assert window_doubts(window, notice_date=result.date, text=result.text) == []
@@ -66,7 +66,7 @@ def test_wanmons_cogent_window_is_the_notices_and_believed():
 def test_a_doubted_window_is_held_even_from_an_operator_and_mutes_nothing_until_accepted(topology, library_reading,
                                                                                         operator):
     cogent = Carrier.objects.get(code="COGENT")
-    (n,) = maintenance_import_file(path=CARRIERS / "cogent3.eml", carrier=cogent, parser="cogent").notifications
+    (n,) = maintenance_import_file(path=CARRIERS / "cogent3.eml", carrier=cogent, parser="cogent").notices
     assert n.trusted  # the command line vouches for the source, not for the parser's reading
     (w,) = n.windows
     assert w.doubts == COGENT_DOUBTS and w.review == Review.HELD

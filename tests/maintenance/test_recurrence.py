@@ -11,8 +11,8 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from wanmon.inventory.models import Carrier
-from wanmon.maintenance.choices import CarrierNotificationStatus, Source
-from wanmon.maintenance.imports import carrier_notification_import
+from wanmon.maintenance.choices import CarrierNoticeStatus, Source
+from wanmon.maintenance.imports import carrier_notice_import
 from wanmon.maintenance.models import MaintenanceWindow
 from wanmon.maintenance.recurrence import rrule_check, rrule_moments
 from wanmon.maintenance.selectors import window_occurrences
@@ -49,8 +49,8 @@ def test_an_imported_secondly_rule_is_refused_naming_the_event(topology, api_ope
         b"RRULE:FREQ=SECONDLY\r\nX-MAINTNOTE-MAINTENANCE-ID:STORM-1\r\nX-MAINTNOTE-IMPACT:OUTAGE\r\n"
         b"X-MAINTNOTE-OBJECT-ID:C-1234567\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
     )
-    report = carrier_notification_import(raw=raw, source=Source.ICAL_FILE, carrier=Carrier.objects.get(code="COLT"))
-    assert report.status == CarrierNotificationStatus.FAILED and report.windows == []
+    report = carrier_notice_import(raw=raw, source=Source.ICAL_FILE, carrier=Carrier.objects.get(code="COLT"))
+    assert report.status == CarrierNoticeStatus.FAILED and report.windows == []
     assert report.problems == [
         "VEVENT 1 (UID storm-1) (STORM-1): RRULE refused: FREQ=SECONDLY repeats more often than daily"
     ]

@@ -106,7 +106,7 @@ def test_lead_time_roles_and_late_announcements(topology, smtp, settings):
         "maintenance@cern.example", "maintenance@ral.example"}
     window_on("geant-lon", NOW - timedelta(hours=5), hours=1, reference="GEANT-PAST")
     assert site_notices_send(now=NOW).sent == []
-    assert running.notices.count() == 2
+    assert running.site_notices.count() == 2
 
 
 def test_window_ended_but_path_still_degraded(topology, smtp):

@@ -16,7 +16,7 @@ from wanmon.alerts.selectors import maintenance_inhibiting
 from wanmon.diagnosis.selectors import maintenance_windows_overlapping
 from wanmon.inventory.models import Carrier
 from wanmon.maintenance.choices import EventKind, Review, Source
-from wanmon.maintenance.imports import carrier_notification_import, maintenance_import_maildir
+from wanmon.maintenance.imports import carrier_notice_import, maintenance_import_maildir
 from wanmon.maintenance.models import MaintenanceSource, MaintenanceWindow
 from wanmon.maintenance.selectors import (
     maintenance_matches_for_element,
@@ -86,7 +86,7 @@ def test_a_forged_mail_is_held_and_mutes_nothing_until_accepted(topology, tmp_pa
     box = mailbox.Maildir(tmp_path / "mail", create=True)
     box.add(mail(sender="noc@geant.example"))
     report = maintenance_import_maildir(directory=tmp_path / "mail")
-    (n,) = report.notifications
+    (n,) = report.notices
     assert n.carrier == "GEANT"  # guessed from the names in the notice ...
     assert (n.trusted, n.trust) == (False, "sender noc@geant.example is on no carrier's sender list")
     assert report.totals()["held"] == 1
@@ -147,17 +147,17 @@ MTA = "mx.cern.example"
      "(spf=fail)"),
 ])
 def test_listed_senders_are_trusted_when_authentication_passes(geant_source, auth, trusted, reason):
-    report = carrier_notification_import(raw=mail(auth=auth), source=Source.MAILDIR, origin="mailbox")
+    report = carrier_notice_import(raw=mail(auth=auth), source=Source.MAILDIR, origin="mailbox")
     assert (report.trusted, report.trust) == (trusted, reason)
     assert MaintenanceWindow.objects.get().review == (Review.ACCEPTED if trusted else Review.HELD)
 
 
 def test_authserv_ids_name_the_mta_whose_results_count(geant_source, settings):
     settings.WANMON_MAINTENANCE_AUTHSERV_IDS = [MTA]
-    r = carrier_notification_import(raw=mail(auth=["evil.example; dkim=pass header.d=geant.example"]),
+    r = carrier_notice_import(raw=mail(auth=["evil.example; dkim=pass header.d=geant.example"]),
                                         source=Source.MAILDIR)
     assert not r.trusted and r.trust.endswith("but no Authentication-Results of the receiving MTA")
-    r = carrier_notification_import(raw=mail(auth=[f"{MTA.upper()}; dmarc=pass header.from=geant.example"],
+    r = carrier_notice_import(raw=mail(auth=[f"{MTA.upper()}; dmarc=pass header.from=geant.example"],
                                                   sequence=2), source=Source.MAILDIR)
     assert r.trusted and r.trust.endswith("dmarc=pass (geant.example)")
 
@@ -165,17 +165,17 @@ def test_authserv_ids_name_the_mta_whose_results_count(geant_source, settings):
 def test_a_forged_update_of_a_trusted_window_is_held_again(geant_source):
     # given GEANT's genuine window, accepted
     good = [f"{MTA}; dkim=pass header.d=geant.example"]
-    carrier_notification_import(raw=mail(auth=good, sequence=1), source=Source.MAILDIR)
+    carrier_notice_import(raw=mail(auth=good, sequence=1), source=Source.MAILDIR)
     window = MaintenanceWindow.objects.get()
     assert window.review == Review.ACCEPTED and act(window)["path_mutes"]
     # when a forged update (higher SEQUENCE, failing DKIM) moves it over a coming outage
     bad = [f"{MTA}; dkim=fail header.d=geant.example"]
-    r = carrier_notification_import(raw=mail(auth=bad, sequence=2, hours=(-3, 5)), source=Source.MAILDIR)
+    r = carrier_notice_import(raw=mail(auth=bad, sequence=2, hours=(-3, 5)), source=Source.MAILDIR)
     assert r.windows[0].action == "updated" and r.windows[0].review == Review.HELD
     # then the changed window mutes nothing until reviewed
     assert act(window) == NOTHING
     # and GEANT's next genuine update makes it act again
-    carrier_notification_import(raw=mail(auth=good, sequence=3), source=Source.MAILDIR)
+    carrier_notice_import(raw=mail(auth=good, sequence=3), source=Source.MAILDIR)
     assert act(window) == EVERYWHERE
 
 
@@ -183,14 +183,14 @@ def test_calendar_files_in_a_mailbox_are_held_but_an_operators_upload_is_not(top
     (tmp_path / "drop").mkdir()
     now = timezone.now()
     (tmp_path / "drop" / "work.ics").write_bytes(_ics(uid="u1", sequence=1, start=now, end=now + timedelta(hours=1)))
-    (n,) = maintenance_import_maildir(directory=tmp_path / "drop").notifications
+    (n,) = maintenance_import_maildir(directory=tmp_path / "drop").notices
     assert (n.trusted, n.trust) == (False, "a calendar from no carrier's source URL")
     other = _ics(uid="u2", sequence=1, start=now, end=now + timedelta(hours=1), reference="GEANT-CHG-10")
     (tmp_path / "up.ics").write_bytes(other)
     with open(tmp_path / "up.ics", "rb") as fh:
         r = api_operator.post("/api/v1/maintenance/imports/file", {"file": fh})
     assert r.status_code == 200
-    (n,) = r.json()["notifications"]
+    (n,) = r.json()["notices"]
     assert (n["trusted"], n["trust"], n["windows"][0]["review"]) == (True, "imported by op", "accepted")
 
 
@@ -230,12 +230,12 @@ def test_email_trust_without_a_listed_sender():
 
 
 def test_the_carriers_own_mailbox_is_trusted(topology, tmp_path):
-    # given GEANT's own mailbox (fetchmail delivers only GEANT's notifications there), from any sender
+    # given GEANT's own mailbox (fetchmail delivers only GEANT's notices there), from any sender
     own = tmp_path / "geant"
     MaintenanceSource.objects.create(carrier=Carrier.objects.get(code="GEANT"), mailbox=str(own))
     box = mailbox.Maildir(own, create=True)
     box.add(mail(sender="planned-works@ticketing.example"))
-    (n,) = maintenance_import_maildir(directory=tmp_path / "geant" / ".." / "geant").notifications
+    (n,) = maintenance_import_maildir(directory=tmp_path / "geant" / ".." / "geant").notices
     assert (n.trusted, n.trust, n.carrier) == (
         True, "mailbox of GEANT's maintenance source (no DKIM/SPF results to check)", "GEANT")
     assert act(MaintenanceWindow.objects.get()) == EVERYWHERE
@@ -243,13 +243,13 @@ def test_the_carriers_own_mailbox_is_trusted(topology, tmp_path):
     box.add(mail(sender="planned-works@ticketing.example", sequence=2, hours=(-2, 3),
                  auth=[f"{MTA}; dkim=fail header.d=ticketing.example; spf=fail smtp.mailfrom=ticketing.example"]))
     report = maintenance_import_maildir(directory=own)
-    (held,) = [n for n in report.notifications if not n.duplicate]
+    (held,) = [n for n in report.notices if not n.duplicate]
     assert not held.trusted and held.trust.startswith("mailbox of GEANT's maintenance source, but neither DKIM")
     assert act(MaintenanceWindow.objects.get()) == NOTHING
     # and another directory is not the carrier's mailbox
     other = mailbox.Maildir(tmp_path / "other", create=True)
     other.add(mail(sender="planned-works@ticketing.example", uid="other@x", sequence=1))
-    (n,) = maintenance_import_maildir(directory=tmp_path / "other").notifications
+    (n,) = maintenance_import_maildir(directory=tmp_path / "other").notices
     assert not n.trusted and "on no carrier's sender list" in n.trust
 
 
@@ -285,7 +285,7 @@ def test_a_real_microsoft_365_header_passes_for_the_listed_sender(topology, tmp_
                                      senders=["@cogentco.com"])
     box = mailbox.Maildir(tmp_path / "mail", create=True)
     box.add((CARRIERS / "cogent3.eml").read_bytes())
-    (n,) = maintenance_import_maildir(directory=tmp_path / "mail").notifications
+    (n,) = maintenance_import_maildir(directory=tmp_path / "mail").notices
     assert (n.trusted, n.trust) == (
         True, "sender Cogent-NoReply@cogentco.com on COGENT's list, spf=pass (cogentco.com)")
     assert [(w.start, w.end, w.review) for w in n.windows] == [

@@ -1,6 +1,6 @@
 """Django admin for maintenance: the raw tool for staff. The calendar pages, imports and the API are the usual way in.
 
-Raw notifications and the sent-log are read-only here: they are evidence.
+Carrier notices as received and the sent-log of site notices are read-only here: they are evidence.
 """
 
 from django.contrib import admin
@@ -9,7 +9,7 @@ from django.core.exceptions import PermissionDenied
 from wanmon.core.admin import tabular_inline, trail_inline
 from wanmon.core.permissions import user_is_operator
 from wanmon.maintenance.models import (
-    CarrierNotification,
+    CarrierNotice,
     FeedToken,
     MaintenanceAffect,
     MaintenanceEvent,
@@ -22,7 +22,7 @@ from wanmon.maintenance.services import maintenance_window_review
 AffectInline = tabular_inline(
     MaintenanceAffect, raw_id_fields=["equipment", "interface", "trunk", "circuit", "site", "path"]
 )
-EventInline = trail_inline(MaintenanceEvent, ["time", "kind", "user", "notification", "changes", "note"])
+EventInline = trail_inline(MaintenanceEvent, ["time", "kind", "user", "carrier_notice", "changes", "note"])
 
 
 @admin.register(MaintenanceWindow)
@@ -32,7 +32,7 @@ class MaintenanceWindowAdmin(admin.ModelAdmin):
     list_filter = ["review", "status", "impact", "behaviour", "source", "carrier"]
     search_fields = ["reference", "uid", "summary", "aliases"]
     date_hierarchy = "start"
-    raw_id_fields = ["notification", "author", "reviewed_by"]
+    raw_id_fields = ["carrier_notice", "author", "reviewed_by"]
     readonly_fields = ["review", "review_note", "reviewed_by", "reviewed_at"]
     inlines = [AffectInline, EventInline]
     actions = ["accept_windows", "reject_windows"]
@@ -53,8 +53,8 @@ class MaintenanceWindowAdmin(admin.ModelAdmin):
         self._review(request, queryset, accept=False)
 
 
-@admin.register(CarrierNotification)
-class CarrierNotificationAdmin(admin.ModelAdmin):
+@admin.register(CarrierNotice)
+class CarrierNoticeAdmin(admin.ModelAdmin):
     list_display = ["received_at", "source", "sender", "subject", "parser", "status"]
     list_filter = ["status", "source"]
     search_fields = ["sender", "subject", "origin", "sha256", "message_id"]

@@ -2,7 +2,7 @@
 
 Nothing may leave the host while parsing:
 
-- the library resolves the city of some notifications (Cogent) to a time zone, first from its
+- the library resolves the city of some notices (Cogent) to a time zone, first from its
   bundled table of world cities, then from the OpenStreetMap Nominatim web service. The web
   lookup is replaced here by one that fails: an unknown city becomes a parse error naming it;
 - the library's last resort is an OpenAI model when PARSER_OPENAI_API_KEY is set. That parser is
@@ -103,7 +103,7 @@ def provider_for_sender(address: str) -> str | None:
     return _PROVIDER_BY_SENDER.get(_sender_key(address)) if address.strip() else None
 
 
-def _notification_data(raw: bytes):
+def _notice_data(raw: bytes):
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -128,7 +128,7 @@ def email_parse_with_provider(raw: bytes, provider: str) -> list[ParsedWindow]:
     provider = provider.strip().lower()
     if provider not in PROVIDERS:
         raise CarrierParseError(f"unknown parser {provider!r}; known: {', '.join(PROVIDERS)}")
-    data = _notification_data(raw)
+    data = _notice_data(raw)
     if data is None:
         raise CarrierParseError("not a readable e-mail message")
     try:

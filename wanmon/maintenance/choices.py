@@ -1,4 +1,4 @@
-"""Choice sets of maintenance windows (BCOP maintenance-notification vocabulary)."""
+"""Choice sets of maintenance windows (the BCOP vocabulary of carriers' maintenance notices)."""
 
 from wanmon.core.choices import text_choices
 
@@ -59,20 +59,20 @@ Review = text_choices("Review", {
 ))
 
 
-CarrierNotificationStatus = text_choices("CarrierNotificationStatus", {
+CarrierNoticeStatus = text_choices("CarrierNoticeStatus", {
     "parsed": "Parsed",
     "partial": "Parsed with problems",
     "failed": "Not parsed",
-}, doc="Outcome of parsing one raw carrier notification.")
+}, doc="Outcome of parsing one raw carrier notice.")
 
 
 EventKind = text_choices("EventKind", {
     "created": "Created",
     "updated": "Updated",
     "cancelled": "Cancelled",
-    "ignored": "Older notification ignored",
+    "ignored": "Older carrier notice ignored",
     "comment": "Comment",
-    "notice": "Notice sent",
+    "notice": "Site notice sent",
     "held": "Held for review",
     "reviewed": "Reviewed",
 }, doc="Audit trail entries of a window.")

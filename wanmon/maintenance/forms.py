@@ -108,9 +108,9 @@ class CommentForm(forms.Form):
 
 
 class UploadForm(forms.Form):
-    file = forms.FileField(label="Notification file (.ics or .eml)")
+    file = forms.FileField(label="Carrier notice file (.ics or .eml)")
     carrier = forms.ModelChoiceField(Carrier.objects.order_by("code"), required=False, to_field_name="code",
-                                     empty_label="(from the notification)")
+                                     empty_label="(from the notice)")
     parser = forms.CharField(required=False, max_length=50,
                              help_text="'bcop' or a circuit-maintenance-parser provider such as 'zayo' (optional)")
 

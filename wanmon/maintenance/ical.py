@@ -1,4 +1,4 @@
-"""BCOP maintenance-notification iCalendar in and out (pure: bytes <-> dataclasses, no Django).
+"""BCOP iCalendar of maintenance notices in and out (pure: bytes <-> dataclasses, no Django).
 
 The BCOP ("A machine parseable standard for formatting maintenance notifications", NANOG,
 github.com/jda/maintnote-std) extends RFC 5545 VEVENTs with X-MAINTNOTE-PROVIDER, -ACCOUNT,

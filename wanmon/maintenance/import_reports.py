@@ -1,6 +1,8 @@
-"""What an import of carrier notifications reports, per window and per notification (plain dataclasses).
+"""What an import of carrier notices reports, per window and per notice (plain dataclasses).
 
-The import commands print it, the API answers it, and each notification keeps its own (``CarrierNotification.report``).
+The import commands print it, the API answers it, and each notice keeps its own (``CarrierNotice.report``).
+The JSON keeps the names it had when carrier notices were called notifications (``notifications``,
+``notification_id``, ``totals.notifications``) beside the current ones: clients read either.
 """
 
 from __future__ import annotations
@@ -8,9 +10,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from wanmon.maintenance.choices import CarrierNotificationStatus, Review
+from wanmon.maintenance.choices import CarrierNoticeStatus, Review
 
-__all__ = ["CarrierNotificationReport", "ImportReport", "WindowReport"]
+__all__ = ["CarrierNoticeReport", "ImportReport", "WindowReport"]
 
 
 @dataclass
@@ -36,14 +38,14 @@ class WindowReport:
 
 
 @dataclass
-class CarrierNotificationReport:
-    """The outcome of one notification (a file, a message, a URL)."""
+class CarrierNoticeReport:
+    """The outcome of one carrier notice (a file, a message, a URL)."""
 
     origin: str
-    notification_id: int | None = None
+    notice_id: int | None = None
     duplicate: bool = False
     parser: str = ""
-    status: str = CarrierNotificationStatus.PARSED
+    status: str = CarrierNoticeStatus.PARSED
     carrier: str | None = None
     windows: list[WindowReport] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -51,20 +53,22 @@ class CarrierNotificationReport:
     trust: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        data["notification_id"] = self.notice_id  # the former name, kept for clients
+        return data
 
 
 @dataclass
 class ImportReport:
-    """Reports of every notification of one import (one file, a mailbox, a URL)."""
+    """Reports of every carrier notice of one import (one file, a mailbox, a URL)."""
 
-    notifications: list[CarrierNotificationReport] = field(default_factory=list)
+    notices: list[CarrierNoticeReport] = field(default_factory=list)
 
     def totals(self) -> dict[str, int]:
-        counts = {"notifications": len(self.notifications), "duplicates": 0, "failed": 0, "held": 0}
-        for n in self.notifications:
+        counts = {"notices": len(self.notices), "duplicates": 0, "failed": 0, "held": 0}
+        for n in self.notices:
             counts["duplicates"] += n.duplicate
-            counts["failed"] += n.status == CarrierNotificationStatus.FAILED
+            counts["failed"] += n.status == CarrierNoticeStatus.FAILED
             for w in n.windows:
                 counts[w.action] = counts.get(w.action, 0) + 1
                 counts["held"] += w.review == Review.HELD
@@ -72,4 +76,7 @@ class ImportReport:
         return counts
 
     def as_dict(self) -> dict[str, Any]:
-        return {"totals": self.totals(), "notifications": [n.as_dict() for n in self.notifications]}
+        totals = self.totals()
+        notices = [n.as_dict() for n in self.notices]
+        # ``notifications`` (key and count): the former names, kept for clients.
+        return {"totals": {**totals, "notifications": totals["notices"]}, "notices": notices, "notifications": notices}

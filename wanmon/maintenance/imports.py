@@ -1,22 +1,22 @@
-"""Imports of carrier notifications (HackSoft-style services): files, mailboxes, URLs.
+"""Imports of carrier notices (HackSoft-style services): files, mailboxes, URLs.
 
 Import rules (BCOP 3.7 and RFC 5546):
 
-- a notification is kept verbatim (:class:`CarrierNotification`); the same bytes are applied once;
+- a notice is kept verbatim (:class:`CarrierNotice`); the same bytes are applied once;
 - a window is found by the carrier and iCalendar UID, else by the carrier's maintenance id (or an
-  alias of a known window); a notification updates it only when it is newer: a higher SEQUENCE, or the
+  alias of a known window); a notice updates it only when it is newer: a higher SEQUENCE, or the
   same SEQUENCE with a later DTSTAMP. An older one is recorded in the audit trail and ignored. E-mails
   without UID/SEQUENCE are ordered by their stamp (the e-mail date);
-- a window entered by hand yields to the carrier's first notification about it;
+- a window entered by hand yields to the carrier's first notice about it;
 - announced objects (X-MAINTNOTE-OBJECT-ID, the circuit ids of e-mails) are matched to the inventory:
   the carrier's circuits (ignoring case and blanks), then any carrier's circuit when only one has that
   id, then equipment, ``equipment:interface``, trunk, ``site:CODE`` and ``path:SRC->DST`` labels.
   What matches nothing is kept on the window and reported; :func:`maintenance_window_rematch` retries
   when a circuit is added or renamed (``receivers.py``); a circuit matched that is another carrier's is noted;
-- a notification without objects (real cancellations often have none) keeps the window's objects;
+- a notice without objects (real cancellations often have none) keeps the window's objects;
 - a window whose times the e-mail's own text and date make doubtful (``plausibility.py``) is held for
-  review with the reasons, whoever vouched for the notification;
-- one bad notification never stops an import: whatever goes wrong with it (not a notice, a parser's
+  review with the reasons, whoever vouched for the notice;
+- one bad notice never stops an import: whatever goes wrong with it (neither a calendar nor an e-mail, a parser's
   failure, an unreadable file) is recorded as its failure, with the reason, and the next one is imported.
 """
 
@@ -37,12 +37,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from wanmon.inventory.models import Carrier
-from wanmon.maintenance.carrier_notifications import CarrierNotificationInvalid, carrier_notification_parse
-from wanmon.maintenance.choices import CarrierNotificationStatus, EventKind, Review, Source, Status
+from wanmon.maintenance.carrier_notices import CarrierNoticeInvalid, carrier_notice_parse
+from wanmon.maintenance.choices import CarrierNoticeStatus, EventKind, Review, Source, Status
 from wanmon.maintenance.constants import MATERIAL_FIELDS
 from wanmon.maintenance.fetch import FetchRefused, url_fetch, url_redacted
-from wanmon.maintenance.import_reports import CarrierNotificationReport, ImportReport, WindowReport
-from wanmon.maintenance.models import CarrierNotification, MaintenanceSource, MaintenanceWindow
+from wanmon.maintenance.import_reports import CarrierNoticeReport, ImportReport, WindowReport
+from wanmon.maintenance.models import CarrierNotice, MaintenanceSource, MaintenanceWindow
 from wanmon.maintenance.parsed import ParsedWindow, ParseResult, impact_normalise
 from wanmon.maintenance.plausibility import window_doubts
 from wanmon.maintenance.selectors import maintenance_source_for_mailbox, maintenance_source_for_sender
@@ -59,12 +59,12 @@ from wanmon.maintenance.trust import Trust, email_trust
 
 __all__ = [
     "ImportReport",
-    "CarrierNotificationReport",
+    "CarrierNoticeReport",
     "WindowReport",
     "maintenance_import_file",
     "maintenance_import_maildir",
     "maintenance_import_url",
-    "carrier_notification_import",
+    "carrier_notice_import",
     "maintenance_sources_poll",
     "vouched_by_user",
 ]
@@ -78,7 +78,7 @@ logger = logging.getLogger(__name__)
 def _is_newer(parsed: ParsedWindow, window: MaintenanceWindow) -> tuple[bool | None, str]:
     """True: apply; False: older, ignore; None: the very same version (nothing to do)."""
     if window.source in (Source.MANUAL, Source.API) and window.parser == "":
-        return True, "the carrier's notification replaces the hand-made entry"
+        return True, "the carrier's notice replaces the hand-made entry"
     if parsed.sequence is not None and parsed.uid and parsed.uid == window.uid:
         if parsed.sequence > window.sequence:
             return True, ""
@@ -172,7 +172,7 @@ def _window_apply(
     parsed: ParsedWindow,
     *,
     carrier: Carrier | None,
-    notification: CarrierNotification,
+    notice: CarrierNotice,
     index: ObjectIndex,
     source: str,
     user,
@@ -208,7 +208,7 @@ def _window_apply(
             return report
         if newer is False:
             report.action, report.reason = "ignored", reason
-            window_event(window, EventKind.IGNORED, now=now, notification=notification, note=reason)
+            window_event(window, EventKind.IGNORED, now=now, carrier_notice=notice, note=reason)
             return report
         report.reason = reason
     values = _window_values(parsed, window, source)
@@ -216,7 +216,7 @@ def _window_apply(
     if creating:
         window = MaintenanceWindow(reference=parsed.reference[:200], carrier=carrier)
     changes = window_assign(window, values)
-    window.notification = notification
+    window.carrier_notice = notice
     if not parsed.objects and not creating:
         # A cancellation or status update often names no object: the window keeps the ones it had.
         affects = None
@@ -246,10 +246,10 @@ def _window_apply(
         changes["affects"] = [None, report.matched]
     report.review = window.review
     if creating:
-        window_event(window, EventKind.CREATED, now=now, user=user, notification=notification,
-               note=f"from {notification.source} via {parsed.parser}; {trust.reason}")
+        window_event(window, EventKind.CREATED, now=now, user=user, carrier_notice=notice,
+               note=f"from {notice.source} via {parsed.parser}; {trust.reason}")
         if window.review == Review.HELD:
-            window_event(window, EventKind.HELD, now=now, notification=notification, note=note)
+            window_event(window, EventKind.HELD, now=now, carrier_notice=notice, note=note)
         report.window_id = window.pk
         return report
     material = affects_changed or any(name in MATERIAL_FIELDS for name in changes)
@@ -259,9 +259,9 @@ def _window_apply(
     report.action = "updated" if material else "unchanged"
     if changes:
         kind = EventKind.CANCELLED if window.status == Status.CANCELLED and "status" in changes else EventKind.UPDATED
-        window_event(window, kind, now=now, user=user, notification=notification, changes=changes)
+        window_event(window, kind, now=now, user=user, carrier_notice=notice, changes=changes)
     if held and window.review == Review.HELD:
-        window_event(window, EventKind.HELD, now=now, notification=notification, note=note)
+        window_event(window, EventKind.HELD, now=now, carrier_notice=notice, note=note)
     return report
 
 
@@ -303,19 +303,19 @@ def _trust(
     )
 
 
-def _notification_status(report: CarrierNotificationReport) -> str:
+def _notice_status(report: CarrierNoticeReport) -> str:
     if not report.windows or all(w.action == "failed" for w in report.windows):
-        return CarrierNotificationStatus.FAILED
+        return CarrierNoticeStatus.FAILED
     if report.problems or any(w.unmatched or w.action == "failed" for w in report.windows):
-        return CarrierNotificationStatus.PARTIAL
-    return CarrierNotificationStatus.PARSED
+        return CarrierNoticeStatus.PARTIAL
+    return CarrierNoticeStatus.PARSED
 
 
 def _parse(raw: bytes, *, parser: str | None, carrier: Carrier | None) -> tuple[ParseResult, MaintenanceSource | None]:
-    """What the notification says, read with the right parser, and the maintenance source that chose it."""
+    """What the notice says, read with the right parser, and the maintenance source that chose it."""
     try:
-        result = carrier_notification_parse(raw, provider=parser or None)
-    except CarrierNotificationInvalid as exc:
+        result = carrier_notice_parse(raw, provider=parser or None)
+    except CarrierNoticeInvalid as exc:
         return ParseResult(problems=[str(exc)]), None
     if carrier is not None:  # the carrier is known: its own parser, if it has one
         src = MaintenanceSource.objects.filter(carrier=carrier, enabled=True).exclude(parser="").first()
@@ -323,11 +323,11 @@ def _parse(raw: bytes, *, parser: str | None, carrier: Carrier | None) -> tuple[
         src = maintenance_source_for_sender(result.sender) if result.sender else None
     if src is not None and src.parser and not parser and not any(w.bcop for w in result.windows):
         # The sender is a known carrier whose e-mails need its own parser: read the message again with it.
-        result = carrier_notification_parse(raw, provider=src.parser)
+        result = carrier_notice_parse(raw, provider=src.parser)
     return result, src
 
 
-def carrier_notification_import(
+def carrier_notice_import(
     *,
     raw: bytes,
     source: str,
@@ -339,42 +339,42 @@ def carrier_notification_import(
     vouched_by: str = "",
     polled_source: MaintenanceSource | None = None,
     mailbox_source: MaintenanceSource | None = None,
-) -> CarrierNotificationReport:
-    """Keep one raw notification and apply the windows it announces (see the module docstring).
+) -> CarrierNoticeReport:
+    """Keep one raw notice and apply the windows it announces (see the module docstring).
 
     Trust (``trust.py``): ``vouched_by`` (who imported it by hand, see :func:`vouched_by_user`), the
     ``polled_source`` whose calendar URL it came from, the ``mailbox_source`` whose mailbox it was in, or
-    an e-mail from a listed and authenticated sender; windows of any other notification are held for review.
+    an e-mail from a listed and authenticated sender; windows of any other notice are held for review.
 
-    Never raises for a notification: whatever fails while importing it is its failure, recorded with the reason.
+    Never raises for a notice: whatever fails while importing it is its failure, recorded with the reason.
     """
     user = user if user is not None and getattr(user, "is_authenticated", False) else None
     try:
-        return _notification_import(
+        return _notice_import(
             raw=raw, source=source, origin=origin, carrier=carrier, parser=parser, user=user, now=now or timezone.now(),
             vouched_by=vouched_by, polled_source=polled_source, mailbox_source=mailbox_source,
         )
-    except Exception as exc:  # noqa: BLE001 - one bad notification never stops an import (mailbox, files)
-        logger.exception("importing a carrier notification failed", extra={"origin": url_redacted(origin)})
+    except Exception as exc:  # noqa: BLE001 - one bad notice never stops an import (mailbox, files)
+        logger.exception("importing a carrier notice failed", extra={"origin": url_redacted(origin)})
         reason = f"could not be imported: {type(exc).__name__}: {exc}"
     return _failure_record(raw=raw, source=source, origin=origin, user=user, reason=reason)
 
 
 @transaction.atomic
-def _failure_record(*, raw: bytes, source: str, origin: str, user, reason: str) -> CarrierNotificationReport:
-    """Keep a notification whose import failed, with the reason (it is tried again when imported again)."""
-    report = CarrierNotificationReport(origin=origin, status=CarrierNotificationStatus.FAILED, problems=[reason[:2000]])
-    notification, _ = CarrierNotification.objects.update_or_create(
+def _failure_record(*, raw: bytes, source: str, origin: str, user, reason: str) -> CarrierNoticeReport:
+    """Keep a notice whose import failed, with the reason (it is tried again when imported again)."""
+    report = CarrierNoticeReport(origin=origin, status=CarrierNoticeStatus.FAILED, problems=[reason[:2000]])
+    notice, _ = CarrierNotice.objects.update_or_create(
         sha256=hashlib.sha256(raw).hexdigest(),
         defaults={"source": source, "origin": origin[:1000], "raw": raw, "uploaded_by": user, "parser": "",
-                  "status": CarrierNotificationStatus.FAILED, "report": report.as_dict()},
+                  "status": CarrierNoticeStatus.FAILED, "report": report.as_dict()},
     )
-    report.notification_id = notification.pk
+    report.notice_id = notice.pk
     return report
 
 
 @transaction.atomic
-def _notification_import(
+def _notice_import(
     *,
     raw: bytes,
     source: str,
@@ -386,14 +386,14 @@ def _notification_import(
     vouched_by: str,
     polled_source: MaintenanceSource | None,
     mailbox_source: MaintenanceSource | None,
-) -> CarrierNotificationReport:
+) -> CarrierNoticeReport:
     digest = hashlib.sha256(raw).hexdigest()
-    existing = CarrierNotification.objects.select_for_update().filter(sha256=digest).first()
-    if existing is not None and existing.status != CarrierNotificationStatus.FAILED:
+    existing = CarrierNotice.objects.select_for_update().filter(sha256=digest).first()
+    if existing is not None and existing.status != CarrierNoticeStatus.FAILED:
         stored = existing.report or {}
-        return CarrierNotificationReport(
+        return CarrierNoticeReport(
             origin=origin or existing.origin,
-            notification_id=existing.pk,
+            notice_id=existing.pk,
             duplicate=True,
             parser=existing.parser,
             status=existing.status,
@@ -403,24 +403,24 @@ def _notification_import(
             trusted=bool(stored.get("trusted")),
             trust=stored.get("trust", ""),
         )
-    report = CarrierNotificationReport(origin=origin)
+    report = CarrierNoticeReport(origin=origin)
     result, src = _parse(raw, parser=parser, carrier=carrier)
     index = ObjectIndex()
     chosen = _carrier_for(result, carrier, polled_source or mailbox_source or src, index)
     trust = _trust(result, vouched_by=vouched_by, polled_source=polled_source, mailbox_source=mailbox_source,
                    carrier=carrier)
-    notification = existing or CarrierNotification(sha256=digest)
-    notification.source = source
-    notification.origin = origin[:1000]
-    notification.content_type = result.content_type[:100]
-    notification.message_id = result.message_id[:998]
-    notification.sender = result.sender[:320]
-    notification.subject = result.subject[:998]
-    notification.raw = raw
-    notification.parser = result.parser[:200]
-    notification.uploaded_by = user
-    notification.save()
-    report.notification_id = notification.pk
+    notice = existing or CarrierNotice(sha256=digest)
+    notice.source = source
+    notice.origin = origin[:1000]
+    notice.content_type = result.content_type[:100]
+    notice.message_id = result.message_id[:998]
+    notice.sender = result.sender[:320]
+    notice.subject = result.subject[:998]
+    notice.raw = raw
+    notice.parser = result.parser[:200]
+    notice.uploaded_by = user
+    notice.save()
+    report.notice_id = notice.pk
     report.parser = result.parser
     report.carrier = chosen.code if chosen else None
     report.trusted, report.trust = trust.trusted, trust.reason
@@ -433,19 +433,19 @@ def _notification_import(
                   if result.content_type == "message/rfc822" else [])
         report.windows.append(
             _window_apply(
-                parsed, carrier=chosen, notification=notification, index=index, source=source, user=user, now=now,
+                parsed, carrier=chosen, notice=notice, index=index, source=source, user=user, now=now,
                 trust=trust, doubts=doubts,
             )
         )
-    report.status = _notification_status(report)
-    notification.status = report.status
-    notification.report = report.as_dict()
-    notification.save(update_fields=["status", "report"])
+    report.status = _notice_status(report)
+    notice.status = report.status
+    notice.report = report.as_dict()
+    notice.save(update_fields=["status", "report"])
     return report
 
 
 def vouched_by_user(user) -> str:
-    """The trust note of a notification an operator imported by hand (upload, URL); "" for anyone else."""
+    """The trust note of a notice an operator imported by hand (upload, URL); "" for anyone else."""
     from wanmon.core.permissions import user_is_operator
 
     if user is not None and getattr(user, "is_authenticated", False) and user_is_operator(user):
@@ -468,14 +468,13 @@ def maintenance_import_file(
         return ImportReport([_unreadable(str(path), exc.strerror or str(exc))])
     source = Source.ICAL_FILE if path.suffix.lower() in {".ics", ".ical", ".ifb"} else Source.EMAIL
     return ImportReport(
-        [carrier_notification_import(raw=raw, source=source, origin=str(path), carrier=carrier, parser=parser,
-                                         user=user, now=now, vouched_by=vouched_by)]
+        [carrier_notice_import(raw=raw, source=source, origin=str(path), carrier=carrier, parser=parser,
+                               user=user, now=now, vouched_by=vouched_by)]
     )
 
 
-def _unreadable(origin: str, reason: str) -> CarrierNotificationReport:
-    return CarrierNotificationReport(origin=origin, status=CarrierNotificationStatus.FAILED,
-                                     problems=[f"cannot be read: {reason}"])
+def _unreadable(origin: str, reason: str) -> CarrierNoticeReport:
+    return CarrierNoticeReport(origin=origin, status=CarrierNoticeStatus.FAILED, problems=[f"cannot be read: {reason}"])
 
 
 def _mailbox_messages(directory: FilePath) -> Iterable[tuple[str, bytes | None, str]]:
@@ -518,12 +517,12 @@ def maintenance_import_maildir(
     report = ImportReport()
     for origin, raw, unreadable in _mailbox_messages(directory):
         if raw is None:
-            report.notifications.append(_unreadable(origin, unreadable))
+            report.notices.append(_unreadable(origin, unreadable))
             continue
         source = Source.ICAL_FILE if origin.lower().endswith(".ics") else Source.MAILDIR
-        report.notifications.append(
-            carrier_notification_import(raw=raw, source=source, origin=origin, carrier=carrier, parser=parser,
-                                        user=user, now=now, mailbox_source=mailbox_source)
+        report.notices.append(
+            carrier_notice_import(raw=raw, source=source, origin=origin, carrier=carrier, parser=parser,
+                                  user=user, now=now, mailbox_source=mailbox_source)
         )
     return report
 
@@ -544,8 +543,8 @@ def maintenance_import_url(
     body, ctype = _fetch(url)
     source = Source.EMAIL if ctype == "message/rfc822" else Source.ICAL_URL
     return ImportReport(
-        [carrier_notification_import(raw=body, source=source, origin=url, carrier=carrier, parser=parser,
-                                         user=user, now=now, vouched_by=vouched_by, polled_source=polled_source)]
+        [carrier_notice_import(raw=body, source=source, origin=url, carrier=carrier, parser=parser,
+                               user=user, now=now, vouched_by=vouched_by, polled_source=polled_source)]
     )
 
 
@@ -557,7 +556,7 @@ def maintenance_sources_poll(*, now: datetime | None = None) -> ImportReport:
         try:
             polled = maintenance_import_url(url=src.url, carrier=src.carrier, parser=src.parser or None, now=now,
                                             polled_source=src)
-            report.notifications.extend(polled.notifications)
+            report.notices.extend(polled.notices)
             src.last_error = ""
         except ValidationError as exc:
             # The URL may hold a token, and viewers read last_error: the error names it redacted.

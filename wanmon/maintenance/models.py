@@ -10,7 +10,7 @@ from django.db.models import Q
 from wanmon.core.models import HashedToken, TrailEvent, site_or_carrier_constraint
 from wanmon.maintenance.choices import (
     Behaviour,
-    CarrierNotificationStatus,
+    CarrierNoticeStatus,
     EventKind,
     Impact,
     Review,
@@ -23,16 +23,16 @@ __all__ = [
     "FeedToken",
     "MaintenanceAffect",
     "MaintenanceEvent",
+    "CarrierNotice",
     "SiteNotice",
-    "CarrierNotification",
     "MaintenanceSource",
     "MaintenanceWindow",
 ]
 
 
-class CarrierNotification(models.Model):
-    """One incoming carrier notification as received (iCalendar or e-mail), kept verbatim, with what its parsing
-    produced. (Outgoing e-mails to the sites are :class:`SiteNotice`.)"""
+class CarrierNotice(models.Model):
+    """One incoming carrier notice as received (iCalendar or e-mail), kept verbatim, with what its parsing
+    produced. (Outgoing e-mails to the sites are :class:`SiteNotice`; the alerts' e-mails are ``Notification``.)"""
 
     received_at = models.DateTimeField(auto_now_add=True)
     source = models.CharField(max_length=20, choices=Source.choices)
@@ -41,11 +41,11 @@ class CarrierNotification(models.Model):
     message_id = models.CharField(max_length=998, blank=True)
     sender = models.CharField(max_length=320, blank=True)
     subject = models.CharField(max_length=998, blank=True)
-    raw = models.BinaryField(help_text="the notification exactly as received")
+    raw = models.BinaryField(help_text="the notice exactly as received")
     sha256 = models.CharField(max_length=64, unique=True, help_text="of raw: the same bytes are imported once")
     parser = models.CharField(max_length=200, blank=True, help_text="parser that produced the windows")
     status = models.CharField(
-        max_length=20, choices=CarrierNotificationStatus.choices, default=CarrierNotificationStatus.PARSED
+        max_length=20, choices=CarrierNoticeStatus.choices, default=CarrierNoticeStatus.PARSED
     )
     report = models.JSONField(default=dict, blank=True, help_text="windows created/updated/ignored, unmatched objects")
     uploaded_by = models.ForeignKey(
@@ -53,11 +53,12 @@ class CarrierNotification(models.Model):
         on_delete=models.SET_NULL,
         null=True,
         blank=True,
-        related_name="maintenance_notifications",
+        related_name="carrier_notices",
     )
 
     class Meta:
-        db_table = "maintenance_maintenancenotification"  # the table keeps the model's former name
+        # The table keeps the model's first name (MaintenanceNotification): renaming the model moved no row.
+        db_table = "maintenance_maintenancenotification"
         ordering = ["-received_at", "-id"]
 
     def __str__(self) -> str:
@@ -85,7 +86,7 @@ class MaintenanceWindow(models.Model):
     aliases = models.JSONField(default=list, blank=True, help_text="other maintenance ids (BCOP NON-PRIMARY)")
     provider = models.CharField(max_length=200, blank=True, help_text="X-MAINTNOTE-PROVIDER as announced")
     account = models.CharField(max_length=200, blank=True, help_text="X-MAINTNOTE-ACCOUNT")
-    stamp = models.DateTimeField(null=True, blank=True, help_text="DTSTAMP of the notification applied last")
+    stamp = models.DateTimeField(null=True, blank=True, help_text="DTSTAMP of the carrier notice applied last")
     organizer = models.CharField(max_length=320, blank=True)
     description = models.TextField(blank=True)
     rrule = models.CharField(
@@ -104,13 +105,13 @@ class MaintenanceWindow(models.Model):
         blank=True,
         related_name="maintenance_windows_authored",
     )
-    notification = models.ForeignKey(
-        CarrierNotification,
+    carrier_notice = models.ForeignKey(
+        CarrierNotice,
         on_delete=models.SET_NULL,
         null=True,
         blank=True,
         related_name="windows",
-        help_text="the notification applied last",
+        help_text="the carrier notice applied last",
     )
     unmatched_objects = models.JSONField(
         default=list, blank=True, help_text="announced objects not found in the inventory: [{object_id, impact}]"
@@ -237,7 +238,7 @@ class MaintenanceAffect(models.Model):
 
 
 class MaintenanceEvent(TrailEvent):
-    """Audit trail of a window: created, updated (with the changes), ignored notifications, comments, notices."""
+    """Audit trail of a window: created, updated (with the changes), ignored carrier notices, comments, site notices."""
 
     window = models.ForeignKey(MaintenanceWindow, on_delete=models.CASCADE, related_name="events")
     kind = models.CharField(max_length=20, choices=EventKind.choices)
@@ -245,18 +246,18 @@ class MaintenanceEvent(TrailEvent):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="maintenance_events"
     )
-    notification = models.ForeignKey(
-        CarrierNotification, on_delete=models.SET_NULL, null=True, blank=True, related_name="events"
+    carrier_notice = models.ForeignKey(
+        CarrierNotice, on_delete=models.SET_NULL, null=True, blank=True, related_name="events"
     )
     changes = models.JSONField(default=dict, blank=True, help_text="{field: [before, after]}")
-    data = None  # what else an entry carries is in ``changes`` and ``notification``
+    data = None  # what else an entry carries is in ``changes`` and ``carrier_notice``
 
     def __str__(self) -> str:
         return f"{self.window.reference} {self.kind} {self.time:%Y-%m-%dT%H:%MZ}"
 
 
 class MaintenanceSource(models.Model):
-    """How to read one carrier's notifications: its senders, its parser, an optional calendar URL to poll."""
+    """How to read one carrier's notices: its senders, its parser, an optional calendar URL to poll."""
 
     carrier = models.ForeignKey("inventory.Carrier", on_delete=models.CASCADE, related_name="maintenance_sources")
     parser = models.CharField(
@@ -275,7 +276,7 @@ class MaintenanceSource(models.Model):
     mailbox = models.CharField(
         max_length=1000,
         blank=True,
-        help_text="a Maildir (or directory) only this carrier's notifications reach: what is imported from it is "
+        help_text="a Maildir (or directory) only this carrier's notices reach: what is imported from it is "
         "the carrier's",
     )
     enabled = models.BooleanField(default=True)
@@ -323,9 +324,9 @@ class FeedToken(HashedToken):
 
 class SiteNotice(models.Model):
     """Sent-log of the outgoing notices to the sites' contacts: one row per window, occurrence, kind, revision and
-    recipient (sent once). (Incoming carrier e-mails are :class:`CarrierNotification`.)"""
+    recipient (sent once). (Incoming carrier e-mails are :class:`CarrierNotice`.)"""
 
-    window = models.ForeignKey(MaintenanceWindow, on_delete=models.CASCADE, related_name="notices")
+    window = models.ForeignKey(MaintenanceWindow, on_delete=models.CASCADE, related_name="site_notices")
     kind = models.CharField(max_length=20, choices=SiteNoticeKind.choices)
     recipient = models.EmailField()
     occurrence_start = models.DateTimeField(

@@ -1,4 +1,4 @@
-"""What a parser makes of a carrier notification (pure: no Django), and the BCOP vocabulary normalisers."""
+"""What a parser makes of a carrier notice (pure: no Django), and the BCOP vocabulary normalisers."""
 
 from __future__ import annotations
 
@@ -98,10 +98,10 @@ class ParsedObject:
 
 @dataclass(frozen=True)
 class ParsedWindow:
-    """One maintenance window read from a notification, times in UTC.
+    """One maintenance window read from a carrier notice, times in UTC.
 
     ``uid`` is empty and ``sequence`` None when the source has none (a carrier e-mail without
-    iCalendar): then the notification's stamp alone orders updates. ``status`` None means "not
+    iCalendar): then the notice's stamp alone orders updates. ``status`` None means "not
     given / no change".
     """
 
@@ -128,14 +128,14 @@ class ParsedWindow:
 
     def __post_init__(self):
         # A carrier's reference (an .ics \n escape, a folded e-mail header) becomes one line: it goes into e-mail
-        # headers and log lines (wanmon/core/guard.py); a whole notification is not refused for it.
+        # headers and log lines (wanmon/core/guard.py); a whole notice is not refused for it.
         object.__setattr__(self, "reference", one_line(self.reference))
         object.__setattr__(self, "aliases", tuple(one_line(a) for a in self.aliases))
 
 
 @dataclass
 class ParseResult:
-    """Every window one notification yields, the parser used, and what could not be read."""
+    """Every window one carrier notice yields, the parser used, and what could not be read."""
 
     windows: list[ParsedWindow] = field(default_factory=list)
     parser: str = ""

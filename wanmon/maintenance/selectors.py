@@ -57,7 +57,7 @@ __all__ = [
 
 def maintenance_window_queryset() -> QuerySet[MaintenanceWindow]:
     """Windows with everything their labels and matching need, in one round of queries."""
-    return MaintenanceWindow.objects.select_related("carrier", "author", "notification").prefetch_related(
+    return MaintenanceWindow.objects.select_related("carrier", "author", "carrier_notice").prefetch_related(
         Prefetch(
             "affects",
             queryset=MaintenanceAffect.objects.select_related(

@@ -1,6 +1,6 @@
 """Maintenance writes (HackSoft-style services): windows entered by hand, inventory matching, feed tokens.
 
-Imports of incoming carrier notifications live in ``imports.py``; outgoing notices to sites in ``site_notices.py``.
+Imports of incoming carrier notices live in ``imports.py``; outgoing site notices in ``site_notices.py``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from wanmon.maintenance.choices import Behaviour, EventKind, Impact, Review, Sou
 from wanmon.maintenance.constants import FEED_TOKEN_BYTES, FEED_TOKEN_PREFIX_LEN, MATERIAL_FIELDS
 from wanmon.maintenance.feeds import feed_token_hash
 from wanmon.maintenance.models import (
-    CarrierNotification,
+    CarrierNotice,
     FeedToken,
     MaintenanceAffect,
     MaintenanceEvent,
@@ -193,12 +193,12 @@ def window_event(
     *,
     now: datetime,
     user=None,
-    notification: CarrierNotification | None = None,
+    carrier_notice: CarrierNotice | None = None,
     changes: dict | None = None,
     note: str = "",
 ) -> MaintenanceEvent:
     return MaintenanceEvent.objects.create(
-        window=window, kind=kind, time=now, user=user, notification=notification, changes=changes or {}, note=note
+        window=window, kind=kind, time=now, user=user, carrier_notice=carrier_notice, changes=changes or {}, note=note
     )
 
 

@@ -10,7 +10,7 @@ from wanmon.maintenance.site_notices import site_notices_send
 
 @shared_task(acks_late=True, autoretry_for=(Exception,), retry_backoff=30, retry_kwargs={"max_retries": 3})
 def maintenance_notices_task() -> dict:
-    """Every minute: advance, change, cancellation and "ended but still degraded" notices (each sent once)."""
+    """Every minute: the site notices due (advance, change, cancellation, "ended but still degraded"), each once."""
     return site_notices_send(now=timezone.now()).as_dict()
 
 

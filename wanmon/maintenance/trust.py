@@ -1,11 +1,11 @@
-"""Whether a carrier notification may act (explain and mute degradations) as soon as it is imported (pure).
+"""Whether a carrier notice may act (explain and mute degradations) as soon as it is imported (pure).
 
 Anyone can write an e-mail with a carrier's From address or an .ics naming a carrier's circuits; a
-window from such a notice would mute a real outage. So a notification is trusted only through:
+window from such a notice would mute a real outage. So a notice is trusted only through:
 
 - an operator who imports it (upload, API, or the command line on the server): they vouch for it;
 - the calendar URL of the carrier's maintenance source (polled hourly): the carrier publishes it;
-- the mailbox of the carrier's maintenance source, one only its notifications reach (an e-mail there
+- the mailbox of the carrier's maintenance source, one only its notices reach (an e-mail there
   must still pass authentication when the MTA reports on it);
 - an e-mail whose sender is on a carrier's sender list and, when the receiving MTA adds
   Authentication-Results (RFC 8601), with DKIM, SPF or DMARC passing for the sender's domain. The
@@ -33,7 +33,7 @@ _RESULT_FIRST = re.compile(r"^[A-Za-z0-9_-]+(?:/\d+)?=")
 
 @dataclass(frozen=True)
 class Trust:
-    """The verdict on one notification and the reason, as the window's review note says it."""
+    """The verdict on one carrier notice and the reason, as the window's review note says it."""
 
     trusted: bool
     reason: str

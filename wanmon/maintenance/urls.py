@@ -18,7 +18,9 @@ urlpatterns = [
     path("maintenance/<int:pk>/cancel/", views.window_cancel_page, name="maintenance-window-cancel"),
     path("maintenance/<int:pk>/comment/", views.window_comment_page, name="maintenance-window-comment"),
     path("maintenance/<int:pk>/review/", views.window_review_page, name="maintenance-window-review"),
-    path("maintenance/notifications/<int:pk>/raw/", views.notification_raw_page, name="maintenance-notification-raw"),
+    path("maintenance/notices/<int:pk>/raw/", views.carrier_notice_raw_page, name="maintenance-carrier-notice-raw"),
+    # The former address of the same page, kept for links and bookmarks.
+    path("maintenance/notifications/<int:pk>/raw/", views.carrier_notice_raw_page, name="maintenance-notification-raw"),
     re_path(rf"^maintenance/feeds/{TOKEN}/all\.ics$", views.feed, {"scope": "all"}, name="maintenance-feed-all"),
     re_path(rf"^maintenance/feeds/{TOKEN}/site/{CODE}\.ics$", views.feed, {"scope": "site"},
             name="maintenance-feed-site"),

@@ -30,7 +30,7 @@ from wanmon.maintenance.choices import Source
 from wanmon.maintenance.constants import FEED_PAST_DAYS
 from wanmon.maintenance.forms import COMMON_ZONES, CommentForm, FeedTokenForm, UploadForm, WindowForm, affects_format
 from wanmon.maintenance.ical import calendar_render
-from wanmon.maintenance.models import CarrierNotification, FeedToken
+from wanmon.maintenance.models import CarrierNotice, FeedToken
 
 VIEWS = ("month", "week", "list")
 LIST_DAYS = 60
@@ -163,8 +163,8 @@ def window_page(request, pk: int):
             "window": window,
             "footprint": footprint,
             "occurrences": occurrences,
-            "events": window.events.select_related("user", "notification").order_by("time", "id"),
-            "notices": window.notices.order_by("created_at"),
+            "events": window.events.select_related("user", "carrier_notice").order_by("time", "id"),
+            "site_notices": window.site_notices.order_by("created_at"),
             "comment_form": CommentForm(),
             "is_operator": user_is_operator(request.user),
         },
@@ -255,14 +255,14 @@ def window_comment_page(request, pk: int):
 @login_required
 @require_http_methods(["GET", "POST"])
 def import_page(request):
-    """Upload a carrier notification (.ics or .eml) and see what it did."""
+    """Upload a carrier notice (.ics or .eml) and see what it did."""
     _operator_required(request)
     form = UploadForm(request.POST or None, request.FILES or None)
     report = None
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         name = upload.name or "upload"
-        report = imports.carrier_notification_import(
+        report = imports.carrier_notice_import(
             raw=upload.read(),
             source=Source.ICAL_FILE if name.lower().endswith((".ics", ".ical")) else Source.EMAIL,
             origin=f"upload:{name}",
@@ -271,7 +271,7 @@ def import_page(request):
             user=request.user,
             vouched_by=imports.vouched_by_user(request.user),
         )
-    recent = CarrierNotification.objects.select_related("uploaded_by").defer("raw")[:20]
+    recent = CarrierNotice.objects.select_related("uploaded_by").defer("raw")[:20]
     return render(request, "maintenance/import.html", {"form": form, "report": report, "recent": recent})
 
 
@@ -309,10 +309,10 @@ def window_review_page(request, pk: int):
 
 @login_required
 @require_GET
-def notification_raw_page(request, pk: int):
-    """A notification exactly as received, as text (operators: it may hold customer details, or a fetched body)."""
+def carrier_notice_raw_page(request, pk: int):
+    """A carrier notice exactly as received, as text (operators: it may hold customer details, or a fetched body)."""
     _operator_required(request)
-    n = get_object_or_404(CarrierNotification, pk=pk)
+    n = get_object_or_404(CarrierNotice, pk=pk)
     return HttpResponse(bytes(n.raw), content_type="text/plain; charset=utf-8")
 
 
@@ -367,7 +367,7 @@ __all__ = [
     "feed",
     "feed_token_page",
     "import_page",
-    "notification_raw_page",
+    "carrier_notice_raw_page",
     "review_page",
     "window_cancel_page",
     "window_comment_page",

@@ -10,7 +10,7 @@ from wanmon.core.permissions import user_is_operator
 from wanmon.inventory.models import Carrier, Site
 from wanmon.maintenance.choices import Behaviour, Impact, Status
 from wanmon.maintenance.fetch import url_redacted
-from wanmon.maintenance.models import CarrierNotification, FeedToken, MaintenanceEvent, MaintenanceSource
+from wanmon.maintenance.models import CarrierNotice, FeedToken, MaintenanceEvent, MaintenanceSource
 from wanmon.maintenance.models import MaintenanceWindow as Window
 from wanmon.maintenance.parsed import http_url
 from wanmon.maintenance.services import AffectSpec
@@ -32,12 +32,20 @@ class AffectSerializer(serializers.Serializer):
         return http_url(affect.altrep)
 
 
+def _former_carrier_notice_field() -> serializers.PrimaryKeyRelatedField:
+    """``notification``: the carrier notice's id under its former name (as ``carrier_notice``), kept for clients."""
+    return serializers.PrimaryKeyRelatedField(
+        source="carrier_notice", read_only=True, allow_null=True, help_text="the same as carrier_notice (former name)"
+    )
+
+
 class EventSerializer(serializers.ModelSerializer):
     user = username_field("user")
+    notification = _former_carrier_notice_field()
 
     class Meta:
         model = MaintenanceEvent
-        fields = ["time", "kind", "user", "notification", "changes", "note"]
+        fields = ["time", "kind", "user", "carrier_notice", "notification", "changes", "note"]
 
 
 class WindowListSerializer(serializers.ModelSerializer):
@@ -70,12 +78,13 @@ class FootprintSerializer(serializers.Serializer):
 
 class WindowDetailSerializer(ContactFieldsMixin, WindowListSerializer):
     author = username_field("author")
+    notification = _former_carrier_notice_field()
     events = EventSerializer(many=True, read_only=True, source="events.all")
     footprint = serializers.SerializerMethodField()
 
     class Meta(WindowListSerializer.Meta):
         fields = [*WindowListSerializer.Meta.fields, "description", "provider", "account", "organizer", "author",
-                  "notification", "footprint", "events"]
+                  "carrier_notice", "notification", "footprint", "events"]
         contact_fields = ["organizer"]  # the carrier's NOC address
 
     @extend_schema_field(FootprintSerializer)
@@ -174,21 +183,25 @@ class UrlImportInput(ImportOptions):
 
 
 class ImportReportSerializer(serializers.Serializer):
-    totals = serializers.DictField(child=serializers.IntegerField())
-    notifications = serializers.ListField(child=serializers.DictField())
+    totals = serializers.DictField(child=serializers.IntegerField(),
+                                   help_text="counts: notices (also as notifications, the former name), duplicates, "
+                                   "failed, held, windows per action, unmatched_objects")
+    notices = serializers.ListField(child=serializers.DictField(), help_text="one report per carrier notice")
+    notifications = serializers.ListField(child=serializers.DictField(),
+                                          help_text="the same as notices (former name, kept for clients)")
 
 
-class NotificationSerializer(ContactFieldsMixin, serializers.ModelSerializer):
+class CarrierNoticeSerializer(ContactFieldsMixin, serializers.ModelSerializer):
     uploaded_by = username_field("uploaded_by")
     size_bytes = serializers.SerializerMethodField()
 
     class Meta:
-        model = CarrierNotification
+        model = CarrierNotice
         fields = ["id", "received_at", "source", "origin", "content_type", "message_id", "sender", "subject",
                   "sha256", "size_bytes", "parser", "status", "report", "uploaded_by"]
         contact_fields = ["sender"]
 
-    def get_size_bytes(self, n: CarrierNotification) -> int:
+    def get_size_bytes(self, n: CarrierNotice) -> int:
         return len(bytes(n.raw or b""))
 
     def to_representation(self, instance):

@@ -7,7 +7,9 @@ from wanmon.maintenance.api import views
 
 router = SimpleRouter(trailing_slash=False)
 router.register("maintenance/windows", views.WindowViewSet, basename="maintenance-window")
-router.register("maintenance/notifications", views.NotificationViewSet, basename="maintenance-notification")
+router.register("maintenance/notices", views.CarrierNoticeViewSet, basename="maintenance-notice")
+# The carrier notices' former path, kept for clients: the same view answers it (docs: wanmon/maintenance/README.md).
+router.register("maintenance/notifications", views.CarrierNoticeViewSet, basename="maintenance-notification")
 router.register("maintenance/feed-tokens", views.FeedTokenViewSet, basename="maintenance-feed-token")
 router.register("maintenance/sources", views.SourceViewSet, basename="maintenance-source")
 

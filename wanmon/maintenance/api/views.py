@@ -1,4 +1,4 @@
-"""Maintenance API: windows (manual entry), imports (file, mailbox, URL), notifications, matching, feed tokens.
+"""Maintenance API: windows (manual entry), imports (file, mailbox, URL), carrier notices, matching, feed tokens.
 
 Authenticated users read; writes need staff or the operator group. Each view calls one service or selector.
 """
@@ -28,7 +28,7 @@ from wanmon.inventory.models import Site
 from wanmon.maintenance import imports, selectors, services
 from wanmon.maintenance.api import serializers as s
 from wanmon.maintenance.choices import Source
-from wanmon.maintenance.models import CarrierNotification, FeedToken, MaintenanceSource, MaintenanceWindow
+from wanmon.maintenance.models import CarrierNotice, FeedToken, MaintenanceSource, MaintenanceWindow
 
 
 def _time_param(request, name: str, default: datetime | None) -> datetime | None:
@@ -140,7 +140,7 @@ class WindowViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
 
 def _report_response(report: imports.ImportReport) -> Response:
     body = report.as_dict()
-    failed = all(n.status == "failed" for n in report.notifications) and report.notifications
+    failed = all(n.status == "failed" for n in report.notices) and report.notices
     return Response(body, status=status.HTTP_422_UNPROCESSABLE_ENTITY if failed else status.HTTP_200_OK)
 
 
@@ -171,8 +171,8 @@ class FileImportView(_ImportView):
             raw = upload.read()
             name = upload.name or "upload"
             source = Source.ICAL_FILE if name.lower().endswith((".ics", ".ical")) else Source.EMAIL
-            report.notifications.append(
-                imports.carrier_notification_import(raw=raw, source=source, origin=f"upload:{name}", **options)
+            report.notices.append(
+                imports.carrier_notice_import(raw=raw, source=source, origin=f"upload:{name}", **options)
             )
         return _report_response(report)
 
@@ -219,12 +219,15 @@ class UrlImportView(_RequestImportView):
         return imports.maintenance_import_url(url=data["url"], **self.options_of(data))
 
 
-class NotificationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """Raw notifications as received, with what their parsing produced; ``raw`` downloads the original."""
+class CarrierNoticeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Carrier notices as received, with what their parsing produced; ``raw`` downloads the original.
+
+    Routed at ``maintenance/notices`` and, under the former name, ``maintenance/notifications`` (the same answers).
+    """
 
     permission_classes = [IsOperatorOrReadOnly]
-    serializer_class = s.NotificationSerializer
-    queryset = CarrierNotification.objects.select_related("uploaded_by").order_by("-received_at", "-id")
+    serializer_class = s.CarrierNoticeSerializer
+    queryset = CarrierNotice.objects.select_related("uploaded_by").order_by("-received_at", "-id")
     filterset_fields = ["status", "source", "sender"]
 
     def filter_queryset(self, queryset):
@@ -236,14 +239,14 @@ class NotificationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, view
     @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})
     @action(detail=True, methods=["get"])
     def raw(self, request, pk=None):
-        """The notification as received (operators: it may hold customer details, or a fetched body)."""
+        """The carrier notice as received (operators: it may hold customer details, or a fetched body)."""
         if not user_is_operator(request.user):
-            raise PermissionDenied("raw notifications are for operators")
+            raise PermissionDenied("raw carrier notices are for operators")
         n = self.get_object()
         ctype = "text/calendar" if n.content_type == "text/calendar" else "message/rfc822"
         response = HttpResponse(bytes(n.raw), content_type=ctype)
         extension = "ics" if ctype == "text/calendar" else "eml"
-        response["Content-Disposition"] = f'attachment; filename="notification-{n.pk}.{extension}"'
+        response["Content-Disposition"] = f'attachment; filename="carrier-notice-{n.pk}.{extension}"'
         return response
 
 
@@ -318,7 +321,7 @@ class FeedTokenViewSet(mixins.ListModelMixin, mixins.CreateModelMixin, viewsets.
 
 
 class SourceViewSet(viewsets.ModelViewSet):
-    """How each carrier's notifications are read: senders, parser, calendar URL polled hourly."""
+    """How each carrier's notices are read: senders, parser, calendar URL polled hourly."""
 
     permission_classes = [IsOperatorOrReadOnly]
     serializer_class = s.SourceSerializer

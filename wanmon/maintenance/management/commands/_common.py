@@ -21,11 +21,11 @@ def add_import_options(parser) -> None:
 
 
 def print_report(command, report: ImportReport, as_json: bool) -> None:
-    """Human-readable lines (or JSON); exit status 1 when every notification failed."""
+    """Human-readable lines (or JSON); exit status 1 when every carrier notice failed."""
     if as_json:
         command.stdout.write(json.dumps(report.as_dict(), indent=2, default=str))
     else:
-        for n in report.notifications:
+        for n in report.notices:
             head = f"{n.origin}: {n.status}" + (" (already imported)" if n.duplicate else "")
             head += f" [{n.parser or 'no parser'}; carrier {n.carrier or 'unknown'}]"
             command.stdout.write(head)
@@ -49,7 +49,7 @@ def print_report(command, report: ImportReport, as_json: bool) -> None:
                     command.stdout.write(f"            HELD FOR REVIEW, times doubtful: {'; '.join(w.doubts)}")
         totals = report.totals()
         command.stdout.write(", ".join(f"{k}: {v}" for k, v in totals.items()))
-    if report.notifications and all(n.status == "failed" for n in report.notifications):
+    if report.notices and all(n.status == "failed" for n in report.notices):
         raise CommandError("nothing could be imported", returncode=1)
 
 

@@ -5,7 +5,7 @@ from wanmon.maintenance.management.commands._common import ImportCommand
 
 
 class Command(ImportCommand):
-    help = "Import maintenance notifications from files: BCOP .ics calendars or carrier .eml e-mails."
+    help = "Import carriers' maintenance notices from files: BCOP .ics calendars or carrier .eml e-mails."
 
     def add_source_argument(self, parser) -> None:
         parser.add_argument("files", nargs="+", help="iCalendar (.ics) or e-mail (.eml) files")
@@ -14,7 +14,7 @@ class Command(ImportCommand):
         # One file that cannot be read or imported is reported failed with its reason; the others are imported.
         report = ImportReport()
         for name in options["files"]:
-            report.notifications += maintenance_import_file(
+            report.notices += maintenance_import_file(
                 path=name, carrier=carrier, parser=options["parser"]
-            ).notifications
+            ).notices
         return report

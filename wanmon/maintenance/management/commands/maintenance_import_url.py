@@ -1,4 +1,4 @@
-"""manage.py maintenance_import_url URL: fetch a carrier's iCalendar feed (or one notification) and import it."""
+"""manage.py maintenance_import_url URL: fetch a carrier's iCalendar feed (or one carrier notice) and import it."""
 
 from wanmon.maintenance.imports import ImportReport, maintenance_import_url
 from wanmon.maintenance.management.commands._common import ImportCommand

@@ -1,4 +1,4 @@
-"""manage.py maintenance_notices: send the maintenance notices due now (what the beat task does every minute)."""
+"""manage.py maintenance_notices: send the site notices due now (what the beat task does every minute)."""
 
 import json
 
@@ -9,7 +9,7 @@ from wanmon.maintenance.site_notices import site_notices_send
 
 
 class Command(BaseCommand):
-    help = "Send due advance, change, cancellation and 'ended but still degraded' notices (each once)."
+    help = "Send the sites' due advance, change, cancellation and 'ended but still degraded' notices (each once)."
 
     def add_arguments(self, parser):
         parser.add_argument("--now", help="pretend it is this time (ISO 8601 with a zone)")

@@ -1,4 +1,4 @@
-"""Incoming carrier notification -> windows (pure): iCalendar files, e-mails with a BCOP attachment, other e-mails.
+"""Incoming carrier notice -> windows (pure): iCalendar files, e-mails with a BCOP attachment, other e-mails.
 
 Which parser reads what:
 
@@ -32,7 +32,7 @@ TEXT_MAX_CHARS = 200_000
 _TAG = re.compile(r"<[^<>]*>")  # linear whatever the HTML (an unclosed "<" stops at the next one)
 
 
-class CarrierNotificationInvalid(ValueError):
+class CarrierNoticeInvalid(ValueError):
     """Neither an iCalendar object nor an e-mail message."""
 
 
@@ -96,11 +96,11 @@ def _text(message, subject: str) -> str:
     return "\n".join(texts)[:TEXT_MAX_CHARS]
 
 
-def carrier_notification_parse(raw: bytes, *, provider: str | None = None) -> ParseResult:
-    """Every window in one raw notification. ``provider``: a circuit-maintenance-parser id, or 'bcop'.
+def carrier_notice_parse(raw: bytes, *, provider: str | None = None) -> ParseResult:
+    """Every window in one raw notice. ``provider``: a circuit-maintenance-parser id, or 'bcop'.
 
     Never raises for content a carrier might send: what cannot be read is in ``problems`` and the
-    result has no windows. CarrierNotificationInvalid only for bytes that are neither iCalendar nor e-mail.
+    result has no windows. CarrierNoticeInvalid only for bytes that are neither iCalendar nor e-mail.
     """
     if looks_like_icalendar(raw):
         try:
@@ -110,7 +110,7 @@ def carrier_notification_parse(raw: bytes, *, provider: str | None = None) -> Pa
 
     message = email.message_from_bytes(raw, policy=email.policy.default)
     if not {k.lower() for k in message.keys()} & set(MESSAGE_HEADERS):
-        raise CarrierNotificationInvalid(
+        raise CarrierNoticeInvalid(
             "neither an iCalendar object (BEGIN:VCALENDAR) nor an e-mail message (no From, Date or Subject header)"
         )
     subject = _header(message, "Subject")

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import BadRequest, PermissionDenied, ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -21,6 +21,7 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from wanmon.core.guard import year_problem
 from wanmon.core.http import found
 from wanmon.core.pages import form_act
 from wanmon.core.permissions import user_is_operator
@@ -93,6 +94,8 @@ def calendar_page(request):
         anchor = date.fromisoformat(request.GET.get("date", "")) if request.GET.get("date") else today
     except ValueError:
         anchor = today
+    if problem := year_problem(anchor.year):  # the month around year 1 or 9999 overflows Python's dates
+        raise BadRequest(f"date: {problem}")
     carrier = request.GET.get("carrier") or None
     site = request.GET.get("site") or None
     show_cancelled = request.GET.get("cancelled", "1") != "0"

@@ -23,7 +23,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from wanmon.core.guard import year_problem
 from wanmon.core.http import found
-from wanmon.core.pages import form_act
+from wanmon.core.pages import form_act, form_add_refusal
 from wanmon.core.permissions import user_is_operator
 from wanmon.inventory.models import Carrier, Site
 from wanmon.maintenance import feeds, imports, selectors, services
@@ -184,8 +184,7 @@ def _form_saved(request, form: WindowForm, done: str, save, **arguments):
     try:
         window = save(user=request.user, **arguments)
     except ValidationError as exc:
-        for field, errors in exc.message_dict.items():
-            form.add_error(field if field in form.fields else None, errors)
+        form_add_refusal(form, exc)
         return None
     messages.success(request, f"Maintenance {window.reference} {done}.")
     return redirect("maintenance-window", pk=window.pk)

@@ -156,3 +156,32 @@ def test_names_from_devices_are_shown_as_text_not_markup():
     trunk = fig.trunk_members_figure(trunk="ral-lag", members=[fig.MemberShare(EVIL, 0.5, 0.4)])
     assert all("<a" not in label for trace in trunk["data"] for label in trace["x"])
     assert fig.plotly_text("xe-1/0/0 & <b>") == "xe-1/0/0 &amp; &lt;b&gt;"
+
+
+def test_texts_from_agents_carriers_and_sites_are_shown_as_text_not_markup():
+    # Hover texts, mark labels, titles and map labels carry what agents report (a receiving host, a test's error,
+    # traceroute hops), carriers send (a maintenance reference) and operators type (a site's name): Plotly drew
+    # them as markup, a link on the chart.
+    shown = "&lt;a href=\"https://evil.example/x\"&gt;&#37;&#123;y}&lt;/a&gt;"
+    throughput = strict_json(fig.throughput_figure(
+        series=[fig.Series("CERN→RAL", times(2), [9e8, 0.0], hover=[f"to {EVIL}", f"error: {EVIL}"])],
+        marks=[fig.TimeMark("maintenance", T0, T0 + timedelta(hours=1), label=f"Maintenance {EVIL}",
+                            detail=f"GEANT outage: {EVIL}"),
+               fig.TimeMark("route", T0, label="Route change", detail=f"was: a → {EVIL}\nnow: a → b")],
+        levels=[fig.Level(1e9, EVIL)], start=START, end=END, tz=UTC, source=EVIL))
+    line, maintenance, route = throughput["data"]
+    assert line["text"] == [f"to {shown}", f"error: {shown}"]
+    assert maintenance["text"] == [f"Maintenance {shown}"]
+    assert maintenance["hovertext"] == [f"<b>Maintenance {shown}</b><br>GEANT outage: {shown}"]
+    assert route["hovertext"] == [f"<b>Route change</b><br>was: a → {shown}<br>now: a → b"]  # its line break kept
+    assert throughput["layout"]["annotations"][0]["text"] == shown
+    assert throughput["layout"]["title"]["subtitle"]["text"] == shown
+    trunk = fig.trunk_members_figure(trunk=EVIL, members=[fig.MemberShare("janet-lon:xe-4/0/0", 0.5, 0.4)])
+    assert trunk["layout"]["title"]["text"] == f"Trunk {shown}: members side by side (average utilisation)"
+    figure = fig.map_figure(fig.MapData(
+        sites=[fig.MapSite(EVIL, EVIL, 6.05, 46.23), fig.MapSite("RAL", "RAL", -1.31, 51.57)],
+        paths=[fig.MapPath(EVIL, "RAL", [(6.05, 46.23), (-1.31, 51.57)], k.OK, summary=EVIL)],
+        elements=[fig.MapElement(EVIL, EVIL, 2.35, 48.86, paths=(f"{EVIL}->RAL",), suspect=True)]))
+    texts = json.dumps([[t.get("text"), t.get("hovertext")] for t in figure["data"]])
+    assert "<a" not in texts and "%{y}" not in texts
+    assert texts.count(json.dumps(shown)[1:-1]) == 9  # sites 3, path 2, element 4 (its label, name, owner, path)

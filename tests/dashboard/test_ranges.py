@@ -6,7 +6,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from wanmon.dashboard import constants as k
-from wanmon.dashboard.ranges import AsOf, iso_utc, parse_time, resolve_range
+from wanmon.dashboard.ranges import AsOf, RangeError, iso_utc, parse_time, parse_time_param, resolve_range
 from wanmon.dashboard.selectors import interface_table_for_bucket
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -46,6 +46,16 @@ def test_parse_time_accepts_links_and_form_values_in_the_users_zone():
     assert parse_time("2026-03-01T13:00", ZoneInfo("Europe/Zurich")) == NOW
     assert parse_time("yesterday", UTC) is None
     assert parse_time("", UTC) is None
+
+
+@pytest.mark.parametrize("text", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-14:00", "99991231T235959-14:00",
+                                  "1899-12-31T23:59:59Z", "3000-01-01"])
+def test_a_time_outside_the_years_wanmon_accepts_is_refused_naming_the_parameter(text):
+    # in UTC, year 1 at +01:00 is year 0 and 9999 at -14:00 year 10000: Python cannot hold them (OverflowError)
+    with pytest.raises(RangeError, match=r"^end: year \d+ is outside the years wanmon accepts \(1900 to 2999\)"):
+        parse_time_param("end", text, UTC)
+    assert parse_time(text, UTC) is None
+    assert parse_time_param("end", "2999-12-31T23:59:59-14:00", UTC) == datetime(3000, 1, 1, 13, 59, 59, tzinfo=UTC)
 
 
 def test_as_of_now_links_a_data_gap_and_a_chosen_instant_is_carried_by_links():

@@ -152,6 +152,26 @@ def test_path_page_charts_are_the_measurements(ral_data, operator_client):
     assert derived["Required window"] == "101 MB"
 
 
+EVIL = '<a href="https://evil.example/x">x</a>'
+
+
+def test_names_from_agents_and_carriers_are_text_in_the_path_charts(ral_data, operator_client):
+    # The receiving host of a TCP test and the hops of a traceroute are what an agent reports, a maintenance
+    # reference what a carrier sends: Plotly drew markup in them, a link on the chart.
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE measurements_throughputtest SET dst_host = %s", [EVIL])
+        cursor.execute("UPDATE measurements_traceroute SET hops[3] = hops[3] || %s", [EVIL])
+        cursor.execute("UPDATE maintenance_maintenancewindow SET reference = reference || %s", [EVIL])
+    figures = operator_client.get("/paths/CERN/RAL/", {"range": "6h", "end": AT}).context["figures"]
+    shown = '&lt;a href="https://evil.example/x"&gt;x&lt;/a&gt;'
+    tcp = next(t for t in figures["throughput"]["data"] if t["name"] == "CERN→RAL")
+    assert tcp["text"][0].endswith(f"to {shown}")
+    marks = {t["meta"]: t for t in figures["throughput"]["data"] if t.get("yaxis") == "y2"}
+    assert f"Maintenance JANET-CHG-1001{shown}" in marks["maintenance"]["text"]
+    assert f"geant-par{shown}" in " ".join(marks["route"]["hovertext"])
+    assert "<a " not in json.dumps(figures)
+
+
 @pytest.mark.parametrize(("range_key", "table"), [("24h", "measurements_interfacerate_5m"),
                                                    ("7d", "measurements_interfacerate_1h"),
                                                    ("90d", "measurements_interfacerate_1d")])

@@ -8,10 +8,12 @@ so one request's failed transaction does not poison the next. Both tests print t
   query parameter, a path parameter or a body field: NUL bytes, years 1 and 9999, 2**64, non-finite numbers,
   line separators, markup), WANMON_FUZZ_HOSTILE_EXAMPLES (12) per operation; and bodies nested 10 000 and 100
   deep on every write.
-- Every page of the URLconf outside /api/ (with the replayed CERN <-> RAL data, so pages get past their 404s):
-  the names each page reads (recorded while it answers) made hostile one at a time among good values, GET and
-  POST as a form where it takes one, each path parameter hostile, and a deeply nested JSON body; as an operator,
-  and the admin's list and add pages as a superuser.
+- Every page of the URLconf outside /api/ (with the replayed CERN <-> RAL data, so pages get past their 404s),
+  GET and POST as a form where it takes one: the names each page reads (recorded while it answers) made hostile,
+  each hostile value in all of them at once, and each name alone among good values with one value taken in turn;
+  the path parameters the same way; and a deeply nested JSON body; as an operator, and the admin's index and
+  lists as a superuser. WANMON_FUZZ_PAGES=full: each name alone with every value (names x values, over 10 minutes
+  on a loaded 2-core machine, against 2 to 3 by default).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from urllib.parse import quote, urlencode
@@ -43,6 +46,7 @@ from wanmon.inventory.models import Carrier, Equipment, Interface, Site
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
 EXAMPLES = int(os.environ.get("WANMON_FUZZ_HOSTILE_EXAMPLES", "12"))
+FULL_PAGES = os.environ.get("WANMON_FUZZ_PAGES") == "full"
 DEEP = "[" * 10_000 + "]" * 10_000
 DEEP_OBJECT = '{"a":' * 100 + "1" + "}" * 100
 # Text a user controls: NUL bytes, the edges of Python's dates, line and paragraph separators, markup.
@@ -206,9 +210,20 @@ def names_read() -> Iterator[set[str]]:
             delattr(QueryDict, name)
 
 
-def _page_probes(calls, page, sample: dict[str, str], names: list[str], values: list[str]):
-    """One page's requests: each name it reads alone hostile among good values (GET, and POST as a form where
-    it takes one), each path parameter hostile, and a deeply nested JSON body."""
+def hostile_sets(names: list[str], values: list[str], turn: int) -> list[dict[str, str]]:
+    """The hostile parts of a page's requests: each value in all ``names`` at once, then each name alone with one
+    value taken in turn (``turn`` moves the rotation on from page to page, so a name many pages read meets every
+    value); with FULL_PAGES each name alone with every value."""
+    if FULL_PAGES:
+        return [{name: value} for value in values for name in names]
+    together = [dict.fromkeys(names, value) for value in values] if names else []
+    alone = [{name: values[(turn + index) % len(values)]} for index, name in enumerate(names)]
+    return together + [part for part in alone if part not in together]  # one name alone: sent every value above
+
+
+def _page_probes(calls, page, sample: dict[str, str], names: list[str], values: list[str], turn: int):
+    """One page's requests: the names it reads made hostile (``hostile_sets``) among good values, GET and POST as
+    a form where it takes one; its path parameters the same way; and a deeply nested JSON body."""
     url = page.url(sample)
     read: dict[str, set[str]] = {}
     for method in ("GET", "POST"):
@@ -220,24 +235,21 @@ def _page_probes(calls, page, sample: dict[str, str], names: list[str], values: 
                 status = calls("POST", url, data=body, content_type="application/x-www-form-urlencoded")
         if status != 405:
             read[method] = seen & set(names)
-    for value in values:
-        for method, used in read.items():
-            for name in sorted(used):
-                query = urlencode({**{n: BASE[n] for n in used if n in BASE}, name: value})
-                if method == "GET":
-                    calls("GET", f"{url}?{query}")
-                else:
-                    calls("POST", url, data=query, content_type="application/x-www-form-urlencoded")
-        for param in page.params:
-            calls("GET", page.url({**sample, param: value}))
+    for method, used in read.items():
+        for hostile in hostile_sets(sorted(used), values, turn):
+            query = urlencode({**{n: BASE[n] for n in used if n in BASE}, **hostile})
+            if method == "GET":
+                calls("GET", f"{url}?{query}")
+            else:
+                calls("POST", url, data=query, content_type="application/x-www-form-urlencoded")
+    for hostile in hostile_sets(list(page.params), values, turn):
+        calls("GET", page.url({**sample, **hostile}))
     if "POST" in read:
         calls("POST", url, data=DEEP, content_type="application/json")
 
 
 @pytest.mark.usefixtures("ral_data")
-@pytest.mark.timeout(1800)
-# Over 10 minutes on a loaded 2-core machine: on demand until its requests are bounded (WANMON_FUZZ_PAGES=1).
-@pytest.mark.skipif(os.environ.get("WANMON_FUZZ_PAGES") != "1", reason="page fuzz on demand: WANMON_FUZZ_PAGES=1")
+@pytest.mark.timeout(1800 if FULL_PAGES else 600)
 def test_every_page_answers_hostile_input_without_server_error(django_user_model, capsys):
     # Our pages as an operator (the role the dashboard is for); Django's admin as a superuser, its list and add
     # pages (an object's pages take the same parameters).
@@ -245,18 +257,20 @@ def test_every_page_answers_hostile_input_without_server_error(django_user_model
     names = parameter_names()
     samples = scenario_samples()
     found = pages()
-    for page in found:
+    started = time.monotonic()
+    for turn, page in enumerate(found):
         if page.template.startswith("admin/"):
             # the index and the lists: the admin's own parameters (its objects' pages take the same)
             if not page.params and not page.template.endswith(("add/", "logout/", "password_change/")):
                 superuser.client.force_login(superuser.client.user)
-                _page_probes(superuser, page, {}, ADMIN_NAMES, ADMIN_VALUES)
+                _page_probes(superuser, page, {}, ADMIN_NAMES, ADMIN_VALUES, turn)
             continue
         operator.client.force_login(operator.client.user)  # accounts/logout/ ends the session
-        _page_probes(operator, page, page_sample(page, samples), names, PAGE_VALUES)
+        _page_probes(operator, page, page_sample(page, samples), names, PAGE_VALUES, turn)
     failures = operator.failures + superuser.failures
     with capsys.disabled():
-        print(f"\npages: {len(found)} URL patterns, {operator.requests} requests as operator, "
-              f"{superuser.requests} as superuser (admin), {len(failures)} server errors")
+        print(f"\npages{' (full)' if FULL_PAGES else ''}: {len(found)} URL patterns, {operator.requests} requests "
+              f"as operator, {superuser.requests} as superuser (admin), {time.monotonic() - started:.0f} s, "
+              f"{len(failures)} server errors")
     assert len(found) > 40
     assert failures == [], "\n".join(failures)

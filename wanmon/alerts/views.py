@@ -16,7 +16,7 @@ from wanmon.alerts.choices import IncidentStatus, MemberRole
 from wanmon.alerts.forms import AcknowledgeForm, SilenceForm
 from wanmon.alerts.models import Silence
 from wanmon.core.http import found
-from wanmon.core.pages import form_act
+from wanmon.core.pages import form_act, form_add_refusal
 from wanmon.core.permissions import user_is_operator
 
 STATUS_FILTERS = ["active", *IncidentStatus.values, "all"]
@@ -102,7 +102,7 @@ def silence_list(request):
                 messages.success(request, f"Silence #{silence.id} created.")
                 return redirect("alerts:silence-list")
             except ValidationError as exc:
-                form.add_error(None, exc)
+                form_add_refusal(form, exc)
     else:
         form = SilenceForm()
     rows = [{"silence": s, "active": s.is_active_at(now), "ended": s.end_time() <= now} for s in latest]

@@ -3,6 +3,8 @@
 - ``InputGuardMiddleware``: URL path segments, query-string parameters and HTML form fields: a NUL byte
   (PostgreSQL text cannot hold one: a DataError), and a date outside MIN_YEAR..MAX_YEAR (a range or a lead
   time computed from year 1 or 9999 overflows Python's datetime: an OverflowError).
+- ``year_problem``: the same rule for a date or time a page has read itself (written in a form the middleware
+  does not see as one, such as 99991231T235959-14:00; or a page called without the middleware).
 - ``GuardedJSONParser`` (REST_FRAMEWORK's default parser): JSON nested deeper than MAX_JSON_DEPTH (the
   decoder recursed until a RecursionError), a number no database column holds (beyond a signed 64-bit
   integer, or not finite), NUL bytes and out-of-range dates anywhere in the body, each named by its place
@@ -30,8 +32,10 @@ MAX_JSON_DEPTH = 64
 # PostgreSQL's bigint, the widest integer column: a number beyond it can be stored nowhere.
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 
-# A value written as an ISO 8601 date or time (2026-03-01, 2026-03-01T12:00:00Z, +12026-01-01...): its year.
-_DATE = re.compile(r"\s*([+-]?\d{4,})-\d{1,2}-\d{1,2}(?:$|[T\s_]\d)")
+# A value written as an ISO 8601 date or time (2026-03-01, 2026-03-01T12:00:00Z, +12026-01-01...), or a time in
+# the basic format Python reads too (20260301T120000Z; a date alone, 20260301, is no different from a number):
+# its year.
+_DATE = re.compile(r"\s*(?:([+-]?\d{4,})-\d{1,2}-\d{1,2}(?:$|[T\s_]\d)|(\d{4})\d{4}T\d)")
 
 
 def text_problem(value: str) -> str | None:
@@ -40,9 +44,14 @@ def text_problem(value: str) -> str | None:
         return "contains a NUL byte (\\x00), which no text can hold here"
     match = _DATE.match(value)
     if match:
-        year = int(match.group(1))
-        if not MIN_YEAR <= year <= MAX_YEAR:
-            return f"year {year} is outside the years wanmon accepts ({MIN_YEAR} to {MAX_YEAR})"
+        return year_problem(int(match.group(1) or match.group(2)))
+    return None
+
+
+def year_problem(year: int) -> str | None:
+    """Why a date or time in ``year`` cannot be used, or None when it can."""
+    if not MIN_YEAR <= year <= MAX_YEAR:
+        return f"year {year} is outside the years wanmon accepts ({MIN_YEAR} to {MAX_YEAR})"
     return None
 
 

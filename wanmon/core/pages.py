@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from django import forms
 from django.contrib import messages
-from django.core.exceptions import ValidationError
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 
 
 def form_errors_text(form: forms.Form) -> str:
@@ -31,3 +31,18 @@ def form_act(request, form: forms.Form, act: Callable[[dict], str]) -> bool:
         return False
     messages.success(request, done)
     return True
+
+
+def form_add_refusal(form: forms.Form, exc: ValidationError) -> None:
+    """A service's refusal of a valid form's data shown on the form: on the fields the form has, the rest on the
+    form as a whole, each naming what it is about (a service checks more than a form asks: the silence's
+    ``matchers`` are the form's code, site, path and equipment; Django's ``add_error`` takes other names for a
+    programming error, a 500)."""
+    if not hasattr(exc, "error_dict"):
+        form.add_error(None, exc)
+        return
+    for name, errors in exc.message_dict.items():
+        if name in form.fields:
+            form.add_error(name, errors)
+        else:
+            form.add_error(None, errors if name == NON_FIELD_ERRORS else [f"{name}: {error}" for error in errors])

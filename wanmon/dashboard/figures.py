@@ -110,10 +110,10 @@ def tz_name(tz: tzinfo) -> str:
 
 
 def _base_layout(*, title: str, height: int, subtitle: str | None = None) -> dict:
-    title_dict: dict = {"text": title, "x": 0.01, "xanchor": "left", "y": 0.97, "yanchor": "top",
+    title_dict: dict = {"text": plotly_text(title), "x": 0.01, "xanchor": "left", "y": 0.97, "yanchor": "top",
                         "font": {"size": 14}}
     if subtitle:
-        title_dict["subtitle"] = {"text": subtitle, "font": {"size": 11, "color": "#7b8794"}}
+        title_dict["subtitle"] = {"text": plotly_text(subtitle), "font": {"size": 11, "color": "#7b8794"}}
     return {
         "title": title_dict,
         "height": height,
@@ -132,11 +132,14 @@ def _base_layout(*, title: str, height: int, subtitle: str | None = None) -> dic
 
 
 def plotly_text(name: str) -> str:
-    """A name from a device or an operator (an ifName, a description) as Plotly shows it: as text. Plotly renders
-    a subset of HTML in trace names, legends, hover and tick labels (``<a href>`` becomes a link) and reads
-    ``%{...}`` in hover templates as a variable: both are written as character references."""
+    """A name from a device, an agent or an operator (an ifName, a host, a site, a carrier's reference) as Plotly
+    shows it: as text. Plotly renders a subset of HTML in titles, trace names, legends, hover and tick labels
+    (``<a href>`` becomes a link) and reads ``%{...}`` in hover templates as a variable: both are written as
+    character references. A line break (``\\n``: hover texts are wrapped by lines) is Plotly's ``<br>``.
+
+    Every text of a figure that is not this module's own goes through here: callers give plain text."""
     return (name.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace("%", "&#37;").replace("{", "&#123;"))
+            .replace("%", "&#37;").replace("{", "&#123;").replace("\n", "<br>"))
 
 
 def _series_traces(series: Series, hover_value: str, tz: tzinfo) -> list[dict]:
@@ -174,7 +177,7 @@ def _series_traces(series: Series, hover_value: str, tz: tzinfo) -> list[dict]:
         trace["line"]["color"] = series.colour
         trace["marker"]["color"] = series.colour
     if series.hover:
-        trace["text"] = list(series.hover)
+        trace["text"] = [plotly_text(text) for text in series.hover]
     if series.urls:
         trace["customdata"] = list(series.urls)
     traces.append(trace)
@@ -239,8 +242,9 @@ def marks_to_plotly(marks: Sequence[TimeMark], start: datetime, end: datetime, t
             "yaxis": "y2",
             "marker": {"symbol": MARK_SYMBOLS[kind], "size": 11, "color": [_mark_colour(m) for m in items],
                        "line": {"width": 1, "color": "#ffffff"}},
-            "text": [m.label for m in items],
-            "hovertext": [f"<b>{m.label}</b>" + (f"<br>{m.detail}" if m.detail else "") for m in items],
+            "text": [plotly_text(m.label) for m in items],
+            "hovertext": [f"<b>{plotly_text(m.label)}</b>" + (f"<br>{plotly_text(m.detail)}" if m.detail else "")
+                          for m in items],
             "hoverinfo": "text",
             "customdata": [m.url or "" for m in items],
             "meta": kind,
@@ -271,7 +275,7 @@ def timeseries_figure(
         "type": "date", "range": [local_time(start, tz), local_time(end, tz)], "gridcolor": GRID_COLOUR,
         "title": {"text": f"time ({tz_name(tz)})", "font": {"size": 11}, "standoff": 4},
     }
-    layout["yaxis"] = {"title": {"text": y_title, "font": {"size": 11}}, "gridcolor": GRID_COLOUR,
+    layout["yaxis"] = {"title": {"text": plotly_text(y_title), "font": {"size": 11}}, "gridcolor": GRID_COLOUR,
                        "zeroline": False, "automargin": True, **fmt["axis"]}
     # Overlay axis for the time-mark markers: fixed 0..1 so marks sit at the top whatever the data.
     layout["yaxis2"] = {"overlaying": "y", "range": [0, 1.05], "visible": False, "fixedrange": True}
@@ -287,7 +291,8 @@ def timeseries_figure(
         shapes.append({"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": value, "y1": value,
                        "line": {"color": level.colour, "width": 1.2, "dash": level.dash}})
         annotations.append({"xref": "paper", "x": 1, "xanchor": "right", "yref": "y", "y": value, "yanchor": "bottom",
-                            "text": level.label, "showarrow": False, "font": {"size": 10, "color": level.colour}})
+                            "text": plotly_text(level.label), "showarrow": False,
+                            "font": {"size": 10, "color": level.colour}})
     has_points = any(finite(v) is not None for s in series for v in s.values)
     peak = max((abs(v) for s in series for v in map(finite, s.values) if v is not None), default=None)
     log = unit in LOG_UNITS and log_axis_default([v for s in series for v in s.values]
@@ -324,7 +329,7 @@ def _floor_zero_markers(data: list[dict], series: Sequence[Series]) -> None:
     """A log axis cannot draw 0: markers at 0 (failed tests) sit at the smallest positive value instead."""
     positive = [v for s in series for v in map(finite, s.values) if v is not None and v > 0]
     floor = min(positive) / 2
-    names = {s.name for s in series if s.mode == "markers"}
+    names = {plotly_text(s.name) for s in series if s.mode == "markers"}  # as the traces carry them
     for trace in data:
         if trace.get("name") in names and trace.get("y"):
             trace["y"] = [floor if v == 0 else v for v in trace["y"]]
@@ -523,7 +528,7 @@ def map_figure(data: MapData) -> dict:
         middle = _polyline_middle(path.points)
         mid_x.append(middle[0])
         mid_y.append(middle[1])
-        mid_text.append(f"<b>{path.src} → {path.dst}</b><br>{path.summary}")
+        mid_text.append(f"<b>{plotly_text(path.src)} → {plotly_text(path.dst)}</b><br>{plotly_text(path.summary)}")
         mid_url.append(path.url)
         mid_colour.append(colour)
     if data.paths:
@@ -544,7 +549,7 @@ def map_figure(data: MapData) -> dict:
                        "line": {"width": 1, "color": "#fff"}},
             "hovertext": [
                 f"<b>{plotly_text(e.name)}</b> ({plotly_text(e.owner)}){' — suspect' if e.suspect else ''}<br>"
-                f"crossed by {len(e.paths)} path direction(s):<br>" + "<br>".join(e.paths)
+                f"crossed by {len(e.paths)} path direction(s):<br>" + "<br>".join(map(plotly_text, e.paths))
                 for e in data.elements
             ],
             "hoverinfo": "text", "customdata": [e.url for e in data.elements], "meta": "elements",
@@ -552,12 +557,12 @@ def map_figure(data: MapData) -> dict:
     if data.sites:
         traces.append({
             "type": "scatter", "mode": "markers+text", "name": "sites", "x": [s.lon for s in data.sites],
-            "y": [s.lat for s in data.sites], "text": [f"<b>{s.code}</b>" for s in data.sites],
+            "y": [s.lat for s in data.sites], "text": [f"<b>{plotly_text(s.code)}</b>" for s in data.sites],
             "textposition": "top center", "textfont": {"size": 12, "color": "#14213d"},
             "marker": {"size": [18 if s.tier == 0 else 13 for s in data.sites], "color": "#14213d",
                        "line": {"width": 2, "color": "#fff"}},
-            "hovertext": [f"<b>{s.code}</b> {s.name}" + (f"<br>Tier {s.tier}" if s.tier is not None else "")
-                          for s in data.sites],
+            "hovertext": [f"<b>{plotly_text(s.code)}</b> {plotly_text(s.name)}"
+                          + (f"<br>Tier {s.tier}" if s.tier is not None else "") for s in data.sites],
             "hoverinfo": "text", "customdata": [s.url for s in data.sites], "meta": "sites",
         })
     layout = _base_layout(title="", height=540)

@@ -208,7 +208,7 @@ def route_change_marks(direction) -> list[fig.TimeMark]:
         if list(before["hops"]) != list(after["hops"]):
             marks.append(fig.TimeMark(
                 kind="route", start=after["time"], label=f"Route change {direction.src}→{direction.dst} (traceroute)",
-                detail=_wrap("was: " + " → ".join(h or "*" for h in before["hops"]) + "<br>now: "
+                detail=_wrap("was: " + " → ".join(h or "*" for h in before["hops"]) + "\nnow: "
                              + " → ".join(h or "*" for h in after["hops"])),
             ))
     return marks
@@ -221,17 +221,20 @@ def discontinuity_marks(rows) -> list[fig.TimeMark]:
 
 
 def _wrap(text: str, width: int = 90) -> str:
-    """Hover texts wrap at about ``width`` characters (plotly does not wrap)."""
-    words, lines, line = (text or "").split(), [], ""
-    for word in words:
-        if line and len(line) + len(word) + 1 > width:
+    """Hover texts wrap at about ``width`` characters (plotly does not wrap), keeping the line breaks they have:
+    plain text, lines joined by ``\\n`` (figures.plotly_text makes them Plotly's ``<br>``)."""
+    lines = []
+    for paragraph in (text or "").split("\n"):
+        line = ""
+        for word in paragraph.split():
+            if line and len(line) + len(word) + 1 > width:
+                lines.append(line)
+                line = word
+            else:
+                line = f"{line} {word}".strip()
+        if line:
             lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}".strip()
-    if line:
-        lines.append(line)
-    return "<br>".join(lines)
+    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- path page

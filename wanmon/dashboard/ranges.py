@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from urllib.parse import urlencode
 
+from wanmon.core.guard import year_problem
 from wanmon.dashboard import constants as k
 
 
@@ -108,13 +109,21 @@ def bucket_for_span(span: timedelta) -> int:
 
 
 def parse_time_param(name: str, text: str | None, tz: tzinfo) -> datetime | None:
-    """:func:`parse_time` of a request parameter; text that is no time is a RangeError naming ``name``."""
+    """The pages' one reader of a time parameter (``at``, ``start``, ``end``): ISO 8601, naive times wall-clock
+    times of ``tz``, in UTC. Text that is no time, or a time outside the years wanmon accepts (year 1 or 9999
+    overflows the range and lead times computed from it), is a RangeError naming ``name``."""
     if not text:
         return None
-    moment = parse_time(text, tz)
-    if moment is None:
-        raise RangeError(name, f"{text[:40]!r} is not a time (use ISO 8601, e.g. 2026-03-01T12:00:00Z)")
-    return moment
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace(" ", "T"))
+    except ValueError:
+        raise RangeError(name, f"{text[:40]!r} is not a time (use ISO 8601, e.g. 2026-03-01T12:00:00Z)") from None
+    # before the zone is applied: 0001-01-01T00:00+01:00 in UTC is in year 0, which Python cannot hold
+    if problem := year_problem(moment.year):
+        raise RangeError(name, problem)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=tz)
+    return moment.astimezone(UTC)
 
 
 def range_from_params(*, range_text: str | None, start_text: str | None, end_text: str | None, tz: tzinfo,
@@ -147,16 +156,11 @@ def range_from_params(*, range_text: str | None, start_text: str | None, end_tex
 
 
 def parse_time(text: str | None, tz: tzinfo) -> datetime | None:
-    """An ISO 8601 time from a link or a form; naive times are wall-clock times of ``tz``. None if invalid."""
-    if not text:
-        return None
+    """:func:`parse_time_param` of a time from a link or a form, None where that would refuse it."""
     try:
-        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace(" ", "T"))
-    except ValueError:
+        return parse_time_param("time", text, tz)
+    except RangeError:
         return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=tz)
-    return moment.astimezone(UTC)
 
 
 def resolve_range(*, key: str | None, end: datetime | None, now: datetime) -> TimeRange:

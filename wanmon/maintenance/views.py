@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import BadRequest, PermissionDenied, ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -21,8 +21,9 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from wanmon.core.guard import year_problem
 from wanmon.core.http import found
-from wanmon.core.pages import form_act
+from wanmon.core.pages import form_act, form_add_refusal
 from wanmon.core.permissions import user_is_operator
 from wanmon.inventory.models import Carrier, Site
 from wanmon.maintenance import feeds, imports, selectors, services
@@ -93,6 +94,8 @@ def calendar_page(request):
         anchor = date.fromisoformat(request.GET.get("date", "")) if request.GET.get("date") else today
     except ValueError:
         anchor = today
+    if problem := year_problem(anchor.year):  # the month around year 1 or 9999 overflows Python's dates
+        raise BadRequest(f"date: {problem}")
     carrier = request.GET.get("carrier") or None
     site = request.GET.get("site") or None
     show_cancelled = request.GET.get("cancelled", "1") != "0"
@@ -181,8 +184,7 @@ def _form_saved(request, form: WindowForm, done: str, save, **arguments):
     try:
         window = save(user=request.user, **arguments)
     except ValidationError as exc:
-        for field, errors in exc.message_dict.items():
-            form.add_error(field if field in form.fields else None, errors)
+        form_add_refusal(form, exc)
         return None
     messages.success(request, f"Maintenance {window.reference} {done}.")
     return redirect("maintenance-window", pk=window.pk)

@@ -13,12 +13,12 @@ import math
 import statistics
 import sys
 from datetime import datetime
-from io import StringIO
 from pathlib import Path
 
 import pytest
 import yaml
-from django.core.management import call_command
+
+from tests.replays import corpus_replay
 
 pytestmark = pytest.mark.django_db
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
@@ -26,9 +26,9 @@ MiB = 1 << 20
 
 
 def replay_json(name: str) -> dict:
-    out = StringIO()
-    call_command("replay", str(SCENARIOS / f"{name}.yaml"), "--json", "--step", "auto", stdout=out, stderr=StringIO())
-    return json.loads(out.getvalue())
+    """The file's findings on production's road (the run test_replay checks: ``tests/replays.py``)."""
+    _, out, _ = corpus_replay(SCENARIOS / f"{name}.yaml")
+    return json.loads(out)
 
 
 def one(doc: dict, code: str, **subject) -> dict:

@@ -9,6 +9,7 @@ import yaml
 from django.core.management import call_command
 from django.db import connection
 
+from tests.replays import corpus_replay
 from wanmon.diagnosis.models import Finding
 from wanmon.inventory.models import Site
 
@@ -48,13 +49,13 @@ def replay(*args) -> tuple[int, str, str]:
     ids=[p.stem for p in CORPUS],
 )
 def test_corpus_scenario_passes_its_check_on_productions_road(scenario):
-    code, out, err = replay(scenario, "--check")
+    code, out, err = corpus_replay(scenario)  # one run, whose JSON test_corpus_numbers reads too
     assert code == 0, f"{out}\n{err}"
     assert "check passed" in err
 
 
 def test_json_output_has_the_documented_shape_and_numbers():
-    code, out, _ = replay(FZK, "--json")
+    code, out, _ = corpus_replay(FZK)
     assert code == 0
     doc = json.loads(out)
     assert doc["scenario"] == "reverse-path-loss-fzk" and doc["now"] == "2026-03-01T12:00:00Z"

@@ -23,7 +23,7 @@ from django.db.models import Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from wanmon.inventory.labels import label_join, label_split
-from wanmon.inventory.membership import OUT, Bundle, CircuitEnds, Element, Hop, Links
+from wanmon.inventory.membership import OUT, Bundle, CircuitEnds, Element, Hop, Links, Port, link_far_ends
 from wanmon.inventory.models import Agent, Circuit, Equipment, Interface, Path, PathHop, Site, SiteContact, Trunk
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "element_list_shared_by_paths",
     "equipment_get",
     "interface_get",
+    "link_far_end_map",
     "path_current",
     "path_hops",
     "path_hops_labels",
@@ -250,6 +251,14 @@ def path_touched_by_labels(path: Path, labels: Iterable[str], inputs: Membership
 def path_membership_hops(path: Path) -> tuple[Hop, ...]:
     """The hops of a path version as :class:`~wanmon.inventory.membership.Hop` values."""
     return tuple(Hop(h.equipment.name, h.interface.name if h.interface_id else None) for h in path_hops(path))
+
+
+def link_far_end_map(*, at: datetime | None = None, inputs: MembershipInputs | None = None) -> dict[Port, Port]:
+    """The two ends of every link the inventory or the paths in force at ``at`` make known, each end -> the other
+    (:func:`~wanmon.inventory.membership.link_far_ends`: a circuit's ends, else the ports by which paths leave
+    two adjacent boxes towards each other). ``inputs``: the membership inputs when the caller has them already."""
+    paths = (path_membership_hops(p) for p in path_list_valid_at(at=at))
+    return link_far_ends(paths, inputs if inputs is not None else path_membership_inputs())
 
 
 def path_list_through_element(

@@ -1,5 +1,6 @@
-/* wanmon pages: draw the Plotly figures a page carries (json_script "wanmon-figures"), follow clicks
-   on chart points that carry a link, and refresh fragments and figures every minute without a reload.
+/* wanmon pages: draw the Plotly figures a page carries (json_script "wanmon-figures") or loads from another
+   page (data-figures-url), follow clicks on chart points that carry a link, and refresh fragments and figures
+   every minute without a reload.
    Plain JavaScript, no external requests: plotly.js is served from /static/ like this file. */
 (function () {
   "use strict";
@@ -116,24 +117,32 @@
   var busy = false;
   var count = 0;
 
-  function refresh() {
-    if (!root || busy) return Promise.resolve(false);
-    busy = true;
-    var url = new URL(window.location.href);
+  // A page's JSON form (?format=json): its fragments (HTML) and figures.
+  function fetchPayload(url) {
     url.searchParams.set("format", "json");
     return fetch(url.toString(), { credentials: "same-origin", headers: { Accept: "application/json" } })
       .then(function (response) {
         if (response.redirected) throw new Error("session ended, log in again");
         if (!response.ok) throw new Error("HTTP " + response.status);
         return response.json();
-      })
+      });
+  }
+
+  function apply(payload) {
+    var fragments = payload.fragments || {};
+    Object.keys(fragments).forEach(function (name) {
+      var el = document.querySelector('[data-fragment="' + name + '"]');
+      if (el) el.innerHTML = fragments[name];
+    });
+    drawAll(payload.figures);
+  }
+
+  function refresh() {
+    if (!root || busy) return Promise.resolve(false);
+    busy = true;
+    return fetchPayload(new URL(window.location.href))
       .then(function (payload) {
-        var fragments = payload.fragments || {};
-        Object.keys(fragments).forEach(function (name) {
-          var el = document.querySelector('[data-fragment="' + name + '"]');
-          if (el) el.innerHTML = fragments[name];
-        });
-        drawAll(payload.figures);
+        apply(payload);
         count += 1;
         root.setAttribute("data-refreshes", String(count));
         say("updated " + clock(payload.generated_at));
@@ -145,6 +154,13 @@
       })
       .finally(function () { busy = false; });
   }
+
+  // Charts another page draws (the incident page's are the dashboard's): loaded once this page is shown.
+  Array.prototype.forEach.call(document.querySelectorAll("[data-figures-url]"), function (el) {
+    fetchPayload(new URL(el.getAttribute("data-figures-url"), window.location.href))
+      .then(apply)
+      .catch(function (error) { el.textContent = "The charts could not be loaded: " + error.message; });
+  });
 
   var source = document.getElementById("wanmon-figures");
   if (source) drawAll(JSON.parse(source.textContent));

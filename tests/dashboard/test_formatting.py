@@ -64,17 +64,3 @@ def test_format_by_name_uses_the_unit_suffix():
     assert format_by_name("loss_needed_for_target", 2.2e-9) == "2.2e-07 %"
     assert format_by_name("score", 3e-9) == "3e-09"
 
-
-def test_format_since_names_the_onset_and_how_long():
-    from datetime import UTC, datetime
-    from zoneinfo import ZoneInfo
-
-    from wanmon.dashboard.formatting import format_since
-
-    now = datetime(2026, 3, 1, 1, 10, tzinfo=UTC)
-    assert format_since(datetime(2026, 2, 28, 13, 10, tzinfo=UTC), now, UTC) == "since 28 Feb 13:10, 12 h"
-    assert format_since(datetime(2026, 3, 1, 0, 25, tzinfo=UTC), now, UTC) == "since 00:25, 45 min"
-    # in the page's zone: 01:25 in Zurich is the same day as 02:10
-    assert format_since(datetime(2026, 3, 1, 0, 25, tzinfo=UTC), now, ZoneInfo("Europe/Zurich")) == (
-        "since 01:25, 45 min")
-    assert format_since(None, now, UTC) == ""

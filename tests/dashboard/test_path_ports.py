@@ -1,7 +1,7 @@
 """Which counters carry a path in its direction: the demo's FZK->CERN case (no circuits in the inventory)."""
 
-from wanmon.dashboard.path_ports import VIA_REVERSE, link_far_ends, path_ports
-from wanmon.inventory.membership import Bundle, CircuitEnds, Links, hops_from_labels
+from wanmon.dashboard.path_ports import VIA_REVERSE, path_ports
+from wanmon.inventory.membership import Bundle, CircuitEnds, Links, hops_from_labels, link_far_ends
 
 CERN_FZK = hops_from_labels(["cern-border:et-1/0/0", "geant-gva:et-1/0/0", "geant-fra:et-1/0/0",
                              "dfn-fra:et-1/0/0", "fzk-border"])

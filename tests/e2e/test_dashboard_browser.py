@@ -287,7 +287,10 @@ def test_every_page_shows_the_data_and_loads_nothing_from_outside(operator_tab):
          {"chart-explore"}),
         ("preferences", "/preferences/", set()),
         ("incidents", "/incidents/", set()),
-        ("incident-detail", f"/incidents/{incident_id}", set()),
+        # its charts come from the dashboard (/incidents/<id>/charts/), fetched by the page
+        ("incident-detail", f"/incidents/{incident_id}", {"chart-pair-0-throughput", "chart-pair-0-loss",
+                                                          "chart-pair-1-throughput", "chart-pair-1-loss"}),
+        ("incident-charts", f"/incidents/{incident_id}/charts/", {"chart-pair-0-throughput", "chart-pair-0-loss"}),
         ("silences", "/silences/", set()),
         ("maintenance-calendar", "/maintenance/?view=month&date=2026-03-01", set()),
         ("maintenance-window", f"/maintenance/{window_id}/", set()),

@@ -77,3 +77,18 @@ REOPENED_RESOLVE_HOLD_S = 1800.0
 #: longer hold would only delay a true "resolved". After two reopens the hold is this cap: at most two "returned"
 #: e-mails per incident.
 REOPENED_RESOLVE_HOLD_MAX_S = FINDING_REOPEN_WITHIN_S
+
+# --- the incident page (wanmon/alerts/page.py) ---------------------------------------------------------------------
+
+#: Actions listed first on the page; the rest are folded. Three is what one person starts with before the next look.
+INCIDENT_FIRST_ACTIONS = 3
+#: Site pairs charted on the page (both directions each: six path directions); the others are linked. Each pair is
+#: a dozen queries of test results, fetched after the page: a site incident of twenty paths stays quick.
+INCIDENT_CHART_MAX_PAIRS = 3
+#: Charts and explorer links start this long before the onset: the healthy hours the change is seen against.
+INCIDENT_VIEW_BEFORE_ONSET_S = 6 * 3600
+#: ... and end this long after the latest evidence (or the resolution), never after now.
+INCIDENT_VIEW_AFTER_END_S = 3600
+#: Maintenance listed on the page: in force from the view's start until this long after now (as the e-mails look
+#: ahead: work announced for tomorrow on the element is worth knowing about today).
+INCIDENT_MAINTENANCE_AHEAD_S = 48 * 3600

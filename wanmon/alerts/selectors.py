@@ -6,7 +6,8 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Min, Q, QuerySet
+from django.db.models.functions import Coalesce
 
 from wanmon.alerts.choices import (
     ACTIVE_INCIDENT_STATUSES,
@@ -350,6 +351,22 @@ def incident_get(*, incident_id: int) -> Incident | None:
     )
 
 
+def _earliest_onset(findings: Iterable[Finding]) -> datetime | None:
+    return min((f.onset or f.start for f in findings), default=None)
+
+
+def incident_onset(incident: Incident) -> datetime | None:
+    """When the incident's problem began: the earliest onset of its member findings, a finding whose onset is not
+    known counting from its evidence window's start; None without members. The opening time says when the alerting
+    noticed, this when the network changed (what carriers' tickets and the charts are compared with). No query when
+    the members are prefetched (``incident_get``), else one."""
+    prefetched = getattr(incident, "_prefetched_objects_cache", {})
+    if "members" in prefetched:
+        return _earliest_onset(m.finding for m in prefetched["members"])
+    return Finding.objects.filter(incident_memberships__incident=incident).aggregate(
+        onset=Min(Coalesce("onset", "start")))["onset"]
+
+
 def incident_members(incident: Incident) -> list:
     """Members in incident order (root first, then as grouped), each with its finding."""
     return list(incident.members.select_related("finding").order_by("id"))
@@ -368,7 +385,6 @@ def incidents_of_findings(finding_ids: Collection[int]) -> list[dict]:
     )
     for incident in incidents:
         findings = [m.finding for m in incident.members.all()]
-        onsets = [f.onset or f.start for f in findings]
         root = incident.root_finding
         out.append(
             {
@@ -385,7 +401,7 @@ def incidents_of_findings(finding_ids: Collection[int]) -> list[dict]:
                 ],
                 "opened_at": incident.opened_at,
                 "resolved_at": incident.resolved_at,
-                "onset": min(onsets) if onsets else None,
+                "onset": incident_onset(incident),
             }
         )
     return out

@@ -1,5 +1,6 @@
-"""Incident pages: list, detail (findings, sent-log, history) with acknowledge and silence forms for operators,
-and the silences page. Every change goes through the services."""
+"""Incident pages: list, detail (onset, suspects, actions, links to every finding, path, element and window;
+sent-log, history) with acknowledge and silence forms for operators, and the silences page. Every change goes
+through the services."""
 
 from __future__ import annotations
 
@@ -12,12 +13,14 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from wanmon.alerts import selectors, services, silences
-from wanmon.alerts.choices import IncidentStatus, MemberRole
+from wanmon.alerts.choices import IncidentStatus
 from wanmon.alerts.forms import AcknowledgeForm, SilenceForm
 from wanmon.alerts.models import Silence
+from wanmon.alerts.page import incident_page
 from wanmon.core.http import found
 from wanmon.core.pages import form_act, form_add_refusal
 from wanmon.core.permissions import user_is_operator
+from wanmon.core.times import format_utc
 
 STATUS_FILTERS = ["active", *IncidentStatus.values, "all"]
 
@@ -30,20 +33,22 @@ def incident_list(request):
     incidents = selectors.incident_list(status=None if status == "all" else status,
                                         site=request.GET.get("site") or None)[:500]
     return render(request, "alerts/incident_list.html",
-                  {"incidents": incidents, "status": status, "statuses": STATUS_FILTERS})
+                  {"incidents": incidents, "status": status, "statuses": STATUS_FILTERS, "now": timezone.now()})
 
 
 @login_required
 def incident_detail(request, pk: int):
+    """The page an on-call engineer works from (wanmon/alerts/page.py); its charts are loaded from the dashboard."""
     incident = found(selectors.incident_get(incident_id=pk), "such incident")
-    members = sorted(incident.members.all(), key=lambda m: (m.role != MemberRole.ROOT, m.id))
+    now = timezone.now()
     silence_form = SilenceForm(initial={**silences.incident_default_matchers(incident)}) if incident.is_active else None
     return render(request, "alerts/incident_detail.html", {
         "incident": incident,
-        "members": members,
+        "page": incident_page(incident, now=now),
+        "now": now,
         "notifications": incident.notifications.order_by("-created_at", "-id"),
         "events": incident.events.all(),
-        "silences": incident.silences.order_by("-starts_at"),
+        "silences": incident.silences.select_related("author").order_by("-starts_at"),
         "can_operate": user_is_operator(request.user),
         "ack_form": AcknowledgeForm(),
         "silence_form": silence_form,
@@ -83,7 +88,7 @@ def incident_silence(request, pk: int):
     def silence(data: dict) -> str:
         created = silences.silence_create(author=request.user, now=timezone.now(), incident=incident,
                                           **form.service_arguments())
-        return f"Silence #{created.id} mutes it until {created.ends_at:%Y-%m-%d %H:%M} UTC."
+        return f"Silence #{created.id} mutes it until {format_utc(created.ends_at, timezone.now())}."
 
     form_act(request, form, silence)
     return redirect("alerts:incident-detail", pk=pk)

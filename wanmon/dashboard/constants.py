@@ -78,3 +78,10 @@ REFRESH_INTERVAL_S = 60
 #: Time zone shown when the user has no preference.
 DEFAULT_TIME_ZONE = "UTC"
 SESSION_TIME_ZONE_KEY = "wanmon_time_zone"
+
+# --------------------------------------------------------------------------- an incident's charts
+#: The path page's charts an incident page shows per site pair (both directions each): what degraded, and the loss
+#: that usually explains it.
+INCIDENT_CHARTS = ("throughput", "loss")
+#: Their height (the path page's are 320 px): a handful side by side on one screen with the findings.
+COMPACT_CHART_HEIGHT_PX = 240

@@ -7,7 +7,7 @@ views pass them through ``json_script``. Conventions:
   number, the axis formats it (``906M`` b/s, ``3.97 %``), so a test can compare traces with rows;
 - times are aware datetimes in, wall-clock strings of the display time zone out (plotly.js has no
   time zones), and the x-axis title names the zone;
-- time marks (maintenance windows, route changes, findings, counter resets) are shapes plus one
+- time marks (maintenance windows, route changes, findings, counter resets, an incident's onset) are shapes plus one
   marker trace per kind on a hidden overlay axis, so each has a hover text and a link;
 - nothing here may produce NaN or infinity: JSON has neither.
 """
@@ -26,21 +26,27 @@ from wanmon.dashboard.formatting import finite, format_bps, format_fraction
 FONT = {"family": 'system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif', "size": 12,
         "color": "#1d2330"}
 GRID_COLOUR = "#e6e9ee"
-MARK_COLOURS = {"maintenance": "#3b82c4", "route": "#7c3aed", "discontinuity": "#52606d"}
+MARK_COLOURS = {"maintenance": "#3b82c4", "route": "#7c3aed", "discontinuity": "#52606d", "onset": "#14213d"}
 MARK_NAMES = {
     "maintenance": "Maintenance",
     "route": "Route changes",
     "finding": "Findings",
     "discontinuity": "Counter resets",
+    "onset": "Incident onset",
 }
-MARK_SYMBOLS = {"maintenance": "square", "route": "diamond", "finding": "triangle-down", "discontinuity": "x"}
-MARK_HEIGHTS = {"maintenance": 1.0, "finding": 0.95, "route": 0.9, "discontinuity": 0.85}
+MARK_SYMBOLS = {"maintenance": "square", "route": "diamond", "finding": "triangle-down", "discontinuity": "x",
+                "onset": "star"}
+MARK_HEIGHTS = {"maintenance": 1.0, "finding": 0.95, "route": 0.9, "discontinuity": 0.85, "onset": 1.0}
+#: Line styles of the marks drawn as a line: an incident's onset solid (the one instant the page is about).
+MARK_DASHES = {"route": "dash", "onset": "solid"}
 #: Units whose charts offer a log axis, and the spread (largest / smallest positive value, reference lines
 #: included) from which they open on one: 108 Mb/s under a 10 Gb/s capacity is a flat line at zero on a linear axis.
 LOG_UNITS = ("bps", "per_s", "fraction", "count")
 LOG_SPREAD = 50
 LEGEND_ENTRIES_PER_ROW = 3
 LEGEND_ROW_PX = 20
+#: Height of a time chart before its legend rows.
+TIME_CHART_HEIGHT_PX = 320
 
 #: Axis and hover formats per unit (d3-format).
 UNITS = {
@@ -77,7 +83,7 @@ class Series:
 class TimeMark:
     """Something that happened at a time (or over a window) and is drawn on every chart of a page."""
 
-    kind: str  # maintenance | route | finding | discontinuity
+    kind: str  # maintenance | route | finding | discontinuity | onset
     start: datetime
     end: datetime | None = None
     label: str = ""
@@ -218,8 +224,7 @@ def marks_to_plotly(marks: Sequence[TimeMark], start: datetime, end: datetime, t
         else:
             shapes.append({
                 "type": "line", "xref": "x", "yref": "paper", "x0": local_time(first, tz), "x1": local_time(first, tz),
-                "y0": 0, "y1": 1, "line": {"color": colour, "width": 1.2,
-                                            "dash": "dash" if mark.kind == "route" else "dot"},
+                "y0": 0, "y1": 1, "line": {"color": colour, "width": 1.2, "dash": MARK_DASHES.get(mark.kind, "dot")},
             })
             if mark.kind == "finding" and last > first:
                 shapes.append({
@@ -229,7 +234,7 @@ def marks_to_plotly(marks: Sequence[TimeMark], start: datetime, end: datetime, t
                 })
         by_kind.setdefault(mark.kind, []).append(mark)
     traces = []
-    for kind in ("maintenance", "finding", "route", "discontinuity"):
+    for kind in ("onset", "maintenance", "finding", "route", "discontinuity"):
         items = by_kind.get(kind)
         if not items:
             continue
@@ -263,7 +268,7 @@ def timeseries_figure(
     marks: Sequence[TimeMark] = (),
     levels: Sequence[Level] = (),
     y_title: str = "",
-    height: int = 320,
+    height: int = TIME_CHART_HEIGHT_PX,
     source: str | None = None,
     empty_text: str = "No data in this time range",
     legend_per_row: int = LEGEND_ENTRIES_PER_ROW,

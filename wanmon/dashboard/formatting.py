@@ -1,14 +1,13 @@
-"""Human-readable numbers with units (pure functions): rates, sizes, loss fractions, durations, onsets.
+"""Human-readable numbers with units (pure functions): rates, sizes, loss fractions, durations.
 
 Used by the template filters and by the figure builders' hover texts, so that a number reads the
-same on every page.
+same on every page. Times and onsets ("since 13:10, 12 h"): :mod:`wanmon.core.times`, shared with the alerts.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from datetime import datetime, tzinfo
 
 _RATE_PREFIXES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 
@@ -133,20 +132,3 @@ def format_by_name(name: str, value) -> str:
         return _trim(value, 4)
     return f"{value:,}"
 
-
-def format_since(onset: datetime | None, now: datetime, tz: tzinfo, empty: str = "") -> str:
-    """Since when a status holds, in the page's zone, and for how long: ``since 13:10, 12 h``; the date is
-    added when the onset is on another day than ``now`` (``since 27 Nov 22:05, 1.6 d``)."""
-    if not isinstance(onset, datetime):
-        return empty
-    local, today = onset.astimezone(tz), now.astimezone(tz)
-    clock = local.strftime("%H:%M") if local.date() == today.date() else local.strftime("%d %b %H:%M")
-    minutes = round(max((now - onset).total_seconds(), 0.0) / 60)
-    if minutes < 1:
-        return f"since {clock}, < 1 min"
-    if minutes < 60:
-        return f"since {clock}, {minutes} min"
-    if minutes < 48 * 60:
-        hours, rest = divmod(minutes, 60)
-        return f"since {clock}, {hours} h" + (f" {rest} min" if rest else "")
-    return f"since {clock}, {_trim(minutes / 1440, 2)} d"

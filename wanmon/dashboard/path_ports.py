@@ -7,9 +7,8 @@ that port (FZK->CERN), not those that leave by it (CERN->FZK): charting a port's
 crosses it puts one direction's errors on the other direction's page.
 
 The far end of a link is known from the inventory (a circuit's other end, a bundle's members at the next box,
-:mod:`wanmon.inventory.membership`) or, where the inventory has no circuit, from the paths themselves: links
-are bidirectional, so the port by which one path leaves box A towards box B and the port by which a path leaves
-B towards A are the two ends of one link.
+:mod:`wanmon.inventory.membership`) or, where the inventory has no circuit, from the paths themselves
+(:func:`wanmon.inventory.membership.link_far_ends`).
 """
 
 from __future__ import annotations
@@ -38,29 +37,6 @@ class PathPort:
     @property
     def label(self) -> str:
         return f"{self.port[0]}:{self.port[1]}"
-
-
-def link_far_ends(paths: Iterable[Sequence[Hop]], links: Links = Links()) -> dict[Port, Port]:
-    """The other end of each link a known port belongs to: a two-ended circuit's ends, then the ports by which
-    paths leave two adjacent boxes towards each other (first seen wins: a box pair joined by parallel links
-    whose paths do not say which pairs with which keeps the first pairing)."""
-    far: dict[Port, Port] = {}
-    for c in links.circuits:
-        if len(c.ends) == 2:
-            a, z = c.ends
-            far.setdefault(a, z)
-            far.setdefault(z, a)
-    leaving: dict[tuple[str, str], Port] = {}  # (box, next box) -> port it leaves by
-    for hops in paths:
-        for i, hop in enumerate(hops[:-1]):
-            if hop.interface is not None:
-                leaving.setdefault((hop.equipment, hops[i + 1].equipment), (hop.equipment, hop.interface))
-    for (a, b), port in leaving.items():
-        back = leaving.get((b, a))
-        if back is not None and port not in far and back not in far:
-            far[port] = back
-            far[back] = port
-    return far
 
 
 def path_ports(

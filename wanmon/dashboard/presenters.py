@@ -179,9 +179,10 @@ def _bounds(points: Sequence[tuple[float, float]]):
 
 
 def maintenance_marks(items) -> list[fig.TimeMark]:
+    """Maintenance windows on a chart; references and targets come from carriers' notices: shown as text."""
     return [
-        fig.TimeMark(kind="maintenance", start=m.start, end=m.end, label=f"Maintenance {m.reference}",
-                     detail=f"{m.carrier or ''} {m.impact}: {', '.join(m.affects)}".strip(), url="")
+        fig.TimeMark(kind="maintenance", start=m.start, end=m.end, label=f"Maintenance {fig.plotly_text(m.reference)}",
+                     detail=fig.plotly_text(f"{m.carrier or ''} {m.impact}: {', '.join(m.affects)}".strip()), url="")
         for m in items
         if not m.held  # held for review: no maintenance until an operator accepts it
     ]
@@ -373,6 +374,12 @@ def data_links(tr: TimeRange, metric: str, aggregate: str = "avg", **filters: st
 def with_links(figure: dict, links: dict[str, str]) -> dict:
     """``figure`` carrying its explorer and CSV links (static/js/wanmon.js shows them under the chart)."""
     figure["layout"].setdefault("meta", {})["links"] = links
+    return figure
+
+
+def compact(figure: dict) -> dict:
+    """A time chart drawn smaller, for a page of several (its legend keeps the room it was given)."""
+    figure["layout"]["height"] += k.COMPACT_CHART_HEIGHT_PX - fig.TIME_CHART_HEIGHT_PX
     return figure
 
 

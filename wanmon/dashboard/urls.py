@@ -18,5 +18,7 @@ urlpatterns = [
     path("findings/<int:pk>/", views.finding_detail, name="dashboard-finding"),
     path("findings/<int:pk>/acknowledge/", views.finding_acknowledge, name="dashboard-finding-acknowledge"),
     path("explore/", views.explore, name="dashboard-explore"),
+    # The charts of an incident page (the alerting app's, below the dashboard: it links here and loads them).
+    path("incidents/<int:pk>/charts/", views.incident_charts, name="dashboard-incident-charts"),
     path("preferences/", views.preferences, name="dashboard-preferences"),
 ]

@@ -33,6 +33,9 @@ Rules (and why):
 - **circuit**: on the path when a hop leaves by one of its ends, or two consecutive hops go from one
   end's equipment to the other's and the first names no port; also when an end is a member of a bundle
   on the path (a parallel member circuit).
+
+Which port faces which across a link (:func:`link_far_ends`): a circuit's two ends, else the ports by which
+paths leave two adjacent boxes towards each other (links are bidirectional).
 """
 
 from __future__ import annotations
@@ -286,3 +289,26 @@ def circuits_on_path(
 ) -> list[CircuitEnds]:
     """:meth:`Links.circuits_on` for a caller holding the bundles and circuits apart."""
     return Links(bundles, circuits).circuits_on(hops)
+
+
+def link_far_ends(paths: Iterable[Sequence[Hop]], links: Links = Links()) -> dict[Port, Port]:
+    """The other end of each link a known port belongs to: a two-ended circuit's ends, then the ports by which
+    paths leave two adjacent boxes towards each other (first seen wins: a box pair joined by parallel links
+    whose paths do not say which pairs with which keeps the first pairing)."""
+    far: dict[Port, Port] = {}
+    for c in links.circuits:
+        if len(c.ends) == 2:
+            a, z = c.ends
+            far.setdefault(a, z)
+            far.setdefault(z, a)
+    leaving: dict[tuple[str, str], Port] = {}  # (box, next box) -> port it leaves by
+    for hops in paths:
+        for i, hop in enumerate(hops[:-1]):
+            if hop.interface is not None:
+                leaving.setdefault((hop.equipment, hops[i + 1].equipment), (hop.equipment, hop.interface))
+    for (a, b), port in leaving.items():
+        back = leaving.get((b, a))
+        if back is not None and port not in far and back not in far:
+            far[port] = back
+            far[back] = port
+    return far

@@ -23,7 +23,7 @@ from django.db.models import Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from wanmon.inventory.labels import label_join, label_split
-from wanmon.inventory.membership import IN, OUT, Bundle, CircuitEnds, Element, Hop, Links
+from wanmon.inventory.membership import IN, OUT, Bundle, CircuitEnds, Element, Hop, Links, Port, link_far_ends
 from wanmon.inventory.models import Agent, Circuit, Equipment, Interface, Path, PathHop, Site, SiteContact, Trunk
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "element_list_shared_by_paths",
     "equipment_get",
     "interface_get",
+    "link_far_end_map",
     "path_current",
     "path_hops",
     "path_hops_labels",
@@ -261,6 +262,14 @@ def path_ports_of_equipment(*, equipment: Equipment, paths: Iterable[str], at: d
         if (path.src.code, path.dst.code) in wanted:
             ids.update(h.interface_id for h in path_hops(path) if h.equipment_id == equipment.id and h.interface_id)
     return ids
+
+
+def link_far_end_map(*, at: datetime | None = None, inputs: MembershipInputs | None = None) -> dict[Port, Port]:
+    """The two ends of every link the inventory or the paths in force at ``at`` make known, each end -> the other
+    (:func:`~wanmon.inventory.membership.link_far_ends`: a circuit's ends, else the ports by which paths leave
+    two adjacent boxes towards each other). ``inputs``: the membership inputs when the caller has them already."""
+    paths = (path_membership_hops(p) for p in path_list_valid_at(at=at))
+    return link_far_ends(paths, inputs if inputs is not None else path_membership_inputs())
 
 
 def path_list_through_element(

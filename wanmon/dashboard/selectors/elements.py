@@ -10,16 +10,14 @@ from datetime import datetime
 from django.db.models import Count
 from django.utils import timezone
 
-from wanmon.dashboard.path_ports import link_far_ends
 from wanmon.diagnosis.choices import ACTIVE_STATUSES
 from wanmon.diagnosis.models import Finding
 from wanmon.inventory.models import Equipment, Interface, Path, PathHop
 from wanmon.inventory.selectors import (
+    link_far_end_map,
     path_hops,
     path_list_through_element,
     path_list_valid_at,
-    path_membership_hops,
-    path_membership_inputs,
 )
 
 
@@ -92,10 +90,9 @@ def interface_paths(interface: Interface, *, at: datetime) -> tuple[list[Crossin
 
 def interface_far_end(interface: Interface, *, at: datetime) -> Interface | None:
     """The port at the other end of this port's link: a circuit's other end, else the port by which the paths
-    in force at ``at`` leave the next box back towards this one (:func:`wanmon.dashboard.path_ports.link_far_ends`).
+    in force at ``at`` leave the next box back towards this one (:func:`wanmon.inventory.selectors.link_far_end_map`).
     """
-    far = link_far_ends((path_membership_hops(p) for p in path_list_valid_at(at=at)), path_membership_inputs())
-    end = far.get((interface.equipment.name, interface.name))
+    end = link_far_end_map(at=at).get((interface.equipment.name, interface.name))
     if end is None:
         return None
     return Interface.objects.select_related("equipment").filter(equipment__name=end[0], name=end[1]).first()

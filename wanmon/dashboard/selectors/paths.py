@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from wanmon.core.sql import sql_rows
-from wanmon.dashboard.path_ports import PathPort, link_far_ends, path_ports
+from wanmon.dashboard.path_ports import PathPort, path_ports
 from wanmon.inventory.models import Interface, Path, Site
 from wanmon.inventory.selectors import (
-    path_list_valid_at,
+    link_far_end_map,
     path_list_versions,
     path_membership_hops,
     path_membership_inputs,
@@ -238,7 +238,7 @@ def path_interfaces(paths: Sequence[Path | None], *, at: datetime) -> list[tuple
     if not equipment:
         return []
     inputs = path_membership_inputs()
-    far = link_far_ends((path_membership_hops(p) for p in path_list_valid_at(at=at)), inputs)
+    far = link_far_end_map(at=at, inputs=inputs)
     interfaces = {(i.equipment.name, i.name): i
                   for i in Interface.objects.select_related("equipment").filter(equipment__name__in=equipment)}
     return [(port, interfaces[port.port]) for port in path_ports(hops, interfaces, inputs, far)]

@@ -7,6 +7,7 @@ from datetime import datetime
 from django import template
 from django.utils import timezone
 
+from wanmon.core.times import format_since
 from wanmon.dashboard import constants as k
 from wanmon.dashboard import formatting
 
@@ -68,9 +69,9 @@ def onset(finding):
 
 @register.filter
 def since(value, reference=None):
-    """``since 13:10, 12 h`` in the active time zone, relative to ``reference`` (default: now)."""
+    """``since 13:10, 12 h 05 min`` in the active time zone, relative to ``reference`` (default: now)."""
     now = reference if isinstance(reference, datetime) else timezone.now()
-    return formatting.format_since(value, now, timezone.get_current_timezone())
+    return format_since(value, now, timezone.get_current_timezone())
 
 
 @register.filter

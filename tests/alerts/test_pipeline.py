@@ -253,7 +253,7 @@ def test_resolved_email_when_the_evidence_clears_after_the_hold(smtp):
     resolved = messages[1]
     assert resolved.rcpt_tos == [NOC]
     assert resolved.subject == FZK_SUBJECT.replace("[wanmon CRITICAL]", "[wanmon RESOLVED]")
-    assert "Resolved at 12:15 UTC after 15 min. The problem lasted 06:00 UTC - 12:15 UTC (6.25 h)." in resolved.text
+    assert "Resolved at 12:15 UTC after 15 min. The problem lasted 06:00 UTC – 12:15 UTC, 6 h 15 min." in resolved.text
     assert resolved.message["In-Reply-To"] == messages[0].message["In-Reply-To"]  # one thread per incident
     incident.refresh_from_db()
     assert incident.status == "resolved"
@@ -677,7 +677,7 @@ def test_two_faults_at_once_reach_their_own_sites_and_their_carrier_with_the_ons
     assert len(messages) == 7
     to_geant = next(m for m in messages if m.rcpt_tos == ["noc@geant.test"])
     body = to_geant.text
-    assert "Since 11:10 UTC (50 min), ongoing as of 12:00 UTC." in body
+    assert "Since 11:10 UTC, 50 min, ongoing as of 12:00 UTC." in body
     assert "Operated by: carrier GEANT (noc@geant.test)" in body
     assert "Circuits on the suspect link: GEANT GEANT-FRA-GVA-100G (geant-fra:et-1/1/0 - geant-gva:et-1/0/0)" in body
     assert "First action: Check SHARED_EQUIPMENT_SUSPECT" in body

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-import re
-from collections.abc import Collection, Sequence
-from datetime import UTC, datetime
+from collections.abc import Sequence
+from datetime import datetime
 from urllib.parse import quote
 
 from django.conf import settings
@@ -13,17 +12,14 @@ from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 
 from wanmon.alerts.choices import IncidentKind, MemberRole, NotificationKind
-from wanmon.alerts.constants import MAIL_SUBJECT_MAX_CHARS
+from wanmon.alerts.constants import INCIDENT_FIRST_ACTIONS, MAIL_SUBJECT_MAX_CHARS
 from wanmon.alerts.models import Incident, IncidentMember, Notification, Silence
+from wanmon.alerts.page import advice_list, advice_texts, member_rows
 from wanmon.alerts.policy import Operator, Recipient
-from wanmon.alerts.selectors import WindowInfo
+from wanmon.alerts.selectors import WindowInfo, finding_facts, incident_onset
+from wanmon.core.times import format_since_utc, format_utc
 from wanmon.diagnosis import codes, text
 from wanmon.diagnosis.choices import ACTIVE_STATUSES
-
-# A path direction as actions and summaries write it: CERN->FZK.
-PATH_IN_TEXT = re.compile(r"\b[A-Za-z0-9][A-Za-z0-9_.-]*->[A-Za-z0-9][A-Za-z0-9_.-]*\b")
-# How many actions an e-mail lists; the incident page has the rest.
-MAIL_ACTIONS_MAX = 3
 
 SUBJECT_SUFFIX = {
     NotificationKind.FIRING: "",
@@ -82,28 +78,8 @@ def figures_text(derived: dict | None) -> list[str]:
     return items
 
 
-def when_text(value: datetime | None, now: datetime | None = None) -> str:
-    """``13:10 UTC`` on the day of ``now``, ``27 Nov 13:10 UTC`` on another day (with the year in another year)."""
-    if not value:
-        return ""
-    value = value.astimezone(UTC)
-    if now is not None and value.date() == now.astimezone(UTC).date():
-        return value.strftime("%H:%M UTC")
-    if now is not None and value.year == now.astimezone(UTC).year:
-        return value.strftime("%d %b %H:%M UTC")
-    return value.strftime("%d %b %Y %H:%M UTC")
-
-
-def onset_text(*, onset: datetime | None, now: datetime, resolved_at: datetime | None = None) -> str:
-    """``since 13:10 UTC (12 h 5 min), ongoing as of 01:16 UTC``; once resolved ``13:10 UTC - 01:16 UTC
-    (12 h 6 min)``."""
-    if onset is None:
-        return ""
-    end = resolved_at or now
-    lasted = text.duration(max((end - onset).total_seconds(), 0.0))
-    if resolved_at is not None:
-        return f"{when_text(onset, now)} - {when_text(resolved_at, now)} ({lasted})"
-    return f"since {when_text(onset, now)} ({lasted}), ongoing as of {when_text(now, now)}"
+def _when(moment: datetime | None, now: datetime) -> str:
+    return format_utc(moment, now, empty="")
 
 
 def path_url(path: str) -> str:
@@ -119,40 +95,16 @@ def element_url(element: str) -> str:
     return f"{base_url()}/equipment/{quote(element, safe='')}/"
 
 
-def _path_pattern(action: str) -> tuple[str, tuple[str, ...]]:
-    """An action with its path directions taken out: per-path variants of one advice share the pattern."""
-    paths = tuple(PATH_IN_TEXT.findall(action))
-    return PATH_IN_TEXT.sub("{path}", action), paths
-
-
-def actions_merged(actions: Sequence[str], *, ended_references: Collection[str] = ()) -> list[str]:
-    """The actions of an incident's findings, root first, each once: per-path variants of one advice become one
-    that names its paths ("... (also CNAF->CERN, NDGF->CERN)"); advice naming a maintenance window that has ended
-    is dropped (it was true only while the window ran)."""
-    merged: dict[str, tuple[str, list[str]]] = {}
-    for action in actions:
-        if any(ref and ref in action for ref in ended_references):
-            continue
-        pattern, paths = _path_pattern(action)
-        if pattern not in merged:
-            merged[pattern] = (action, [])
-        first, others = merged[pattern]
-        for p in paths:
-            if p not in first and p not in others:
-                others.append(p)
-    return [first + (f" (also {', '.join(others)})" if others else "") for first, others in merged.values()]
-
-
 def _member_row(member: IncidentMember, muted_keys: set[str], now: datetime) -> dict:
     f = member.finding
     return {
         "role": member.role,
         "code": f.code,
         "severity": f.severity,
-        "subject": _subject_label(f.subject or {}),
+        "subject": finding_facts(f).label,
         "summary": f.summary,
-        "window": f"{when_text(f.start, now)} - {when_text(f.end, now)}",
-        "onset": when_text(f.onset or f.start, now),
+        "window": f"{_when(f.start, now)} - {_when(f.end, now)}",
+        "onset": _when(f.onset or f.start, now),
         "url": f"{base_url()}/findings/{f.pk}/",
         "status": f.status,
         "active": f.status in ACTIVE_STATUSES,
@@ -160,18 +112,6 @@ def _member_row(member: IncidentMember, muted_keys: set[str], now: datetime) -> 
         "explained_by": list(f.explained_by or []),
         "figures": figures_text((f.evidence or {}).get("derived")),
     }
-
-
-def _subject_label(subject: dict) -> str:
-    if "src" in subject and "dst" in subject:
-        return f"{subject['src']}->{subject['dst']}"
-    if "equipment" in subject:
-        return f"{subject['equipment']}:{subject['interface']}" if subject.get("interface") else subject["equipment"]
-    if "trunk" in subject:
-        return str(subject["trunk"])
-    if "site" in subject:
-        return f"{subject['site']}/{subject['host']}" if subject.get("host") else str(subject["site"])
-    return ", ".join(f"{k}={v}" for k, v in subject.items())
 
 
 def incident_mail_context(
@@ -191,11 +131,11 @@ def incident_mail_context(
     ordered = sorted(members, key=lambda m: (m.role != MemberRole.ROOT, m.id))
     rows = [_member_row(m, muted_keys, now) for m in ordered]
     root = next((m.finding for m in members if m.role == MemberRole.ROOT), members[0].finding if members else None)
-    ended = [w.reference for w in windows if w.state_at(now) == "ended"]
-    actions = actions_merged([a for m in ordered for a in (m.finding.actions or [])], ended_references=ended)
+    advice, _ = advice_list(member_rows(ordered), windows=windows, now=now)  # as the incident page gives it
+    actions = advice_texts(advice)
     resolved = kind == NotificationKind.RESOLVED
     duration_s = ((incident.resolved_at or now) - incident.opened_at).total_seconds()
-    onset = incident.onset or (min((m.finding.onset or m.finding.start for m in members), default=None))
+    onset = incident.onset or incident_onset(incident)
     root_element = incident.elements[0] if incident.elements and incident.kind == IncidentKind.ELEMENT else None
     if root_element and root is not None and "trunk" in (root.subject or {}):
         root_element = f"trunk:{root_element}"
@@ -209,26 +149,26 @@ def incident_mail_context(
         "code": incident.code,
         "code_meaning": codes.CODES[incident.code].meaning if codes.is_known(incident.code) else "",
         "root": root,
-        "root_subject": _subject_label(root.subject or {}) if root else "",
+        "root_subject": finding_facts(root).label if root else "",
         "members": rows,
         "active_count": sum(1 for r in rows if r["active"]),
-        "onset": onset_text(onset=onset, now=now, resolved_at=incident.resolved_at if resolved else None),
+        "onset": format_since_utc(onset, now, end=incident.resolved_at if resolved else None),
         "where": ", ".join([*incident.elements[:3], *incident.paths[:6]]) or ", ".join(incident.sites),
         "operator": operator,
         "first_action": actions[0] if actions else "",
-        "actions": actions[:MAIL_ACTIONS_MAX],
-        "more_actions": max(len(actions) - MAIL_ACTIONS_MAX, 0),
+        "actions": actions[:INCIDENT_FIRST_ACTIONS],
+        "more_actions": max(len(actions) - INCIDENT_FIRST_ACTIONS, 0),
         "path_links": [{"path": p, "url": path_url(p)} for p in incident.paths[:6]],
         "element_link": {"element": root_element.removeprefix("trunk:"), "url": element_url(root_element)}
         if root_element else None,
         "windows": [
-            {"info": w, "state": w.state_at(now), "start": when_text(w.start, now), "end": when_text(w.end, now),
+            {"info": w, "state": w.state_at(now), "start": _when(w.start, now), "end": _when(w.end, now),
              "elements": ", ".join(w.elements)}
             for w in windows
         ],
-        "opened_at": when_text(incident.opened_at, now),
-        "resolved_at": when_text(incident.resolved_at, now),
-        "now": when_text(now, now),
+        "opened_at": _when(incident.opened_at, now),
+        "resolved_at": _when(incident.resolved_at, now),
+        "now": _when(now, now),
         "duration": text.duration(max(duration_s, 0)),
         "note": note,
         "url": incident_url(incident.id),
@@ -258,7 +198,7 @@ def render_silence_reminder(*, silence: Silence, now: datetime, muted: Sequence[
         "silence": silence,
         "matchers": matchers,
         "remaining": remaining,
-        "ends_at": when_text(silence.ends_at, now),
+        "ends_at": _when(silence.ends_at, now),
         "incidents": [{"incident": i, "url": incident_url(i.id)} for i in muted],
         "url": f"{base_url()}/silences/",
         "recipient": recipient,

@@ -256,13 +256,7 @@ def incident_page(incident: Incident, *, now: datetime) -> IncidentPage:
     view = incident_view(incident, now=now)
     query = view.query
     at = incident.resolved_at or now  # the routes of the pairs: in force now, or when it was resolved
-    members = members_ordered(incident)
-    rows = [
-        MemberRow(member=m, finding=m.finding, label=finding_facts(m.finding).label,
-                  subject_url=_subject_url(m.finding.subject or {}, query), finding_url=_finding_url(m.finding),
-                  onset=m.finding.onset or m.finding.start)
-        for m in members
-    ]
+    rows = member_rows(members_ordered(incident), query)
     hops = _pair_hops(view.pairs, at=at)
     affected = set(incident.paths or ()) | {r.label for r in rows if "->" in r.label}
     pairs = [_pair_row(src, dst, view, hops=hops, affected=affected) for src, dst in view.pairs]
@@ -289,6 +283,22 @@ def incident_page(incident: Incident, *, now: datetime) -> IncidentPage:
         more_actions=advice[k.INCIDENT_FIRST_ACTIONS:],
         stale_actions=stale,
     )
+
+
+def member_rows(members: Sequence[IncidentMember], query: str = "") -> list[MemberRow]:
+    """The members as the page and the e-mails list them: subject label, links, onset."""
+    return [
+        MemberRow(member=m, finding=m.finding, label=finding_facts(m.finding).label,
+                  subject_url=_subject_url(m.finding.subject or {}, query), finding_url=_finding_url(m.finding),
+                  onset=m.finding.onset or m.finding.start)
+        for m in members
+    ]
+
+
+def advice_texts(advice: Sequence[Advice]) -> list[str]:
+    """Advice as one line of text each (e-mails): the action, then the subjects it is also for."""
+    return [a.text + (f" ({a.subjects_lead} {', '.join(link.text for link in a.subjects)})" if a.subjects else "")
+            for a in advice]
 
 
 def _pair_hops(pairs: Sequence[tuple[str, str]], *, at: datetime) -> dict[str, tuple[str, ...]]:

@@ -70,6 +70,7 @@ from wanmon.alerts.selectors import (
     topology_index_build,
 )
 from wanmon.core.lifecycle import lifecycle_acknowledge
+from wanmon.core.times import format_utc
 from wanmon.diagnosis import codes, text
 from wanmon.diagnosis.choices import FindingStatus
 from wanmon.diagnosis.services import finding_acknowledge
@@ -287,12 +288,12 @@ class _Run:
             note = "New since the last e-mail: " + ", ".join(k.replace("|", " ") for k in new) if new else (
                 f"Severity raised to {severity}.")
         elif kind == NotificationKind.REPEAT:
-            note = f"Still open since {emails.when_text(incident.opened_at, self.now)} and not acknowledged."
+            note = f"Still open since {format_utc(incident.opened_at, self.now)} and not acknowledged."
         elif kind == NotificationKind.RETURNED:
             resolved_at, back_at = self.returned[incident.id]
             hold_s = resolve_hold_s(base_s=self.cfg.resolve_hold_s, reopened=incident.reopen_count)
             note = (f"The problem is back {text.duration((back_at - resolved_at).total_seconds())} after it was "
-                    f"reported resolved ({emails.when_text(resolved_at, self.now)})")
+                    f"reported resolved ({format_utc(resolved_at, self.now)})")
             if back_at < self.now:
                 note += "; a silence or maintenance window muted it until now" if unmuted else "; it pages only now"
             note += f". It will be reported resolved again only {text.duration(hold_s)} after its findings clear."

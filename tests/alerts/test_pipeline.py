@@ -4,13 +4,16 @@ Scenario replays go through `manage.py replay ... --keep --notify` (docs/contrac
 to step through time, through the same replay service with a later `now`; e-mails are sent by the synchronous path.
 """
 
+import html
 import json
+import re
 from datetime import timedelta
 from io import StringIO
 
 import pytest
 import yaml
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.core.management import call_command
 
 from tests.alerts.conftest import ASGC, FZK, MAINTENANCE, NOC, SCENARIO_NOW
@@ -24,6 +27,7 @@ from wanmon.alerts.services import (
     notification_send,
 )
 from wanmon.alerts.silences import silence_create
+from wanmon.core.permissions import OPERATOR_GROUP
 from wanmon.diagnosis.evidence import Finding as EngineFinding
 from wanmon.diagnosis.models import Finding, PathEvaluation
 from wanmon.diagnosis.replay import scenario_load, scenario_replay
@@ -683,3 +687,42 @@ def test_two_faults_at_once_reach_their_own_sites_and_their_carrier_with_the_ons
     assert "First action: Check SHARED_EQUIPMENT_SUSPECT" in body
     assert "https://wanmon.example.org/paths/FZK/CERN/" in body
     assert "Suspect geant-fra: https://wanmon.example.org/equipment/geant-fra/" in body
+
+
+def test_a_crawl_from_every_alert_emails_links_reaches_the_findings_both_path_pages_and_the_suspect(smtp, client):
+    # given the two faults at once, e-mailed through the real SMTP server
+    test_two_faults_at_once_reach_their_own_sites_and_their_carrier_with_the_onset_and_the_circuit(smtp)
+    operator = get_user_model().objects.create_user("oncall", password="not-used-9x")
+    operator.groups.add(Group.objects.get_or_create(name=OPERATOR_GROUP)[0])
+    client.force_login(operator)
+    base = "https://wanmon.example.org"
+    for mail in smtp.wait_for(7, 5):
+        incident = Incident.objects.get(pk=int(mail.message["X-Wanmon-Incident"]))
+        # when an engineer opens every link of the e-mail, then every link of the pages it opened
+        reached: set[str] = set()
+        failed: list[str] = []
+        seen: set[str] = set()
+        frontier = [u.removeprefix(base) for u in re.findall(rf"{re.escape(base)}[^\s<>\")]+", mail.text)]
+        for depth in range(2):
+            following = []
+            for url in dict.fromkeys(frontier):
+                if url in seen or not url.startswith("/") or url.startswith(("/api/", "/static/", "/accounts/")):
+                    continue
+                seen.add(url)
+                response = client.get(url)
+                if response.status_code != 200:
+                    failed.append(f"{url}: {response.status_code}")
+                    continue
+                reached.add(url.split("?")[0])
+                if depth == 0 and "html" in response.get("Content-Type", ""):
+                    following += [html.unescape(h) for h in re.findall(r'href="(/[^"#]*)"', response.content.decode())]
+            frontier = following
+        # then every page answered, and they include every finding, both directions of every path and the suspect
+        assert failed == []
+        wanted = {f"/findings/{m.finding_id}/" for m in incident.members.all()}
+        for path in incident.paths:
+            src, dst = path.split("->")
+            wanted |= {f"/paths/{src}/{dst}/", f"/paths/{dst}/{src}/"}
+        root = incident.root_finding.subject
+        wanted.add(f"/trunks/{root['trunk']}/" if "trunk" in root else f"/equipment/{root['equipment']}/")
+        assert wanted <= reached, sorted(wanted - reached)

@@ -33,7 +33,8 @@ class ExplorerForm(forms.Form):
     end = forms.CharField(required=False, max_length=40, help_text="ISO time; empty: now",
                           widget=forms.TextInput(attrs={"placeholder": "now", "size": 20}))
     bucket = forms.ChoiceField(choices=BUCKETS, required=False)
-    aggregate = forms.ChoiceField(choices=[(a, a) for a in sorted(AGGREGATES)], initial="avg")
+    # Optional: a link that names only a metric and a range (from an incident, an e-mail) shows the average.
+    aggregate = forms.ChoiceField(choices=[(a, a) for a in sorted(AGGREGATES)], initial="avg", required=False)
     group_by = forms.ChoiceField(choices=GROUPS, required=False)
     site = forms.CharField(required=False, widget=forms.TextInput(attrs={"size": 8}))
     src = forms.CharField(required=False, widget=forms.TextInput(attrs={"size": 8}))
@@ -45,6 +46,9 @@ class ExplorerForm(forms.Form):
     protocol = forms.ChoiceField(choices=[("", "any"), ("tcp", "tcp"), ("udp", "udp")], required=False)
 
     FILTERS = ("site", "src", "dst", "carrier", "equipment", "interface", "protocol")
+
+    def clean_aggregate(self) -> str:
+        return self.cleaned_data.get("aggregate") or "avg"
 
     def bucket_seconds(self) -> int | None:
         value = self.cleaned_data.get("bucket") or ""

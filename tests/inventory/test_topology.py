@@ -184,6 +184,34 @@ def test_capacity_change_is_a_new_version_but_rtt_and_note_are_updated_in_place(
     assert versions[1].rtt_ms == 9.5 and versions[1].note == "measured"
 
 
+def test_without_replace_paths_a_route_in_force_is_confirmed_or_refused_never_replaced():
+    # given: the LHC inventory (CERN<->FZK at 100 Gb/s over named ports)
+    topology_import_file(LHC_TOPOLOGY)
+    rows = _path_rows()
+
+    # when: a scenario's network with its own CERN<->FZK (1 Gb/s, no ports) is imported without replacing routes
+    with pytest.raises(TopologyInvalid) as refused:
+        topology_import(example_topology(), prefix="topology", replace_paths=False)
+
+    # then: every path it would re-route is named with both routes, and nothing changed
+    messages = {e.path: e.message for e in refused.value.errors}
+    assert set(messages) == {f"topology.paths[{i}]" for i in range(6)}
+    assert messages["topology.paths[1]"] == (
+        "FZK->CERN: 1000 Mb/s over fzk-border, dfn-fra, geant-fra, geant-gva, cern-border would replace the route "
+        "in force, 100000 Mb/s over fzk-border:Ethernet1/1, dfn-fra:et-1/1/0, geant-fra:et-1/1/0, geant-gva:et-1/1/0, "
+        "cern-border"
+    )
+    assert _path_rows() == rows
+    # the same routes again, rtt and note updated in place, and new paths are accepted
+    lhc = yaml.safe_load(LHC_TOPOLOGY.read_text())
+    lhc["paths"][0]["rtt_ms"] = 301.0
+    lhc["sites"].append({"code": "KEK", "name": "KEK", "tier": 1})
+    lhc["paths"].append({"src": "KEK", "dst": "CERN", "capacity_mbps": 10000, "hops": ["cern-border"]})
+    report = topology_import(lhc, replace_paths=False)
+    assert report.as_dict()["paths"] == {"created": 1, "updated": 1, "unchanged": len(rows) - 1}
+    assert Path.objects.filter(valid_to__isnull=False).count() == 0
+
+
 def test_absent_keys_are_left_alone_and_null_clears():
     # given: the richer LHC inventory
     topology_import_file(LHC_TOPOLOGY)

@@ -36,6 +36,10 @@ TOP_LEVEL_KEYS = {"scenario", "description", "now", "topology", "maintenance", "
 # Production's beat runs the cycle every minute; a replay does the same unless told to coarsen (--step).
 DEFAULT_STEP = timedelta(minutes=1)
 REPLAY_NAMESPACE = uuid.UUID("0f9a7c52-55b0-4c55-9a1f-6f0d2f0c7e11")
+NOT_REPLACED = (
+    "a replay does not replace the routes in force of this database: replay the file into a database of its own "
+    "(an empty one, or one holding the same topology)"
+)
 
 
 class ScenarioInvalid(Exception):
@@ -466,8 +470,20 @@ def scenario_store(scenario: Scenario) -> list[int]:
     """Store what the scenario describes as a live centre would have received it: the topology through the
     inventory import, the maintenance windows, the measurements through the agents' ingest (validation, COPY,
     counter rates, rollups). Returns the polled interfaces' ids. Raises ScenarioInvalid for data the ingest
-    refuses. A file stored before stores nothing twice (its batch id derives from its content)."""
-    topology_import(scenario.topology, prefix="topology")
+    refuses. A file stored before stores nothing twice (its batch id derives from its content).
+
+    The topology adds to the inventory and never re-routes it: a path of the file whose route or capacity
+    differs from the version in force in this database (another network's, e.g. the demo's LHC topology under
+    ``scripts/manage``) raises ScenarioInvalid. Imported, it would be the version in force from the real now
+    on, for the live cycles too (the demo's measurements judged with the file's capacities, and e-mailed), while
+    the replay's own cycles, at the file's times, would still judge the routes in force then."""
+    try:
+        topology_import(scenario.topology, prefix="topology", replace_paths=False)
+    except TopologyInvalid as exc:
+        raise ScenarioInvalid(
+            scenario.name,
+            [*((e.path, e.message) for e in exc.errors), ("", NOT_REPLACED)],
+        ) from None
     _maintenance_apply(scenario.maintenance)
     if not scenario.records:
         return []

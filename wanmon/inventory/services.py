@@ -339,6 +339,7 @@ def path_set(
     rtt_ms: float | None = UNSET,
     note: str = UNSET,
     at: datetime | None = None,
+    replace: bool = True,
 ) -> tuple[Path, Change]:
     """Make ``hops`` (and ``capacity_mbps``) the route of the path ``src``->``dst`` from ``at`` on.
 
@@ -347,7 +348,9 @@ def path_set(
       been there, so that measurements older than the import are still explained).
     - The version in force has the same hops and capacity: nothing changes, except ``rtt_ms`` and
       ``note``, which are estimates and remarks and are updated in place.
-    - Otherwise the version in force is closed at ``at`` (default now) and a new one starts then.
+    - Otherwise the version in force is closed at ``at`` (default now) and a new one starts then; with
+      ``replace=False`` that is refused instead (ValidationError naming both routes): the caller may add
+      routes and confirm them, never replace one in force.
 
     Returns the version in force afterwards and what happened (a new version counts as UPDATED).
     """
@@ -369,6 +372,9 @@ def path_set(
                 _save(current)
                 return current, Change.UPDATED
             return current, Change.UNCHANGED
+        if not replace:
+            given = _route_text(capacity, [_hop_label(eq, iface) for eq, iface in hops])
+            raise ValidationError(f"{src.code}->{dst.code}: {given} would replace {_in_force_text(current)}")
         start = at or timezone.now()
         if start <= current.valid_from:
             raise ValidationError(
@@ -404,6 +410,21 @@ def path_set(
         for position, (eq, iface) in enumerate(hops)
     )
     return path, (Change.UPDATED if current is not None else Change.CREATED)
+
+
+def _hop_label(eq: Equipment, iface: Interface | None) -> str:
+    return f"{eq.name}:{iface.name}" if iface is not None else eq.name
+
+
+def _in_force_text(path: Path) -> str:
+    since = "" if path.valid_from == PATH_HISTORY_START else f" since {path.valid_from:%Y-%m-%d %H:%M} UTC"
+    labels = [_hop_label(h.equipment, h.interface) for h in path.hops.select_related("equipment", "interface")]
+    return f"the route in force{since}, {_route_text(path.capacity_mbps, labels)}"
+
+
+def _route_text(capacity_mbps: int | None, labels: Sequence[str]) -> str:
+    capacity = f"{capacity_mbps} Mb/s" if capacity_mbps else "capacity unknown"
+    return f"{capacity} over {', '.join(labels)}"
 
 
 @transaction.atomic

@@ -35,19 +35,28 @@ def _messages(exc: ValidationError) -> str:
 class _Applier:
     """Applies a validated document through the services, resolving names to the objects just written."""
 
-    def __init__(self, doc: TopologyDocument, as_of: datetime | None):
+    def __init__(self, doc: TopologyDocument, as_of: datetime | None, replace_paths: bool = True):
         self.doc = doc
         self.as_of = as_of
+        self.replace_paths = replace_paths
         self.report = ImportReport()
 
     def run(self) -> ImportReport:
+        # Paths come last and depend on nothing after them: every path refused is reported, not only the first.
+        refused: list[TopologyError] = []
         for section in SECTIONS:
             for item in self.doc.sections[section]:
                 try:
                     change = getattr(self, f"_apply_{section}")(item.values)
                 except ValidationError as exc:
-                    raise TopologyInvalid([TopologyError(_join(self.doc.prefix, item.path), _messages(exc))]) from None
+                    error = TopologyError(_join(self.doc.prefix, item.path), _messages(exc))
+                    if section != "paths":
+                        raise TopologyInvalid([error]) from None
+                    refused.append(error)
+                    continue
                 self.report.add(section, change)
+        if refused:
+            raise TopologyInvalid(refused)
         return self.report
 
     # Objects by natural key: filled by each upsert and, for references to rows the document does not
@@ -124,22 +133,34 @@ class _Applier:
         ]
         extra = {k: values[k] for k in ("capacity_mbps", "rtt_ms", "note") if k in values}
         return services.path_set(
-            src=self._site(values["src"]), dst=self._site(values["dst"]), hops=hops, at=self.as_of, **extra
+            src=self._site(values["src"]),
+            dst=self._site(values["dst"]),
+            hops=hops,
+            at=self.as_of,
+            replace=self.replace_paths,
+            **extra,
         )[1]
 
 
 def topology_import(
-    topology: Any, *, prefix: str = "", as_of: datetime | None = None, dry_run: bool = False
+    topology: Any,
+    *,
+    prefix: str = "",
+    as_of: datetime | None = None,
+    dry_run: bool = False,
+    replace_paths: bool = True,
 ) -> ImportReport:
     """Validate ``topology`` against itself and the database, then apply it in one transaction.
 
     Raises :class:`TopologyInvalid` (and changes nothing) when anything is wrong. ``as_of`` is the
     start of any new path version (default: now; see ``services.path_set`` for first versions).
     ``dry_run`` does everything and rolls back, to report what an import would change.
+    ``replace_paths=False`` refuses (TopologyInvalid) a path whose route or capacity differs from the
+    version in force instead of replacing it: the document may add paths, not re-route the ones in force.
     """
     with transaction.atomic():
         doc = topology_validate(topology, prefix=prefix, known=KnownRefs.from_database())
-        report = _Applier(doc, as_of).run()
+        report = _Applier(doc, as_of, replace_paths).run()
         if dry_run:
             transaction.set_rollback(True)
     return report

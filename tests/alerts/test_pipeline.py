@@ -32,7 +32,7 @@ from wanmon.diagnosis.evidence import Finding as EngineFinding
 from wanmon.diagnosis.models import Finding, PathEvaluation
 from wanmon.diagnosis.replay import scenario_load, scenario_replay
 from wanmon.diagnosis.services import findings_sync
-from wanmon.inventory.models import Carrier, Equipment, Site, SiteContact
+from wanmon.inventory.models import Carrier, Equipment, Interface, Site, SiteContact
 from wanmon.maintenance.models import MaintenanceAffect, MaintenanceWindow
 
 pytestmark = pytest.mark.django_db
@@ -726,3 +726,24 @@ def test_a_crawl_from_every_alert_emails_links_reaches_the_findings_both_path_pa
         root = incident.root_finding.subject
         wanted.add(f"/trunks/{root['trunk']}/" if "trunk" in root else f"/equipment/{root['equipment']}/")
         assert wanted <= reached, sorted(wanted - reached)
+
+
+def test_a_finding_judged_on_a_route_no_longer_in_force_is_emailed_only_once_a_cycle_confirms_it(smtp):
+    from wanmon.inventory.services import path_set
+    from wanmon.inventory.topology import topology_import
+
+    topology_import(TWO_FAULTS_TOPOLOGY, as_of=T - timedelta(days=30))
+    lossy = finding("LOSS_LIMITED", "FZK", "CERN", at=T)
+    findings_sync(findings=[lossy], now=T)
+    # the inventory changes after the finding was last seen: FZK->CERN is now a 10 Gb/s route
+    fzk, cern = Site.objects.get(code="FZK"), Site.objects.get(code="CERN")
+    route = [(Equipment.objects.get(name=e), Interface.objects.get(equipment__name=e, name=i) if i else None)
+             for e, i in (("geant-fra", "et-1/1/0"), ("geant-gva", "et-1/1/0"), ("cern-border", None))]
+    path_set(src=fzk, dst=cern, hops=route, capacity_mbps=10000, at=T + timedelta(minutes=1))
+    process(T + timedelta(minutes=2), flush=True)
+    assert Incident.objects.count() == 1 and not Notification.objects.exists()  # grouped, not e-mailed
+    # the next cycle judges it on the route in force: now it is told
+    findings_sync(findings=[finding("LOSS_LIMITED", "FZK", "CERN", at=T + timedelta(minutes=3))],
+                  now=T + timedelta(minutes=3))
+    process(T + timedelta(minutes=3), flush=True)
+    assert Notification.objects.filter(kind="firing").count() == 2  # the NOCs of CERN and FZK

@@ -22,6 +22,8 @@ from django.utils import timezone
 from agents.adapters import build_collectors
 from agents.config import load_config, read_token
 from agents.replay_collector import ReplayCollector
+from wanmon.alerts.models import Incident, Notification
+from wanmon.alerts.services import alerts_process
 from wanmon.diagnosis.choices import ACTIVE_STATUSES
 from wanmon.diagnosis.models import Finding
 from wanmon.diagnosis.replay import expect_check
@@ -109,6 +111,21 @@ def test_replay_check_finds_the_injected_cases_and_so_does_the_live_diagnosis(de
     findings = list(Finding.objects.filter(status__in=ACTIVE_STATUSES))
     assert expect_check(findings, demo["expect"]) == []
     assert expect_check(findings, {"findings": INJECTED}) == []
+
+    # and the incidents the alerting makes of them: the GEANT Frankfurt fault and the RAL trunk are two incidents,
+    # each e-mailed to the sites whose paths cross its root element and to the element's operator, nobody else
+    now = datetime.fromisoformat(demo["now"])
+    alerts_process(now=now, flush=True, dispatch=False)
+    incidents = {i.key: i for i in Incident.objects.all()}
+    fra, lag = incidents["element:geant-fra"], incidents["trunk:ral-lag"]
+    assert fra.root_finding.subject["equipment"] == "geant-fra" and "RAL" not in fra.sites
+    assert not {m.finding.subject.get("dst") for m in fra.members.all()} & {"RAL"}
+    assert "CERN->RAL" not in fra.paths and fra.onset is not None and fra.onset <= fra.opened_at
+    told = {i: set(Notification.objects.filter(incident=i, kind="firing").values_list("recipient", flat=True))
+            for i in (fra, lag)}
+    assert "noc@geant.example" in told[fra] and "noc@ral.example" not in told[fra]
+    assert told[fra] <= {"noc@geant.example", *(f"noc@{s.lower()}.example" for s in fra.sites)}
+    assert "noc@ral.example" in told[lag] and "noc@geant.example" not in told[lag]
 
 
 @pytest.mark.integration

@@ -83,7 +83,7 @@ def site(live_server, tmp_path, django_user_model):
     from wanmon.alerts.silences import silence_create
 
     for scenario in [*CORPUS, scenario_ral.write(tmp_path)]:
-        call_command("replay", str(scenario), "--keep", "--step", "auto", stdout=io.StringIO())
+        call_command("replay", str(scenario), "--keep", "--step", "30", stdout=io.StringIO())  # as tests/dashboard
     users = {}
     for name, group in (("operator", "operator"), ("viewer", "viewer")):
         users[name] = django_user_model.objects.create_user(name, password=PASSWORD)

@@ -62,6 +62,9 @@ class FindingFacts:
     maintenance_ref: str | None = None
     # When the finding's episode began (kept across evaluations; its window's start when unknown).
     onset: datetime | None = None
+    # Last seen before the inventory in force changed (a route, a capacity): its figures may be the old route's.
+    # It is grouped, but e-mailed only once a cycle has judged it on the inventory as it is.
+    unconfirmed: bool = False
 
     @property
     def key(self) -> str:

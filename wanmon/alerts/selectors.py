@@ -6,7 +6,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db.models import Count, Min, Q, QuerySet
+from django.db.models import Count, Max, Min, Q, QuerySet
 from django.db.models.functions import Coalesce
 
 from wanmon.alerts.choices import (
@@ -43,7 +43,8 @@ def _path_label(path) -> str:
     return f"{path.src.code}->{path.dst.code}"
 
 
-def finding_facts(finding: Finding, *, element_paths: tuple[str, ...] = ()) -> FindingFacts:
+def finding_facts(finding: Finding, *, element_paths: tuple[str, ...] = (),
+                  inventory_since: datetime | None = None) -> FindingFacts:
     """A stored finding as the pure grouping code sees it."""
     evidence = finding.evidence or {}
     degraded = None
@@ -64,12 +65,15 @@ def finding_facts(finding: Finding, *, element_paths: tuple[str, ...] = ()) -> F
         element_paths=element_paths,
         maintenance_ref=str(ref) if ref else None,
         onset=finding.onset or finding.start,
+        unconfirmed=inventory_since is not None and finding.last_seen_at < inventory_since,
     )
 
 
 def finding_facts_list(*, at: datetime) -> list[FindingFacts]:
-    """Every active finding, with the paths crossing the element of each root-cause finding (as of ``at``)."""
+    """Every active finding, with the paths crossing the element of each root-cause finding (as of ``at``), each
+    marked unconfirmed when it was last seen before the newest path version in force began (``FindingFacts``)."""
     findings = list(Finding.objects.filter(status__in=ACTIVE_STATUSES).order_by("id"))
+    inventory_since = path_list_valid_at(at=at).aggregate(Max("valid_from"))["valid_from__max"]
     cache: dict[tuple[str, str], tuple[str, ...]] = {}
     out = []
     for f in findings:
@@ -94,7 +98,7 @@ def finding_facts_list(*, at: datetime) -> list[FindingFacts]:
             else:
                 key = None
             element_paths = cache.get(key, ()) if key else ()
-        out.append(finding_facts(f, element_paths=element_paths))
+        out.append(finding_facts(f, element_paths=element_paths, inventory_since=inventory_since))
     return out
 
 

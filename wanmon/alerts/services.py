@@ -246,7 +246,8 @@ class _Run:
                    {"findings": sorted(f.key for f in members), "severity": head.severity})
 
         muted_keys, reasons = self._mutes(incident, group, members)
-        paging = [f for f in members if f.severity_rank >= self.cfg.min_severity_rank]
+        # Unconfirmed findings wait for the next cycle: an e-mail never carries figures of a route no longer in force.
+        paging = [f for f in members if f.severity_rank >= self.cfg.min_severity_rank and not f.unconfirmed]
         visible = frozenset(f.key for f in paging) - muted_keys
         was_muted = incident.muted
         incident.muted = bool(muted_keys) and not visible

@@ -181,8 +181,8 @@ def _bounds(points: Sequence[tuple[float, float]]):
 def maintenance_marks(items) -> list[fig.TimeMark]:
     """Maintenance windows on a chart; references and targets come from carriers' notices: shown as text."""
     return [
-        fig.TimeMark(kind="maintenance", start=m.start, end=m.end, label=f"Maintenance {fig.plotly_text(m.reference)}",
-                     detail=fig.plotly_text(f"{m.carrier or ''} {m.impact}: {', '.join(m.affects)}".strip()), url="")
+        fig.TimeMark(kind="maintenance", start=m.start, end=m.end, label=f"Maintenance {m.reference}",
+                     detail=f"{m.carrier or ''} {m.impact}: {', '.join(m.affects)}".strip(), url="")
         for m in items
         if not m.held  # held for review: no maintenance until an operator accepts it
     ]

@@ -135,7 +135,7 @@ def incident_mail_context(
     actions = advice_texts(advice)
     resolved = kind == NotificationKind.RESOLVED
     duration_s = ((incident.resolved_at or now) - incident.opened_at).total_seconds()
-    onset = incident.onset or incident_onset(incident)
+    onset = incident_onset(incident)
     root_element = incident.elements[0] if incident.elements and incident.kind == IncidentKind.ELEMENT else None
     if root_element and root is not None and "trunk" in (root.subject or {}):
         root_element = f"trunk:{root_element}"

@@ -363,7 +363,11 @@ def incident_onset(incident: Incident) -> datetime | None:
     """When the incident's problem began: the earliest onset of its member findings, a finding whose onset is not
     known counting from its evidence window's start; None without members. The opening time says when the alerting
     noticed, this when the network changed (what carriers' tickets and the charts are compared with). No query when
-    the members are prefetched (``incident_get``), else one."""
+    the members are prefetched (``incident_get``), else one. The alerting keeps it on the incident as it groups
+    (``Incident.onset``, earlier only: a member that moved out does not make the problem younger); that stored value
+    is the answer when there is one, so the page and the e-mails say the same."""
+    if incident.onset is not None:
+        return incident.onset
     prefetched = getattr(incident, "_prefetched_objects_cache", {})
     if "members" in prefetched:
         return _earliest_onset(m.finding for m in prefetched["members"])

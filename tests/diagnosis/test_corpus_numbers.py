@@ -179,6 +179,10 @@ def test_case8_maintenance_explains_everything_and_nothing_alerts():
     m = one(doc, "MAINTENANCE_EXPLAINED", equipment="surfnet-asd")
     assert m["evidence"]["reference"] == "SURF-CHG-2026-0310-017"
     assert set(m["evidence"]["paths"]) == {"CERN->SARA", "SARA->CERN"}
+    # the symptoms it explains are named in their direction, whatever the order of the subject's keys
+    symptoms = [f for f in doc["findings"] if f["code"] != "MAINTENANCE_EXPLAINED"]
+    assert any(f"{f['code']} {f['subject']['src']}->{f['subject']['dst']}" in m["explanation"] for f in symptoms)
+    assert "CERN/SARA" not in m["explanation"] and "SARA/CERN" not in m["explanation"]
     for f in doc["findings"]:
         assert f["severity"] == "info", f"{f['code']} {f['subject']} would alert"
         if f["code"] != "MAINTENANCE_EXPLAINED":

@@ -39,7 +39,7 @@ from wanmon.alerts.constants import (
     TITLE_MAX_CHARS,
     TITLE_MAX_PATHS,
 )
-from wanmon.diagnosis import codes
+from wanmon.diagnosis import codes, text
 
 
 @dataclass(frozen=True)
@@ -101,16 +101,7 @@ class FindingFacts:
     @property
     def label(self) -> str:
         """The subject as people write it: FZK->CERN, geant-fra:xe-1/0/0, ral-lag, ASGC/asgc-dt01."""
-        if self.path:
-            return self.path
-        if self.equipment:
-            return f"{self.equipment}:{self.subject['interface']}" if self.subject.get("interface") else self.equipment
-        if "trunk" in self.subject:
-            return self.subject["trunk"]
-        if "site" in self.subject:
-            site = self.subject["site"]
-            return f"{site}/{self.subject['host']}" if self.subject.get("host") else site
-        return self.subject_key
+        return text.subject_label(self.subject) if self.subject else self.subject_key
 
     @property
     def severity_rank(self) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 
 def rate(bps: float | None) -> str:
@@ -79,3 +80,17 @@ def _sig(x: float) -> str:
     if ax >= 0.01:
         return f"{x:.3f}".rstrip("0").rstrip(".")
     return f"{x:.2g}"
+
+
+def subject_label(subject: Mapping[str, str]) -> str:
+    """A finding's subject as people write it, whatever the order of its keys: ``FZK->CERN``,
+    ``geant-fra:xe-1/0/0``, ``geant-fra``, ``ral-lag``, ``ASGC/asgc-dt01``, ``ASGC``."""
+    if "src" in subject and "dst" in subject:
+        return f"{subject['src']}->{subject['dst']}"
+    if subject.get("equipment"):
+        return f"{subject['equipment']}:{subject['interface']}" if subject.get("interface") else subject["equipment"]
+    if "trunk" in subject:
+        return str(subject["trunk"])
+    if "site" in subject:
+        return f"{subject['site']}/{subject['host']}" if subject.get("host") else str(subject["site"])
+    return ";".join(f"{k}={v}" for k, v in sorted(subject.items()))

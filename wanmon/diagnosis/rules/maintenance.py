@@ -241,7 +241,7 @@ def maintenance_explained(ctx: RuleContext) -> list[Finding]:
         paths = sorted(
             {m.path for m in eps} | {f"{f.subject['src']}->{f.subject['dst']}" for f in fs if "src" in f.subject}
         )
-        symptom_txt = ", ".join(f"{f.code} {'/'.join(f.subject.values())}" for f in fs)
+        symptom_txt = ", ".join(f"{f.code} {text.subject_label(f.subject)}" for f in fs)
         ep_txt = "; ".join(f"{m.path} {m.episode.start:%H:%M}-{m.episode.end:%H:%M} UTC" for m in eps)
         out.append(
             Finding(

@@ -642,11 +642,13 @@ TWO_FAULTS_TOPOLOGY = {
 }
 
 
-def test_two_faults_at_once_reach_their_own_sites_and_their_carrier_with_the_onset_and_the_circuit(smtp):
+def two_faults(onset=T - timedelta(minutes=50)) -> None:
+    """The two faults at once as the diagnosis reports them at T: CRC errors on the GEANT Frankfurt-Geneva link
+    (counted at its far end, geant-gva) degrading FZK->CERN and CNAF->CERN; a failing member of a CANARIE trunk
+    on TRIUMF->CERN. Both began at ``onset``."""
     from wanmon.inventory.topology import topology_import
 
     topology_import(TWO_FAULTS_TOPOLOGY, as_of=T - timedelta(days=30))
-    onset = T - timedelta(minutes=50)
 
     def at(code, subject, severity="critical", **evidence):
         return EngineFinding(code=code, severity=severity, subject=subject, start=onset, end=T,
@@ -654,14 +656,17 @@ def test_two_faults_at_once_reach_their_own_sites_and_their_carrier_with_the_ons
 
     eu = ["FZK->CERN", "CNAF->CERN"]
     findings_sync(findings=[
-        # CRC errors on the GEANT Frankfurt-Geneva link, counted at its far end
         *(at("LOSS_LIMITED", {"src": p.split("->")[0], "dst": "CERN"}) for p in eu),
         at("SHARED_EQUIPMENT_SUSPECT", {"equipment": "geant-fra"}, degraded_paths=eu),
         at("INTERFACE_ERRORS", {"equipment": "geant-gva", "interface": "et-1/0/0"}, "warning"),
-        # a failing member of the CANARIE trunk
         at("LOSS_LIMITED", {"src": "TRIUMF", "dst": "CERN"}),
         at("TRUNK_IMBALANCE", {"trunk": "canarie-lag"}, "warning"),
     ], now=T)
+
+
+def test_two_faults_at_once_reach_their_own_sites_and_their_carrier_with_the_onset_and_the_circuit(smtp):
+    onset = T - timedelta(minutes=50)
+    two_faults(onset)
     process(T, flush=True)
 
     incidents = {i.key: i for i in Incident.objects.all()}

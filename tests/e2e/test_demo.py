@@ -42,9 +42,11 @@ def demo_env():
     base = os.environ.get("WANMON_TEST_RUN_DIR") or tempfile.gettempdir()
     var_dir = tempfile.mkdtemp(prefix="demo-var-", dir=base)
     os.chmod(var_dir, 0o755)  # the private PostgreSQL runs as the postgres user when we are root
-    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
+    # The demo as a newcomer starts it (no test settings), its collected static files in its own directory: a
+    # manifest left in the checkout's var/ would make the next test run's pages ask for hashed names.
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL", "WANMON_STATIC_MANIFEST"}}
     env.update(WANMON_VAR_DIR=var_dir, WANMON_PG_PORT=str(free_port()), WANMON_REDIS_PORT=str(free_port()),
-               WANMON_DEMO_PORT=str(free_port()))
+               WANMON_DEMO_PORT=str(free_port()), WANMON_STATIC_ROOT=os.path.join(var_dir, "staticfiles"))
     yield env
     subprocess.run([str(ROOT / "scripts" / "demo"), "stop"], env=env, capture_output=True, timeout=120)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from datetime import datetime
-from urllib.parse import quote
 
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
@@ -14,7 +13,7 @@ from django.template.loader import render_to_string
 from wanmon.alerts.choices import IncidentKind, MemberRole, NotificationKind
 from wanmon.alerts.constants import INCIDENT_FIRST_ACTIONS, MAIL_SUBJECT_MAX_CHARS
 from wanmon.alerts.models import Incident, IncidentMember, Notification, Silence
-from wanmon.alerts.page import advice_list, advice_texts, member_rows
+from wanmon.alerts.page import MemberRow, advice_list, advice_texts, member_rows, subject_url
 from wanmon.alerts.policy import Operator, Recipient
 from wanmon.alerts.selectors import WindowInfo, finding_facts, incident_onset
 from wanmon.core.times import format_since_utc, format_utc
@@ -82,30 +81,22 @@ def _when(moment: datetime | None, now: datetime) -> str:
     return format_utc(moment, now, empty="")
 
 
-def path_url(path: str) -> str:
-    """The dashboard page of a path direction ``SRC->DST``."""
+def _direction(path: str) -> dict[str, str]:
     src, _, dst = path.partition("->")
-    return f"{base_url()}/paths/{quote(src, safe='')}/{quote(dst, safe='')}/"
+    return {"src": src, "dst": dst}
 
 
-def element_url(element: str) -> str:
-    """The dashboard page of an equipment, or of a trunk (``trunk:name``)."""
-    if element.startswith("trunk:"):
-        return f"{base_url()}/trunks/{quote(element.removeprefix('trunk:'), safe='')}/"
-    return f"{base_url()}/equipment/{quote(element, safe='')}/"
-
-
-def _member_row(member: IncidentMember, muted_keys: set[str], now: datetime) -> dict:
-    f = member.finding
+def _member_row(row: MemberRow, muted_keys: set[str], now: datetime) -> dict:
+    member, f = row.member, row.finding
     return {
         "role": member.role,
         "code": f.code,
         "severity": f.severity,
-        "subject": finding_facts(f).label,
+        "subject": row.label,
         "summary": f.summary,
         "window": f"{_when(f.start, now)} - {_when(f.end, now)}",
         "onset": _when(f.onset or f.start, now),
-        "url": f"{base_url()}/findings/{f.pk}/",
+        "url": f"{base_url()}{row.finding_url}",
         "status": f.status,
         "active": f.status in ACTIVE_STATUSES,
         "muted": f"{f.code}|{f.subject_key}" in muted_keys,
@@ -128,17 +119,18 @@ def incident_mail_context(
     the first action and the links (the incident page, the path pages, the suspect element); then the root
     explanation with its numbers, the evidence of every finding, the actions, the maintenance around the elements."""
     muted_keys = set(incident.muted_keys or [])
-    ordered = sorted(members, key=lambda m: (m.role != MemberRole.ROOT, m.id))
-    rows = [_member_row(m, muted_keys, now) for m in ordered]
+    page_rows = member_rows(sorted(members, key=lambda m: (m.role != MemberRole.ROOT, m.id)))  # as the page lists them
+    rows = [_member_row(r, muted_keys, now) for r in page_rows]
     root = next((m.finding for m in members if m.role == MemberRole.ROOT), members[0].finding if members else None)
-    advice, _ = advice_list(member_rows(ordered), windows=windows, now=now)  # as the incident page gives it
+    advice, _ = advice_list(page_rows, windows=windows, now=now)  # the incident page's advice
     actions = advice_texts(advice)
     resolved = kind == NotificationKind.RESOLVED
     duration_s = ((incident.resolved_at or now) - incident.opened_at).total_seconds()
     onset = incident_onset(incident)
-    root_element = incident.elements[0] if incident.elements and incident.kind == IncidentKind.ELEMENT else None
-    if root_element and root is not None and "trunk" in (root.subject or {}):
-        root_element = f"trunk:{root_element}"
+    suspect = None  # the root element's page: an equipment, or a trunk
+    if incident.elements and incident.kind == IncidentKind.ELEMENT:
+        key = "trunk" if root is not None and "trunk" in (root.subject or {}) else "equipment"
+        suspect = {"element": incident.elements[0], "url": base_url() + subject_url({key: incident.elements[0]})}
     return {
         "incident": incident,
         "kind": kind,
@@ -158,9 +150,8 @@ def incident_mail_context(
         "first_action": actions[0] if actions else "",
         "actions": actions[:INCIDENT_FIRST_ACTIONS],
         "more_actions": max(len(actions) - INCIDENT_FIRST_ACTIONS, 0),
-        "path_links": [{"path": p, "url": path_url(p)} for p in incident.paths[:6]],
-        "element_link": {"element": root_element.removeprefix("trunk:"), "url": element_url(root_element)}
-        if root_element else None,
+        "path_links": [{"path": p, "url": base_url() + subject_url(_direction(p))} for p in incident.paths[:6]],
+        "element_link": suspect,
         "windows": [
             {"info": w, "state": w.state_at(now), "start": _when(w.start, now), "end": _when(w.end, now),
              "elements": ", ".join(w.elements)}

@@ -196,7 +196,7 @@ def _element_links(equipment: str, interface: str | None, query: str) -> tuple[L
     return tuple(links)
 
 
-def _subject_url(subject: Mapping, query: str) -> str | None:
+def subject_url(subject: Mapping, query: str = "") -> str | None:
     """The dashboard page of a finding's subject: its path direction, port, equipment, trunk or site."""
     if subject.get("src") and subject.get("dst"):
         return _url("dashboard-path", query, src=subject["src"], dst=subject["dst"])
@@ -289,7 +289,7 @@ def member_rows(members: Sequence[IncidentMember], query: str = "") -> list[Memb
     """The members as the page and the e-mails list them: subject label, links, onset."""
     return [
         MemberRow(member=m, finding=m.finding, label=finding_facts(m.finding).label,
-                  subject_url=_subject_url(m.finding.subject or {}, query), finding_url=_finding_url(m.finding),
+                  subject_url=subject_url(m.finding.subject or {}, query), finding_url=_finding_url(m.finding),
                   onset=m.finding.onset or m.finding.start)
         for m in members
     ]

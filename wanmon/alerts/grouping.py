@@ -127,7 +127,9 @@ def _importance(f: FindingFacts) -> tuple:
     return (-f.severity_rank, f.code != codes.PATH_DOWN, codes.CODE_ORDER.get(f.code, 99), f.rank or 0, f.subject_key)
 
 
-def _root_order(f: FindingFacts) -> tuple:
+def root_order(f: FindingFacts) -> tuple:
+    """The order in which root-cause findings claim their paths: rank-1 suspects, then the catalogue's root
+    causes, lower-ranked suspects last (the incident page lists an incident's elements in this order too)."""
     if f.code == codes.SHARED_EQUIPMENT_SUSPECT and (f.rank or 1) == 1:
         tier = 0
     elif f.code == codes.SHARED_EQUIPMENT_SUSPECT:
@@ -137,126 +139,151 @@ def _root_order(f: FindingFacts) -> tuple:
     return (tier, f.rank or 0, *_importance(f))
 
 
-def group_findings(findings: Sequence[FindingFacts], *, site_min_paths: int = 3) -> list[Group]:
-    """Group active findings into incidents by root cause (see the module docstring); deterministic."""
-    ordered = sorted(findings, key=_importance)
-    groups: dict[str, Group] = {}
-    placed: set[int] = set()
+class _Grouping:
+    """One grouping run: the groups made so far and the findings placed, one method per rule of the module
+    docstring, applied in order by ``group_findings``."""
 
-    def join(group: Group, f: FindingFacts, role: str) -> None:
+    def __init__(self, findings: Sequence[FindingFacts], site_min_paths: int) -> None:
+        self.ordered = sorted(findings, key=_importance)
+        self.site_min_paths = site_min_paths
+        self.groups: dict[str, Group] = {}
+        self.placed: set[int] = set()
+        self.root_groups: list[Group] = []
+
+    def join(self, group: Group, f: FindingFacts, role: str) -> None:
         if role == MemberRole.ROOT and group.root_id is None:
             group.root_id = f.id
         elif role == MemberRole.ROOT:
             role = MemberRole.RELATED
         group.roles.setdefault(f.id, role)
-        placed.add(f.id)
+        self.placed.add(f.id)
 
-    def group_for(key: str, kind: str, **attrs) -> Group:
-        if key not in groups:
-            groups[key] = Group(key=key, kind=kind, **attrs)
-        return groups[key]
+    def group_for(self, key: str, kind: str, **attrs) -> Group:
+        if key not in self.groups:
+            self.groups[key] = Group(key=key, kind=kind, **attrs)
+        return self.groups[key]
 
-    # 1. maintenance windows gather what they explain
-    for f in ordered:
-        ref = f.maintenance_ref if f.code == codes.MAINTENANCE_EXPLAINED else None
-        ref = ref or (f.explained_by[0] if f.explained_by else None)
-        if ref:
-            g = group_for(f"maintenance:{ref}", IncidentKind.MAINTENANCE)
+    def unplaced(self) -> list[FindingFacts]:
+        return [f for f in self.ordered if f.id not in self.placed]
+
+    def maintenance(self) -> None:
+        """1. Maintenance windows gather what they explain."""
+        for f in self.ordered:
+            ref = f.maintenance_ref if f.code == codes.MAINTENANCE_EXPLAINED else None
+            ref = ref or (f.explained_by[0] if f.explained_by else None)
+            if not ref:
+                continue
+            g = self.group_for(f"maintenance:{ref}", IncidentKind.MAINTENANCE)
             is_root = f.code == codes.MAINTENANCE_EXPLAINED
             if is_root and g.element is None:
                 g.element = f.element
-            join(g, f, MemberRole.ROOT if is_root else MemberRole.SYMPTOM)
+            self.join(g, f, MemberRole.ROOT if is_root else MemberRole.SYMPTOM)
 
-    # 2. root-cause elements gather their symptom paths
-    live_paths = {f.path for f in ordered if f.id not in placed and f.path and f.code in SYMPTOM_CODES}
-    root_groups: list[Group] = []
-    for f in sorted((f for f in ordered if f.id not in placed and f.code in ROOT_CAUSE_CODES and f.element),
-                    key=_root_order):
+    def root_causes(self) -> None:
+        """2. Root-cause elements gather their symptom paths; other element findings go with their element."""
+        live_paths = {f.path for f in self.unplaced() if f.path and f.code in SYMPTOM_CODES}
+        roots = [f for f in self.unplaced() if f.code in ROOT_CAUSE_CODES and f.element]
+        for f in sorted(roots, key=root_order):
+            self.claim_paths(f, live_paths)
+        for f in self.unplaced():
+            if f.code not in SYMPTOM_CODES or not f.path:
+                continue
+            target = next((g for g in self.root_groups if f.path in g.paths), None)
+            if target is not None:
+                self.join(target, f, MemberRole.SYMPTOM)
+        # Other findings about an element (a counter reset, ...): with its root-cause group, or on their own.
+        for f in self.unplaced():
+            if f.path or not f.element:
+                continue
+            target = next((g for g in self.root_groups if g.element == f.element), None)
+            target = target or self.group_for(_element_key(f.element), IncidentKind.ELEMENT, element=f.element)
+            self.join(target, f, MemberRole.ROOT if target.root_id is None else MemberRole.RELATED)
+
+    def claim_paths(self, f: FindingFacts, live_paths: set[str]) -> None:
+        """A root-cause finding founds its element's group, or joins the group the rules tie it to."""
         candidates = set(f.degraded_paths) | set(f.element_paths)
         live = candidates & live_paths
         # A group's paths are its root element's: those crossing it and those its analysis explains. Another
         # element joins only when the rules tie it to the same cause; it never widens the group, or a suspect
         # ranked lower (cern-border, crossed by every CERN path) would pull unrelated paths into a backbone fault.
-        target = next((g for g in root_groups if g.element == f.element), None)
+        target = next((g for g in self.root_groups if g.element == f.element), None)
         if target is None and f.degraded_paths:  # the ranked suspects of one analysis are one case
-            target = next((g for g in root_groups if g.suspected & set(f.degraded_paths)), None)
+            target = next((g for g in self.root_groups if g.suspected & set(f.degraded_paths)), None)
         if target is None and live:  # everything it could explain, the root explains (the far end of its link)
-            target = next((g for g in root_groups if live <= g.paths), None)
-        if target is None:
-            target = group_for(_element_key(f.element), IncidentKind.ELEMENT, element=f.element)
-            root_groups.append(target)
-            target.paths |= candidates
-            target.suspected |= set(f.degraded_paths)
-            join(target, f, MemberRole.ROOT)
-        else:
-            join(target, f, MemberRole.RELATED)
-    for f in ordered:
-        if f.id in placed or f.code not in SYMPTOM_CODES or not f.path:
-            continue
-        target = next((g for g in root_groups if f.path in g.paths), None)
+            target = next((g for g in self.root_groups if live <= g.paths), None)
         if target is not None:
-            join(target, f, MemberRole.SYMPTOM)
-    # Other findings about an element (a counter reset, ...): with its root-cause group, or on their own.
-    for f in ordered:
-        if f.id in placed or f.path or not f.element:
-            continue
-        target = next((g for g in root_groups if g.element == f.element), None)
-        target = target or group_for(_element_key(f.element), IncidentKind.ELEMENT, element=f.element)
-        join(target, f, MemberRole.ROOT if target.root_id is None else MemberRole.RELATED)
+            self.join(target, f, MemberRole.RELATED)
+            return
+        target = self.group_for(_element_key(f.element), IncidentKind.ELEMENT, element=f.element)
+        self.root_groups.append(target)
+        target.paths |= candidates
+        target.suspected |= set(f.degraded_paths)
+        self.join(target, f, MemberRole.ROOT)
 
-    # 3. host causes: a host finding explains path findings of its site's pairs (small buffers cap the window, a
-    # receiving host drops packets periodically); those stay with their pair and the host, not in a site incident.
-    host_explained: set[int] = set()
-    for h in ordered:
-        if h.id in placed or "site" not in h.subject or h.code not in HOST_CAUSES:
-            continue
-        site, caused = h.subject["site"], HOST_CAUSES[h.code]
-        explained = [f for f in ordered if f.path and f.code == caused and site in f.sites
-                     and (f.id not in placed or f.id in host_explained)]
-        target = None
-        for f in explained:
-            g = group_for(_pair_key(f), IncidentKind.PAIR)
-            if f.id not in placed:
-                join(g, f, MemberRole.SYMPTOM)
-                host_explained.add(f.id)
-            target = target or g
-        if target is not None:
-            join(target, h, MemberRole.RELATED)
+    def host_causes(self) -> None:
+        """3. A host finding explains path findings of its site's pairs (small buffers cap the window, a receiving
+        host drops packets periodically); those stay with their pair and the host, not in a site incident."""
+        host_explained: set[int] = set()
+        for h in self.ordered:
+            if h.id in self.placed or "site" not in h.subject or h.code not in HOST_CAUSES:
+                continue
+            site, caused = h.subject["site"], HOST_CAUSES[h.code]
+            explained = [
+                f
+                for f in self.ordered
+                if f.path and f.code == caused and site in f.sites
+                and (f.id not in self.placed or f.id in host_explained)
+            ]
+            target = None
+            for f in explained:
+                g = self.group_for(_pair_key(f), IncidentKind.PAIR)
+                if f.id not in self.placed:
+                    self.join(g, f, MemberRole.SYMPTOM)
+                    host_explained.add(f.id)
+                target = target or g
+            if target is not None:
+                self.join(target, h, MemberRole.RELATED)
 
-    # 4. many degraded paths of one site
-    remaining = [f for f in ordered if f.id not in placed and f.path]
-    while remaining:
-        per_site: dict[str, set[str]] = defaultdict(set)
+    def sites_and_pairs(self) -> None:
+        """4. Many degraded paths of one site; 5. both directions of a site pair."""
+        remaining = [f for f in self.unplaced() if f.path]
+        while remaining:
+            per_site: dict[str, set[str]] = defaultdict(set)
+            for f in remaining:
+                for site in f.sites:
+                    per_site[site].add(f.path)
+            site, paths = min(per_site.items(), key=lambda item: (-len(item[1]), item[0]))
+            if len(paths) < self.site_min_paths:
+                break
+            g = self.group_for(f"site:{site}", IncidentKind.SITE, site=site)
+            for f in remaining:
+                if site in f.sites:
+                    self.join(g, f, MemberRole.SYMPTOM)
+            remaining = [f for f in remaining if f.id not in self.placed]
         for f in remaining:
-            for site in f.sites:
-                per_site[site].add(f.path)
-        site, paths = min(per_site.items(), key=lambda item: (-len(item[1]), item[0]))
-        if len(paths) < site_min_paths:
-            break
-        g = group_for(f"site:{site}", IncidentKind.SITE, site=site)
-        for f in remaining:
-            if site in f.sites:
-                join(g, f, MemberRole.SYMPTOM)
-        remaining = [f for f in remaining if f.id not in placed]
+            self.join(self.group_for(_pair_key(f), IncidentKind.PAIR), f, MemberRole.SYMPTOM)
 
-    # 5. both directions of a site pair
-    for f in remaining:
-        join(group_for(_pair_key(f), IncidentKind.PAIR), f, MemberRole.SYMPTOM)
+    def the_rest(self) -> None:
+        """6. Other site and host findings: the site's incident; 7. anything else stands alone."""
+        for f in self.unplaced():
+            if "site" in f.subject:
+                site = f.subject["site"]
+                self.join(self.group_for(f"site:{site}", IncidentKind.SITE, site=site), f, MemberRole.SYMPTOM)
+        for f in self.unplaced():
+            self.join(self.group_for(f"finding:{f.key}", IncidentKind.SINGLE), f, MemberRole.ROOT)
 
-    # 6. other site and host findings: the site's incident
-    for f in ordered:
-        if f.id not in placed and "site" in f.subject:
-            site = f.subject["site"]
-            join(group_for(f"site:{site}", IncidentKind.SITE, site=site), f, MemberRole.SYMPTOM)
 
-    # 7. anything else stands alone
-    for f in ordered:
-        if f.id not in placed:
-            join(group_for(f"finding:{f.key}", IncidentKind.SINGLE), f, MemberRole.ROOT)
-
-    for g in groups.values():
-        _order_members(g, ordered)
-    return list(groups.values())
+def group_findings(findings: Sequence[FindingFacts], *, site_min_paths: int = 3) -> list[Group]:
+    """Group active findings into incidents by root cause (see the module docstring); deterministic."""
+    run = _Grouping(findings, site_min_paths)
+    run.maintenance()
+    run.root_causes()
+    run.host_causes()
+    run.sites_and_pairs()
+    run.the_rest()
+    for g in run.groups.values():
+        _order_members(g, run.ordered)
+    return list(run.groups.values())
 
 
 def _element_key(element: str) -> str:

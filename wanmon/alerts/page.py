@@ -21,7 +21,7 @@ from django.urls import reverse
 
 from wanmon.alerts import constants as k
 from wanmon.alerts.choices import MemberRole
-from wanmon.alerts.grouping import _root_order
+from wanmon.alerts.grouping import root_order
 from wanmon.alerts.models import Incident, IncidentMember
 from wanmon.alerts.selectors import (
     TopologyIndex,
@@ -393,7 +393,7 @@ def suspect_rows(rows: Sequence[MemberRow], *, far: Mapping[Port, Port]) -> list
     and what speaks against it. An interface or congestion finding on a suspect, or at the far end of the
     suspect's link, is shown on that suspect's row rather than as a suspect of its own."""
     candidates = sorted((r for r in rows if r.finding.code in k.ROOT_CAUSE_CODES),
-                        key=lambda r: _root_order(finding_facts(r.finding)))
+                        key=lambda r: root_order(finding_facts(r.finding)))
     tied: dict[int, list[Tied]] = {}
     attached: set[int] = set()
     for suspect in candidates:

@@ -220,44 +220,41 @@ def _shared_finding(s: SuspectElement, cluster, start, end, ranked, trunk_names)
     )
 
 
-def _load_findings(ctx: RuleContext, a: PathAssessment, ep: Episode, trunk_names, carriers) -> list[Finding]:
-    if a.first_time is None or a.first_time >= ep.start:
-        return []  # no healthy period before the onset to compare with
-    onset = ep.start
-    before_thr = median(
-        f.test.throughput_bps for f in a.tcp if onset - timedelta(seconds=k.LOAD_LOOKBACK_S) <= f.test.time < onset
-    )
-    after_thr = median(f.test.throughput_bps for f in a.tcp if onset <= f.test.time <= ep.end)
+def _interface_rise_candidates(ctx: RuleContext, a: PathAssessment, ep: Episode) -> dict[str, dict]:
+    """Ports of the path whose load rose at the onset by more than the floor (bundle members: the bundle's rise)."""
     candidates: dict[str, dict] = {}
     for iface in ctx.all_interfaces():
         how = interface_on_path(iface.name, a.path, ctx.bundle)
         if not how:
             continue
-        rise = interface_load_rise(iface, onset, ep.end, interface_direction(iface.name, a.path, ctx.bundle))
-        if rise:
-            # a member of a bundle: traffic moved over from a sibling is not extra traffic
-            for t in ctx.bundle.trunks:
-                if any(m.name == iface.name for m in t.members):
-                    total = bundle_load_rise(t.members, onset, ep.end)
-                    if total is not None and total < rise["rise_bps"]:
-                        rise["bundle"] = t.name
-                        rise["bundle_rise_bps"] = total
-                        rise["rise_bps"] = total
-            floor = max(k.LOAD_RISE_MIN_BPS, k.LOAD_RISE_MIN_FRACTION * (iface.speed_bps or 0.0))
-            if rise["rise_bps"] < floor:
-                rise = None
-        if rise:
-            rise["match"] = how
-            candidates[iface.name] = {"score": 2.0 if how == "exact" else 1.5, "interface_rise": rise, "paths": []}
+        rise = interface_load_rise(iface, ep.start, ep.end, interface_direction(iface.name, a.path, ctx.bundle))
+        if not rise:
+            continue
+        # a member of a bundle: traffic moved over from a sibling is not extra traffic
+        for t in ctx.bundle.trunks:
+            if any(m.name == iface.name for m in t.members):
+                total = bundle_load_rise(t.members, ep.start, ep.end)
+                if total is not None and total < rise["rise_bps"]:
+                    rise["bundle"] = t.name
+                    rise["bundle_rise_bps"] = total
+                    rise["rise_bps"] = total
+        if rise["rise_bps"] < max(k.LOAD_RISE_MIN_BPS, k.LOAD_RISE_MIN_FRACTION * (iface.speed_bps or 0.0)):
+            continue
+        rise["match"] = how
+        candidates[iface.name] = {"score": 2.0 if how == "exact" else 1.5, "interface_rise": rise, "paths": []}
+    return candidates
+
+
+def _add_path_rise_candidates(ctx: RuleContext, a: PathAssessment, ep: Episode, candidates: dict[str, dict]) -> None:
+    """Elements ``a`` shares with other paths whose own traffic rose at the onset."""
     my_elements = set(a.path.hops) | {base_equipment(h) for h in a.path.hops}
     for q in ctx.assessments():
         if frozenset((q.path.src, q.path.dst)) == frozenset((a.path.src, a.path.dst)):
             continue  # itself, or the opposite direction: on full-duplex links that traffic does not compete
-        q_elements = set(q.path.hops) | {base_equipment(h) for h in q.path.hops}
-        shared = my_elements & q_elements
+        shared = my_elements & (set(q.path.hops) | {base_equipment(h) for h in q.path.hops})
         if not shared:
             continue
-        rise = path_load_rise(q, onset, ep.end, a.first_time)
+        rise = path_load_rise(q, ep.start, ep.end, a.first_time)
         if not rise:
             continue
         for e in shared:
@@ -267,9 +264,11 @@ def _load_findings(ctx: RuleContext, a: PathAssessment, ep: Episode, trunk_names
             c["paths"].append(rise)
             if c["interface_rise"] is not None:
                 c["score"] += 0.5
-    if not candidates:
-        return []
-    healthy = _healthy(ctx, onset, ep.end, {a.key})
+
+
+def _exonerate(ctx: RuleContext, a: PathAssessment, ep: Episode, candidates: dict[str, dict]) -> None:
+    """Healthy paths through a candidate in the same direction lower its score; an endpoint is marked."""
+    healthy = _healthy(ctx, ep.start, ep.end, {a.key})
     rise_paths = {r["path"] for c in candidates.values() for r in c["paths"]}
     for e, c in candidates.items():
         my_edges = edges_at(a.path.hops, e)
@@ -281,6 +280,53 @@ def _load_findings(ctx: RuleContext, a: PathAssessment, ep: Episode, trunk_names
                 c["score"] -= w
                 c.setdefault("exonerated_by", []).append(h.key)
         c["endpoint"] = hop_position(a.path.hops, e) in (0, len(a.path.hops) - 1)
+
+
+def _load_explanation(a: PathAssessment, ep: Episode, e: str, c: dict, before_thr, after_thr) -> str:
+    parts = []
+    ir = c["interface_rise"]
+    if ir:
+        util = f" ({text.pct(ir['after_utilisation'])} of {text.rate(ir['speed_bps'])})" if ir["speed_bps"] else ""
+        own_drop = (before_thr - after_thr) if (before_thr and after_thr) else 0.0
+        parts.append(
+            f"the load on {ir['interface']} rose from {text.rate(ir['before_bps'])} to {text.rate(ir['after_bps'])}"
+            f"{util} although {a.key} itself dropped by {text.rate(own_drop)}: other traffic through it grew by "
+            f"about {text.rate(ir['rise_bps'] + max(own_drop, 0.0))}"
+        )
+    for r in c["paths"]:
+        verb = "started" if r["started"] else "rose"
+        parts.append(
+            f"traffic on {r['path']} {verb} ({text.rate(r['before_bps'])} -> {text.rate(r['after_bps'])}) "
+            f"and shares {e} with {a.key}"
+        )
+    far_below = bool(ir and ir["after_utilisation"] is not None and ir["after_utilisation"] < k.CONGESTION_UTILISATION)
+    return (
+        f"{a.key} degraded at {ep.start:%H:%M} UTC"
+        + (f" from {text.rate(before_thr)} to {text.rate(after_thr)}" if before_thr and after_thr else "")
+        + f" when {'; and '.join(parts)}. "
+        + (
+            "The link stayed far below its capacity, so this is not plain congestion: equipment close to its "
+            "limits (buffers, bursts from Reno senders) degrades the path when extra traffic arrives. "
+            if far_below
+            else "Extra traffic through a shared element coincides with the degradation. "
+        )
+        + (f"Exonerated in part by healthy {', '.join(c['exonerated_by'])}." if c.get("exonerated_by") else "")
+    )
+
+
+def _load_findings(ctx: RuleContext, a: PathAssessment, ep: Episode, trunk_names, carriers) -> list[Finding]:
+    if a.first_time is None or a.first_time >= ep.start:
+        return []  # no healthy period before the onset to compare with
+    onset = ep.start
+    before_thr = median(
+        f.test.throughput_bps for f in a.tcp if onset - timedelta(seconds=k.LOAD_LOOKBACK_S) <= f.test.time < onset
+    )
+    after_thr = median(f.test.throughput_bps for f in a.tcp if onset <= f.test.time <= ep.end)
+    candidates = _interface_rise_candidates(ctx, a, ep)
+    _add_path_rise_candidates(ctx, a, ep, candidates)
+    if not candidates:
+        return []
+    _exonerate(ctx, a, ep, candidates)
     ranked = sorted(
         ((e, c) for e, c in candidates.items() if c["score"] > 0),
         key=lambda ec: (
@@ -293,37 +339,6 @@ def _load_findings(ctx: RuleContext, a: PathAssessment, ep: Episode, trunk_names
     )
     out = []
     for rank, (e, c) in enumerate(ranked, start=1):
-        parts = []
-        ir = c["interface_rise"]
-        if ir:
-            util = f" ({text.pct(ir['after_utilisation'])} of {text.rate(ir['speed_bps'])})" if ir["speed_bps"] else ""
-            own_drop = (before_thr - after_thr) if (before_thr and after_thr) else 0.0
-            parts.append(
-                f"the load on {ir['interface']} rose from {text.rate(ir['before_bps'])} to {text.rate(ir['after_bps'])}"
-                f"{util} although {a.key} itself dropped by {text.rate(own_drop)}: other traffic through it grew by "
-                f"about {text.rate(ir['rise_bps'] + max(own_drop, 0.0))}"
-            )
-        for r in c["paths"]:
-            verb = "started" if r["started"] else "rose"
-            parts.append(
-                f"traffic on {r['path']} {verb} ({text.rate(r['before_bps'])} -> {text.rate(r['after_bps'])}) "
-                f"and shares {e} with {a.key}"
-            )
-        far_below = bool(
-            ir and ir["after_utilisation"] is not None and ir["after_utilisation"] < k.CONGESTION_UTILISATION
-        )
-        explanation = (
-            f"{a.key} degraded at {onset:%H:%M} UTC"
-            + (f" from {text.rate(before_thr)} to {text.rate(after_thr)}" if before_thr and after_thr else "")
-            + f" when {'; and '.join(parts)}. "
-            + (
-                "The link stayed far below its capacity, so this is not plain congestion: equipment close to its "
-                "limits (buffers, bursts from Reno senders) degrades the path when extra traffic arrives. "
-                if far_below
-                else "Extra traffic through a shared element coincides with the degradation. "
-            )
-            + (f"Exonerated in part by healthy {', '.join(c['exonerated_by'])}." if c.get("exonerated_by") else "")
-        )
         out.append(
             Finding(
                 code=codes.SHARED_EQUIPMENT_SUSPECT,
@@ -334,13 +349,13 @@ def _load_findings(ctx: RuleContext, a: PathAssessment, ep: Episode, trunk_names
                 rank=rank,
                 summary=f"#{rank} {e}: {a.key} degraded when load through it rose"
                 + (f" ({', '.join(r['path'] for r in c['paths'])})" if c["paths"] else ""),
-                explanation=explanation,
+                explanation=_load_explanation(a, ep, e, c, before_thr, after_thr),
                 evidence={
                     "degraded_path": a.key,
                     "onset": onset,
                     "throughput_before_bps": before_thr,
                     "throughput_after_bps": after_thr,
-                    "interface_rise": ir,
+                    "interface_rise": c["interface_rise"],
                     "other_paths": c["paths"],
                     "score": c["score"],
                     "exonerated_by": c.get("exonerated_by", []),

@@ -209,90 +209,112 @@ def _check_nested(v: _Validator, sections: dict[str, list[Item]]) -> None:
                 item.values[end] = None
 
 
-def _check_keys_and_references(v: _Validator, sections: dict[str, list[Item]], known: KnownRefs) -> None:
-    def keyed(section: str, *names: str):
+class _References:
+    """Keys unique within the document and references that resolve, in the document or the database."""
+
+    def __init__(self, v: _Validator, sections: dict[str, list[Item]], known: KnownRefs) -> None:
+        self.v, self.sections, self.known = v, sections, known
+        self.carriers = {k[0] for k in self.unique("carriers", ("code",), lambda k: f"carrier {k[0]!r}", ".code")}
+        self.sites = {k[0] for k in self.unique("sites", ("code",), lambda k: f"site {k[0]!r}", ".code")}
+        self.equipment = {k[0] for k in self.unique("equipment", ("name",), lambda k: f"equipment {k[0]!r}", ".name")}
+        self.carriers |= known.carriers
+        self.sites |= known.sites
+        self.equipment |= known.equipment
+        self.unique("hosts", ("site", "name"), lambda k: f"host {k[1]!r} of site {k[0]!r}")
+        self.interfaces = self.unique("interfaces", ("equipment", "name"), lambda k: f"interface {label_join(*k)!r}")
+        self.interfaces |= known.interfaces
+        self.unique("circuits", ("carrier", "cid"), lambda k: f"circuit {k[1]!r} of carrier {k[0]!r}")
+        self.unique("trunks", ("name",), lambda k: f"trunk {k[0]!r}", ".name")
+        self.unique("paths", ("src", "dst"), lambda k: f"path {k[0]}->{k[1]}")
+
+    def keyed(self, section: str, *names: str):
         """(item, key) for the entries of a section whose key fields are all valid."""
-        for item in sections[section]:
+        for item in self.sections[section]:
             if all(name in item.values for name in names):
                 yield item, tuple(item.values[name] for name in names)
 
-    def unique(section: str, names: tuple[str, ...], describe: Callable[[tuple], str], where: str = "") -> set:
+    def unique(self, section: str, names: tuple[str, ...], describe: Callable[[tuple], str], where: str = "") -> set:
         first: dict[tuple, str] = {}
-        for item, key in keyed(section, *names):
+        for item, key in self.keyed(section, *names):
             if key in first:
-                v.error(f"{item.path}{where}", f"duplicate {describe(key)} (first at {_join(v.prefix, first[key])})")
+                self.v.error(
+                    f"{item.path}{where}", f"duplicate {describe(key)} (first at {_join(self.v.prefix, first[key])})"
+                )
             else:
                 first[key] = item.path
         return set(first)
 
-    carriers = {k[0] for k in unique("carriers", ("code",), lambda k: f"carrier {k[0]!r}", ".code")}
-    sites = {k[0] for k in unique("sites", ("code",), lambda k: f"site {k[0]!r}", ".code")}
-    equipment = {k[0] for k in unique("equipment", ("name",), lambda k: f"equipment {k[0]!r}", ".name")}
-    carriers |= known.carriers
-    sites |= known.sites
-    equipment |= known.equipment
-    unique("hosts", ("site", "name"), lambda k: f"host {k[1]!r} of site {k[0]!r}")
-    interfaces = unique("interfaces", ("equipment", "name"), lambda k: f"interface {label_join(*k)!r}")
-    interfaces |= known.interfaces
-    unique("circuits", ("carrier", "cid"), lambda k: f"circuit {k[1]!r} of carrier {k[0]!r}")
-    unique("trunks", ("name",), lambda k: f"trunk {k[0]!r}", ".name")
-    unique("paths", ("src", "dst"), lambda k: f"path {k[0]}->{k[1]}")
-
-    def ref(where: str, value: str | None, pool: set, kind: str) -> None:
+    def ref(self, where: str, value: str | None, pool: set, kind: str) -> None:
         if value and value not in pool:
-            v.error(where, f"unknown {kind} {value!r}")
+            self.v.error(where, f"unknown {kind} {value!r}")
 
-    def interface_ref(where: str, parsed: tuple[str, str | None] | None) -> None:
+    def interface_ref(self, where: str, parsed: tuple[str, str | None] | None) -> None:
         if parsed is None:
             return
         eq_name, if_name = parsed
-        if eq_name not in equipment:
-            v.error(where, f"unknown equipment {eq_name!r}")
-        elif if_name is not None and (eq_name, if_name) not in interfaces:
-            v.error(where, f"unknown interface {label_join(eq_name, if_name)!r}")
+        if eq_name not in self.equipment:
+            self.v.error(where, f"unknown equipment {eq_name!r}")
+        elif if_name is not None and (eq_name, if_name) not in self.interfaces:
+            self.v.error(where, f"unknown interface {label_join(eq_name, if_name)!r}")
 
-    for item in sections["hosts"]:
-        ref(f"{item.path}.site", item.values.get("site"), sites, "site")
-    for item in sections["equipment"]:
-        site, carrier = item.values.get("site"), item.values.get("carrier")
-        if site and carrier:
-            v.error(item.path, f"has both site {site!r} and carrier {carrier!r} (equipment belongs to one owner)")
-        ref(f"{item.path}.site", site, sites, "site")
-        ref(f"{item.path}.carrier", carrier, carriers, "carrier")
+    def check_owners(self) -> None:
+        for item in self.sections["hosts"]:
+            self.ref(f"{item.path}.site", item.values.get("site"), self.sites, "site")
+        for item in self.sections["equipment"]:
+            site, carrier = item.values.get("site"), item.values.get("carrier")
+            if site and carrier:
+                self.v.error(
+                    item.path, f"has both site {site!r} and carrier {carrier!r} (equipment belongs to one owner)"
+                )
+            self.ref(f"{item.path}.site", site, self.sites, "site")
+            self.ref(f"{item.path}.carrier", carrier, self.carriers, "carrier")
+        for item in self.sections["interfaces"]:
+            self.ref(f"{item.path}.equipment", item.values.get("equipment"), self.equipment, "equipment")
 
-    # ifIndex is unique per equipment, within the document and against the database.
-    declared_index = {key: item.values.get("if_index") for item, key in keyed("interfaces", "equipment", "name")}
-    if_index_owner: dict[tuple[str, int], str] = {}
-    for item in sections["interfaces"]:
-        ref(f"{item.path}.equipment", item.values.get("equipment"), equipment, "equipment")
-    for item, (eq_name, if_name, if_index) in keyed("interfaces", "equipment", "name", "if_index"):
-        if if_index is None:
-            continue
-        if (eq_name, if_index) in if_index_owner:
-            owner = label_join(eq_name, if_index_owner[(eq_name, if_index)])
-            v.error(f"{item.path}.if_index", f"if_index {if_index} is already used by {owner}")
-            continue
-        if_index_owner[(eq_name, if_index)] = if_name
-        stored = known.if_indexes.get((eq_name, if_index))
-        # A clash with the database counts unless the document moves that interface to another ifIndex.
-        if stored is not None and stored != if_name and declared_index.get((eq_name, stored)) in (None, if_index):
-            v.error(f"{item.path}.if_index", f"if_index {if_index} is already used by {label_join(eq_name, stored)}")
+    def check_if_indexes(self) -> None:
+        """ifIndex is unique per equipment, within the document and against the database."""
+        declared_index = {
+            key: item.values.get("if_index") for item, key in self.keyed("interfaces", "equipment", "name")
+        }
+        if_index_owner: dict[tuple[str, int], str] = {}
+        for item, (eq_name, if_name, if_index) in self.keyed("interfaces", "equipment", "name", "if_index"):
+            if if_index is None:
+                continue
+            if (eq_name, if_index) in if_index_owner:
+                owner = label_join(eq_name, if_index_owner[(eq_name, if_index)])
+                self.v.error(f"{item.path}.if_index", f"if_index {if_index} is already used by {owner}")
+                continue
+            if_index_owner[(eq_name, if_index)] = if_name
+            stored = self.known.if_indexes.get((eq_name, if_index))
+            # A clash with the database counts unless the document moves that interface to another ifIndex.
+            if stored is not None and stored != if_name and declared_index.get((eq_name, stored)) in (None, if_index):
+                self.v.error(
+                    f"{item.path}.if_index", f"if_index {if_index} is already used by {label_join(eq_name, stored)}"
+                )
 
-    for item in sections["circuits"]:
-        ref(f"{item.path}.carrier", item.values.get("carrier"), carriers, "carrier")
-        for end in ("a_interface", "z_interface"):
-            interface_ref(f"{item.path}.{end}", item.values.get(end))
-        a, z = item.values.get("a_interface"), item.values.get("z_interface")
-        if a and z and a == z:
-            v.error(item.path, "a_interface and z_interface are the same interface")
-    for item in sections["trunks"]:
-        for j, member in enumerate(item.values.get("members", [])):
-            interface_ref(f"{item.path}.members[{j}]", member)
-    for item in sections["paths"]:
-        src, dst = item.values.get("src"), item.values.get("dst")
-        ref(f"{item.path}.src", src, sites, "site")
-        ref(f"{item.path}.dst", dst, sites, "site")
-        if src and src == dst:
-            v.error(item.path, f"src and dst are the same site {src!r}")
-        for j, hop in enumerate(item.values.get("hops", [])):
-            interface_ref(f"{item.path}.hops[{j}]", hop)
+    def check_links(self) -> None:
+        for item in self.sections["circuits"]:
+            self.ref(f"{item.path}.carrier", item.values.get("carrier"), self.carriers, "carrier")
+            for end in ("a_interface", "z_interface"):
+                self.interface_ref(f"{item.path}.{end}", item.values.get(end))
+            a, z = item.values.get("a_interface"), item.values.get("z_interface")
+            if a and z and a == z:
+                self.v.error(item.path, "a_interface and z_interface are the same interface")
+        for item in self.sections["trunks"]:
+            for j, member in enumerate(item.values.get("members", [])):
+                self.interface_ref(f"{item.path}.members[{j}]", member)
+        for item in self.sections["paths"]:
+            src, dst = item.values.get("src"), item.values.get("dst")
+            self.ref(f"{item.path}.src", src, self.sites, "site")
+            self.ref(f"{item.path}.dst", dst, self.sites, "site")
+            if src and src == dst:
+                self.v.error(item.path, f"src and dst are the same site {src!r}")
+            for j, hop in enumerate(item.values.get("hops", [])):
+                self.interface_ref(f"{item.path}.hops[{j}]", hop)
+
+
+def _check_keys_and_references(v: _Validator, sections: dict[str, list[Item]], known: KnownRefs) -> None:
+    refs = _References(v, sections, known)
+    refs.check_owners()
+    refs.check_if_indexes()
+    refs.check_links()

@@ -59,7 +59,7 @@ import msgspec
 
 from agents.clock import SYSTEM_CLOCK, Clock
 from agents.spool import Spool, SpooledBatch
-from collectors.records import SCHEMA_VERSION
+from collectors.records import schema_version_needed
 from collectors.records.types import iso_z
 
 __all__ = [
@@ -166,7 +166,7 @@ def build_body(batch: SpooledBatch, *, agent_version: str, sent_at: datetime) ->
         "batch_id": batch.batch_id,
         "agent_version": agent_version,
         "sent_at": iso_z(sent_at.astimezone(UTC)),
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": schema_version_needed(batch.records),
         "records": batch.records,
     }
     return _ENCODER.encode(envelope)

@@ -20,6 +20,7 @@ urlpatterns = [
     path("api/v1/", include("wanmon.maintenance.api.urls")),
     path("", include("wanmon.maintenance.urls")),
     path("api/v1/", include("wanmon.alerts.api.urls")),
+    path("api/v1/", include("wanmon.ondemand.api.urls")),
     path("", include("wanmon.alerts.urls")),
     path("", include("wanmon.perfsonar.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -22,6 +22,7 @@ urlpatterns = [
     path("api/v1/", include("wanmon.alerts.api.urls")),
     path("api/v1/", include("wanmon.ondemand.api.urls")),
     path("", include("wanmon.alerts.urls")),
+    path("", include("wanmon.ondemand.urls")),
     path("", include("wanmon.perfsonar.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", core_views.ApiDocsView.as_view(url_name="api-schema"), name="api-docs"),

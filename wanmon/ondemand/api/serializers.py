@@ -52,7 +52,7 @@ class JobSerializer(serializers.ModelSerializer):
 
     src = serializers.CharField(source="src.code")
     dst = serializers.CharField(source="dst.code")
-    agent = serializers.CharField(source="agent.name", default=None)
+    agent = serializers.CharField(source="agent.name", default=None, allow_null=True)
     requested_by = username_field("requested_by")
 
     class Meta:

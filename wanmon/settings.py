@@ -295,6 +295,10 @@ SPECTACULAR_SETTINGS = {
         "ContactRoleEnum": "wanmon.inventory.choices.ContactRole",
         "HostRoleEnum": "wanmon.inventory.choices.HostRole",
         "EquipmentRoleEnum": "wanmon.inventory.choices.EquipmentRole",
+        # Tests on demand: their kind and status are choice sets of their own.
+        "JobKindEnum": "wanmon.ondemand.choices.JobKind",
+        "JobStatusEnum": "wanmon.ondemand.choices.JobStatus",
+        "JobProtocolEnum": "wanmon.ondemand.choices.JobProtocol",
     },
 }
 

@@ -12,7 +12,7 @@ __all__ = ["Job"]
 
 
 class Job(models.Model):
-    """A test between two sites asked for now (by an operator, or by the diagnosis), run by the agent of ``src``.
+    """A test between two sites asked for now (by an operator), run by the agent of ``src``.
 
     ``status`` goes queued -> running (the agent fetched it) -> done (its result is stored) or failed (the agent did
     not fetch it or did not report in time, or the test itself failed); a request the policy refuses is stored as
@@ -39,7 +39,7 @@ class Job(models.Model):
     rule = models.CharField(max_length=40, blank=True, help_text="the policy rule that refused it")
     reason = models.TextField(blank=True)
     budget_bytes = models.BigIntegerField(default=0)
-    purpose = models.CharField(max_length=200, blank=True, help_text="why it was asked for (e.g. the diagnosis)")
+    purpose = models.CharField(max_length=200, blank=True, help_text="why it was asked for")
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="jobs"
     )

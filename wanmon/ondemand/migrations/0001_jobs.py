@@ -60,7 +60,7 @@ class Migration(migrations.Migration):
                 ("budget_bytes", models.BigIntegerField(default=0)),
                 (
                     "purpose",
-                    models.CharField(blank=True, help_text="why it was asked for (e.g. the diagnosis)", max_length=200),
+                    models.CharField(blank=True, help_text="why it was asked for", max_length=200),
                 ),
                 ("created_at", models.DateTimeField()),
                 ("picked_at", models.DateTimeField(blank=True, null=True)),

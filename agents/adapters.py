@@ -299,12 +299,18 @@ def build_collectors(
     if retrans_counter is None:
         retrans_counter = nuttcp.ProcNetSnmpRetransCounter()
     built: list[Any] = []
+    # interval_s = 0: the table serves tests on demand only (agents/jobs.py), it is not scheduled
     built += [
         NuttcpCollector(c, index=i, site=site, runner=runner, retrans=retrans_counter)
         for i, c in enumerate(config.nuttcp)
+        if c.interval_s
     ]
-    built += [OwampCollector(c, index=i, site=site, runner=runner) for i, c in enumerate(config.owamp)]
-    built += [TracerouteCollector(c, index=i, site=site, runner=runner) for i, c in enumerate(config.traceroute)]
+    built += [OwampCollector(c, index=i, site=site, runner=runner) for i, c in enumerate(config.owamp) if c.interval_s]
+    built += [
+        TracerouteCollector(c, index=i, site=site, runner=runner)
+        for i, c in enumerate(config.traceroute)
+        if c.interval_s
+    ]
     built += [HostTcpCollector(t, index=i, site=site) for i, t in enumerate(config.host_tcp)]
     built += [
         ReplayCollector(t, index=i, site=site, state_dir=config.agent.spool_dir) for i, t in enumerate(config.replay)

@@ -41,11 +41,14 @@ from agents import __version__
 from agents.adapters import build_collectors, close_collectors, describe
 from agents.clock import SYSTEM_CLOCK, Clock
 from agents.config import EXIT_CONFIG_ERROR, AgentConfig, ConfigError, load_config, read_token
+from agents.jobs import DoneJobs, job_collector, jobs_forever
 from agents.logs import setup_logging
 from agents.polls import POLL_LOG_NAME, PollLog, read_poll_log
 from agents.scheduler import Scheduler
 from agents.spool import RejectedFile, Spool, SpoolError
 from agents.uploader import Backoff, Uploader, drain, upload_forever
+from collectors.nuttcp import ProcNetSnmpRetransCounter
+from collectors.runner import CommandRunner, SubprocessRunner
 
 __all__ = ["main", "run_daemon"]
 
@@ -194,11 +197,13 @@ async def run_daemon(
     *,
     stop: asyncio.Event | None = None,
     clock: Clock = SYSTEM_CLOCK,
+    job_runner: CommandRunner | None = None,
 ) -> int:
-    """The daemon: collectors on their schedule and the upload loop, until SIGTERM/SIGINT or ``stop``.
+    """The daemon: collectors on their schedule, the upload loop and the tests on demand ([jobs], agents/jobs.py),
+    until SIGTERM/SIGINT or ``stop``.
 
     With ``stop`` given, the caller decides when it ends and no signal handler is installed
-    (tests run the daemon in-process, with a ``clock`` of their own).
+    (tests run the daemon in-process, with a ``clock`` of their own and a ``job_runner`` for the jobs' tools).
     """
     if stop is None:
         stop = asyncio.Event()
@@ -214,10 +219,11 @@ async def run_daemon(
             "ingest_url": config.central.ingest_url,
             "spool": str(spool.root),
             "collectors": describe(collectors),
+            "jobs_url": config.central.jobs_url if config.jobs.enabled else None,
             "spool_status": spool.status().to_dict(),
         },
     )
-    if not collectors:
+    if not collectors and not config.jobs.enabled:
         logger.warning("no collector configured: only the spool is uploaded")
     # Set when records are spooled (the sink runs on the event loop) and on stop: the upload loop then
     # sends them upload_after_collect_s later rather than at its next interval.
@@ -241,7 +247,22 @@ async def run_daemon(
         poll_log=_poll_log(spool),
     )
     async with _uploader(config, token) as uploader:
+        jobs: list[Coroutine[Any, Any, None]] = []
+        if config.jobs.enabled:
+            runner, retrans = job_runner or SubprocessRunner(), ProcNetSnmpRetransCounter()
+            jobs.append(
+                jobs_forever(
+                    config,
+                    lambda: uploader.fetch_json(config.central.jobs_url),
+                    scheduler.run_collector,
+                    stop,
+                    done=DoneJobs(spool.root),
+                    build=lambda job: job_collector(job, config, runner=runner, retrans=retrans),
+                    clock=clock,
+                )
+            )
         await asyncio.gather(
+            *jobs,
             scheduler.run_forever(stop, grace_s=config.agent.shutdown_grace_s),
             upload_forever(
                 spool,

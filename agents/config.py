@@ -20,6 +20,11 @@ start_jitter_s = 60                       # optional: collectors start within [0
 log_level = "INFO"                        # optional
 shutdown_grace_s = 10                     # optional: on SIGTERM, running collectors get this long
 
+[jobs]                                    # optional: tests on demand (agents/jobs.py)
+enabled = true                            # ask the centre for jobs (GET <url>/api/v1/agent/jobs)
+poll_s = 2                                # while jobs are pending or running
+idle_poll_max_s = 20                      # backing off (doubling) to this while there are none
+
 [[snmp]]   equipment, host, port, version ("2c" | "3"), community | user, auth_protocol, auth_key,
            priv_protocol, priv_key; interval_s; selection: interfaces | include, exclude, if_types,
            admin_status, require_octet_counters; if_index_names; optional tuning: timeout_s, retries,
@@ -27,6 +32,8 @@ shutdown_grace_s = 10                     # optional: on SIGTERM, running collec
 [[nuttcp]] dst, host, interval_s, protocol, rate_bps, window_bytes, duration_s, reverse, ... (NuttcpConfig)
 [[owamp]]  dst, host, interval_s, packets, ... (OwampConfig)
 [[traceroute]] dst, host, interval_s, tool, ... (TracerouteConfig)     optional
+               (a [[nuttcp]], [[owamp]] or [[traceroute]] table with interval_s = 0 is never scheduled: tests on
+               demand towards its dst use its host and options)
 [[host_tcp]]   interval_s, host, interface, proc_root, sys_root          optional
 [[twamp]]      dst, host, port, interval_s, packets, packet_interval_s, timeout_s, padding_bytes
 [[replay]]     file, speed, shift, loop, equipment, interval_s       (agents.replay_collector: a simulated site)
@@ -63,6 +70,7 @@ from agents.config_types import (
     CentralSettings,
     ConfigError,
     HostTcpTarget,
+    JobsSettings,
     SnmpTarget,
     TwampTarget,
 )
@@ -77,6 +85,7 @@ __all__ = [
     "CentralSettings",
     "ConfigError",
     "HostTcpTarget",
+    "JobsSettings",
     "ReplayTarget",
     "SnmpTarget",
     "TwampTarget",

@@ -24,6 +24,7 @@ from agents.config_types import (
     AgentSettings,
     CentralSettings,
     HostTcpTarget,
+    JobsSettings,
     TwampTarget,
 )
 from agents.replay_collector import ReplayTarget
@@ -35,7 +36,7 @@ from collectors.traceroute import TracerouteConfig
 
 # --- validation --------------------------------------------------------------------------------
 
-_TOP_LEVEL_TABLES = ("central", "agent")
+_TOP_LEVEL_TABLES = ("central", "agent", "jobs")
 _ARRAY_TABLES = ("snmp", "nuttcp", "owamp", "traceroute", "host_tcp", "twamp", "replay")
 
 # Bounds for keys of the collectors' own config dataclasses (they check relations, not ranges).
@@ -51,6 +52,11 @@ _EXTERNAL_BOUNDS: Mapping[str, Mapping[str, float]] = {
     "data_port": {"ge": 1, "le": 65535},
     "timeout_s": {"gt": 0, "le": 86400},
     "timeout_margin_s": {"ge": 0, "le": 3600},
+}
+# interval_s = 0: a test table used only by tests on demand (agents/jobs.py), never scheduled.
+_ON_DEMAND_BOUNDS: Mapping[str, Mapping[str, float]] = {
+    **_EXTERNAL_BOUNDS,
+    "interval_s": {"ge": 0, "le": MAX_INTERVAL_S},
 }
 _MISSING = object()
 
@@ -76,6 +82,9 @@ class _Validator:
         if isinstance(agent_table, dict) and isinstance(agent_table.get("log_level"), str):
             agent_table = {**agent_table, "log_level": agent_table["log_level"].upper()}  # "info" is fine too
         agent = self.section({"agent": agent_table} if agent_table is not None else {}, "agent", AgentSettings)
+        jobs = self.build(JobsSettings, data["jobs"], "jobs") if isinstance(data.get("jobs"), dict) else JobsSettings()
+        if "jobs" in data and not isinstance(data["jobs"], dict):
+            self.error("jobs", "must be a table [jobs], not a value")
         if central is not None:
             self.check_central(central)
         if agent is not None:
@@ -93,17 +102,18 @@ class _Validator:
         replay = self.each(data, "replay", lambda table, where: self.build(ReplayTarget, table, where))
         for i, config in enumerate(nuttcp):
             cycle_s = config.duration_s * len(config.directions())
-            if config.interval_s is not None and config.interval_s < cycle_s:
+            if config.interval_s and config.interval_s < cycle_s:
                 self.error(
                     f"nuttcp[{i}].interval_s",
                     f"{config.interval_s:g} s is shorter than one test cycle ({cycle_s:g} s of testing)",
                 )
-        if central is None or agent is None:
+        if central is None or agent is None or jobs is None:
             return None
         return AgentConfig(
             source=self.source,
             central=central,
             agent=agent,
+            jobs=jobs,
             snmp=snmp,
             nuttcp=nuttcp,
             owamp=owamp,
@@ -217,7 +227,7 @@ class _Validator:
         """A path test table (nuttcp/owamp/traceroute): the collector's own config dataclass."""
         if not self.far_site(table, where, site):
             return None
-        config = self.build(cls, table, where)
+        config = self.build(cls, table, where, bounds=_ON_DEMAND_BOUNDS)
         if config is not None and config.interval_s is None:
             kind = where.split("[")[0]
             config = dataclasses.replace(config, interval_s=DEFAULT_INTERVALS_S[kind])

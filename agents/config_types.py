@@ -20,6 +20,7 @@ from collectors.traceroute import TracerouteConfig
 
 EXIT_CONFIG_ERROR = 2
 INGEST_PATH = "/api/v1/ingest"
+JOBS_PATH = "/api/v1/agent/jobs"
 
 # How often each kind of collector runs when the table has no interval_s. Throughput tests load
 # the path, so they are rare; SNMP counters need a short period for useful rates.
@@ -71,6 +72,11 @@ class CentralSettings:
         base = self.url.rstrip("/")
         return base if base.endswith(INGEST_PATH) else base + INGEST_PATH
 
+    @property
+    def jobs_url(self) -> str:
+        """The full ``GET /api/v1/agent/jobs`` URL (tests on demand), beside the ingest."""
+        return self.ingest_url.removesuffix(INGEST_PATH) + JOBS_PATH
+
 
 @dataclass(frozen=True)
 class AgentSettings:
@@ -88,6 +94,17 @@ class AgentSettings:
     start_jitter_s: float = field(default=60.0, metadata=field_meta(ge=0, le=MAX_INTERVAL_S))
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
     shutdown_grace_s: float = field(default=10.0, metadata=field_meta(ge=0, le=600))
+
+
+@dataclass(frozen=True)
+class JobsSettings:
+    """``[jobs]``: tests on demand (docs/agent.md#tests-on-demand). The agent asks the centre for work over its own
+    connection and token (no inbound port): every ``poll_s`` while it has jobs, backing off (doubling) to
+    ``idle_poll_max_s`` while it has none. ``enabled = false``: never asks."""
+
+    enabled: bool = True
+    poll_s: float = field(default=2.0, metadata=field_meta(ge=0.5, le=600))
+    idle_poll_max_s: float = field(default=20.0, metadata=field_meta(ge=1, le=3600))
 
 
 SnmpTarget = SnmpDeviceConfig
@@ -127,6 +144,7 @@ class AgentConfig:
     source: str
     central: CentralSettings
     agent: AgentSettings
+    jobs: JobsSettings = JobsSettings()
     snmp: tuple[SnmpTarget, ...] = ()
     nuttcp: tuple[NuttcpConfig, ...] = ()
     owamp: tuple[OwampConfig, ...] = ()

@@ -257,7 +257,8 @@ class Scheduler:
 
     async def run_collector(self, collector: Any) -> RunResult:
         """One run: call, bound in time, validate, hand to the sink. Never raises (but CancelledError)."""
-        state = self._states[collector.name]
+        # A test on demand (agents/jobs.py) is run once through here, outside the schedule: it gets its state now.
+        state = self._states.setdefault(collector.name, _State())
         if state.running:
             state.skipped += 1
             logger.warning(
@@ -291,7 +292,9 @@ class Scheduler:
             logger.error(result.error, extra={"collector": collector.name, "timed_out": result.timed_out})
             output = self._error_records(collector, started, result.error)
 
-        checked = check_records(output, now=self._clock.now(), schedule_interval_s=float(collector.interval_s))
+        # A test on demand is not periodic: its records carry no schedule_interval_s (PERIODIC_LOSS compares with it).
+        period_s = None if getattr(collector, "on_demand", False) else float(collector.interval_s)
+        checked = check_records(output, now=self._clock.now(), schedule_interval_s=period_s)
         result.records = checked.records
         result.invalid = len(checked.invalid)
         for invalid in checked.invalid:

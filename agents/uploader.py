@@ -59,7 +59,7 @@ import msgspec
 
 from agents.clock import SYSTEM_CLOCK, Clock
 from agents.spool import Spool, SpooledBatch
-from collectors.records import SCHEMA_VERSION
+from collectors.records import schema_version_needed
 from collectors.records.types import iso_z
 
 __all__ = [
@@ -166,7 +166,7 @@ def build_body(batch: SpooledBatch, *, agent_version: str, sent_at: datetime) ->
         "batch_id": batch.batch_id,
         "agent_version": agent_version,
         "sent_at": iso_z(sent_at.astimezone(UTC)),
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": schema_version_needed(batch.records),
         "records": batch.records,
     }
     return _ENCODER.encode(envelope)
@@ -268,6 +268,16 @@ class Uploader:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+    async def fetch_json(self, url: str) -> tuple[int | None, Any, str | None]:
+        """GET ``url`` on the same connection pool and token (the centre's job list, agents/jobs.py): (status,
+        decoded body, error). Never raises for network or server trouble: status None and the error then."""
+        try:
+            response = await self._client.get(url, headers={"Accept": "application/json"})
+        except httpx.HTTPError as exc:
+            return None, None, f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        content = _decoded(response)
+        return response.status_code, content, None if response.status_code == 200 else f"HTTP {response.status_code}"
 
     async def send(self, batch: SpooledBatch) -> UploadResult:
         """POST ``batch`` once and classify the answer; never raises for network or server trouble."""

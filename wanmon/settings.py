@@ -93,6 +93,7 @@ INSTALLED_APPS = [
     "wanmon.diagnosis.apps.DiagnosisConfig",
     "wanmon.dashboard.apps.DashboardConfig",
     "wanmon.alerts.apps.AlertsConfig",
+    "wanmon.ondemand.apps.OndemandConfig",
     "wanmon.perfsonar.apps.PerfsonarConfig",
     "wanmon.demo.apps.DemoConfig",
 ]
@@ -294,6 +295,10 @@ SPECTACULAR_SETTINGS = {
         "ContactRoleEnum": "wanmon.inventory.choices.ContactRole",
         "HostRoleEnum": "wanmon.inventory.choices.HostRole",
         "EquipmentRoleEnum": "wanmon.inventory.choices.EquipmentRole",
+        # Tests on demand: their kind and status are choice sets of their own.
+        "JobKindEnum": "wanmon.ondemand.choices.JobKind",
+        "JobStatusEnum": "wanmon.ondemand.choices.JobStatus",
+        "JobProtocolEnum": "wanmon.ondemand.choices.JobProtocol",
     },
 }
 
@@ -363,7 +368,19 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     },
     "maintenance-notices": {"task": "wanmon.maintenance.tasks.maintenance_notices_task", "schedule": 60.0},
     "maintenance-sources-poll": {"task": "wanmon.maintenance.tasks.maintenance_sources_poll_task", "schedule": 3600.0},
+    "ondemand-jobs-expire": {
+        "task": "wanmon.ondemand.tasks.ondemand_jobs_expire_task",
+        "schedule": 15.0,
+        "options": {"expires": 15.0},
+    },
 }
+
+# --- tests on demand (docs/ondemand.md; defaults in wanmon/ondemand/constants.py) ---
+WANMON_ONDEMAND_MAX_DURATION_S = float(os.environ.get("WANMON_ONDEMAND_MAX_DURATION_S", "30"))
+WANMON_ONDEMAND_MAX_RATE_BPS = float(os.environ.get("WANMON_ONDEMAND_MAX_RATE_BPS", "2e9"))
+WANMON_ONDEMAND_BUDGET_BYTES_PER_HOUR = env_int("WANMON_ONDEMAND_BUDGET_BYTES_PER_HOUR", 50 * 10**9)
+WANMON_ONDEMAND_PICKUP_TIMEOUT_S = float(os.environ.get("WANMON_ONDEMAND_PICKUP_TIMEOUT_S", "120"))
+WANMON_ONDEMAND_REPORT_MARGIN_S = float(os.environ.get("WANMON_ONDEMAND_REPORT_MARGIN_S", "120"))
 
 # --- measurements ---
 WANMON_INGEST_MAX_BODY_BYTES = env_int("WANMON_INGEST_MAX_BODY_BYTES", 32 * 1024 * 1024)

@@ -270,8 +270,12 @@ def run_test(
     dst_site: str,
     now: datetime,
     retrans_counter: RetransCounter | None = None,
+    directions: tuple[str, ...] | None = None,
 ) -> list[dict[str, Any]]:
     """Run the configured nuttcp test(s) and return one record per direction.
+
+    ``directions`` (default: the configuration's) picks them: a test on demand of the reverse direction alone
+    measures ``(REVERSE,)``.
 
     Never raises for anything the tool, the network or the far end does:
     failures become error records. ``now`` is the start of the first test;
@@ -283,7 +287,7 @@ def run_test(
     version_result = detect_version(runner, config.binary)
     local_version = parse_version_output(version_result.stdout + version_result.stderr)
     records: list[dict[str, Any]] = []
-    for direction in config.directions():
+    for direction in directions or config.directions():
         started = clock.now()
         if version_result.exit_code == EXIT_NOT_FOUND and version_result.error:
             records.append(

@@ -37,6 +37,7 @@ from collectors.records.decode import (
     encode_batch,
     record_errors,
     record_to_dict,
+    schema_version_needed,
 )
 from collectors.records.schema import (
     RECORD_TYPES,
@@ -50,6 +51,7 @@ from collectors.records.schema import (
     TracerouteRecord,
 )
 from collectors.records.types import (
+    JOB_ID_SCHEMA_VERSION,
     MAX_FUTURE_SKEW,
     MAX_RATE_BPS,
     MAX_REPORTED_ERRORS,
@@ -63,6 +65,7 @@ from collectors.records.types import (
 )
 
 __all__ = [
+    "JOB_ID_SCHEMA_VERSION",
     "MAX_FUTURE_SKEW",
     "MAX_RATE_BPS",
     "MAX_REPORTED_ERRORS",
@@ -90,4 +93,5 @@ __all__ = [
     "encode_batch",
     "record_errors",
     "record_to_dict",
+    "schema_version_needed",
 ]

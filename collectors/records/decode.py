@@ -26,6 +26,7 @@ from collectors.records.schema import (
 )
 from collectors.records.types import (
     _PATTERN_HELP,
+    JOB_ID_SCHEMA_VERSION,
     SCHEMA_VERSION,
     ErrorItem,
     RecordError,
@@ -254,6 +255,15 @@ def encode_batch(batch: Batch, *, validate: bool = True, now: datetime | None = 
     if validate:
         decode_batch(body, now=now or datetime.now(UTC), max_records=max(len(batch.records), 1))
     return body
+
+
+def schema_version_needed(raw_records: Sequence[bytes | msgspec.Raw]) -> int:
+    """The lowest schema version that describes these encoded records: 2 when one answers a test on demand
+    (``job_id``), else 1. A centre that knows only version 1 refuses a batch announcing 2 as a whole; the scheduled
+    records of a newer agent must still reach it."""
+    if any(b'"job_id"' in bytes(raw) for raw in raw_records):
+        return JOB_ID_SCHEMA_VERSION
+    return 1
 
 
 def record_to_dict(record: Record) -> dict[str, Any]:

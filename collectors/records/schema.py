@@ -28,6 +28,7 @@ from collectors.records.types import (
     IfIndex,
     InterfaceName,
     IntervalS,
+    JobId,
     Label,
     MssBytes,
     MtuBytes,
@@ -80,6 +81,7 @@ class _PathRecord(_Record, kw_only=True, frozen=True):
     src_host: HostName | None = None
     dst_host: HostName | None = None
     schedule_interval_s: IntervalS | None = None  # the agent's period for this test (PERIODIC_LOSS)
+    job_id: JobId | None = None  # a test on demand: the job it answers (schema version 2, docs/ondemand.md)
 
 
 class ThroughputRecord(_PathRecord, tag="throughput", kw_only=True, frozen=True):

@@ -8,8 +8,16 @@ from typing import Annotated, Any, Final, Literal, TypedDict
 
 from msgspec import Meta
 
-SCHEMA_VERSION: Final = 1
-"""Bump when a change would make a record of one side invalid or different on the other side."""
+SCHEMA_VERSION: Final = 2
+"""Bump when a change would make a record of one side invalid or different on the other side.
+
+1: the records of docs/scenario-format.md. 2: path test records may carry ``job_id`` (a test on demand,
+docs/ondemand.md). A batch says the lowest version its records need (:func:`schema_version_needed`), so an agent
+of this version still uploads its scheduled records to a centre that knows only version 1.
+"""
+
+JOB_ID_SCHEMA_VERSION: Final = 2
+"""The first schema version whose path test records may carry ``job_id``."""
 
 MIN_TIME: Final = datetime(2000, 1, 1, tzinfo=UTC)
 MAX_TIME: Final = datetime(2100, 1, 1, tzinfo=UTC)  # sanity bound when no `now` is given
@@ -109,6 +117,7 @@ PacketBytes = Annotated[int, Meta(ge=1, le=65535)]
 PmtuBytes = Annotated[int, Meta(ge=68, le=65535)]
 MtuBytes = Annotated[int, Meta(ge=68, le=65536)]  # Linux loopback reports 65536
 Streams = Annotated[int, Meta(ge=1, le=4096)]
+JobId = Annotated[int, Meta(ge=1, le=INT64_MAX, description="the centre's test job this record answers")]
 ExitCode = Annotated[int, Meta(ge=-(2**31), le=2**31 - 1)]  # negative: killed by a signal
 IfIndex = Annotated[int, Meta(ge=1, le=2**31 - 1)]
 EngineBoots = Annotated[int, Meta(ge=0, le=2**31 - 1)]

@@ -250,6 +250,7 @@ def _path_page(request, src: str, dst: str, both: bool):
     ]
     context = {
         "src": src, "dst": dst, "both": both, "directions": views, "derived_rows": derived_rows,
+        "test_pairs": [f"{src}->{dst}", f"{dst}->{src}"] if both else [f"{src}->{dst}"],
         "tabs": [
             {"label": f"{src} → {dst}", "href": p.path_url(src, dst, query_no_end), "active": not both},
             {"label": f"{dst} → {src}", "href": p.path_url(dst, src, query_no_end), "active": False},
@@ -487,7 +488,14 @@ def finding_detail(request, pk: int):
         "events": list(finding.events.all()),
         "can_acknowledge": user_is_operator(request.user),
         "form": AcknowledgeForm(),
+        "test_pairs": _finding_pairs(finding),
     })
+
+
+def _finding_pairs(finding) -> list[str]:
+    """The site pair a "Test now" of the finding page tests: a path finding's subject (element findings name none)."""
+    subject = finding.subject or {}
+    return [f"{subject['src']}->{subject['dst']}"] if subject.get("src") and subject.get("dst") else []
 
 
 @login_required

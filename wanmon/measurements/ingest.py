@@ -33,6 +33,7 @@ from wanmon.measurements.copy_rows import (
     record_kind,
     snmp_rows,
 )
+from wanmon.measurements.hooks import job_results_link
 from wanmon.measurements.rollups import retention_policy
 
 logger = logging.getLogger(__name__)
@@ -371,6 +372,7 @@ def batch_ingest(
             if snmp.rows:
                 result.counts["snmp"] = snmp.rows
             _copy_others(raw, held, refs.sites, agent_id, batch_id, result)
+            _jobs_link(held, seen, agent=agent, batch_id=str(batch_id), prefix=error_prefix)
             if on_commit is not None:
                 transaction.on_commit(lambda: on_commit(result))
     except (DataError, IntegrityError) as exc:
@@ -379,6 +381,25 @@ def batch_ingest(
         status = 409 if isinstance(exc, IntegrityError) else 400
         raise IngestError(status, database_errors(exc, seen, copying, error_prefix), complete=True) from exc
     return result
+
+
+def _jobs_link(held: dict[str, list], chunks: Sequence[Sequence], *, agent: Agent | None, batch_id: str,
+               prefix: str) -> None:  # fmt: skip
+    """Hand the test records that answer a test on demand to the jobs' linker (measurements/hooks.py); its
+    refusals become an IngestError naming each record (the transaction rolls the batch back)."""
+    answers = [r for kind in TEST_TYPES for r in held.get(kind, ()) if r.job_id is not None]
+    if not answers:
+        return
+    refusals = job_results_link(answers, agent=agent, batch_id=batch_id, now=timezone.now())
+    if not refusals:
+        return
+    index = {id(r): i for i, r in enumerate(r for chunk in chunks for r in chunk)}
+    status = max(refusal.status for refusal in refusals)
+    raise IngestError(
+        status,
+        [{"path": f"{prefix}[{index[id(refusal.record)]}].job_id", "message": refusal.message} for refusal in refusals],
+        complete=True,
+    )
 
 
 def _history_check(

@@ -144,3 +144,14 @@ def test_a_silence_the_service_refuses_is_shown_on_the_page_form(admin_client):
     response = admin_client.post("/silences/", {"code": "NO_SUCH_CODE", "comment": "fuzz", "duration_s": 3600})
     assert response.status_code == 200
     assert "matchers: unknown finding code &#x27;NO_SUCH_CODE&#x27;" in response.content.decode()
+
+
+@pytest.mark.parametrize("target", ["1", "home", "https://evil.example/x", "//evil.example/x"])
+def test_a_next_that_is_not_a_path_of_the_site_goes_back_to_the_pages_own_place(admin_client, target):
+    # "Test now" redirected to next=1 with Django's redirect(), which took the bare word for a view name: a 500.
+    # Every form with a way back reads it through core.pages.next_url: a path of this site, or the page's fallback.
+    tested = admin_client.post("/tests/now", {"next": target, "pair": "no pair", "kind": "throughput"})
+    assert (tested.status_code, tested["Location"]) == (302, "/")
+    preferences = admin_client.post("/preferences/", {"next": target, "time_zone": "UTC"})
+    assert (preferences.status_code, preferences["Location"]) == (302, "/")
+    assert admin_client.post("/tests/now", {"next": "/paths/CERN/FZK/", "pair": "x"})["Location"] == "/paths/CERN/FZK/"

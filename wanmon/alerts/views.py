@@ -8,8 +8,8 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from wanmon.alerts import selectors, services, silences
@@ -18,7 +18,7 @@ from wanmon.alerts.forms import AcknowledgeForm, SilenceForm
 from wanmon.alerts.models import Silence
 from wanmon.alerts.page import incident_page
 from wanmon.core.http import found
-from wanmon.core.pages import form_act, form_add_refusal
+from wanmon.core.pages import form_act, form_add_refusal, next_redirect
 from wanmon.core.permissions import user_is_operator
 from wanmon.core.times import format_utc
 
@@ -122,7 +122,4 @@ def silence_expire(request, pk: int):
     silence = get_object_or_404(Silence, pk=pk)
     silences.silence_expire(silence=silence, user=request.user, now=timezone.now())
     messages.success(request, f"Silence #{pk} expired; what it muted is e-mailed at the next run if still active.")
-    target = request.POST.get("next", "")
-    if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
-        return redirect(target)
-    return redirect("alerts:silence-list")
+    return next_redirect(request, reverse("alerts:silence-list"))

@@ -1,4 +1,5 @@
-"""What the apps' server-rendered pages share: an operator's posted form, acted on and answered with a message."""
+"""What the apps' server-rendered pages share: an operator's posted form, acted on and answered with a message, and
+the way back to the page it was posted from."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from collections.abc import Callable
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+from django.http import HttpResponseRedirect
+from django.utils.http import url_has_allowed_host_and_scheme
 
 
 def form_errors_text(form: forms.Form) -> str:
@@ -46,3 +49,18 @@ def form_add_refusal(form: forms.Form, exc: ValidationError) -> None:
             form.add_error(name, errors)
         else:
             form.add_error(None, errors if name == NON_FIELD_ERRORS else [f"{name}: {error}" for error in errors])
+
+
+def next_url(request, fallback: str) -> str:
+    """The page a form asks to go back to (``next``, posted or in the query), when it is a path of this site;
+    ``fallback`` otherwise. A path only: a bare word would be taken for a view name by ``redirect`` (a 500), and
+    another host for an open redirect."""
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    if target.startswith("/") and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        return target
+    return fallback
+
+
+def next_redirect(request, fallback: str) -> HttpResponseRedirect:
+    """A redirect to ``next_url(request, fallback)``."""
+    return HttpResponseRedirect(next_url(request, fallback))

@@ -20,10 +20,10 @@ from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
 
 from wanmon.core.http import found
+from wanmon.core.pages import next_url
 from wanmon.core.permissions import user_is_operator
 from wanmon.core.times import format_utc
 from wanmon.dashboard import constants as k
@@ -617,16 +617,14 @@ def _series_summary(item: dict) -> dict:
 def preferences(request):
     """The time zone pages show times in (UTC by default)."""
     current = timezone.get_current_timezone()
-    next_url = request.POST.get("next") or request.GET.get("next") or reverse("home")
-    if not url_has_allowed_host_and_scheme(next_url, allowed_hosts={request.get_host()}):
-        next_url = reverse("home")
+    back = next_url(request, reverse("home"))
     if request.method == "POST":
         form = PreferenceForm(request.POST)
         if form.is_valid():
             preference = preference_set_time_zone(user=request.user, time_zone=form.cleaned_data["time_zone"])
             request.session[k.SESSION_TIME_ZONE_KEY] = preference.time_zone
             messages.success(request, f"Times are now shown in {preference.time_zone}.")
-            return HttpResponseRedirect(next_url)
+            return HttpResponseRedirect(back)
     else:
         form = PreferenceForm(initial={"time_zone": getattr(current, "key", "UTC")})
-    return render(request, "dashboard/preferences.html", {"form": form, "next": next_url})
+    return render(request, "dashboard/preferences.html", {"form": form, "next": back})

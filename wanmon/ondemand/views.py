@@ -6,11 +6,10 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.shortcuts import redirect
 from django.utils import timezone
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
+from wanmon.core.pages import next_redirect
 from wanmon.core.permissions import user_is_operator
 from wanmon.core.units import bps_from_mbps
 from wanmon.ondemand.forms import TestNowForm
@@ -28,11 +27,9 @@ def test_now(request):
     if not user_is_operator(request.user):
         raise PermissionDenied("a test on demand needs the operator role")
     form = TestNowForm(request.POST, pairs=[request.POST.get("pair", "")])
-    target = request.POST.get("next", "")
-    back = target if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}) else "/"
     if not form.is_valid():
         messages.error(request, f"Test not asked for: {_errors_text(form.errors)}")
-        return redirect(back)
+        return next_redirect(request, "/")
     data = form.cleaned_data
     src, dst = data["pair"]
     kind = data["kind"]
@@ -47,10 +44,10 @@ def test_now(request):
         job, refusal = job_request(request=ask, requested_by=request.user, now=timezone.now())
     except ValidationError as exc:
         messages.error(request, f"Test not asked for: {_errors_text(exc.message_dict)}")
-        return redirect(back)
+        return next_redirect(request, "/")
     if refusal is not None:
         messages.error(request, f"Test {job.pk} refused: {refusal.reason}")
     else:
         messages.success(request, f"Test {job.pk} ({kind} {src}->{dst}) queued: the agent of {src} fetches it "
                                   "within seconds; reload this page for its result.")  # fmt: skip
-    return redirect(back)
+    return next_redirect(request, "/")

@@ -60,7 +60,7 @@ import stat
 import tomllib
 from pathlib import Path
 
-from agents.config_check import _Validator
+from agents.config_check import ConfigValidator
 from agents.config_types import (
     DEFAULT_INTERVALS_S,
     EXIT_CONFIG_ERROR,
@@ -147,7 +147,7 @@ def parse_config(text: str, *, source: str = "agent.toml") -> AgentConfig:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError([f"{source}: invalid TOML: {exc}"]) from None
-    v = _Validator(source)
+    v = ConfigValidator(source)
     config = v.config(data)
     if v.errors or config is None:
         raise ConfigError(v.errors)

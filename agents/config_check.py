@@ -16,10 +16,10 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from agents.config_types import (
-    _PRINTABLE_NAME,
-    _SITE_CODE,
     DEFAULT_INTERVALS_S,
     MAX_INTERVAL_S,
+    PRINTABLE_NAME_RE,
+    SITE_CODE_RE,
     AgentConfig,
     AgentSettings,
     CentralSettings,
@@ -61,7 +61,7 @@ _ON_DEMAND_BOUNDS: Mapping[str, Mapping[str, float]] = {
 _MISSING = object()
 
 
-class _Validator:
+class ConfigValidator:
     """Collects every error of one file instead of stopping at the first."""
 
     def __init__(self, source: str) -> None:
@@ -89,7 +89,7 @@ class _Validator:
             self.check_central(central)
         if agent is not None:
             self.site_code(agent.site, "agent.site")
-            if not _PRINTABLE_NAME.match(agent.name):
+            if not PRINTABLE_NAME_RE.match(agent.name):
                 self.error("agent.name", f"{_show(agent.name)}: letters, digits and _ . @ : + - only")
         site = agent.site if agent is not None else None
 
@@ -212,7 +212,7 @@ class _Validator:
             self.error("central.ca_file", f"{central.ca_file}: no such file")
 
     def site_code(self, value: Any, path: str) -> None:
-        if isinstance(value, str) and not (len(value) <= 32 and _SITE_CODE.match(value)):
+        if isinstance(value, str) and not (len(value) <= 32 and SITE_CODE_RE.match(value)):
             self.error(path, f"{_show(value)} is not a site code (letters, digits, '_', '.', '-'; at most 32)")
 
     def far_site(self, table: Mapping[str, Any], where: str, site: str | None) -> bool:

@@ -36,8 +36,8 @@ MAX_INTERVAL_S = 7 * 86400.0  # the wire schema's bound on schedule_interval_s
 SERVER_MAX_RECORDS = 20_000  # the centre's default per-batch limit (WANMON_INGEST_MAX_RECORDS)
 
 
-_SITE_CODE = re.compile(SITE_CODE_PATTERN)
-_PRINTABLE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@:+-]*\Z")  # goes into the User-Agent header
+SITE_CODE_RE = re.compile(SITE_CODE_PATTERN)
+PRINTABLE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@:+-]*\Z")  # goes into the User-Agent header
 
 
 class ConfigError(Exception):

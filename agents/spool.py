@@ -63,37 +63,37 @@ from typing import Any
 import msgspec
 
 from agents.spool_files import (
-    _BATCH_DECODER,
-    _BATCHES,
-    _CHUNK_DECODER,
-    _DISK_FULL,
-    _DROPPED,
-    _ENCODER,
-    _ERROR_SUFFIX,
-    _NAME,
-    _PENDING,
-    _REJECTED,
-    _TMP,
+    BATCH_DECODER,
+    BATCH_NAME_RE,
+    BATCHES_DIR,
+    CHUNK_DECODER,
+    DISK_FULL_ERRNOS,
+    DROPPED_FILE,
+    ERROR_SUFFIX,
+    PENDING_DIR,
+    REJECTED_DIR,
+    SPOOL_ENCODER,
     SPOOL_FORMAT,
+    TMP_DIR,
+    BatchFile,
+    ChunkFile,
     RejectedFile,
     SpoolBusyError,
     SpooledBatch,
+    SpoolEntry,
     SpoolError,
     SpoolStatus,
-    _batch_name,
-    _batch_of_error,
-    _BatchFile,
-    _ChunkFile,
-    _Entry,
-    _error_name,
-    _error_path,
-    _fsync_dir,
-    _iso,
-    _listdir,
-    _size,
-    _unlink,
+    batch_name,
+    batch_of_error,
+    error_file_name,
+    error_path,
+    fsync_dir,
+    iso_of_ns,
+    list_dir,
     logger,
     records_as_dicts,
+    size_of,
+    unlink_quietly,
 )
 from agents.spool_refusals import SpoolRefusals
 
@@ -127,10 +127,10 @@ class Spool(SpoolRefusals):
         if batch_max_records < 1:
             raise ValueError("batch_max_records must be >= 1")
         self.root = Path(root)
-        self.pending_dir = self.root / _PENDING  # chunks appended, not yet in a batch
-        self.batches_dir = self.root / _BATCHES  # batches waiting for the centre
-        self.rejected_dir = self.root / _REJECTED  # records the centre refused, with its answer
-        self.tmp_dir = self.root / _TMP  # files being written (renamed into place when complete)
+        self.pending_dir = self.root / PENDING_DIR  # chunks appended, not yet in a batch
+        self.batches_dir = self.root / BATCHES_DIR  # batches waiting for the centre
+        self.rejected_dir = self.root / REJECTED_DIR  # records the centre refused, with its answer
+        self.tmp_dir = self.root / TMP_DIR  # files being written (renamed into place when complete)
         self.max_bytes = max_bytes
         self.batch_max_records = batch_max_records
         self._clock_ns = clock_ns
@@ -193,33 +193,33 @@ class Spool(SpoolRefusals):
                 "quarantined": 0,
                 "error_files_removed": 0,
             }
-            for leftover in _listdir(self.tmp_dir):
-                _unlink(leftover)
+            for leftover in list_dir(self.tmp_dir):
+                unlink_quietly(leftover)
                 done["tmp_removed"] += 1
-            headers: dict[Path, _BatchFile] = {}
+            headers: dict[Path, BatchFile] = {}
             for entry in self._entries(self.batches_dir):
                 try:
-                    headers[entry.path] = _BATCH_DECODER.decode(entry.path.read_bytes())
+                    headers[entry.path] = BATCH_DECODER.decode(entry.path.read_bytes())
                 except (OSError, msgspec.DecodeError) as exc:
                     self._quarantine(entry.path, f"unreadable batch file: {exc}")
                     done["quarantined"] += 1
             ids = {header.batch_id for header in headers.values()}
             for path, header in headers.items():
                 for chunk in header.chunks:
-                    if _unlink(self.pending_dir / chunk):
+                    if unlink_quietly(self.pending_dir / chunk):
                         done["chunks_already_batched"] += 1
                 if header.split_from is not None and header.split_from in ids:
-                    _unlink(path)  # the parent is still here: it will be split again, to the same ids
+                    unlink_quietly(path)  # the parent is still here: it will be split again, to the same ids
                     done["split_children_removed"] += 1
             # A 500 count whose batch is gone (acked, split or rejected just before a crash) is stale.
-            for sidecar in _listdir(self.batches_dir):
-                if sidecar.name.endswith(_ERROR_SUFFIX) and not _batch_of_error(sidecar).exists():
-                    _unlink(sidecar)
+            for sidecar in list_dir(self.batches_dir):
+                if sidecar.name.endswith(ERROR_SUFFIX) and not batch_of_error(sidecar).exists():
+                    unlink_quietly(sidecar)
                     done["error_files_removed"] += 1
             # Chunks are not read here (start-up stays fast with a large spool): an unreadable one is
             # quarantined when seal() reads it.
             for directory in (self.tmp_dir, self.pending_dir, self.batches_dir):
-                _fsync_dir(directory)
+                fsync_dir(directory)
             if any(done.values()):
                 logger.warning("spool recovered from an interrupted run", extra={"spool": str(self.root), **done})
             return done
@@ -234,13 +234,13 @@ class Spool(SpoolRefusals):
         """
         if not records:
             return 0
-        encoded = [msgspec.Raw(_ENCODER.encode(record)) for record in records]
+        encoded = [msgspec.Raw(SPOOL_ENCODER.encode(record)) for record in records]
         with self._mutex:
             now_ns = self._clock_ns()
-            created_at = _iso(now_ns)
+            created_at = iso_of_ns(now_ns)
             for part_index, start in enumerate(range(0, len(encoded), self.batch_max_records)):
                 part = encoded[start : start + self.batch_max_records]
-                body = _ENCODER.encode(_ChunkFile(created_at=created_at, source=source, records=part))
+                body = SPOOL_ENCODER.encode(ChunkFile(created_at=created_at, source=source, records=part))
                 # +1 ns per part: names sort in record order even within one call
                 name = f"{now_ns + part_index:020d}-{uuid.uuid4().hex[:12]}-n{len(part)}.json"
                 self._write_making_room(self.pending_dir, lambda name=name, body=body: (name, body))
@@ -251,13 +251,13 @@ class Spool(SpoolRefusals):
         self,
         directory: Path,
         make: Callable[[], tuple[str, bytes] | None],
-        dropping: Callable[[_Entry], None] = lambda entry: None,
+        dropping: Callable[[SpoolEntry], None] = lambda entry: None,
     ) -> Path | None:
         """:meth:`_write_atomic` of the file ``make()`` gives (name, bytes; None: nothing left to write). When the
         file system is full, drop the oldest data one file at a time (rejected first, as for ``max_bytes``), tell
         ``dropping`` which (the file may have to be made again without it) and try again. Raises only when nothing
         is left to drop."""
-        dropped: list[tuple[_Entry, bool]] = []
+        dropped: list[tuple[SpoolEntry, bool]] = []
         uncounted = 0  # records dropped but not yet in dropped.json: the count is written first, in the room made
         try:
             while (made := make()) is not None:
@@ -267,7 +267,7 @@ class Spool(SpoolRefusals):
                         uncounted = 0
                     return self._write_atomic(directory, *made)
                 except OSError as exc:
-                    if exc.errno not in _DISK_FULL:
+                    if exc.errno not in DISK_FULL_ERRNOS:
                         raise
                     oldest = next(self._drop_order(), None)
                     if oldest is None:
@@ -295,7 +295,7 @@ class Spool(SpoolRefusals):
         with self._mutex:
             chunks = self._entries(self.pending_dir)
             formed = 0
-            group: list[_Entry] = []
+            group: list[SpoolEntry] = []
             for chunk in chunks:
                 if group and sum(c.count for c in group) + chunk.count > self.batch_max_records:
                     formed += self._form_batch(group)
@@ -305,11 +305,11 @@ class Spool(SpoolRefusals):
                 formed += self._form_batch(group)
             return formed
 
-    def _form_batch(self, chunks: list[_Entry]) -> int:
-        parts: list[tuple[_Entry, list[msgspec.Raw]]] = []
+    def _form_batch(self, chunks: list[SpoolEntry]) -> int:
+        parts: list[tuple[SpoolEntry, list[msgspec.Raw]]] = []
         for chunk in chunks:
             try:
-                parts.append((chunk, _CHUNK_DECODER.decode(chunk.path.read_bytes()).records))
+                parts.append((chunk, CHUNK_DECODER.decode(chunk.path.read_bytes()).records))
             except FileNotFoundError:
                 continue  # dropped by the size bound meanwhile
             except (OSError, msgspec.DecodeError) as exc:
@@ -324,10 +324,10 @@ class Spool(SpoolRefusals):
             if not records:
                 return None
             names[:] = [entry.path.name for entry, chunk_records in parts if chunk_records]
-            body = _BatchFile(batch_id=batch_id, created_at=_iso(created_ns), chunks=names, records=records)
-            return _batch_name(created_ns, batch_id, len(records)), _ENCODER.encode(body)
+            body = BatchFile(batch_id=batch_id, created_at=iso_of_ns(created_ns), chunks=names, records=records)
+            return batch_name(created_ns, batch_id, len(records)), SPOOL_ENCODER.encode(body)
 
-        def dropping(victim: _Entry) -> None:
+        def dropping(victim: SpoolEntry) -> None:
             # A full disk: the batch needs room while its chunks still exist. The oldest data goes, as for
             # append(); a chunk of this very batch that goes leaves the batch with it.
             parts[:] = [p for p in parts if p[0].path != victim.path]
@@ -337,8 +337,8 @@ class Spool(SpoolRefusals):
         # Only now may the chunks go: until here a crash leaves them pending (not lost); after the
         # batch file exists, recover() deletes any chunk it lists (never in two batches).
         for name in names:
-            _unlink(self.pending_dir / name)
-        _fsync_dir(self.pending_dir)
+            unlink_quietly(self.pending_dir / name)
+        fsync_dir(self.pending_dir)
         return 1
 
     # -- reading ------------------------------------------------------------------------------
@@ -355,9 +355,9 @@ class Spool(SpoolRefusals):
         with self._mutex:
             return next(self.batches(), None)
 
-    def _read_batch(self, entry: _Entry) -> SpooledBatch | None:
+    def _read_batch(self, entry: SpoolEntry) -> SpooledBatch | None:
         try:
-            data = _BATCH_DECODER.decode(entry.path.read_bytes())
+            data = BATCH_DECODER.decode(entry.path.read_bytes())
         except FileNotFoundError:
             return None
         except (OSError, msgspec.DecodeError) as exc:
@@ -379,7 +379,7 @@ class Spool(SpoolRefusals):
         rejected = self._entries(self.rejected_dir)
         waiting = pending + batches
         oldest = min((e.created_ns for e in waiting), default=None)
-        total = sum(e.size_bytes + sum(_size(p) for p in e.extra) for e in (*waiting, *rejected))
+        total = sum(e.size_bytes + sum(size_of(p) for p in e.extra) for e in (*waiting, *rejected))
         return SpoolStatus(
             pending_records=sum(e.count for e in pending),
             pending_chunks=len(pending),
@@ -398,9 +398,9 @@ class Spool(SpoolRefusals):
     def ack(self, batch: SpooledBatch) -> None:
         """The centre stored the batch (or had it already): forget it."""
         with self._mutex:
-            removed = _unlink(batch.path)
-            if _unlink(_error_path(batch.path)) or removed:
-                _fsync_dir(self.batches_dir)
+            removed = unlink_quietly(batch.path)
+            if unlink_quietly(error_path(batch.path)) or removed:
+                fsync_dir(self.batches_dir)
 
     def _write_atomic(self, directory: Path, name: str, data: bytes) -> Path:
         """Write ``data`` under ``directory/name`` so that the file is either absent or complete."""
@@ -414,23 +414,23 @@ class Spool(SpoolRefusals):
             os.fsync(fd)
         except BaseException:
             os.close(fd)
-            _unlink(tmp)
+            unlink_quietly(tmp)
             raise
         os.close(fd)
         target = directory / name
         os.replace(tmp, target)  # atomic within one file system: tmp/ is inside the spool
-        _fsync_dir(directory)  # the rename itself must survive a power cut
+        fsync_dir(directory)  # the rename itself must survive a power cut
         return target
 
-    def _entries(self, directory: Path) -> list[_Entry]:
-        entries: list[_Entry] = []
+    def _entries(self, directory: Path) -> list[SpoolEntry]:
+        entries: list[SpoolEntry] = []
         try:
             scanned = list(os.scandir(directory))
         except FileNotFoundError:
             return entries
         names = {item.name for item in scanned}
         for item in scanned:
-            match = _NAME.match(item.name)
+            match = BATCH_NAME_RE.match(item.name)
             if match is None:
                 continue
             try:
@@ -438,52 +438,52 @@ class Spool(SpoolRefusals):
             except FileNotFoundError:
                 continue
             extra = []
-            error_name = _error_name(item.name)
+            error_name = error_file_name(item.name)
             if error_name in names:
                 extra.append(Path(directory, error_name))
-            entries.append(_Entry(Path(item.path), int(match["ns"]), int(match["count"]), size, extra))
+            entries.append(SpoolEntry(Path(item.path), int(match["ns"]), int(match["count"]), size, extra))
         entries.sort(key=lambda e: e.path.name)
         return entries
 
     def _quarantine(self, path: Path, reason: str) -> None:
         """An unreadable file is moved aside with the reason, never deleted: a human may rescue it."""
-        name = path.name if _NAME.match(path.name) else f"{self._clock_ns():020d}-{uuid.uuid4()}-n0.json"
+        name = path.name if BATCH_NAME_RE.match(path.name) else f"{self._clock_ns():020d}-{uuid.uuid4()}-n0.json"
         if path.parent == self.batches_dir:
-            _unlink(_error_path(path))  # a 500 count of the unreadable batch means nothing now
+            unlink_quietly(error_path(path))  # a 500 count of the unreadable batch means nothing now
         with contextlib.suppress(FileNotFoundError):
             os.replace(path, self.rejected_dir / name)
             self._write_atomic(
-                self.rejected_dir, _error_name(name), _ENCODER.encode({"status": None, "reason": reason})
+                self.rejected_dir, error_file_name(name), SPOOL_ENCODER.encode({"status": None, "reason": reason})
             )
             logger.error("unreadable spool file moved to rejected/", extra={"file": str(path), "reason": reason})
 
-    def _drop_order(self) -> Iterator[tuple[_Entry, bool]]:
+    def _drop_order(self) -> Iterator[tuple[SpoolEntry, bool]]:
         """Files in the order they are dropped when space runs out: rejected first, then the oldest waiting."""
         yield from ((e, True) for e in self._entries(self.rejected_dir))
         waiting = self._entries(self.batches_dir) + self._entries(self.pending_dir)
         yield from ((e, False) for e in sorted(waiting, key=lambda e: (e.created_ns, e.path.name)))
 
-    def _drop(self, entry: _Entry) -> None:
+    def _drop(self, entry: SpoolEntry) -> None:
         for path in (entry.path, *entry.extra):
-            _unlink(path)
-        _fsync_dir(entry.path.parent)
+            unlink_quietly(path)
+        fsync_dir(entry.path.parent)
 
     def _enforce_limit(self) -> None:
         """Drop the oldest data until the spool fits ``max_bytes`` (rejected first, then waiting)."""
         order = list(self._drop_order())
-        total = sum(e.size_bytes + sum(_size(p) for p in e.extra) for e, _ in order)
+        total = sum(e.size_bytes + sum(size_of(p) for p in e.extra) for e, _ in order)
         if total <= self.max_bytes:
             return
-        dropped: list[tuple[_Entry, bool]] = []
+        dropped: list[tuple[SpoolEntry, bool]] = []
         for entry, is_rejected in order:
             if total <= self.max_bytes:
                 break
-            total -= entry.size_bytes + sum(_size(p) for p in entry.extra)
+            total -= entry.size_bytes + sum(size_of(p) for p in entry.extra)
             self._drop(entry)
             dropped.append((entry, is_rejected))
         self._dropped_report(dropped, reason="spool full: dropped the oldest data")
 
-    def _dropped_report(self, dropped: list[tuple[_Entry, bool]], *, reason: str, stored: bool = False) -> None:
+    def _dropped_report(self, dropped: list[tuple[SpoolEntry, bool]], *, reason: str, stored: bool = False) -> None:
         """Log what was dropped and (unless ``stored`` already) add it to the running total in ``dropped.json``."""
         records = sum(e.count for e, rejected in dropped if not rejected)
         oldest = min((e.created_ns for e, rejected in dropped if not rejected), default=None)
@@ -497,18 +497,18 @@ class Spool(SpoolRefusals):
                 "dropped_records": records,
                 "dropped_rejected_records": sum(e.count for e, rejected in dropped if rejected),
                 "dropped_files": len(dropped),
-                "oldest_dropped": None if oldest is None else _iso(oldest),
+                "oldest_dropped": None if oldest is None else iso_of_ns(oldest),
                 "dropped_records_total": total,
                 "max_bytes": self.max_bytes,
             },
         )
 
     def _dropped_store(self, total: int) -> None:
-        self._write_atomic(self.root, _DROPPED, _ENCODER.encode({"dropped_records": total}))
+        self._write_atomic(self.root, DROPPED_FILE, SPOOL_ENCODER.encode({"dropped_records": total}))
 
     def _dropped_total(self) -> int:
         try:
-            value = msgspec.json.decode((self.root / _DROPPED).read_bytes())
+            value = msgspec.json.decode((self.root / DROPPED_FILE).read_bytes())
         except (OSError, msgspec.DecodeError):
             return 0
         count = value.get("dropped_records") if isinstance(value, dict) else None

@@ -18,11 +18,11 @@ import msgspec
 from collectors.records.types import iso_z
 
 SPOOL_FORMAT = 1
-_PENDING, _BATCHES, _REJECTED, _TMP = "pending", "batches", "rejected", "tmp"
-_NAME = re.compile(r"^(?P<ns>\d{20})-(?P<key>[0-9a-f-]{8,36})-n(?P<count>\d+)\.json\Z")
-_ERROR_SUFFIX = ".error.json"
-_DROPPED = "dropped.json"
-_DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+PENDING_DIR, BATCHES_DIR, REJECTED_DIR, TMP_DIR = "pending", "batches", "rejected", "tmp"
+BATCH_NAME_RE = re.compile(r"^(?P<ns>\d{20})-(?P<key>[0-9a-f-]{8,36})-n(?P<count>\d+)\.json\Z")
+ERROR_SUFFIX = ".error.json"
+DROPPED_FILE = "dropped.json"
+DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
 
 logger = logging.getLogger("agents.spool")  # the spool's one logger, whichever of its modules logs
 
@@ -35,14 +35,14 @@ class SpoolBusyError(SpoolError):
     """Another process (a running ``wanmon-agent run``) holds the spool's lock."""
 
 
-class _ChunkFile(msgspec.Struct, kw_only=True):
+class ChunkFile(msgspec.Struct, kw_only=True):
     format: int = SPOOL_FORMAT
     created_at: str
     source: str
     records: list[msgspec.Raw]
 
 
-class _BatchFile(msgspec.Struct, kw_only=True):
+class BatchFile(msgspec.Struct, kw_only=True):
     format: int = SPOOL_FORMAT
     batch_id: str
     created_at: str
@@ -51,9 +51,9 @@ class _BatchFile(msgspec.Struct, kw_only=True):
     records: list[msgspec.Raw]
 
 
-_ENCODER = msgspec.json.Encoder()
-_CHUNK_DECODER = msgspec.json.Decoder(_ChunkFile)
-_BATCH_DECODER = msgspec.json.Decoder(_BatchFile)
+SPOOL_ENCODER = msgspec.json.Encoder()
+CHUNK_DECODER = msgspec.json.Decoder(ChunkFile)
+BATCH_DECODER = msgspec.json.Decoder(BatchFile)
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ class RejectedFile:
 
 
 @dataclass
-class _Entry:
+class SpoolEntry:
     """One spool file, described by its name (and size, for the size bound)."""
 
     path: Path
@@ -146,40 +146,40 @@ class _Entry:
 # --- helpers -------------------------------------------------------------------------------------
 
 
-def _batch_name(created_ns: int, batch_id: str, count: int) -> str:
+def batch_name(created_ns: int, batch_id: str, count: int) -> str:
     return f"{created_ns:020d}-{batch_id}-n{count}.json"
 
 
-def _error_name(name: str) -> str:
-    return name.removesuffix(".json") + _ERROR_SUFFIX
+def error_file_name(name: str) -> str:
+    return name.removesuffix(".json") + ERROR_SUFFIX
 
 
-def _error_path(path: Path) -> Path:
+def error_path(path: Path) -> Path:
     """The ``.error.json`` that goes with a batch file, in the same directory."""
-    return path.with_name(_error_name(path.name))
+    return path.with_name(error_file_name(path.name))
 
 
-def _batch_of_error(path: Path) -> Path:
-    return path.with_name(path.name.removesuffix(_ERROR_SUFFIX) + ".json")
+def batch_of_error(path: Path) -> Path:
+    return path.with_name(path.name.removesuffix(ERROR_SUFFIX) + ".json")
 
 
-def _derived_id(parent_id: str, role: str) -> str:
+def derived_id(parent_id: str, role: str) -> str:
     """A stable child id: re-splitting the same parent after a crash gives the same ids."""
     return str(uuid.uuid5(uuid.UUID(parent_id), role))
 
 
-def _iso(ns: int) -> str:
+def iso_of_ns(ns: int) -> str:
     return iso_z(datetime.fromtimestamp(ns / 1e9, UTC))
 
 
-def _listdir(directory: Path) -> list[Path]:
+def list_dir(directory: Path) -> list[Path]:
     try:
         return [Path(item.path) for item in os.scandir(directory)]
     except FileNotFoundError:
         return []
 
 
-def _unlink(path: Path) -> bool:
+def unlink_quietly(path: Path) -> bool:
     try:
         path.unlink()
     except FileNotFoundError:
@@ -187,7 +187,7 @@ def _unlink(path: Path) -> bool:
     return True
 
 
-def _reason(error: Mapping[str, Any]) -> str:
+def refusal_reason(error: Mapping[str, Any]) -> str:
     """One line saying why a file was parked: the server's first error, or the spool's own reason."""
     if isinstance(error.get("reason"), str):
         return error["reason"]
@@ -199,25 +199,25 @@ def _reason(error: Mapping[str, Any]) -> str:
         return text + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else "")
     if response is None:
         return "no answer recorded"
-    text = response if isinstance(response, str) else _ENCODER.encode(response).decode()
+    text = response if isinstance(response, str) else SPOOL_ENCODER.encode(response).decode()
     return " ".join(text.split())[:200] or "empty answer"
 
 
-def _mtime(path: Path) -> float:
+def mtime_of(path: Path) -> float:
     try:
         return path.stat().st_mtime
     except FileNotFoundError:
         return 0.0
 
 
-def _size(path: Path) -> int:
+def size_of(path: Path) -> int:
     try:
         return path.stat().st_size
     except FileNotFoundError:
         return 0
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
     try:
         fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     except FileNotFoundError:

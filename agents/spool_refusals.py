@@ -10,20 +10,20 @@ from typing import Any
 import msgspec
 
 from agents.spool_files import (
-    _ENCODER,
+    SPOOL_ENCODER,
+    BatchFile,
     RejectedFile,
     SpooledBatch,
-    _batch_name,
-    _BatchFile,
-    _derived_id,
-    _error_name,
-    _error_path,
-    _fsync_dir,
-    _iso,
-    _mtime,
-    _reason,
-    _unlink,
+    batch_name,
+    derived_id,
+    error_file_name,
+    error_path,
+    fsync_dir,
+    iso_of_ns,
     logger,
+    mtime_of,
+    refusal_reason,
+    unlink_quietly,
 )
 
 
@@ -37,12 +37,12 @@ class SpoolRefusals:
         Read-only, safe while the daemon runs; only the error files of the listed entries are read.
         """
         entries = self._entries(self.rejected_dir)
-        entries.sort(key=lambda e: max((_mtime(p) for p in (e.path, *e.extra)), default=0.0), reverse=True)
+        entries.sort(key=lambda e: max((mtime_of(p) for p in (e.path, *e.extra)), default=0.0), reverse=True)
         listed: list[RejectedFile] = []
         for entry in entries[:limit] if limit is not None else entries:
             error: Any = None
             with contextlib.suppress(OSError, msgspec.DecodeError):
-                error = msgspec.json.decode(_error_path(entry.path).read_bytes())
+                error = msgspec.json.decode(error_path(entry.path).read_bytes())
             if not isinstance(error, dict):
                 listed.append(RejectedFile(entry.path, entry.count, None, "no error file next to it"))
                 continue
@@ -53,7 +53,7 @@ class SpoolRefusals:
                     path=entry.path,
                     records=entry.count,
                     status=status if isinstance(status, int) else None,
-                    reason=_reason(error),
+                    reason=refusal_reason(error),
                     attempts=attempts if isinstance(attempts, int) else None,
                     rejected_at=error.get("rejected_at") if isinstance(error.get("rejected_at"), str) else None,
                 )
@@ -116,15 +116,15 @@ class SpoolRefusals:
                 "status": status,
                 "response": response,
                 "batch_id": batch.batch_id,
-                "rejected_at": _iso(now_ns),
+                "rejected_at": iso_of_ns(now_ns),
             }
             if attempts is not None:
                 error["attempts"] = attempts
             if not named or len(named) == batch.count:
                 name = batch.path.name
-                self._write_atomic(self.rejected_dir, _error_name(name), _ENCODER.encode(error))
+                self._write_atomic(self.rejected_dir, error_file_name(name), SPOOL_ENCODER.encode(error))
                 os.replace(batch.path, self.rejected_dir / name)
-                _fsync_dir(self.rejected_dir)
+                fsync_dir(self.rejected_dir)
                 rest = None
                 rejected_count = batch.count
             else:
@@ -132,7 +132,7 @@ class SpoolRefusals:
                 good = [r for i, r in enumerate(batch.records) if i not in named]
                 _, name, body = _derived_file(batch, bad, "rejected")
                 error["record_indexes"] = sorted(named)  # positions in the batch the server's paths refer to
-                self._write_atomic(self.rejected_dir, _error_name(name), _ENCODER.encode(error))
+                self._write_atomic(self.rejected_dir, error_file_name(name), SPOOL_ENCODER.encode(error))
                 self._write_atomic(self.rejected_dir, name, body)
                 rest = self._child(batch, good, "accepted-part")
                 rejected_count = len(bad)
@@ -162,23 +162,23 @@ class SpoolRefusals:
                 return 0
             previous = 0
             with contextlib.suppress(OSError, msgspec.DecodeError, TypeError, ValueError):
-                previous = int(msgspec.json.decode(_error_path(batch.path).read_bytes()).get("attempts", 0))
+                previous = int(msgspec.json.decode(error_path(batch.path).read_bytes()).get("attempts", 0))
             attempts = previous + 1
             error = {
                 "status": status,
                 "response": response,
                 "batch_id": batch.batch_id,
                 "attempts": attempts,
-                "last_at": _iso(self._clock_ns()),
+                "last_at": iso_of_ns(self._clock_ns()),
             }
-            self._write_atomic(self.batches_dir, _error_path(batch.path).name, _ENCODER.encode(error))
+            self._write_atomic(self.batches_dir, error_path(batch.path).name, SPOOL_ENCODER.encode(error))
             return attempts
 
     def clear_server_errors(self, batch: SpooledBatch) -> None:
         """Any other answer breaks a run of 500s: the next 500 counts from one again."""
         with self._mutex:
-            if _unlink(_error_path(batch.path)):
-                _fsync_dir(self.batches_dir)
+            if unlink_quietly(error_path(batch.path)):
+                fsync_dir(self.batches_dir)
 
     def requeue_rejected(self) -> int:
         """Put every rejected batch back in the queue (after the cause was fixed); returns how many."""
@@ -187,11 +187,11 @@ class SpoolRefusals:
             for entry in self._entries(self.rejected_dir):
                 os.replace(entry.path, self.batches_dir / entry.path.name)
                 for extra in entry.extra:
-                    _unlink(extra)
+                    unlink_quietly(extra)
                 moved += 1
             if moved:
-                _fsync_dir(self.batches_dir)
-                _fsync_dir(self.rejected_dir)
+                fsync_dir(self.batches_dir)
+                fsync_dir(self.rejected_dir)
         return moved
 
     # -- internals ----------------------------------------------------------------------------
@@ -208,16 +208,16 @@ class SpoolRefusals:
 
         The count goes after the batch itself: a crash in between keeps a count, not a batch.
         """
-        _unlink(batch.path)
-        _unlink(_error_path(batch.path))
-        _fsync_dir(self.batches_dir)
+        unlink_quietly(batch.path)
+        unlink_quietly(error_path(batch.path))
+        fsync_dir(self.batches_dir)
 
 
 def _derived_file(parent: SpooledBatch, records: list[msgspec.Raw], role: str) -> tuple[str, str, bytes]:
     """(id, file name, contents) of a batch of some of ``parent``'s records: its id derived from the parent's for
     ``role``, its time the parent's (it keeps its place in the queue)."""
-    batch_id = _derived_id(parent.batch_id, role)
-    body = _BatchFile(
-        batch_id=batch_id, created_at=_iso(parent.created_ns), split_from=parent.batch_id, records=records
+    batch_id = derived_id(parent.batch_id, role)
+    body = BatchFile(
+        batch_id=batch_id, created_at=iso_of_ns(parent.created_ns), split_from=parent.batch_id, records=records
     )
-    return batch_id, _batch_name(parent.created_ns, batch_id, len(records)), _ENCODER.encode(body)
+    return batch_id, batch_name(parent.created_ns, batch_id, len(records)), SPOOL_ENCODER.encode(body)

@@ -10,7 +10,7 @@ from typing import Final
 NTP_FRACTION: Final = 2**32
 NTP_UNIX_OFFSET_S: Final = 2_208_988_800
 
-_U32: Final = 2**32
+U32: Final = 2**32
 _U64: Final = 2**64
 _NS_PER_S: Final = 10**9
 _NTP_UNIX_OFFSET_NS: Final = NTP_UNIX_OFFSET_S * _NS_PER_S
@@ -18,7 +18,7 @@ _NTP_UNIX_OFFSET_NS: Final = NTP_UNIX_OFFSET_S * _NS_PER_S
 # as era 1 (RFC 4330 §3 convention): the representable span is 1968-01-20 .. 2104-02-26.
 _NTP_PIVOT_SECONDS: Final = 2**31
 _UNIX_NS_MIN: Final = (_NTP_PIVOT_SECONDS * _NS_PER_S) - _NTP_UNIX_OFFSET_NS
-_UNIX_NS_END: Final = _UNIX_NS_MIN + _U32 * _NS_PER_S
+_UNIX_NS_END: Final = _UNIX_NS_MIN + U32 * _NS_PER_S
 
 
 def ntp_to_datetime(timestamp: int) -> datetime:
@@ -65,5 +65,5 @@ def ntp_units_to_ms(units: int) -> float:
 
 def ptp_to_ntp(ptp: int) -> int:
     """NTP timestamp of an RFC 8186 PTPv2 truncated timestamp (32-bit Unix seconds, 32-bit ns)."""
-    seconds, nanoseconds = divmod(ptp, _U32)
+    seconds, nanoseconds = divmod(ptp, U32)
     return ntp_from_unix_ns(seconds * _NS_PER_S + nanoseconds)

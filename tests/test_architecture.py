@@ -121,3 +121,34 @@ def imported_modules(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
     return names
+
+
+def private_imports(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> list[str]:
+    """``from module import _name`` anywhere in the shipped code: a module's private name used by another."""
+    found = []
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            if "migrations" in path.parts:
+                continue
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    found += [
+                        f"{path.relative_to(root)}:{node.lineno}: from {node.module} import {alias.name}"
+                        for alias in node.names
+                        if alias.name.startswith("_") and not alias.name.startswith("__")
+                    ]
+    return found
+
+
+def test_no_module_imports_another_modules_private_names():
+    """A name with a leading underscore is its module's own: another module that needs it needs a public name
+    (or the code belongs in the same module)."""
+    assert private_imports() == []
+
+
+def test_the_private_import_check_sees_one(tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "a.py").write_text("def _helper():\n    return 1\n")
+    (package / "b.py").write_text("from pkg.a import _helper\n")
+    assert private_imports(tmp_path, ("pkg",)) == ["pkg/b.py:1: from pkg.a import _helper"]

@@ -17,21 +17,21 @@ from collectors.records.schema import (
     RECORD_TYPES,
     HostTcpRecord,
     OwampRecord,
+    PathRecord,
     Record,
     SnmpRecord,
     ThroughputRecord,
     TracerouteRecord,
-    _PathRecord,
 )
-from collectors.records.types import COUNTER64_MAX, MAX_FUTURE_SKEW, MAX_TIME, MIN_TIME, _Pattern, iso_z
+from collectors.records.types import COUNTER64_MAX, MAX_FUTURE_SKEW, MAX_TIME, MIN_TIME, Pattern, iso_z
 
 # --- semantic checks ---------------------------------------------------------------------------
 
 _Problems = Iterator[tuple[str, str]]  # (path relative to the record, message)
 
 
-def _semantic_errors(record: Record, now: datetime | None, *, finite_checked: bool = False) -> list[tuple[str, str]]:
-    problems = list(_time_errors("time", record.time, now))
+def semantic_errors(record: Record, now: datetime | None, *, finite_checked: bool = False) -> list[tuple[str, str]]:
+    problems = list(time_errors("time", record.time, now))
     problems.extend(_pattern_problems(record))
     if not finite_checked:
         problems.extend(_non_finite_fields(record))
@@ -41,12 +41,12 @@ def _semantic_errors(record: Record, now: datetime | None, *, finite_checked: bo
     return problems
 
 
-def _pattern_fields(cls: type) -> tuple[tuple[str, _Pattern], ...]:
-    """The fields of a record type whose pattern is checked after decoding (see _Pattern)."""
+def _pattern_fields(cls: type) -> tuple[tuple[str, Pattern], ...]:
+    """The fields of a record type whose pattern is checked after decoding (see Pattern)."""
 
-    def marker(annotation: Any) -> _Pattern | None:
+    def marker(annotation: Any) -> Pattern | None:
         for meta in getattr(annotation, "__metadata__", ()):
-            if isinstance(meta, _Pattern):
+            if isinstance(meta, Pattern):
                 return meta
         return next(filter(None, map(marker, typing.get_args(annotation))), None)
 
@@ -64,10 +64,10 @@ def _pattern_problems(record: Record) -> _Problems:
             yield name, f"expected {pattern.help}"
 
 
-def _records_clean(records: Sequence[Record], now: datetime) -> bool:
+def records_clean(records: Sequence[Record], now: datetime) -> bool:
     """True when no record has a semantic problem, checked batch-wise (the ingest hot path).
 
-    Equivalent to every ``_semantic_errors`` being empty, but cheaper: the time window is checked
+    Equivalent to every ``semantic_errors`` being empty, but cheaper: the time window is checked
     on the earliest and latest time, patterns on each distinct value, SNMP samples with a few
     C-level passes. False only means "look closer": the caller then words every problem per record.
     """
@@ -76,7 +76,7 @@ def _records_clean(records: Sequence[Record], now: datetime) -> bool:
         by_type.setdefault(type(record), []).append(record)
     for cls, group in by_type.items():
         times = list(map(_TIME, group))
-        if next(_time_errors("time", min(times), now), None) or next(_time_errors("time", max(times), now), None):
+        if next(time_errors("time", min(times), now), None) or next(time_errors("time", max(times), now), None):
             return False
         for name, pattern in _PATTERN_FIELDS[cls]:
             values = set(map(operator.attrgetter(name), group))
@@ -107,7 +107,7 @@ def _snmp_clean(group: list[SnmpRecord]) -> bool:
     return not any(error is None and oper is None for error, oper in map(_SNMP_REQUIRED, group))
 
 
-def _time_errors(field: str, moment: datetime, now: datetime | None) -> _Problems:
+def time_errors(field: str, moment: datetime, now: datetime | None) -> _Problems:
     if moment < MIN_TIME:
         yield field, f"{iso_z(moment)} is before {iso_z(MIN_TIME)}"
     elif now is not None and moment > now + MAX_FUTURE_SKEW:
@@ -131,7 +131,7 @@ def _non_finite_fields(record: msgspec.Struct) -> _Problems:
             yield name, f"{value} is not a finite number"
 
 
-def _path_problems(record: _PathRecord) -> _Problems:
+def _path_problems(record: PathRecord) -> _Problems:
     if record.src == record.dst:
         yield "dst", f"dst equals src ({record.src}): a test needs two different sites"
 

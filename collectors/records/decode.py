@@ -12,30 +12,30 @@ from typing import Any, Final, NamedTuple
 
 import msgspec
 
-from collectors.records.checks import _records_clean, _semantic_errors, _time_errors
+from collectors.records.checks import records_clean, semantic_errors, time_errors
 from collectors.records.schema import (
-    _BATCH_DECODER,
-    _ENCODER,
-    _ENVELOPE_DECODER,
-    _RAW_LIST_DECODER,
-    _RECORD_DECODER,
-    _RECORDS_DECODER,
+    BATCH_DECODER,
+    ENCODER,
+    ENVELOPE_DECODER,
+    RAW_LIST_DECODER,
+    RECORD_DECODER,
     RECORD_TYPES,
+    RECORDS_DECODER,
     Batch,
     Record,
 )
 from collectors.records.types import (
-    _PATTERN_HELP,
     JOB_ID_SCHEMA_VERSION,
+    PATTERN_HELP,
     SCHEMA_VERSION,
     ErrorItem,
     RecordError,
     TooManyRecordsError,
-    _capped,
-    _item,
-    _join,
-    _require_aware,
-    _to_utc,
+    capped_errors,
+    error_item,
+    join_location,
+    require_aware,
+    to_utc,
 )
 
 # --- public functions --------------------------------------------------------------------------
@@ -49,61 +49,61 @@ def decode_batch(raw: bytes, *, now: datetime, max_records: int) -> Batch:
     ones outside [2000-01-01, ``now`` + 5 min] all become errors with a path. More than
     ``max_records`` records is refused before any record is decoded.
     """
-    _require_aware(now)
+    require_aware(now)
     # Fast path for the common case, a valid batch: one msgspec pass over the whole body, then the
     # semantic checks. Only a body that fails is decoded again record by record, so that every
     # structural error is reported with its record's path.
     try:
-        batch = _BATCH_DECODER.decode(raw)
+        batch = BATCH_DECODER.decode(raw)
     except _DECODE_ERRORS:
         batch = None
     except Exception:  # noqa: BLE001 - anything odd in the fast path: let the careful path report it
         batch = None
     if batch is not None and len(batch.records) <= max_records and batch.schema_version <= SCHEMA_VERSION:
-        errors = [_item(path, msg) for path, msg in _time_errors("sent_at", batch.sent_at, now)]
-        if not errors and _records_clean(batch.records, now):
+        errors = [error_item(path, msg) for path, msg in time_errors("sent_at", batch.sent_at, now)]
+        if not errors and records_clean(batch.records, now):
             return batch
         for index, record in enumerate(batch.records):
             # JSON cannot carry NaN and the schema's bounds refuse infinities: skip the non-finite scan.
-            problems = _semantic_errors(record, now, finite_checked=True)
+            problems = semantic_errors(record, now, finite_checked=True)
             if problems:
                 prefix = f"records[{index}]"
-                errors.extend(_item(_join(prefix, f".{path}"), msg) for path, msg in problems)
+                errors.extend(error_item(join_location(prefix, f".{path}"), msg) for path, msg in problems)
         if errors:
-            raise RecordError(_capped(errors))
+            raise RecordError(capped_errors(errors))
         return batch
     try:
-        envelope = _ENVELOPE_DECODER.decode(raw)
+        envelope = ENVELOPE_DECODER.decode(raw)
     except _DECODE_ERRORS as exc:
         raise RecordError([_error_from_exception(exc, "")]) from None
 
     errors: list[ErrorItem] = []
     if envelope.schema_version > SCHEMA_VERSION:
         errors.append(
-            _item(
+            error_item(
                 "schema_version",
                 f"schema version {envelope.schema_version} is newer than this server's ({SCHEMA_VERSION}); "
                 f"upgrade the central service first",
             )
         )
-    sent_at = _to_utc(envelope.sent_at)
-    errors.extend(_item(path, msg) for path, msg in _time_errors("sent_at", sent_at, now))
+    sent_at = to_utc(envelope.sent_at)
+    errors.extend(error_item(path, msg) for path, msg in time_errors("sent_at", sent_at, now))
     if len(envelope.records) > max_records:
-        errors.append(_item("records", f"{len(envelope.records)} records, more than the limit of {max_records}"))
-        raise TooManyRecordsError(_capped(errors))
+        errors.append(error_item("records", f"{len(envelope.records)} records, more than the limit of {max_records}"))
+        raise TooManyRecordsError(capped_errors(errors))
 
     records: list[Record] = []
     for index, raw_record in enumerate(envelope.records):
         prefix = f"records[{index}]"
         try:
-            record = _RECORD_DECODER.decode(raw_record)
+            record = RECORD_DECODER.decode(raw_record)
         except _DECODE_ERRORS as exc:
             errors.append(_error_from_exception(exc, prefix))
             continue
-        errors.extend(_item(_join(prefix, f".{path}"), msg) for path, msg in _semantic_errors(record, now))
+        errors.extend(error_item(join_location(prefix, f".{path}"), msg) for path, msg in semantic_errors(record, now))
         records.append(record)
     if errors:
-        raise RecordError(_capped(errors))
+        raise RecordError(capped_errors(errors))
     return Batch(
         batch_id=envelope.batch_id,
         agent_version=envelope.agent_version,
@@ -133,17 +133,17 @@ def decode_batch_stream(raw: bytes, *, now: datetime, max_records: int, chunk_re
     RecordError of ``decode_batch`` for the whole body, listing every error, so a consumer must be
     able to undo the chunks it took (the ingest runs in one transaction).
     """
-    _require_aware(now)
+    require_aware(now)
     started = time.perf_counter()
     try:
-        envelope = _ENVELOPE_DECODER.decode(raw)
+        envelope = ENVELOPE_DECODER.decode(raw)
     except Exception:  # noqa: BLE001 - whatever it is, the careful path words it
         envelope = None
     if (
         envelope is None
         or envelope.schema_version > SCHEMA_VERSION
         or len(envelope.records) > max_records
-        or next(_time_errors("sent_at", _to_utc(envelope.sent_at), now), None) is not None
+        or next(time_errors("sent_at", to_utc(envelope.sent_at), now), None) is not None
     ):
         batch = decode_batch(raw, now=now, max_records=max_records)  # raises, listing every error
         return BatchStream(
@@ -158,8 +158,8 @@ def decode_batch_stream(raw: bytes, *, now: datetime, max_records: int, chunk_re
         for start, stop in itertools.pairwise(bounds):
             began = time.perf_counter()
             try:
-                records = _RECORDS_DECODER.decode(b"[" + b",".join(raws[start:stop]) + b"]")
-                clean = _records_clean(records, now)
+                records = RECORDS_DECODER.decode(b"[" + b",".join(raws[start:stop]) + b"]")
+                clean = records_clean(records, now)
             except Exception:  # noqa: BLE001 - the careful path below words it
                 clean = False
             if not clean:
@@ -172,7 +172,7 @@ def decode_batch_stream(raw: bytes, *, now: datetime, max_records: int, chunk_re
     return BatchStream(
         envelope.batch_id.lower(),
         envelope.agent_version,
-        _to_utc(envelope.sent_at),
+        to_utc(envelope.sent_at),
         len(envelope.records),
         chunks(),
         decode_s,
@@ -197,10 +197,10 @@ def decode_records(
     NaN and Infinity are refused.
     """
     if now is not None:
-        _require_aware(now)
+        require_aware(now)
     if isinstance(items, bytes | bytearray | memoryview | str):
         try:
-            raw_items: list[Any] = _RAW_LIST_DECODER.decode(items)
+            raw_items: list[Any] = RAW_LIST_DECODER.decode(items)
         except _DECODE_ERRORS as exc:
             raise RecordError([_error_from_exception(exc, path)]) from None
         decode_one = _decode_raw_record
@@ -208,9 +208,9 @@ def decode_records(
         raw_items = list(items)
         decode_one = _convert_record
     else:
-        raise RecordError([_item(path, f"expected a list of records, got {type(items).__name__}")])
+        raise RecordError([error_item(path, f"expected a list of records, got {type(items).__name__}")])
     if max_records is not None and len(raw_items) > max_records:
-        raise TooManyRecordsError([_item(path, f"{len(raw_items)} records, more than the limit of {max_records}")])
+        raise TooManyRecordsError([error_item(path, f"{len(raw_items)} records, more than the limit of {max_records}")])
 
     errors: list[ErrorItem] = []
     records: list[Record] = []
@@ -218,11 +218,13 @@ def decode_records(
         prefix = f"{path}[{index}]"
         record, item_errors = decode_one(item, prefix)
         if record is not None:
-            item_errors.extend(_item(_join(prefix, f".{p}"), msg) for p, msg in _semantic_errors(record, now))
+            item_errors.extend(
+                error_item(join_location(prefix, f".{p}"), msg) for p, msg in semantic_errors(record, now)
+            )
             records.append(record)
         errors.extend(item_errors)
     if errors:
-        raise RecordError(_capped(errors))
+        raise RecordError(capped_errors(errors))
     return records
 
 
@@ -233,7 +235,7 @@ def record_errors(record: Record, *, now: datetime | None = None, path: str = ""
     _, errors = _convert_record(data, path, coerce_exponent_strings=False)
     if errors:
         return errors
-    return [_item(_join(path, f".{p}"), msg) for p, msg in _semantic_errors(record, now)]
+    return [error_item(join_location(path, f".{p}"), msg) for p, msg in semantic_errors(record, now)]
 
 
 def encode_batch(batch: Batch, *, validate: bool = True, now: datetime | None = None) -> bytes:
@@ -250,8 +252,8 @@ def encode_batch(batch: Batch, *, validate: bool = True, now: datetime | None = 
             for error in _non_finite_errors(msgspec.to_builtins(record), f"records[{index}]")
         ]
         if errors:
-            raise RecordError(_capped(errors))
-    body = _ENCODER.encode(batch)
+            raise RecordError(capped_errors(errors))
+    body = ENCODER.encode(batch)
     if validate:
         decode_batch(body, now=now or datetime.now(UTC), max_records=max(len(batch.records), 1))
     return body
@@ -302,7 +304,7 @@ _FLOAT_FIELDS: Final = {
 
 def _decode_raw_record(item: msgspec.Raw, prefix: str) -> tuple[Record | None, list[ErrorItem]]:
     try:
-        return _RECORD_DECODER.decode(item), []
+        return RECORD_DECODER.decode(item), []
     except _DECODE_ERRORS as exc:
         return None, [_error_from_exception(exc, prefix)]
 
@@ -334,11 +336,13 @@ def _with_exponent_floats(item: Mapping[str, Any]) -> Mapping[str, Any]:
 def _non_finite_errors(value: Any, path: str, depth: int = 0) -> list[ErrorItem]:
     """Paths of NaN/Infinity floats in plain data, with a clearer message than a failed bound."""
     if isinstance(value, float):
-        return [] if math.isfinite(value) else [_item(path, f"{value} is not allowed: numbers must be finite")]
+        return [] if math.isfinite(value) else [error_item(path, f"{value} is not allowed: numbers must be finite")]
     if depth > 32:  # records are shallow; deeper data fails the schema anyway
         return []
     if isinstance(value, Mapping):
-        return [e for key, sub in value.items() for e in _non_finite_errors(sub, _join(path, f".{key}"), depth + 1)]
+        return [
+            e for key, sub in value.items() for e in _non_finite_errors(sub, join_location(path, f".{key}"), depth + 1)
+        ]
     if isinstance(value, list | tuple):
         return [e for i, sub in enumerate(value) for e in _non_finite_errors(sub, f"{path}[{i}]", depth + 1)]
     return []
@@ -352,29 +356,31 @@ _UNKNOWN_FIELD = re.compile(r"Object contains unknown field `(?P<name>[^`]*)`\Z"
 def _error_from_exception(exc: BaseException, prefix: str) -> ErrorItem:
     """Turn a msgspec error ("Expected `int`, got `str` - at `$.records[3].x`") into an ErrorItem."""
     if isinstance(exc, UnicodeDecodeError):
-        return _item(prefix, f"not valid UTF-8 text (byte {exc.start})")
+        return error_item(prefix, f"not valid UTF-8 text (byte {exc.start})")
     if isinstance(exc, RecursionError):
-        return _item(prefix, "nested too deeply")
+        return error_item(prefix, "nested too deeply")
     text = str(exc)
     if not isinstance(exc, msgspec.ValidationError):
         if "truncated" in text:
-            return _item(prefix, "malformed JSON: input ends early (an unterminated string or a lone \\u surrogate?)")
-        return _item(prefix, text.replace("JSON is malformed", "malformed JSON"))
+            return error_item(
+                prefix, "malformed JSON: input ends early (an unterminated string or a lone \\u surrogate?)"
+            )
+        return error_item(prefix, text.replace("JSON is malformed", "malformed JSON"))
     if match := _KEY_ERROR.match(text):  # a non-string key of an object
-        return _item(_join(prefix, match["path"]), f"object keys must be strings ({match['message']})")
+        return error_item(join_location(prefix, match["path"]), f"object keys must be strings ({match['message']})")
     message, found, where = text.rpartition(" - at `$")
     if found:
-        path = _join(prefix, where[:-1])  # strip the closing backtick
+        path = join_location(prefix, where[:-1])  # strip the closing backtick
     else:
         message, path = text, prefix
     if message.startswith("Expected `str` matching regex"):
-        pattern = next((p for p in _PATTERN_HELP if repr(p) in message), None)
-        return _item(path, f"expected {_PATTERN_HELP[pattern]}" if pattern else message)
+        pattern = next((p for p in PATTERN_HELP if repr(p) in message), None)
+        return error_item(path, f"expected {PATTERN_HELP[pattern]}" if pattern else message)
     if match := _MISSING_FIELD.match(message):
-        return _item(_join(path, f".{match['name']}"), "required field is missing")
+        return error_item(join_location(path, f".{match['name']}"), "required field is missing")
     if match := _UNKNOWN_FIELD.match(message):
-        return _item(_join(path, f".{match['name']}"), "unknown field")
+        return error_item(join_location(path, f".{match['name']}"), "unknown field")
     if path.endswith("type") and message.startswith("Invalid value"):
         value = message.removeprefix("Invalid value").strip()
-        return _item(path, f"unknown record type {value}; expected one of: {', '.join(RECORD_TYPES)}")
-    return _item(path, message)
+        return error_item(path, f"unknown record type {value}; expected one of: {', '.join(RECORD_TYPES)}")
+    return error_item(path, message)

@@ -55,7 +55,7 @@ _LABEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.+-]*\Z"  # tool names, versions, cong
 _TEXT_PATTERN = r"^[^\x00\ud800-\udfff]*\Z"  # free text: newlines and tabs allowed
 _UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z"
 
-_PATTERN_HELP: Final = {
+PATTERN_HELP: Final = {
     SITE_CODE_PATTERN: "a site code: letters, digits, '_', '.' and '-', starting with a letter or digit",
     _EQUIPMENT_PATTERN: "a name without spaces, ':' or control characters",
     _TOKEN_PATTERN: "a name or address without spaces or control characters",
@@ -66,7 +66,7 @@ _PATTERN_HELP: Final = {
 }
 
 
-class _Pattern:
+class Pattern:
     """``Annotated`` marker of a string field whose pattern is checked after decoding (``_pattern_problems``).
 
     msgspec would run the regular expression on every value while decoding; a batch of 5 000 SNMP
@@ -78,14 +78,14 @@ class _Pattern:
 
     def __init__(self, pattern: str) -> None:
         self.regex = re.compile(pattern)
-        self.help = _PATTERN_HELP[pattern]
+        self.help = PATTERN_HELP[pattern]
 
 
 def _name(pattern: str, *, min_length: int = 0, max_length: int, description: str | None = None) -> Any:
     meta = Meta(
         min_length=min_length, max_length=max_length, description=description, extra_json_schema={"pattern": pattern}
     )
-    return Annotated[str, meta, _Pattern(pattern)]
+    return Annotated[str, meta, Pattern(pattern)]
 
 
 SiteCode = _name(SITE_CODE_PATTERN, min_length=1, max_length=32, description="site code")
@@ -159,25 +159,25 @@ class TooManyRecordsError(RecordError):
 # --- error items and times ---------------------------------------------------------------------
 
 
-def _join(prefix: str, rest: str) -> str:
+def join_location(prefix: str, rest: str) -> str:
     """records[3] + .x -> records[3].x; "" + .x -> x; prefix + [2] -> prefix[2]."""
     if not prefix:
         return rest.removeprefix(".")
     return prefix + rest
 
 
-def _item(path: str, message: str) -> ErrorItem:
+def error_item(path: str, message: str) -> ErrorItem:
     return {"path": path, "message": message}
 
 
-def _capped(errors: list[ErrorItem]) -> list[ErrorItem]:
+def capped_errors(errors: list[ErrorItem]) -> list[ErrorItem]:
     if len(errors) <= MAX_REPORTED_ERRORS:
         return errors
     hidden = len(errors) - MAX_REPORTED_ERRORS
-    return [*errors[:MAX_REPORTED_ERRORS], _item("", f"... and {hidden} more errors not shown")]
+    return [*errors[:MAX_REPORTED_ERRORS], error_item("", f"... and {hidden} more errors not shown")]
 
 
-def _to_utc(moment: datetime) -> datetime:
+def to_utc(moment: datetime) -> datetime:
     """The same instant in UTC. A naive datetime is returned as is, never taken as local time
     (astimezone would): the schema then refuses it. Year 1 or 9999 with an offset cannot be
     converted and is left for the time-window check to refuse."""
@@ -189,7 +189,7 @@ def _to_utc(moment: datetime) -> datetime:
         return moment
 
 
-def _require_aware(now: datetime) -> None:
+def require_aware(now: datetime) -> None:
     if now.tzinfo is None or now.utcoffset() is None:
         raise TypeError(f"`now` must be a timezone-aware datetime, got {now!r}")
 

@@ -54,7 +54,7 @@ COUNTER_COLUMNS: Final[Mapping[str, str]] = {
     "out_discards": IF_OUT_DISCARDS,
 }
 # 32-bit octet counters are reported only where the 64-bit one is missing (docs/scenario-format.md).
-_OCTET_FALLBACKS: Final = {"in_octets": "hc_in_octets", "out_octets": "hc_out_octets"}
+OCTET_FALLBACKS: Final = {"in_octets": "hc_in_octets", "out_octets": "hc_out_octets"}
 
 PRIMARY_COLUMNS: Final = (
     # Counters first: with max_parallel_requests walks at once they are read right after the uptime.

@@ -31,7 +31,7 @@ from collectors.snmp.reading import (
     InterfaceReading,
     InterfaceSelection,
     PollWarning,
-    _utc,
+    as_utc,
     fallback_columns,
     read_device,
     records_from_reading,
@@ -110,7 +110,7 @@ async def poll_with_transport(
     """
     started = _time.monotonic() if started is None else started
     start_time = datetime.now(UTC)
-    base_time = _utc(now) if now is not None else start_time - timedelta(seconds=_time.monotonic() - started)
+    base_time = as_utc(now) if now is not None else start_time - timedelta(seconds=_time.monotonic() - started)
     deadline_s = config.effective_deadline_s
     try:
         async with asyncio.timeout(max(0.0, deadline_s - (_time.monotonic() - started))):
@@ -123,7 +123,7 @@ async def poll_with_transport(
         poll_time = base_time + timedelta(seconds=answered - started)
         records = records_from_reading(reading, equipment=config.equipment, time=poll_time, host=config.host)
     except TimeoutError:
-        return _failed(
+        return failed_poll(
             config,
             start_time,
             started,
@@ -131,9 +131,9 @@ async def poll_with_transport(
             f"poll did not finish within its deadline of {deadline_s:g} s",
         )
     except SnmpError as exc:
-        return _failed(config, start_time, started, exc.kind, exc.message)
+        return failed_poll(config, start_time, started, exc.kind, exc.message)
     except Exception as exc:  # one device's surprise must not abort the cycle
-        return _failed(config, start_time, started, ERROR_INTERNAL, f"{type(exc).__name__}: {exc}")
+        return failed_poll(config, start_time, started, ERROR_INTERNAL, f"{type(exc).__name__}: {exc}")
     notices = column_notices + reading.notices
     if memory is None:
         warnings, repeated = tuple(notice.message for notice in notices), ()
@@ -200,7 +200,7 @@ def _first_leaf(group: BaseExceptionGroup) -> BaseException:
     return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
 
 
-def _failed(config: SnmpDeviceConfig, start_time: datetime, started: float, kind: str, message: str) -> DevicePoll:
+def failed_poll(config: SnmpDeviceConfig, start_time: datetime, started: float, kind: str, message: str) -> DevicePoll:
     elapsed = _time.monotonic() - started
     error = SnmpPollError(
         equipment=config.equipment,

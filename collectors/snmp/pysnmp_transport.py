@@ -30,7 +30,7 @@ from collectors.snmp.oids import (
     SnmpTransport,
     SnmpValue,
 )
-from collectors.snmp.poll import DevicePoll, WarningMemory, _failed, poll_with_transport
+from collectors.snmp.poll import DevicePoll, WarningMemory, failed_poll, poll_with_transport
 from collectors.snmp_config import SnmpDeviceConfig
 
 if TYPE_CHECKING:
@@ -261,11 +261,11 @@ class SnmpPoller:
             async with asyncio.timeout(config.effective_deadline_s):
                 transport = await self._transport_factory(config)
         except TimeoutError:
-            return _failed(config, start_time, started, ERROR_RESOLVE, f"resolving {config.host!r} timed out")
+            return failed_poll(config, start_time, started, ERROR_RESOLVE, f"resolving {config.host!r} timed out")
         except SnmpError as exc:
-            return _failed(config, start_time, started, exc.kind, exc.message)
+            return failed_poll(config, start_time, started, exc.kind, exc.message)
         except Exception as exc:  # a bad device entry must not abort the cycle
-            return _failed(config, start_time, started, ERROR_INTERNAL, f"{type(exc).__name__}: {exc}")
+            return failed_poll(config, start_time, started, ERROR_INTERNAL, f"{type(exc).__name__}: {exc}")
         poll = await poll_with_transport(transport, config, now=now, started=started, memory=self._memory)
         for message in poll.repeated:
             logger.debug(

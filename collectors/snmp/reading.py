@@ -17,7 +17,6 @@ from collectors.counters import COUNTER_SPECS
 from collectors.records import Counters, SnmpRecord
 from collectors.records.types import TICKS_PER_S, TIMETICKS_MAX, TIMETICKS_MODULUS
 from collectors.snmp.oids import (
-    _OCTET_FALLBACKS,
     COUNTER_COLUMNS,
     ENGINE_BOOTS_MAX,
     ENGINE_TIME_MAX,
@@ -37,6 +36,7 @@ from collectors.snmp.oids import (
     MTU_MAX,
     NAME_MAX_CHARS,
     OCTET_COUNTERS,
+    OCTET_FALLBACKS,
     OPER_STATUS,
     SNMP_ENGINE_BOOTS,
     SNMP_ENGINE_TIME,
@@ -247,7 +247,7 @@ def fallback_columns(reading: DeviceReading) -> tuple[str, ...]:
     """The FALLBACK_COLUMNS a second round must walk for the selected interfaces."""
     needed: list[str] = []
     for counter, column in (("in_octets", IF_IN_OCTETS), ("out_octets", IF_OUT_OCTETS)):
-        hc = _OCTET_FALLBACKS[counter]
+        hc = OCTET_FALLBACKS[counter]
         if any(hc not in row.counters and counter not in row.counters for row in reading.interfaces):
             needed.append(column)
     if any(row.speed_mbps is None for row in reading.interfaces):
@@ -259,7 +259,7 @@ def records_from_reading(
     reading: DeviceReading, *, equipment: str, time: datetime, host: str | None = None
 ) -> list[SnmpRecord]:
     """One ``snmp`` record per selected interface (``sys_uptime_ticks`` absent when the view has no uptime)."""
-    moment = _utc(time)
+    moment = as_utc(time)
     return [
         SnmpRecord(
             time=moment,
@@ -314,7 +314,7 @@ def _read_interface(index: int, walks: Walks, if_index_names: Mapping[int, str],
 
     counters: dict[str, int] = {}
     for counter, column in COUNTER_COLUMNS.items():
-        if counter in _OCTET_FALLBACKS and _OCTET_FALLBACKS[counter] in counters:
+        if counter in OCTET_FALLBACKS and OCTET_FALLBACKS[counter] in counters:
             continue  # 64-bit present: the 32-bit octet counter is not reported
         number = _uint(value(column), COUNTER_SPECS[counter].modulus - 1, notices, counter, label)
         if number is not None:
@@ -457,7 +457,7 @@ def _clean_name(text: str | None) -> str | None:
     return cleaned[:NAME_MAX_CHARS].rstrip() or None
 
 
-def _utc(moment: datetime) -> datetime:
+def as_utc(moment: datetime) -> datetime:
     if moment.tzinfo is None or moment.utcoffset() is None:
         raise ValueError("time must be timezone-aware (UTC expected), got a naive datetime")
     return moment.astimezone(UTC)

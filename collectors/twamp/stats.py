@@ -11,7 +11,7 @@ from typing import Any
 from collectors.delay import OneWayStats, summary_fields
 from collectors.ntp import ntp_diff, ntp_units_to_ms, ptp_to_ntp
 from collectors.runner import record_head, utc_time
-from collectors.twamp.wire import _MAX_RECORD_MS, REFLECTOR_HEADER_BYTES, TOOL, ReflectorPacket
+from collectors.twamp.wire import MAX_RECORD_MS, REFLECTOR_HEADER_BYTES, TOOL, ReflectorPacket
 
 
 @dataclass(frozen=True)
@@ -241,13 +241,13 @@ def _direction_record(
         clock_error_ms=clock_error_ms,  # not rounded: 2 x 2^-32 s is 4.7e-7 ms
     )
     delays = [record[k] for k in ("delay_min_ms", "delay_max_ms") if record[k] is not None]
-    if any(abs(d) > _MAX_RECORD_MS for d in delays):
+    if any(abs(d) > MAX_RECORD_MS for d in delays):
         # Only clocks hours apart produce this; the schema bounds delays to an hour.
         worst = max(delays, key=abs)
         for key in ("delay_min_ms", "delay_median_ms", "delay_max_ms", "jitter_ms"):
             record[key] = None
         record["error"] = f"one-way delay of {worst:.0f} ms: the two clocks disagree by hours; delays omitted"
-    if record["jitter_ms"] is not None and record["jitter_ms"] > _MAX_RECORD_MS:
+    if record["jitter_ms"] is not None and record["jitter_ms"] > MAX_RECORD_MS:
         record["jitter_ms"] = None
     if no_data_error is not None and direction.packets_received == 0:
         record["error"] = no_data_error
@@ -277,7 +277,7 @@ def stats_to_records(
     """
     when = utc_time(time)
     clock_error_ms = stats.clock_error_ms if stats.clock_synced else None
-    if clock_error_ms is not None and clock_error_ms > _MAX_RECORD_MS:
+    if clock_error_ms is not None and clock_error_ms > MAX_RECORD_MS:
         clock_error_ms = None
     no_reply = refused = None
     if stats.packets_returned == 0:

@@ -15,11 +15,11 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Final
 
-from collectors.ntp import _U32, ntp_now
+from collectors.ntp import U32, ntp_now
 from collectors.twamp.stats import ReflectedPacket, SentPacket, TwampStats, compute_stats
 from collectors.twamp.wire import (
-    _MAX_UDP_PAYLOAD_BYTES,
     DEFAULT_PADDING_BYTES,
+    MAX_UDP_PAYLOAD_BYTES,
     REFLECTOR_IDLE_TIMEOUT_S,
     REFLECTOR_MAX_SENDERS,
     SEND_TTL,
@@ -86,7 +86,7 @@ class _UdpTransport(asyncio.DatagramTransport):
             if self._closing:
                 return
             try:
-                data, ancdata, _flags, addr = self._sock.recvmsg(_MAX_UDP_PAYLOAD_BYTES + 1, _CMSG_BYTES)
+                data, ancdata, _flags, addr = self._sock.recvmsg(MAX_UDP_PAYLOAD_BYTES + 1, _CMSG_BYTES)
             except (BlockingIOError, InterruptedError):
                 return
             except OSError as exc:  # ICMP errors on a connected socket surface here
@@ -240,7 +240,7 @@ class Reflector(TtlDatagramProtocol):
         now = self._clock()
         entry = self._senders.pop(addr, None)
         seq = 0 if entry is None or now - entry[1] > self.idle_timeout_s else entry[0]
-        self._senders[addr] = ((seq + 1) % _U32, now)
+        self._senders[addr] = ((seq + 1) % U32, now)
         while len(self._senders) > self.max_senders:
             self._senders.popitem(last=False)
         return seq
@@ -334,12 +334,12 @@ async def run_session(
     or no socket can be opened; socket errors during the session (ICMP port unreachable) are
     counted in the result, which is never partial: the socket is closed on every path.
     """
-    if not 1 <= packets <= _U32:
+    if not 1 <= packets <= U32:
         raise ValueError(f"packets must be 1..2^32, got {packets}")
     if not (math.isfinite(interval_s) and interval_s >= 0 and math.isfinite(timeout_s) and timeout_s > 0):
         raise ValueError(f"interval_s must be >= 0 and timeout_s > 0, got {interval_s} and {timeout_s}")
-    if not 0 <= padding_bytes <= _MAX_UDP_PAYLOAD_BYTES - SENDER_HEADER_BYTES:
-        raise ValueError(f"padding_bytes must be 0..{_MAX_UDP_PAYLOAD_BYTES - SENDER_HEADER_BYTES}")
+    if not 0 <= padding_bytes <= MAX_UDP_PAYLOAD_BYTES - SENDER_HEADER_BYTES:
+        raise ValueError(f"padding_bytes must be 0..{MAX_UDP_PAYLOAD_BYTES - SENDER_HEADER_BYTES}")
     loop = asyncio.get_running_loop()
     receiver = _SenderProtocol(now_fn)
     transport = await open_udp_endpoint(receiver, remote=(target_host, target_port))

@@ -26,10 +26,10 @@ _SENDER_HEADER = struct.Struct("!IQH")  # seq, timestamp, error estimate
 _REFLECTOR_HEADER = struct.Struct("!IQHHQIQHHB")  # seq, T3, err, MBZ, T2, sender seq, T1, sender err, MBZ, TTL
 SENDER_HEADER_BYTES: Final = _SENDER_HEADER.size  # 14
 REFLECTOR_HEADER_BYTES: Final = _REFLECTOR_HEADER.size  # 41
-_MAX_UDP_PAYLOAD_BYTES: Final = 65507  # IPv4: 65535 - 20 (IP) - 8 (UDP)
+MAX_UDP_PAYLOAD_BYTES: Final = 65507  # IPv4: 65535 - 20 (IP) - 8 (UDP)
 
 # The owamp record schema (collectors/records/) bounds delays to one hour.
-_MAX_RECORD_MS: Final = 3.6e6
+MAX_RECORD_MS: Final = 3.6e6
 
 
 class PacketError(ValueError):

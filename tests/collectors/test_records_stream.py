@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from collectors.records import Record, RecordError, decode_batch, decode_batch_stream
-from collectors.records.checks import _records_clean, _semantic_errors
+from collectors.records.checks import records_clean, semantic_errors
 from tests.collectors.test_records import ALL_EXAMPLES, NOW, body, snmp
 from tests.collectors.test_records_decode import changed_records
 
@@ -91,6 +91,6 @@ def test_batch_wise_checks_accept_exactly_the_records_without_semantic_errors(ch
         decoded = msgspec.json.decode(json.dumps(record), type=Record)
     except (msgspec.DecodeError, RecursionError):
         return
-    clean = not _semantic_errors(decoded, NOW, finite_checked=True)
-    assert _records_clean([decoded], NOW) is clean
-    assert _records_clean([msgspec.json.decode(json.dumps(make()), type=Record), decoded], NOW) is clean
+    clean = not semantic_errors(decoded, NOW, finite_checked=True)
+    assert records_clean([decoded], NOW) is clean
+    assert records_clean([msgspec.json.decode(json.dumps(make()), type=Record), decoded], NOW) is clean

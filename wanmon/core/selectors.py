@@ -57,14 +57,14 @@ def database_ping(timeout_ms: int = 1000) -> ComponentStatus:
     return ComponentStatus(ok=True)
 
 
-def _redis_client() -> redis.Redis:
+def redis_client() -> redis.Redis:
     return redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=1.0, socket_timeout=1.0)
 
 
 def redis_status() -> ComponentStatus:
     """Redis answers PING."""
     try:
-        client = _redis_client()
+        client = redis_client()
         started = time.monotonic()
         client.ping()
         return ComponentStatus(ok=True, detail={"ping_ms": round((time.monotonic() - started) * 1000, 2)})
@@ -83,7 +83,7 @@ def celery_status(timeout_s: float = 1.0) -> ComponentStatus:
     workers = sorted(name for reply in replies for name in reply)
     detail: dict = {"workers": workers}
     try:
-        beat = _redis_client().get(HEARTBEAT_KEY)
+        beat = redis_client().get(HEARTBEAT_KEY)
         detail["beat_heartbeat_age_s"] = round(time.time() - float(beat), 1) if beat else None
     except Exception:
         detail["beat_heartbeat_age_s"] = None

@@ -4,13 +4,13 @@ import time
 
 from celery import shared_task
 
-from wanmon.core.selectors import HEARTBEAT_KEY, _redis_client
+from wanmon.core.selectors import HEARTBEAT_KEY, redis_client
 
 
 @shared_task(ignore_result=True)
 def heartbeat_task() -> None:
     """Scheduled by beat every minute: lets /healthz tell how long ago beat last fired."""
-    _redis_client().set(HEARTBEAT_KEY, str(time.time()), ex=3600)
+    redis_client().set(HEARTBEAT_KEY, str(time.time()), ex=3600)
 
 
 @shared_task

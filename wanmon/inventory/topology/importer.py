@@ -19,7 +19,7 @@ from wanmon.inventory.topology.schema import (
     TopologyError,
     TopologyInvalid,
 )
-from wanmon.inventory.topology.validation import _join, topology_load_file, topology_validate
+from wanmon.inventory.topology.validation import join_location, topology_load_file, topology_validate
 
 # --- import ------------------------------------------------------------------------------------------------------
 
@@ -49,7 +49,7 @@ class _Applier:
                 try:
                     change = getattr(self, f"_apply_{section}")(item.values)
                 except ValidationError as exc:
-                    error = TopologyError(_join(self.doc.prefix, item.path), _messages(exc))
+                    error = TopologyError(join_location(self.doc.prefix, item.path), _messages(exc))
                     if section != "paths":
                         raise TopologyInvalid([error]) from None
                     refused.append(error)

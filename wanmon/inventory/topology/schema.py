@@ -20,7 +20,7 @@ from wanmon.inventory.choices import CarrierKind, CircuitStatus, ContactRole, Eq
 from wanmon.inventory.models import Carrier, Equipment, Interface, Site, code_validator, name_validator
 
 # libyaml's safe loader is ~30 times faster than the pure-Python one on a large topology; same results.
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 SECTIONS = ("carriers", "sites", "hosts", "equipment", "interfaces", "circuits", "trunks", "paths")
 
@@ -121,10 +121,10 @@ class KnownRefs:
         return refs
 
 
-# --- value parsers: each returns the normalised value or raises _Bad(message) --------------------------------
+# --- value parsers: each returns the normalised value or raises BadValue(message) --------------------------------
 
 
-class _Bad(Exception):
+class BadValue(Exception):
     pass
 
 
@@ -137,13 +137,13 @@ def _string(max_length: int, *, required: bool = False, regex: re.Pattern | None
             return ""
         if not isinstance(value, str):
             quote = " (quote it)" if isinstance(value, bool | int | float) else ""
-            raise _Bad(f"must be a string{quote}")
+            raise BadValue(f"must be a string{quote}")
         if required and not value.strip():
-            raise _Bad("must not be empty")
+            raise BadValue("must not be empty")
         if regex is not None and not regex.match(value):
-            raise _Bad(f"must be {hint}")
+            raise BadValue(f"must be {hint}")
         if len(value) > max_length:
-            raise _Bad(f"must be at most {max_length} characters")
+            raise BadValue(f"must be at most {max_length} characters")
         return value
 
     return parse
@@ -161,7 +161,7 @@ def _integer(low: int, high: int, *, nullable: bool = True, message: str = "") -
         if value is None and nullable:
             return None
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise _Bad(message)
+            raise BadValue(message)
         return value
 
     return parse
@@ -175,9 +175,9 @@ def _number(low: float, high: float, message: str) -> Parser:
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise _Bad(message)
+            raise BadValue(message)
         if not low <= value <= high:
-            raise _Bad(message)
+            raise BadValue(message)
         return float(value)
 
     return parse
@@ -185,7 +185,7 @@ def _number(low: float, high: float, message: str) -> Parser:
 
 def _boolean(value: Any) -> bool:
     if not isinstance(value, bool):
-        raise _Bad("must be true or false")
+        raise BadValue("must be true or false")
     return value
 
 
@@ -194,7 +194,7 @@ def _choice(choices: type) -> Parser:
 
     def parse(value: Any) -> Any:
         if value not in values:
-            raise _Bad(f"must be one of {', '.join(values)}")
+            raise BadValue(f"must be one of {', '.join(values)}")
         return value
 
     return parse
@@ -204,12 +204,12 @@ def _email(value: Any) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise _Bad("must be an e-mail address")
+        raise BadValue("must be an e-mail address")
     if value:
         try:
             validate_email(value)
         except ValidationError:
-            raise _Bad("must be an e-mail address") from None
+            raise BadValue("must be an e-mail address") from None
     return value
 
 
@@ -217,98 +217,98 @@ def _ip(value: Any) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise _Bad("must be an IPv4 or IPv6 address")
+        raise BadValue("must be an IPv4 or IPv6 address")
     try:
         return str(ipaddress.ip_address(value))
     except ValueError:
-        raise _Bad("must be an IPv4 or IPv6 address") from None
+        raise BadValue("must be an IPv4 or IPv6 address") from None
 
 
 def _any_list(value: Any) -> list:
     if not isinstance(value, list):
-        raise _Bad("must be a list")
+        raise BadValue("must be a list")
     return value
 
 
 @dataclass(frozen=True)
-class _Key:
+class SchemaKey:
     parse: Parser
     required: bool = False
 
 
 # Keys of each section, in export order.
-SCHEMA: dict[str, dict[str, _Key]] = {
+SCHEMA: dict[str, dict[str, SchemaKey]] = {
     "carriers": {
-        "code": _Key(_code, True),
-        "name": _Key(_string(200, required=True)),
-        "kind": _Key(_choice(CarrierKind)),
-        "noc_email": _Key(_email),
-        "notes": _Key(_string(10_000)),
+        "code": SchemaKey(_code, True),
+        "name": SchemaKey(_string(200, required=True)),
+        "kind": SchemaKey(_choice(CarrierKind)),
+        "noc_email": SchemaKey(_email),
+        "notes": SchemaKey(_string(10_000)),
     },
     "sites": {
-        "code": _Key(_code, True),
-        "name": _Key(_string(200, required=True)),
-        "tier": _Key(_integer(0, 3)),
-        "region": _Key(_string(64)),
-        "lat": _Key(_number(-90, 90, "must be a number between -90 and 90")),
-        "lon": _Key(_number(-180, 180, "must be a number between -180 and 180")),
-        "notes": _Key(_string(10_000)),
-        "contacts": _Key(_any_list),
+        "code": SchemaKey(_code, True),
+        "name": SchemaKey(_string(200, required=True)),
+        "tier": SchemaKey(_integer(0, 3)),
+        "region": SchemaKey(_string(64)),
+        "lat": SchemaKey(_number(-90, 90, "must be a number between -90 and 90")),
+        "lon": SchemaKey(_number(-180, 180, "must be a number between -180 and 180")),
+        "notes": SchemaKey(_string(10_000)),
+        "contacts": SchemaKey(_any_list),
     },
     "hosts": {
-        "site": _Key(_ref, True),
-        "name": _Key(_name, True),
-        "address": _Key(_ip),
-        "role": _Key(_choice(HostRole)),
+        "site": SchemaKey(_ref, True),
+        "name": SchemaKey(_name, True),
+        "address": SchemaKey(_ip),
+        "role": SchemaKey(_choice(HostRole)),
     },
     "equipment": {
-        "name": _Key(_name, True),
-        "site": _Key(_ref),
-        "carrier": _Key(_ref),
-        "role": _Key(_choice(EquipmentRole)),
-        "vendor": _Key(_string(100)),
-        "model": _Key(_string(100)),
-        "os_version": _Key(_string(100)),
-        "location": _Key(_string(200)),
-        "linecard_capacity_mbps": _Key(_positive),
-        "backplane_capacity_mbps": _Key(_positive),
-        "known_reordering": _Key(_boolean),
-        "quirks": _Key(_string(10_000)),
+        "name": SchemaKey(_name, True),
+        "site": SchemaKey(_ref),
+        "carrier": SchemaKey(_ref),
+        "role": SchemaKey(_choice(EquipmentRole)),
+        "vendor": SchemaKey(_string(100)),
+        "model": SchemaKey(_string(100)),
+        "os_version": SchemaKey(_string(100)),
+        "location": SchemaKey(_string(200)),
+        "linecard_capacity_mbps": SchemaKey(_positive),
+        "backplane_capacity_mbps": SchemaKey(_positive),
+        "known_reordering": SchemaKey(_boolean),
+        "quirks": SchemaKey(_string(10_000)),
     },
     "interfaces": {
-        "equipment": _Key(_ref, True),
-        "name": _Key(_string(100, required=True), True),
-        "if_index": _Key(_integer(0, 2**31 - 1)),
-        "speed_mbps": _Key(_positive),
-        "mtu": _Key(_integer(68, 65535)),
-        "blade": _Key(_string(50)),
-        "description": _Key(_string(200)),
+        "equipment": SchemaKey(_ref, True),
+        "name": SchemaKey(_string(100, required=True), True),
+        "if_index": SchemaKey(_integer(0, 2**31 - 1)),
+        "speed_mbps": SchemaKey(_positive),
+        "mtu": SchemaKey(_integer(68, 65535)),
+        "blade": SchemaKey(_string(50)),
+        "description": SchemaKey(_string(200)),
     },
     "circuits": {
-        "carrier": _Key(_ref, True),
-        "cid": _Key(_string(100, required=True), True),
-        "a_interface": _Key(_string(201)),
-        "z_interface": _Key(_string(201)),
-        "capacity_mbps": _Key(_positive),
-        "status": _Key(_choice(CircuitStatus)),
-        "description": _Key(_string(200)),
+        "carrier": SchemaKey(_ref, True),
+        "cid": SchemaKey(_string(100, required=True), True),
+        "a_interface": SchemaKey(_string(201)),
+        "z_interface": SchemaKey(_string(201)),
+        "capacity_mbps": SchemaKey(_positive),
+        "status": SchemaKey(_choice(CircuitStatus)),
+        "description": SchemaKey(_string(200)),
     },
     "trunks": {
-        "name": _Key(_name, True),
-        "members": _Key(_any_list),
-        "description": _Key(_string(200)),
+        "name": SchemaKey(_name, True),
+        "members": SchemaKey(_any_list),
+        "description": SchemaKey(_string(200)),
     },
     "paths": {
-        "src": _Key(_ref, True),
-        "dst": _Key(_ref, True),
-        "capacity_mbps": _Key(_positive),
-        "rtt_ms": _Key(_number(0, 10_000, "must be a number between 0 and 10000")),
-        "hops": _Key(_any_list, True),
-        "note": _Key(_string(200)),
+        "src": SchemaKey(_ref, True),
+        "dst": SchemaKey(_ref, True),
+        "capacity_mbps": SchemaKey(_positive),
+        "rtt_ms": SchemaKey(_number(0, 10_000, "must be a number between 0 and 10000")),
+        "hops": SchemaKey(_any_list, True),
+        "note": SchemaKey(_string(200)),
     },
 }
-CONTACT_SCHEMA: dict[str, _Key] = {
-    "email": _Key(_email, True),
-    "role": _Key(_choice(ContactRole)),
-    "name": _Key(_string(200)),
+CONTACT_SCHEMA: dict[str, SchemaKey] = {
+    "email": SchemaKey(_email, True),
+    "role": SchemaKey(_choice(ContactRole)),
+    "name": SchemaKey(_string(200)),
 }

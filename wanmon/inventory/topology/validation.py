@@ -14,17 +14,17 @@ from wanmon.inventory import services
 from wanmon.inventory.choices import ContactRole
 from wanmon.inventory.labels import label_join, label_split
 from wanmon.inventory.topology.schema import (
-    _YAML_LOADER,
     CONTACT_SCHEMA,
     SCHEMA,
     SECTIONS,
+    YAML_LOADER,
+    BadValue,
     Item,
     KnownRefs,
+    SchemaKey,
     TopologyDocument,
     TopologyError,
     TopologyInvalid,
-    _Bad,
-    _Key,
 )
 
 # --- loading -------------------------------------------------------------------------------------------------
@@ -35,7 +35,7 @@ def topology_parse(text: str, *, filename: str = "") -> Any:
     try:
         if filename.endswith(".json"):
             return json.loads(text)
-        return yaml.load(text, Loader=_YAML_LOADER)  # a safe loader (libyaml's when available)
+        return yaml.load(text, Loader=YAML_LOADER)  # a safe loader (libyaml's when available)
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno}, column {exc.colno}"
         raise TopologyInvalid([TopologyError("", f"{where}: invalid JSON: {exc.msg}")]) from None
@@ -69,7 +69,7 @@ def topology_load_file(filename: str | FilePath) -> tuple[Any, str]:
 # --- validation ------------------------------------------------------------------------------------------------
 
 
-def _join(prefix: str, path: str) -> str:
+def join_location(prefix: str, path: str) -> str:
     return f"{prefix}.{path}" if prefix else path
 
 
@@ -80,9 +80,9 @@ class _Validator:
         self.errors: list[TopologyError] = []
 
     def error(self, path: str, message: str) -> None:
-        self.errors.append(TopologyError(_join(self.prefix, path), message))
+        self.errors.append(TopologyError(join_location(self.prefix, path), message))
 
-    def entries(self, where: str, raw: Any, schema: dict[str, _Key]) -> Item | None:
+    def entries(self, where: str, raw: Any, schema: dict[str, SchemaKey]) -> Item | None:
         """Check one mapping against its schema: required keys, unknown keys, value types."""
         if not isinstance(raw, dict):
             self.error(where, "must be a mapping")
@@ -101,7 +101,7 @@ class _Validator:
                 continue
             try:
                 values[key] = spec.parse(raw[key])
-            except _Bad as bad:
+            except BadValue as bad:
                 self.error(f"{where}.{key}", str(bad))
                 ok = False
         return Item(where, values, complete=ok)
@@ -189,8 +189,8 @@ def _check_nested(v: _Validator, sections: dict[str, list[Item]]) -> None:
                 v.error(f"{where}.email", "must be an e-mail address")
                 continue
             if (spec.role, spec.email) in seen:
-                v.error(where, f"duplicate contact {spec.email} as {spec.role} "
-                               f"(first at {_join(v.prefix, item.path)}.contacts[{seen[(spec.role, spec.email)]}])")
+                first_at = f"{join_location(v.prefix, item.path)}.contacts[{seen[(spec.role, spec.email)]}]"
+                v.error(where, f"duplicate contact {spec.email} as {spec.role} (first at {first_at})")
                 continue
             seen[(spec.role, spec.email)] = j
             contacts.append(spec)
@@ -237,9 +237,8 @@ class _References:
         first: dict[tuple, str] = {}
         for item, key in self.keyed(section, *names):
             if key in first:
-                self.v.error(
-                    f"{item.path}{where}", f"duplicate {describe(key)} (first at {_join(self.v.prefix, first[key])})"
-                )
+                first_at = join_location(self.v.prefix, first[key])
+                self.v.error(f"{item.path}{where}", f"duplicate {describe(key)} (first at {first_at})")
             else:
                 first[key] = item.path
         return set(first)

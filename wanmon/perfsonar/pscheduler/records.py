@@ -17,7 +17,7 @@ from wanmon.perfsonar.pscheduler.runs import (
     US_PER_MS,
     PsRun,
     RecordSource,
-    _common_paths,
+    common_paths,
     endpoint_normalise,
     iso_duration_s,
 )
@@ -95,7 +95,7 @@ def records_build(
         "trace": _trace,
     }[run.test_type]
     source = build(run, common)
-    return [RecordSource(source.data, {**_common_paths(run.prefix), **source.paths})]
+    return [RecordSource(source.data, {**common_paths(run.prefix), **source.paths})]
 
 
 def _throughput(run: PsRun, common: dict[str, Any]) -> RecordSource:

@@ -107,7 +107,7 @@ class PsRun:
         return self._candidates(("dest", "dest-node"), 1)
 
 
-def _common_paths(prefix: str) -> dict[str, str]:
+def common_paths(prefix: str) -> dict[str, str]:
     """Where the fields every record has come from in the body."""
     return {
         "time": f"{prefix}schedule.start",

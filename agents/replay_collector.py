@@ -70,7 +70,7 @@ from typing import Any
 import msgspec
 
 from collectors.counters import COUNTER_SPECS, TICKS_PER_S, TIMETICKS_MODULUS
-from collectors.records import Record, RecordError, SnmpRecord, decode_records
+from collectors.records import PATH_TEST_TYPES, Record, RecordError, SnmpRecord, decode_records
 from collectors.records.types import iso_z
 from collectors.table import field_meta
 
@@ -87,7 +87,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 END_AT_NOW = "end-at-now"
-TEST_TYPES = frozenset({"throughput", "owamp", "traceroute"})
 _MAX_INTERVAL_S = 7 * 86400.0
 _SCHEDULE_FIELD = "schedule_interval_s"
 _STATE_VERSION = 1
@@ -243,7 +242,7 @@ def _own(item: Any, site: str, equipment: frozenset[str]) -> bool:
     if not isinstance(item, dict):
         return False
     kind = item.get("type")
-    if kind in TEST_TYPES:
+    if kind in PATH_TEST_TYPES:
         return item.get("src") == site
     if kind == "host_tcp":
         return item.get("site") == site

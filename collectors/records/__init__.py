@@ -40,6 +40,7 @@ from collectors.records.decode import (
     schema_version_needed,
 )
 from collectors.records.schema import (
+    PATH_TEST_TYPES,
     RECORD_TYPES,
     Batch,
     Counters,
@@ -71,6 +72,7 @@ __all__ = [
     "MAX_REPORTED_ERRORS",
     "MAX_TIME",
     "MIN_TIME",
+    "PATH_TEST_TYPES",
     "RECORD_TYPES",
     "SCHEMA_VERSION",
     "SITE_CODE_PATTERN",

@@ -47,7 +47,7 @@ from collectors.records.types import (
     Text,
     TimeTicks,
     UtcDatetime,
-    _to_utc,
+    to_utc,
 )
 
 # --- records -----------------------------------------------------------------------------------
@@ -70,10 +70,10 @@ class _Record(msgspec.Struct, tag_field="type", omit_defaults=True, kw_only=True
     def __post_init__(self) -> None:
         # msgspec decodes "Z" and "+00:00" to datetime.UTC itself: only other offsets need converting.
         if self.time.tzinfo is not UTC:
-            msgspec.structs.force_setattr(self, "time", _to_utc(self.time))
+            msgspec.structs.force_setattr(self, "time", to_utc(self.time))
 
 
-class _PathRecord(_Record, kw_only=True, frozen=True):
+class PathRecord(_Record, kw_only=True, frozen=True):
     """A test between two sites, measured in the direction src -> dst."""
 
     src: SiteCode
@@ -84,7 +84,7 @@ class _PathRecord(_Record, kw_only=True, frozen=True):
     job_id: JobId | None = None  # a test on demand: the job it answers (schema version 2, docs/ondemand.md)
 
 
-class ThroughputRecord(_PathRecord, tag="throughput", kw_only=True, frozen=True):
+class ThroughputRecord(PathRecord, tag="throughput", kw_only=True, frozen=True):
     """A nuttcp (or iperf) test. ``throughput_bps`` may be absent only when ``error`` says why."""
 
     tool: Label
@@ -101,7 +101,7 @@ class ThroughputRecord(_PathRecord, tag="throughput", kw_only=True, frozen=True)
     packets_lost: Count | None = None
 
 
-class OwampRecord(_PathRecord, tag="owamp", kw_only=True, frozen=True):
+class OwampRecord(PathRecord, tag="owamp", kw_only=True, frozen=True):
     """One-way delay and loss (owping).
 
     ``packets_sent``/``packets_lost`` are required unless ``error``; delays are required when a
@@ -168,7 +168,7 @@ class SnmpRecord(_Record, tag="snmp", kw_only=True, frozen=True):
     speed_mbps: SpeedMbps | None = None
 
 
-class TracerouteRecord(_PathRecord, tag="traceroute", kw_only=True, frozen=True):
+class TracerouteRecord(PathRecord, tag="traceroute", kw_only=True, frozen=True):
     """The hop list of a path. Unknown hops are null (``"*"`` is accepted and stored as null)."""
 
     hops: Annotated[list[Hop | None], Meta(max_length=255)] = []  # empty only with `error`
@@ -205,6 +205,10 @@ RECORD_TYPES: Final[Mapping[str, type[_Record]]] = {
     cls.__struct_config__.tag: cls  # type: ignore[misc]
     for cls in (ThroughputRecord, OwampRecord, SnmpRecord, TracerouteRecord, HostTcpRecord)
 }
+# The record types that measure a path direction (src -> dst): the ones a site may send only for its own paths.
+PATH_TEST_TYPES: Final[frozenset[str]] = frozenset(
+    tag for tag, cls in RECORD_TYPES.items() if issubclass(cls, PathRecord)
+)
 
 
 class Batch(msgspec.Struct, kw_only=True, frozen=True):
@@ -218,7 +222,7 @@ class Batch(msgspec.Struct, kw_only=True, frozen=True):
 
     def __post_init__(self) -> None:
         msgspec.structs.force_setattr(self, "batch_id", self.batch_id.lower())
-        msgspec.structs.force_setattr(self, "sent_at", _to_utc(self.sent_at))
+        msgspec.structs.force_setattr(self, "sent_at", to_utc(self.sent_at))
 
 
 class _BatchEnvelope(msgspec.Struct, kw_only=True):
@@ -231,9 +235,9 @@ class _BatchEnvelope(msgspec.Struct, kw_only=True):
     schema_version: Annotated[int, Meta(ge=1, le=1000)] = SCHEMA_VERSION
 
 
-_BATCH_DECODER = msgspec.json.Decoder(Batch)
-_ENVELOPE_DECODER = msgspec.json.Decoder(_BatchEnvelope)
-_RECORD_DECODER = msgspec.json.Decoder(Record)
-_RECORDS_DECODER = msgspec.json.Decoder(list[Record])
-_RAW_LIST_DECODER = msgspec.json.Decoder(list[msgspec.Raw])
-_ENCODER = msgspec.json.Encoder()
+BATCH_DECODER = msgspec.json.Decoder(Batch)
+ENVELOPE_DECODER = msgspec.json.Decoder(_BatchEnvelope)
+RECORD_DECODER = msgspec.json.Decoder(Record)
+RECORDS_DECODER = msgspec.json.Decoder(list[Record])
+RAW_LIST_DECODER = msgspec.json.Decoder(list[msgspec.Raw])
+ENCODER = msgspec.json.Encoder()

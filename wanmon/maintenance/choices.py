@@ -13,9 +13,7 @@ Impact = text_choices("Impact", {
 
 # Impacts under which a degradation on the working path is expected (MAINTENANCE_EXPLAINED).
 EXPLAINING_IMPACTS = frozenset({Impact.AT_RISK, Impact.DEGRADED, Impact.OUTAGE})
-
-# From harmless to worst: the impact of a window on a path is the worst of its elements on that path.
-IMPACT_ORDER = (Impact.NO_IMPACT, Impact.REDUCED_REDUNDANCY, Impact.AT_RISK, Impact.DEGRADED, Impact.OUTAGE)
+# The order of impacts, from harmless to worst, is parsed.IMPACT_ORDER (with impact_worst, the one ranking).
 
 
 Status = text_choices("Status", {

@@ -31,7 +31,8 @@ _STATUSES = {
     "rescheduled": "confirmed",
 }
 NO_CHANGE = "no-change"
-# From harmless to worst.
+# From harmless to worst: the one ranking of impacts (the impact of a window on a path is the worst of its
+# elements on that path, ``impact_worst``).
 IMPACT_ORDER = ("no-impact", "reduced-redundancy", "at-risk", "degraded", "outage")
 
 

@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db import DataError, IntegrityError, connection, models, transaction
 from django.utils import timezone
 
-from collectors.records import BatchStream, decode_batch, decode_batch_stream
+from collectors.records import PATH_TEST_TYPES, BatchStream, decode_batch, decode_batch_stream
 from collectors.records.types import iso_z
 from wanmon.inventory.models import Agent, Equipment, Interface, Site
 from wanmon.measurements.columns import SNMP, TABLES
@@ -38,7 +38,6 @@ from wanmon.measurements.rollups import retention_policy
 
 logger = logging.getLogger(__name__)
 
-TEST_TYPES = {"throughput", "owamp", "traceroute"}
 
 
 @dataclass
@@ -95,6 +94,43 @@ class _Refs:
     snmp: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)  # names -> (equipment, interface)
 
 
+def _unknown_reference_errors(records: Sequence, offset: int, prefix: str, refs: _Refs) -> list[dict]:
+    """One error per site code or equipment name of the records that the inventory does not know."""
+    errors: list[dict] = []
+    for i, r in enumerate(records, offset):
+        path = f"{prefix}[{i}]"
+        k = record_kind(r)
+        if k in PATH_TEST_TYPES:
+            for key in ("src", "dst"):
+                code = getattr(r, key)
+                if code not in refs.sites:
+                    errors.append({"path": f"{path}.{key}", "message": f"unknown site {code!r}"})
+        elif k == "host_tcp" and r.site not in refs.sites:
+            errors.append({"path": f"{path}.site", "message": f"unknown site {r.site!r}"})
+        elif k == "snmp" and r.equipment not in refs.equipment:
+            errors.append({"path": f"{path}.equipment", "message": f"unknown equipment {r.equipment!r}"})
+    return errors
+
+
+def _unauthorised_errors(records: Sequence, offset: int, prefix: str, agent: Agent, refs: _Refs) -> list[dict]:
+    """One error per record the agent may not send: tests not from or to its site, another site's host settings,
+    equipment it is not assigned to poll."""
+    site_code = agent.site.code
+    errors: list[dict] = []
+    for i, r in enumerate(records, offset):
+        k = record_kind(r)
+        if k in PATH_TEST_TYPES and site_code not in (r.src, r.dst):
+            message = f"agent {agent.name!r} of site {site_code} may not send {k} records between {r.src} and {r.dst}"
+        elif k == "host_tcp" and r.site != site_code:
+            message = f"agent {agent.name!r} of site {site_code} may not send host_tcp records of site {r.site}"
+        elif k == "snmp" and refs.equipment[r.equipment] not in refs.allowed_equipment:
+            message = f"agent {agent.name!r} is not assigned to poll equipment {r.equipment!r}"
+        else:
+            continue
+        errors.append({"path": f"{prefix}[{i}]", "message": message})
+    return errors
+
+
 def _resolve(
     records: Sequence,
     by_type: dict[str, list],
@@ -117,7 +153,7 @@ def _resolve(
     # The distinct references are collected per type in C-level passes; the per-record loops below
     # only run to word the errors when a check on these small sets has failed.
     snmp_refs = set(map(_SNMP_NAMES, by_type.get("snmp", ())))
-    test_pairs = {(r.src, r.dst) for k in TEST_TYPES for r in by_type.get(k, ())}
+    test_pairs = {(r.src, r.dst) for k in PATH_TEST_TYPES for r in by_type.get(k, ())}
     host_sites = set(map(_SITE, by_type.get("host_tcp", ())))
     site_codes = {c for pair in test_pairs for c in pair} | host_sites
     new_sites = site_codes - refs.sites.keys()
@@ -140,23 +176,8 @@ def _resolve(
                     refs.snmp[(name, iname)] = (eid, iid)
     equipment = refs.equipment
 
-    errors: list[dict] = []
     if not (site_codes <= refs.sites.keys() and {e for e, _ in new_snmp} <= equipment.keys()):
-        sites = refs.sites
-        for i, r in enumerate(records, offset):
-            path = f"{prefix}[{i}]"
-            k = record_kind(r)
-            if k in TEST_TYPES:
-                for key in ("src", "dst"):
-                    code = getattr(r, key)
-                    if code not in sites:
-                        errors.append({"path": f"{path}.{key}", "message": f"unknown site {code!r}"})
-            elif k == "host_tcp" and r.site not in sites:
-                errors.append({"path": f"{path}.site", "message": f"unknown site {r.site!r}"})
-            elif k == "snmp" and r.equipment not in equipment:
-                errors.append({"path": f"{path}.equipment", "message": f"unknown equipment {r.equipment!r}"})
-        raise IngestError(400, errors)
-
+        raise IngestError(400, _unknown_reference_errors(records, offset, prefix, refs))
     if agent is not None:
         site_code = agent.site.code
         allowed = (
@@ -165,20 +186,7 @@ def _resolve(
             and {equipment[e] for e, _ in new_snmp} <= refs.allowed_equipment
         )
         if not allowed:
-            for i, r in enumerate(records, offset):
-                k = record_kind(r)
-                if k in TEST_TYPES and site_code not in (r.src, r.dst):
-                    message = (
-                        f"agent {agent.name!r} of site {site_code} may not send {k} records between {r.src} and {r.dst}"
-                    )
-                elif k == "host_tcp" and r.site != site_code:
-                    message = f"agent {agent.name!r} of site {site_code} may not send host_tcp records of site {r.site}"
-                elif k == "snmp" and equipment[r.equipment] not in refs.allowed_equipment:
-                    message = f"agent {agent.name!r} is not assigned to poll equipment {r.equipment!r}"
-                else:
-                    continue
-                errors.append({"path": f"{prefix}[{i}]", "message": message})
-            raise IngestError(403, errors)
+            raise IngestError(403, _unauthorised_errors(records, offset, prefix, agent, refs))
 
     missing = new_snmp - refs.snmp.keys()
     if missing and not auto_interfaces:
@@ -387,7 +395,7 @@ def _jobs_link(held: dict[str, list], chunks: Sequence[Sequence], *, agent: Agen
                prefix: str) -> None:  # fmt: skip
     """Hand the test records that answer a test on demand to the jobs' linker (measurements/hooks.py); its
     refusals become an IngestError naming each record (the transaction rolls the batch back)."""
-    answers = [r for kind in TEST_TYPES for r in held.get(kind, ()) if r.job_id is not None]
+    answers = [r for kind in PATH_TEST_TYPES for r in held.get(kind, ()) if r.job_id is not None]
     if not answers:
         return
     refusals = job_results_link(answers, agent=agent, batch_id=batch_id, now=timezone.now())
@@ -503,5 +511,5 @@ def _copy_others(
         table = TABLES[kind]
         rows = table.rows(records, sites=sites, agent_id=agent_id, batch_id=batch_id, extra=record_extra)
         result.counts[kind] = copy_rows(raw, table.name, table.column_names, rows)
-    result.paths = {(sites[r.src], sites[r.dst]) for k in TEST_TYPES for r in by_type.get(k, ())}
+    result.paths = {(sites[r.src], sites[r.dst]) for k in PATH_TEST_TYPES for r in by_type.get(k, ())}
     result.sites = {sites[r.site] for r in by_type.get("host_tcp", ())}

@@ -35,6 +35,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.replay_collector import ReplayError, timeline_bounds
+from collectors.records import PATH_TEST_TYPES
 from wanmon.inventory.models import Agent, Carrier, Equipment, Site
 from wanmon.inventory.services import agent_assign_equipment, agent_create, agent_token_hash, agent_token_rotate
 from wanmon.inventory.topology import TopologyInvalid, topology_import
@@ -42,7 +43,6 @@ from wanmon.maintenance.models import MaintenanceWindow
 from wanmon.maintenance.services import maintenance_window_create
 
 LHC_DEMO = Path(__file__).resolve().parents[2] / "data" / "lhc-demo.yaml"
-TEST_TYPES = {"throughput", "owamp", "traceroute"}
 # Who polls which shared element in the demo (an agent may only send SNMP of equipment assigned to it).
 # Equipment not listed: its own site's agent, else CERN's (the Tier-0 NOC).
 SNMP_POLLERS = {
@@ -242,7 +242,7 @@ class Command(BaseCommand):
             if not isinstance(m, dict):
                 continue
             kind = m.get("type")
-            if kind in TEST_TYPES and m.get("src"):
+            if kind in PATH_TEST_TYPES and m.get("src"):
                 records[(m["src"], kind)] += 1
             elif kind == "host_tcp" and m.get("site"):
                 records[(m["site"], kind)] += 1

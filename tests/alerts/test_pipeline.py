@@ -28,7 +28,7 @@ from wanmon.alerts.services import (
 )
 from wanmon.alerts.silences import silence_create
 from wanmon.core.permissions import OPERATOR_GROUP
-from wanmon.diagnosis.evidence import Finding as EngineFinding
+from wanmon.diagnosis.evidence import RuleFinding
 from wanmon.diagnosis.models import Finding, PathEvaluation
 from wanmon.diagnosis.replay import scenario_load, scenario_replay
 from wanmon.diagnosis.services import findings_sync
@@ -81,7 +81,7 @@ def clear(start):
 
 
 def finding(code="PATH_DOWN", src="CERN", dst="RAL", severity="critical", at=T, summary=None):
-    return EngineFinding(code=code, severity=severity, subject={"src": src, "dst": dst}, start=at - timedelta(hours=1),
+    return RuleFinding(code=code, severity=severity, subject={"src": src, "dst": dst}, start=at - timedelta(hours=1),
                          end=at, summary=summary or f"{src}->{dst}: {code} for 1 h", explanation="because of x = 1.5",
                          evidence={"x": 1.5}, actions=("look at it",))
 
@@ -651,7 +651,7 @@ def two_faults(onset=T - timedelta(minutes=50)) -> None:
     topology_import(TWO_FAULTS_TOPOLOGY, as_of=T - timedelta(days=30))
 
     def at(code, subject, severity="critical", **evidence):
-        return EngineFinding(code=code, severity=severity, subject=subject, start=onset, end=T,
+        return RuleFinding(code=code, severity=severity, subject=subject, start=onset, end=T,
                              summary=f"{code} here", explanation="x", evidence=evidence, actions=(f"Check {code}",))
 
     eu = ["FZK->CERN", "CNAF->CERN"]

@@ -8,12 +8,12 @@ from datetime import UTC, datetime, timedelta
 from wanmon.diagnosis.engine import diagnose
 from wanmon.diagnosis.evidence import (
     EvidenceBundle,
-    Finding,
     HostTcpEvidence,
     InterfaceEvidence,
     InterfaceRate,
     OwampTest,
     PathEvidence,
+    RuleFinding,
     ThroughputTest,
     TracerouteObservation,
     summarise_path,
@@ -122,19 +122,19 @@ def bundle(*paths: PathEvidence, **kw) -> EvidenceBundle:
     return EvidenceBundle(paths=tuple(paths), **kw)
 
 
-def run(b: EvidenceBundle, now: datetime = NOW) -> list[Finding]:
+def run(b: EvidenceBundle, now: datetime = NOW) -> list[RuleFinding]:
     return diagnose(b, now)
 
 
-def codes_of(findings: Iterable[Finding]) -> set[str]:
+def codes_of(findings: Iterable[RuleFinding]) -> set[str]:
     return {f.code for f in findings}
 
 
-def find(findings: Iterable[Finding], code: str, **subject: str) -> list[Finding]:
+def find(findings: Iterable[RuleFinding], code: str, **subject: str) -> list[RuleFinding]:
     return [f for f in findings if f.code == code and all(f.subject.get(key) == v for key, v in subject.items())]
 
 
-def one(findings: Iterable[Finding], code: str, **subject: str) -> Finding:
+def one(findings: Iterable[RuleFinding], code: str, **subject: str) -> RuleFinding:
     hits = find(findings, code, **subject)
     assert len(hits) == 1, f"expected one {code} {subject}, got {[(f.code, dict(f.subject)) for f in findings]}"
     return hits[0]

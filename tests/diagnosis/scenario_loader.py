@@ -27,7 +27,7 @@ from wanmon.diagnosis.evidence import (
     InterfaceRate,
     InterfaceStatus,
     KnownHost,
-    MaintenanceWindow,
+    MaintenanceEvidence,
     OwampTest,
     PathEvidence,
     ThroughputTest,
@@ -231,7 +231,7 @@ def load_scenario(path: str | Path) -> Scenario:
         trunks.append(TrunkEvidence(t["name"], tuple(members)))
 
     maintenance = tuple(
-        MaintenanceWindow(
+        MaintenanceEvidence(
             reference=w["reference"],
             start=ts(w["start"]),
             end=ts(w["end"]),

@@ -40,7 +40,7 @@ from wanmon.diagnosis.evidence import (
     HostTcpEvidence,
     InterfaceEvidence,
     KnownHost,
-    MaintenanceWindow,
+    MaintenanceEvidence,
     TrunkEvidence,
 )
 
@@ -367,7 +367,7 @@ def case8_bundle(impact="outage", end_h=10, lossy=True):
         eu_path(src, dst, hops, thr, lost=lost, baseline_end_min=100, retransmits=None)
         for src, dst, hops in (("CERN", "FZK", EU_HOPS), ("FZK", "CERN", EU_HOPS_BACK))
     )
-    window = MaintenanceWindow(
+    window = MaintenanceEvidence(
         "GEANT-CHG-0042", T0 + timedelta(hours=2), T0.replace(hour=end_h), impact, ("geant-fra",), carrier="GEANT"
     )
     return bundle(fwd, rev, maintenance=(window,))

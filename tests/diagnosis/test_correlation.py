@@ -127,7 +127,7 @@ def test_load_moved_between_bundle_members_is_not_a_rise():
 
 def test_paths_watched_by_owamp_alone_do_not_clear_an_element_whose_fault_only_tcp_sees():
     from tests.diagnosis.builders import bundle, every, owamp, path, tcp
-    from wanmon.diagnosis.context import RuleContext
+    from wanmon.diagnosis.registry import rule_context
     from wanmon.diagnosis.rules.correlation import shared_equipment_suspects
 
     tail = ("geant-fra", "dfn-fra", "fzk-border")
@@ -143,7 +143,7 @@ def test_paths_watched_by_owamp_alone_do_not_clear_an_element_whose_fault_only_t
     # IN2P3->FZK and PIC->FZK crossing the same elements but measured only by owamp, clean
     paths = (degraded("CERN", "geant-gva"), degraded("CNAF", "garr-mil"),
              owamp_only("IN2P3", "renater-lyo"), owamp_only("PIC", "rediris-mad"))
-    found = shared_equipment_suspects(RuleContext(bundle(*paths), NOW))
+    found = shared_equipment_suspects(rule_context(bundle(*paths), NOW))
     # then the shared elements stay suspects: the owamp-only paths could not have seen the loss
     suspects = {f.subject.get("equipment") for f in found}
     assert {"geant-fra", "dfn-fra"} <= suspects
@@ -164,7 +164,7 @@ def test_a_port_whose_own_counters_show_errors_outranks_an_ecmp_sibling_seen_in_
 
 def test_traffic_rising_the_other_way_through_a_port_does_not_compete_with_the_path():
     from tests.diagnosis.builders import MiB, bundle, every, owamp, path, tcp
-    from wanmon.diagnosis.context import RuleContext
+    from wanmon.diagnosis.registry import rule_context
     from wanmon.diagnosis.rules.correlation import shared_equipment_suspects
 
     # given CERN->FNAL leaving usl-gva by so-1/0/0 (out) and degrading at minute 180, when the port's *inbound*
@@ -173,7 +173,7 @@ def test_traffic_rising_the_other_way_through_a_port_does_not_compete_with_the_p
     tests = every(30, lambda m: tcp(m, 5.0e9 if m < 180 else 3.2e9, window_bytes=64 * MiB, rtt_ms=120, streams=8))
     p = path("CERN", "FNAL", 10e9, hops, tests, every(5, lambda m: owamp(m, 60.0)), baseline_end_min=120)
     port = iface("usl-gva", "so-1/0/0", 10e9, every(1, lambda m: rate_row(m, 2e8 if m < 180 else 6e9, 1e9)))
-    found = shared_equipment_suspects(RuleContext(bundle(p, interfaces=(port,)), NOW))
+    found = shared_equipment_suspects(rule_context(bundle(p, interfaces=(port,)), NOW))
     # then the port is not suspected: the other direction's traffic uses the other fibre and queue
     assert [f for f in found if f.subject.get("interface") == "so-1/0/0"] == []
 

@@ -12,14 +12,14 @@ import pytest
 from tests.diagnosis.builders import NOW, T0, bundle, healthy_eu, run
 from wanmon.diagnosis import codes
 from wanmon.diagnosis.engine import deduplicate, diagnose, sort_findings
-from wanmon.diagnosis.evidence import Finding
+from wanmon.diagnosis.evidence import RuleFinding
 from wanmon.diagnosis.registry import RULES, Rule
 
 PACKAGE = Path(__file__).resolve().parents[2] / "wanmon" / "diagnosis"
 
 
 def finding(code=codes.ROUTE_CHANGE, severity=codes.INFO, rank=None, start=T0, end=NOW, **subject):
-    return Finding(code, severity, subject or {"src": "A", "dst": "B"}, start, end, rank, "s", "e")
+    return RuleFinding(code, severity, subject or {"src": "A", "dst": "B"}, start, end, rank, "s", "e")
 
 
 def test_every_code_has_exactly_one_rule():

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.contrib.auth.models import Group
 
-from wanmon.diagnosis.evidence import Finding as EngineFinding
+from wanmon.diagnosis.evidence import RuleFinding
 from wanmon.diagnosis.models import DiagnosisCycle, Finding
 from wanmon.diagnosis.services import finding_acknowledge, findings_sync
 from wanmon.diagnosis.shards import diagnosis_cycle_close
@@ -16,7 +16,7 @@ T = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
 def engine_finding(code="ASYMMETRIC_PATH", subject=None, summary="FZK->CERN carries 3 %", severity="critical"):
-    return EngineFinding(code=code, severity=severity, subject=subject or {"src": "FZK", "dst": "CERN"},
+    return RuleFinding(code=code, severity=severity, subject=subject or {"src": "FZK", "dst": "CERN"},
                          start=T - timedelta(hours=2), end=T, summary=summary, explanation="because",
                          evidence={"ratio": 0.03}, actions=("clean the patch panel",))
 

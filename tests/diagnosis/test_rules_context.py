@@ -28,10 +28,10 @@ from tests.diagnosis.builders import (
     udp,
 )
 from wanmon.diagnosis import codes
-from wanmon.diagnosis.context import RuleContext
 from wanmon.diagnosis.episodes import DEGRADED
-from wanmon.diagnosis.evidence import MaintenanceWindow
+from wanmon.diagnosis.evidence import MaintenanceEvidence
 from wanmon.diagnosis.loss import estimate_loss
+from wanmon.diagnosis.registry import rule_context
 from wanmon.diagnosis.rules.hosts import host_tcp_tuning
 from wanmon.diagnosis.rules.maintenance import impact_explains
 
@@ -43,7 +43,7 @@ def asgc(rtt=298.0):
 
 
 def test_host_tuning_with_exact_sysctl_lines():
-    c = RuleContext(bundle(asgc(), healthy_eu(), hosts=(host("CERN", "cern-dt01", buf=16 * MiB),)), NOW)
+    c = rule_context(bundle(asgc(), healthy_eu(), hosts=(host("CERN", "cern-dt01", buf=16 * MiB),)), NOW)
     [f] = host_tcp_tuning(c)
     assert f.subject == {"site": "CERN", "host": "cern-dt01"}
     assert f.evidence["longest_path"] == "CERN->ASGC"
@@ -57,12 +57,12 @@ def test_host_tuning_with_exact_sysctl_lines():
 
 
 def test_buffers_above_the_bdp_and_cubic_are_fine():
-    c = RuleContext(bundle(asgc(), hosts=(host("CERN", "cern-dt01", buf=128 * MiB),)), NOW)
+    c = rule_context(bundle(asgc(), hosts=(host("CERN", "cern-dt01", buf=128 * MiB),)), NOW)
     assert host_tcp_tuning(c) == []
 
 
 def test_reno_is_flagged_with_its_responsiveness():
-    c = RuleContext(bundle(asgc(), hosts=(host("CERN", "cern-dt01", buf=128 * MiB, cc="reno"),)), NOW)
+    c = rule_context(bundle(asgc(), hosts=(host("CERN", "cern-dt01", buf=128 * MiB, cc="reno"),)), NOW)
     [f] = host_tcp_tuning(c)
     assert f.evidence["sysctl"] == ["net.ipv4.tcp_congestion_control = cubic"]
     # 1 Gb/s, 298 ms, MSS 1448: 1e9 * 0.298^2 / (2 * 1448 * 8) = 3833 s
@@ -94,7 +94,7 @@ def collapsing_during_work(hops=EU_HOPS):
 
 def test_per_element_impact_overrides_the_window():
     fwd = collapsing_during_work()
-    w = MaintenanceWindow(
+    w = MaintenanceEvidence(
         "CHG-1", at(110), at(250), "outage", ("geant-fra", "geant-gva"), element_impacts={"geant-fra": "no-impact"}
     )
     findings = run(bundle(fwd, maintenance=(w,)))
@@ -104,7 +104,7 @@ def test_per_element_impact_overrides_the_window():
 
 def _collapse_during_work(hops, affects):
     fwd = collapsing_during_work(hops)
-    return run(bundle(fwd, maintenance=(MaintenanceWindow("CHG-9", at(110), at(250), "outage", affects),)))
+    return run(bundle(fwd, maintenance=(MaintenanceEvidence("CHG-9", at(110), at(250), "outage", affects),)))
 
 
 @pytest.mark.parametrize(
@@ -128,7 +128,7 @@ def test_port_work_explains_a_path_through_that_port_only(hops, affects, explain
 
 def test_site_maintenance_explains_the_sites_paths():
     fwd = collapsing_during_work()
-    w = MaintenanceWindow("FZK-DC-7", at(110), at(250), "outage", ("site:FZK",))
+    w = MaintenanceEvidence("FZK-DC-7", at(110), at(250), "outage", ("site:FZK",))
     findings = run(bundle(fwd, maintenance=(w,)))
     assert codes.MAINTENANCE_EXPLAINED in codes_of(findings)
     assert codes.UNEXPLAINED_DEGRADATION not in codes_of(findings)
@@ -192,7 +192,7 @@ def test_loss_estimate_unknown_without_measurements():
 def test_episode_needs_two_bad_observations():
     tests = every(30, lambda m: tcp(m, 1e8 if m == 180 else 9.2e8, window_bytes=2_450_000, rtt_ms=9.8))
     p = path("CERN", "FZK", 1e9, EU_HOPS, tests, baseline_end_min=120)
-    a = RuleContext(bundle(p), NOW).assessment(p)
+    a = rule_context(bundle(p), NOW).assessment(p)
     assert [o.state for o in a.observations].count(DEGRADED) == 1
     assert a.episodes == ()
     assert NOW - T0 == timedelta(hours=6)
@@ -218,7 +218,7 @@ def test_a_window_naming_only_a_carrier_explains_nothing():
     hops = ("cern-border", "geant-gva", "geant-fra", "fzk-border")
     fwd = eu_path("CERN", "FZK", hops, lambda m: 3e8 if 120 <= m <= 240 else 9.2e8, baseline_end_min=100,
                   retransmits=None)  # fmt: skip
-    work = MaintenanceWindow("GEANT-ANY", at(110), at(250), "outage", (), carrier="GEANT")
+    work = MaintenanceEvidence("GEANT-ANY", at(110), at(250), "outage", (), carrier="GEANT")
     findings = run(bundle(fwd, maintenance=(work,), equipment=(EquipmentInfo("geant-gva", carrier="GEANT"),)))
     # then the degradation stays unexplained
     assert codes.MAINTENANCE_EXPLAINED not in {f.code for f in findings}
@@ -239,7 +239,7 @@ def test_work_that_explains_an_earlier_drop_does_not_downgrade_a_later_real_one(
         every(5, lambda m: owamp(m, 4.9), end=600),
         baseline_end_min=100,
     )
-    w = MaintenanceWindow("FZK-DC-8", at(110), at(250), "outage", ("site:FZK",))
+    w = MaintenanceEvidence("FZK-DC-8", at(110), at(250), "outage", ("site:FZK",))
     findings = run(bundle(fwd, maintenance=(w,)), at(600))
     # the work explains the first drop ...
     assert codes.MAINTENANCE_EXPLAINED in codes_of(findings)

@@ -20,8 +20,8 @@ from tests.diagnosis.builders import (
     udp,
 )
 from wanmon.diagnosis import codes
-from wanmon.diagnosis.context import RuleContext
-from wanmon.diagnosis.evidence import CounterDiscontinuity, InterfaceStatus, MaintenanceWindow, TrunkEvidence
+from wanmon.diagnosis.evidence import CounterDiscontinuity, InterfaceStatus, MaintenanceEvidence, TrunkEvidence
+from wanmon.diagnosis.registry import rule_context
 from wanmon.diagnosis.rules.interfaces import counter_discontinuity, interface_errors, link_congestion
 from wanmon.diagnosis.rules.trunk import address_parity, trunk_imbalance
 
@@ -29,7 +29,7 @@ HOPS = ("cern-border", "geant-gva:xe-0/0/0", "geant-fra", "fzk-border")
 
 
 def ctx(*paths, **kw):
-    return RuleContext(bundle(*paths, **kw), NOW)
+    return rule_context(bundle(*paths, **kw), NOW)
 
 
 # --------------------------------------------------------------------------- INTERFACE_ERRORS
@@ -50,7 +50,7 @@ def test_errors_during_work_on_that_port_or_its_device_are_explained_not_during_
     affects, explained
 ):
     rows = every(1, lambda m: rate_row(m, 5e8, 5e8, in_errors_per_s=0.5 if m >= 60 else 0.0, in_pkts_per_s=7e4))
-    work = MaintenanceWindow("GEANT-CHG-7", at(55), at(365), "outage", (affects,))
+    work = MaintenanceEvidence("GEANT-CHG-7", at(55), at(365), "outage", (affects,))
     findings = run(
         bundle(healthy_eu(hops=HOPS), interfaces=(iface("geant-gva", "xe-0/0/0", 10e9, rows),), maintenance=(work,))
     )
@@ -244,7 +244,7 @@ def test_a_member_up_but_carrying_nothing_is_broken_load_sharing():
 
 def test_a_member_drained_for_announced_work_is_not_broken_load_sharing():
     # costed out of the bundle with its port up, during work announced on it (whatever the traffic impact)
-    work = MaintenanceWindow("JANET-CHG-1", at(115), at(245), "reduced-redundancy", ("uk-lon:ge-1/0/1",))
+    work = MaintenanceEvidence("JANET-CHG-1", at(115), at(245), "reduced-redundancy", ("uk-lon:ge-1/0/1",))
     assert trunk_imbalance(drained_member(carries_nothing_while_up=True, maintenance=(work,))) == []
 
 

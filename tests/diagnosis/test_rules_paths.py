@@ -9,8 +9,8 @@ import pytest
 
 from wanmon.diagnosis import codes
 from wanmon.diagnosis import constants as k
-from wanmon.diagnosis.context import RuleContext
 from wanmon.diagnosis.evidence import InterfaceStatus, PathSummary
+from wanmon.diagnosis.registry import rule_context
 from wanmon.diagnosis.rules.asymmetry import asymmetric_path
 from wanmon.diagnosis.rules.clock import clock_unsync, untrusted_pairs
 from wanmon.diagnosis.rules.delay import delay_level_shift, delay_levels, route_change
@@ -39,7 +39,7 @@ from .builders import (
 
 
 def ctx(*paths, **kw):
-    return RuleContext(bundle(*paths, **kw), NOW)
+    return rule_context(bundle(*paths, **kw), NOW)
 
 
 # --------------------------------------------------------------------------- ASYMMETRIC_PATH

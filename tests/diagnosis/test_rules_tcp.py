@@ -6,8 +6,8 @@ import pytest
 
 from tests.diagnosis.builders import MiB, bundle, codes_of, every, find, host, one, owamp, path, tcp, udp
 from wanmon.diagnosis import codes, physics
-from wanmon.diagnosis.context import RuleContext
 from wanmon.diagnosis.evidence import ThroughputTest
+from wanmon.diagnosis.registry import rule_context
 from wanmon.diagnosis.rules.tcp import loss_limited, tcp_only_degradation, window_limited
 
 HOPS = ("a-border", "carrier-x", "b-border")
@@ -16,7 +16,7 @@ HOPS = ("a-border", "carrier-x", "b-border")
 def rule(fn, *paths, **kw):
     from tests.diagnosis.builders import NOW
 
-    return fn(RuleContext(bundle(*paths, **kw), NOW))
+    return fn(rule_context(bundle(*paths, **kw), NOW))
 
 
 def transatlantic(thr, window=4 * MiB, streams=1, capacity=10e9, rtt=125.0, **kw):
@@ -117,7 +117,7 @@ def test_no_loss_limited_when_far_below_even_the_conservative_figure():
 def test_unknown_retransmits_are_unknown_loss_not_zero():
     tests = every(30, lambda m: tcp(m, 8.7e7, window_bytes=64 * MiB, rtt_ms=72, retransmits=None))
     p = path("A", "B", 622e6, HOPS, tests)
-    a = RuleContext(bundle(p), tests[-1].time).assessment(p)
+    a = rule_context(bundle(p), tests[-1].time).assessment(p)
     assert a.loss.fraction is None
     assert a.derived().loss_fraction is None
     assert rule(loss_limited, p) == []

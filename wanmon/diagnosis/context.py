@@ -8,25 +8,13 @@ from typing import Any
 
 from wanmon.diagnosis import codes
 from wanmon.diagnosis.assessment import PathAssessment, assess_path
-from wanmon.diagnosis.evidence import EvidenceBundle, Finding, InterfaceEvidence, PathEvidence, path_subject
+from wanmon.diagnosis.evidence import EvidenceBundle, InterfaceEvidence, PathEvidence, RuleFinding, path_subject
 from wanmon.diagnosis.loss import LossEstimate
 
 # Conclusions several rules share (the untrusted delay pairs of rules/clock.py, the maintenance matches of
-# rules/maintenance.py) are worked out by those rule modules, which register them here when the rules package is
-# imported: rules import the context, never the reverse.
-_SHARED_CONCLUSIONS: dict[str, Callable[[RuleContext], Any]] = {}
-
-
-def register_shared_conclusion(name: str, work_out: Callable[[RuleContext], Any]) -> None:
-    """Make ``work_out(ctx)`` the way the context derives the shared conclusion ``name``."""
-    _SHARED_CONCLUSIONS[name] = work_out
-
-
-def _shared(name: str) -> Callable[[RuleContext], Any]:
-    try:
-        return _SHARED_CONCLUSIONS[name]
-    except KeyError:
-        raise LookupError(f"{name}: no rule module registered it (import wanmon.diagnosis.rules)") from None
+# rules/maintenance.py) are worked out by those rule modules; the registry hands them to the context it builds
+# (registry.rule_context, registry.SHARED_CONCLUSIONS): rules import the context, never the reverse.
+SharedConclusions = Mapping[str, Callable[["RuleContext"], Any]]
 
 
 class RuleContext:
@@ -37,10 +25,18 @@ class RuleContext:
     maintenance, unexplained degradation) can see what earlier ones concluded.
     """
 
-    def __init__(self, bundle: EvidenceBundle, now: datetime, findings: Iterable[Finding] = ()) -> None:
+    def __init__(
+        self,
+        bundle: EvidenceBundle,
+        now: datetime,
+        findings: Iterable[RuleFinding] = (),
+        *,
+        conclusions: SharedConclusions,
+    ) -> None:
         self.bundle = bundle
+        self._conclusions = conclusions
         self.now = now
-        self.findings: list[Finding] = list(findings)
+        self.findings: list[RuleFinding] = list(findings)
         self._assessments: dict[tuple[str, str], PathAssessment] = {}
         self._untrusted: set[tuple[str, str]] | None = None
         self._maintenance: Any = None
@@ -77,19 +73,25 @@ class RuleContext:
         return {t.name for t in self.bundle.trunks}
 
     # -- shared conclusions
+    def _shared(self, name: str) -> Callable[[RuleContext], Any]:
+        try:
+            return self._conclusions[name]
+        except KeyError:
+            raise LookupError(f"{name}: not among the shared conclusions this context was given") from None
+
     def untrusted_delay_pairs(self) -> set[tuple[str, str]]:
         """Path directions whose one-way delays must not be used (clock not synchronised)."""
         if self._untrusted is None:
-            self._untrusted = _shared("untrusted_delay_pairs")(self)
+            self._untrusted = self._shared("untrusted_delay_pairs")(self)
         return self._untrusted
 
     def maintenance_matches(self):
         """Degradation episodes explained by maintenance windows (see rules.maintenance.match_episodes)."""
         if self._maintenance is None:
-            self._maintenance = _shared("maintenance_matches")(self)
+            self._maintenance = self._shared("maintenance_matches")(self)
         return self._maintenance
 
-    def findings_with(self, code: str) -> list[Finding]:
+    def findings_with(self, code: str) -> list[RuleFinding]:
         return [f for f in self.findings if f.code == code]
 
 
@@ -106,9 +108,9 @@ def path_finding(
     severity: str | None = None,
     loss: LossEstimate | None = None,
     subject: Mapping[str, str] | None = None,
-) -> Finding:
+) -> RuleFinding:
     """A path-direction finding carrying the derived figures, its explanation ending with the path physics."""
-    return Finding(
+    return RuleFinding(
         code=code,
         severity=severity or codes.default_severity(code),
         subject=dict(subject) if subject else path_subject(a.path.src, a.path.dst),

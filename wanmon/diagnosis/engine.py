@@ -15,14 +15,14 @@ from wanmon.diagnosis import codes
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.context import RuleContext
 from wanmon.diagnosis.episodes import OK
-from wanmon.diagnosis.evidence import EvidenceBundle, Finding
-from wanmon.diagnosis.registry import RULES, Rule
+from wanmon.diagnosis.evidence import EvidenceBundle, RuleFinding
+from wanmon.diagnosis.registry import RULES, Rule, rule_context
 from wanmon.diagnosis.rules.maintenance import apply_explanations
 
 
-def deduplicate(findings: Iterable[Finding]) -> list[Finding]:
+def deduplicate(findings: Iterable[RuleFinding]) -> list[RuleFinding]:
     """One finding per (code, subject): the most severe (best-ranked) one, its window widened to cover all."""
-    merged: dict[tuple, Finding] = {}
+    merged: dict[tuple, RuleFinding] = {}
     order: list[tuple] = []
     for f in findings:
         cur = merged.get(f.key)
@@ -41,13 +41,13 @@ def deduplicate(findings: Iterable[Finding]) -> list[Finding]:
     return [merged[key] for key in order]
 
 
-def _better(a: Finding, b: Finding) -> bool:
+def _better(a: RuleFinding, b: RuleFinding) -> bool:
     if (a.rank is not None) and (b.rank is not None) and a.rank != b.rank:
         return a.rank < b.rank
     return codes.SEVERITY_ORDER[a.severity] > codes.SEVERITY_ORDER[b.severity]
 
 
-def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
+def sort_findings(findings: Iterable[RuleFinding]) -> list[RuleFinding]:
     """Critical first, then the catalogue order, rank and subject."""
     return sorted(
         findings,
@@ -60,9 +60,9 @@ def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
     )
 
 
-def diagnose(evidence_bundle: EvidenceBundle, now: datetime, rules: Sequence[Rule] = RULES) -> list[Finding]:
+def diagnose(evidence_bundle: EvidenceBundle, now: datetime, rules: Sequence[Rule] = RULES) -> list[RuleFinding]:
     """Run every rule over the bundle as of ``now`` and return the deduplicated findings."""
-    ctx = RuleContext(evidence_bundle, now)
+    ctx = rule_context(evidence_bundle, now)
     for rule in rules:
         found = rule.func(ctx)
         for f in found:
@@ -72,13 +72,13 @@ def diagnose(evidence_bundle: EvidenceBundle, now: datetime, rules: Sequence[Rul
     return sort_findings(with_confidence(ctx, by_impact(ctx, apply_explanations(deduplicate(ctx.findings)))))
 
 
-def _path_of(ctx: RuleContext, f: Finding):
+def _path_of(ctx: RuleContext, f: RuleFinding):
     if set(f.subject) != {"src", "dst"}:
         return None
     return ctx.path(f.subject["src"], f.subject["dst"])
 
 
-def by_impact(ctx: RuleContext, findings: Iterable[Finding]) -> list[Finding]:
+def by_impact(ctx: RuleContext, findings: Iterable[RuleFinding]) -> list[RuleFinding]:
     """Severity by impact: critical only while traffic is hurt. A critical path finding whose path has given
     RECOVERED_HEALTHY_RESULTS healthy results of every kind that was bad since the finding ended is a warning
     (the operator still sees what happened; nobody is paged for what is over)."""
@@ -102,7 +102,7 @@ def by_impact(ctx: RuleContext, findings: Iterable[Finding]) -> list[Finding]:
     return out
 
 
-def with_confidence(ctx: RuleContext, findings: Iterable[Finding]) -> list[Finding]:
+def with_confidence(ctx: RuleContext, findings: Iterable[RuleFinding]) -> list[RuleFinding]:
     """Every path finding carries its confidence: how many results it rests on, of which kinds, which were bad,
     and what was ruled out (``evidence["confidence"]``)."""
     out = []

@@ -1,4 +1,4 @@
-"""Evidence the rules read and the Finding they return.
+"""Evidence the rules read and the RuleFinding they return (stored as a diagnosis.models.Finding).
 
 Frozen dataclasses, no Django: the database selectors fill them for one look-back
 window (``EvidenceBundle.window_start`` .. ``now``); tests build them by hand.
@@ -33,13 +33,13 @@ __all__ = [
     "DerivedFigures",
     "EquipmentInfo",
     "EvidenceBundle",
-    "Finding",
+    "RuleFinding",
     "HostTcpEvidence",
     "InterfaceEvidence",
     "InterfaceRate",
     "InterfaceStatus",
     "KnownHost",
-    "MaintenanceWindow",
+    "MaintenanceEvidence",
     "OwampTest",
     "PathDirection",
     "PathEvidence",
@@ -289,7 +289,7 @@ class EquipmentInfo:
 
 
 @dataclass(frozen=True)
-class MaintenanceWindow:
+class MaintenanceEvidence:
     """A scheduled intervention; ``affects`` holds equipment, 'equipment:interface' or trunk names."""
 
     reference: str
@@ -319,7 +319,7 @@ class EvidenceBundle:
     known_hosts: tuple[KnownHost, ...] = ()
     interfaces: tuple[InterfaceEvidence, ...] = ()
     trunks: tuple[TrunkEvidence, ...] = ()
-    maintenance: tuple[MaintenanceWindow, ...] = ()
+    maintenance: tuple[MaintenanceEvidence, ...] = ()
     equipment: tuple[EquipmentInfo, ...] = ()
     agent_schedules: tuple[AgentSchedule, ...] = ()
 
@@ -361,8 +361,9 @@ class DerivedFigures:
 
 
 @dataclass(frozen=True)
-class Finding:
-    """One diagnosis result, field for field the replay JSON of docs/scenario-format.md.
+class RuleFinding:
+    """One diagnosis result as a rule returns it, field for field the replay JSON of docs/scenario-format.md
+    (``findings_sync`` stores it as a diagnosis.models.Finding, with its lifecycle).
 
     ``derived`` (path physics) is rendered into ``evidence["derived"]``; ``explained_by``
     (e.g. a maintenance reference) into ``evidence["explained_by"]``.

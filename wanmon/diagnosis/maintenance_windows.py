@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from wanmon.diagnosis.choices import ACTIVE_STATUSES
-from wanmon.diagnosis.evidence import MaintenanceWindow as DiagnosisWindow
+from wanmon.diagnosis.evidence import MaintenanceEvidence
 from wanmon.diagnosis.models import Finding
 from wanmon.maintenance.models import MaintenanceAffect
 from wanmon.maintenance.parsed import impact_worst
@@ -50,7 +50,7 @@ def _diagnosis_labels(affect: MaintenanceAffect) -> list[str]:
     return [affect.label]
 
 
-def maintenance_windows_overlapping(start: datetime, end: datetime) -> list[DiagnosisWindow]:
+def maintenance_windows_overlapping(start: datetime, end: datetime) -> list[MaintenanceEvidence]:
     """The maintenance in force over [start, end) that may explain a degradation, as the diagnosis'
     MaintenanceWindow dataclasses: one per occurrence of a recurring window, circuits as their end ports.
 
@@ -70,7 +70,7 @@ def maintenance_windows_overlapping(start: datetime, end: datetime) -> list[Diag
                 if affect.impact:
                     impacts[label] = impact_worst([impacts.get(label, affect.impact), affect.impact])
         out.append(
-            DiagnosisWindow(
+            MaintenanceEvidence(
                 reference=w.reference,
                 start=occ.start,
                 end=occ.end,

@@ -8,12 +8,13 @@ the findings of every rule before them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 
 from wanmon.diagnosis import codes
-from wanmon.diagnosis.context import RuleContext
-from wanmon.diagnosis.evidence import Finding
+from wanmon.diagnosis.context import RuleContext, SharedConclusions
+from wanmon.diagnosis.evidence import EvidenceBundle, RuleFinding
 from wanmon.diagnosis.rules import (
     asymmetry,
     clock,
@@ -38,7 +39,7 @@ class Rule:
 
     name: str
     codes: tuple[str, ...]
-    func: Callable[[RuleContext], list[Finding]]
+    func: Callable[[RuleContext], list[RuleFinding]]
 
 
 RULES: tuple[Rule, ...] = (
@@ -63,6 +64,18 @@ RULES: tuple[Rule, ...] = (
     Rule("maintenance_explained", (codes.MAINTENANCE_EXPLAINED,), maintenance.maintenance_explained),
     Rule("unexplained_degradation", (codes.UNEXPLAINED_DEGRADATION,), unexplained.unexplained_degradation),
 )
+
+
+# Conclusions several rules read, each worked out once per evaluation by the rule module that owns it.
+SHARED_CONCLUSIONS: SharedConclusions = {
+    "untrusted_delay_pairs": clock.untrusted_pairs,
+    "maintenance_matches": maintenance.match_episodes,
+}
+
+
+def rule_context(bundle: EvidenceBundle, now: datetime, findings: Iterable[RuleFinding] = ()) -> RuleContext:
+    """The context the rules of one evaluation share, with the registry's shared conclusions."""
+    return RuleContext(bundle, now, findings, conclusions=SHARED_CONCLUSIONS)
 
 
 def rule_named(name: str) -> Rule:

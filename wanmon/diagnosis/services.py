@@ -13,7 +13,7 @@ from django.db.models import Q
 from wanmon.core.lifecycle import lifecycle_acknowledge
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.choices import ACTIVE_STATUSES, EventKind, FindingStatus
-from wanmon.diagnosis.evidence import Finding as EngineFinding
+from wanmon.diagnosis.evidence import RuleFinding
 from wanmon.diagnosis.models import Finding, FindingEvent
 
 # Production look-back: the last 6 hours are judged against the 21 days before them.
@@ -88,7 +88,7 @@ def _recently_resolved(keys: set[tuple[str, str]], now: datetime) -> dict[tuple[
     return {(f.code, f.subject_key): f for f in rows if (f.code, f.subject_key) in keys}
 
 
-def findings_sync(*, findings: list[EngineFinding], now: datetime, resolve_ids: list[int] | None = None) -> SyncResult:
+def findings_sync(*, findings: list[RuleFinding], now: datetime, resolve_ids: list[int] | None = None) -> SyncResult:
     """Store an evaluation: open new findings, update the ones still present, count a miss on the ones it did
     not report and resolve those absent long enough (``findings_mark_absent``).
 

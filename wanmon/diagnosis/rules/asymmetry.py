@@ -9,14 +9,14 @@ from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext, path_finding
 from wanmon.diagnosis.degradation import BASELINE_REFERENCE
-from wanmon.diagnosis.evidence import Finding
+from wanmon.diagnosis.evidence import RuleFinding
 from wanmon.diagnosis.path_elements import trunks_on_path
 from wanmon.diagnosis.rules.loss_patterns import periodic_pattern
 from wanmon.diagnosis.rules.trunk import host_bimodality
 from wanmon.diagnosis.stats import median
 
 
-def asymmetric_path(ctx: RuleContext) -> list[Finding]:
+def asymmetric_path(ctx: RuleContext) -> list[RuleFinding]:
     """ASYMMETRIC_PATH on the bad direction of a site pair.
 
     Evidence: TCP tests and probe loss (owamp, UDP) of both directions over the
@@ -45,7 +45,7 @@ def asymmetric_path(ctx: RuleContext) -> list[Finding]:
     good direction: its ACKs travel on the bad one and lost ACKs cause spurious
     retransmissions.
     """
-    out: list[Finding] = []
+    out: list[RuleFinding] = []
     for a in ctx.assessments():
         if trunks_on_path(ctx.bundle, a.path) and host_bimodality(ctx, a) is not None:
             continue  # results split by host address behind a trunk: TRUNK_IMBALANCE / TCP_ONLY_DEGRADATION say it
@@ -185,7 +185,7 @@ def _contemporaneous(r: PathAssessment, mine, start: datetime, end: datetime, sl
     return chosen or r.tcp_between(start, end, slack_s)
 
 
-def _finding(a: PathAssessment, r: PathAssessment | None, c: dict) -> Finding:
+def _finding(a: PathAssessment, r: PathAssessment | None, c: dict) -> RuleFinding:
     rev_key = f"{a.path.dst}->{a.path.src}"
     parts = []
     if c["throughput_ratio"] is not None and c["my_thr"] is not None and c["rev_thr"]:

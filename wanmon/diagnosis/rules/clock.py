@@ -18,7 +18,7 @@ from datetime import datetime
 from wanmon.diagnosis import codes, text
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.context import RuleContext, path_finding
-from wanmon.diagnosis.evidence import Finding, OwampTest, PathEvidence
+from wanmon.diagnosis.evidence import OwampTest, PathEvidence, RuleFinding
 from wanmon.diagnosis.loss import usable_owamp
 from wanmon.diagnosis.stats import median
 
@@ -260,7 +260,7 @@ def _times(items: list[dict]) -> list[datetime]:
     return out
 
 
-def clock_unsync(ctx: RuleContext) -> list[Finding]:
+def clock_unsync(ctx: RuleContext) -> list[RuleFinding]:
     """CLOCK_UNSYNC on a path direction (and on a site when the culprit can be told).
 
     Evidence: owamp sessions of both directions of each site pair (minimum
@@ -281,7 +281,7 @@ def clock_unsync(ctx: RuleContext) -> list[Finding]:
     such data would be artefacts of NTP.
     """
     problems = _all_problems(ctx)
-    out: list[Finding] = []
+    out: list[RuleFinding] = []
     flagged_pairs: dict[frozenset[str], list[str]] = {}
     clean_pairs: set[frozenset[str]] = set()
     for key, items in problems.items():
@@ -327,7 +327,7 @@ def clock_unsync(ctx: RuleContext) -> list[Finding]:
             items = [i for key in keys for i in problems[key]]
             times = _times(items) or [ctx.now]
             out.append(
-                Finding(
+                RuleFinding(
                     code=codes.CLOCK_UNSYNC,
                     severity=codes.WARNING,
                     subject={"site": site},

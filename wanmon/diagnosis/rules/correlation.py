@@ -11,7 +11,7 @@ from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext
 from wanmon.diagnosis.episodes import Episode
-from wanmon.diagnosis.evidence import Finding, element_subject
+from wanmon.diagnosis.evidence import RuleFinding, element_subject
 from wanmon.diagnosis.path_elements import base_equipment, interface_direction, interface_on_path
 from wanmon.diagnosis.shared_elements import (
     DegradedPath,
@@ -104,7 +104,7 @@ def _carrier_elements(ctx: RuleContext) -> set[str]:
     return {e.name for e in ctx.bundle.equipment if e.carrier and not e.site}
 
 
-def shared_equipment_suspects(ctx: RuleContext) -> list[Finding]:
+def shared_equipment_suspects(ctx: RuleContext) -> list[RuleFinding]:
     """SHARED_EQUIPMENT_SUSPECT: ranked elements common to degraded paths.
 
     Evidence: degradation episodes of every path direction (not explained by
@@ -128,7 +128,7 @@ def shared_equipment_suspects(ctx: RuleContext) -> list[Finding]:
     clears it.  Equipment at its limits can degrade a path when other traffic
     through it rises, even far below the link capacity (SC1 CERN-FNAL).
     """
-    out: list[Finding] = []
+    out: list[RuleFinding] = []
     corroboration = _corroboration(ctx)
     carriers = _carrier_elements(ctx)
     trunk_names = ctx.trunk_names
@@ -161,7 +161,7 @@ def _describe_degraded(cluster) -> str:
     return "; ".join(f"{a.key} {ep.start:%H:%M}-{ep.end:%H:%M} UTC" for a, ep in cluster)
 
 
-def _shared_finding(s: SuspectElement, cluster, start, end, ranked, trunk_names) -> Finding:
+def _shared_finding(s: SuspectElement, cluster, start, end, ranked, trunk_names) -> RuleFinding:
     lower = [r for r in ranked if r.rank > s.rank][:3]
     exoneration = []
     if s.healthy_same_direction:
@@ -189,7 +189,7 @@ def _shared_finding(s: SuspectElement, cluster, start, end, ranked, trunk_names)
         + (f" Corroborated by {', '.join(s.corroboration)}." if s.corroboration else "")
         + (f" Ranked lower: {why_lower}." if why_lower else "")
     )
-    return Finding(
+    return RuleFinding(
         code=codes.SHARED_EQUIPMENT_SUSPECT,
         severity=codes.CRITICAL if s.rank == 1 and not s.healthy_same_direction else codes.WARNING,
         subject=element_subject(s.element, trunk_names),
@@ -314,7 +314,7 @@ def _load_explanation(a: PathAssessment, ep: Episode, e: str, c: dict, before_th
     )
 
 
-def _load_findings(ctx: RuleContext, a: PathAssessment, ep: Episode, trunk_names, carriers) -> list[Finding]:
+def _load_findings(ctx: RuleContext, a: PathAssessment, ep: Episode, trunk_names, carriers) -> list[RuleFinding]:
     if a.first_time is None or a.first_time >= ep.start:
         return []  # no healthy period before the onset to compare with
     onset = ep.start
@@ -340,7 +340,7 @@ def _load_findings(ctx: RuleContext, a: PathAssessment, ep: Episode, trunk_names
     out = []
     for rank, (e, c) in enumerate(ranked, start=1):
         out.append(
-            Finding(
+            RuleFinding(
                 code=codes.SHARED_EQUIPMENT_SUSPECT,
                 severity=codes.WARNING,
                 subject=element_subject(e, trunk_names),

@@ -10,7 +10,7 @@ from wanmon.diagnosis import codes, physics, text
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext, path_finding
-from wanmon.diagnosis.evidence import Finding, TracerouteObservation
+from wanmon.diagnosis.evidence import RuleFinding, TracerouteObservation
 from wanmon.diagnosis.loss import usable_owamp
 from wanmon.diagnosis.path_elements import base_equipment
 from wanmon.diagnosis.stats import median
@@ -167,7 +167,7 @@ def _route_at(routes, t: datetime, after: bool) -> tuple[str | None, ...] | None
     return earlier[-1] if earlier else None
 
 
-def delay_level_shift(ctx: RuleContext) -> list[Finding]:
+def delay_level_shift(ctx: RuleContext) -> list[RuleFinding]:
     """DELAY_LEVEL_SHIFT: minimum one-way delay jumps between distinct levels with no route change.
 
     Evidence: owamp minimum one-way delay per session (only for directions whose
@@ -184,7 +184,7 @@ def delay_level_shift(ctx: RuleContext) -> list[Finding]:
     IP routing did not change, the change happened below IP: a SONET/SDH
     protection switch or an optical restoration onto a longer span.
     """
-    out: list[Finding] = []
+    out: list[RuleFinding] = []
     untrusted = ctx.untrusted_delay_pairs()
     for a in ctx.assessments():
         if (a.path.src, a.path.dst) in untrusted:
@@ -264,7 +264,7 @@ def delay_level_shift(ctx: RuleContext) -> list[Finding]:
     return out
 
 
-def route_change(ctx: RuleContext) -> list[Finding]:
+def route_change(ctx: RuleContext) -> list[RuleFinding]:
     """ROUTE_CHANGE: the traceroute hop list of a path direction changed.
 
     Evidence: the traceroutes of the window (and the last one of the baseline),
@@ -278,7 +278,7 @@ def route_change(ctx: RuleContext) -> list[Finding]:
     Why: a new route explains delay changes and links the path to equipment it
     did not cross before, which correlation must take into account.
     """
-    out: list[Finding] = []
+    out: list[RuleFinding] = []
     untrusted = ctx.untrusted_delay_pairs()
     for a in ctx.assessments():
         changes = route_changes(a)

@@ -9,7 +9,7 @@ from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext, path_finding
 from wanmon.diagnosis.episodes import DOWN
-from wanmon.diagnosis.evidence import Finding
+from wanmon.diagnosis.evidence import RuleFinding
 from wanmon.diagnosis.rules.outage import consecutive_down_runs, other_kinds_near
 from wanmon.diagnosis.stats import cadence_s
 
@@ -53,7 +53,7 @@ def failing_for_other_reasons(a: PathAssessment) -> list[dict]:
     return out
 
 
-def measurement_gap(ctx: RuleContext) -> list[Finding]:
+def measurement_gap(ctx: RuleContext) -> list[RuleFinding]:
     """MEASUREMENT_GAP: tests of a path stopped arriving, or keep failing while the path carries traffic.
 
     Evidence: the times of each measurement kind of the path (its cadence and the
@@ -71,7 +71,7 @@ def measurement_gap(ctx: RuleContext) -> list[Finding]:
     makes the monitoring blind; calling that an outage sends people to the wrong
     place, and staying silent hides that a path is no longer watched.
     """
-    out: list[Finding] = []
+    out: list[RuleFinding] = []
     for a in ctx.assessments():
         stopped = stopped_kinds(a, ctx.now)
         failing = failing_for_other_reasons(a)

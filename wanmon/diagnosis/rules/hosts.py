@@ -6,7 +6,7 @@ from wanmon.diagnosis import advice, codes, physics, text
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext
-from wanmon.diagnosis.evidence import Finding, HostTcpEvidence
+from wanmon.diagnosis.evidence import HostTcpEvidence, RuleFinding
 from wanmon.diagnosis.host_matching import latest_hosts
 
 
@@ -39,7 +39,7 @@ def _buffer_settings(h: HostTcpEvidence) -> list[tuple[str, int]]:
     return out
 
 
-def host_tcp_tuning(ctx: RuleContext) -> list[Finding]:
+def host_tcp_tuning(ctx: RuleContext) -> list[RuleFinding]:
     """HOST_TCP_TUNING on a host whose sysctls cannot fill its site's longest path.
 
     Evidence: the latest host_tcp report of each host (rmem_max, wmem_max,
@@ -59,7 +59,7 @@ def host_tcp_tuning(ctx: RuleContext) -> list[Finding]:
     recovery time C*RTT^2/(2*MSS*8) reaches hours on long fast paths.  The
     advice gives exact sysctl lines computed from that path.
     """
-    out: list[Finding] = []
+    out: list[RuleFinding] = []
     confirmed = ctx.findings_with(codes.WINDOW_LIMITED)
     for h in sorted(latest_hosts(ctx.bundle), key=lambda h: (h.site, h.host)):
         a = longest_path(ctx, h.site, h)
@@ -136,7 +136,7 @@ def host_tcp_tuning(ctx: RuleContext) -> list[Finding]:
         evidence["sysctl"] = lines
         t = h.time or ctx.now
         out.append(
-            Finding(
+            RuleFinding(
                 code=codes.HOST_TCP_TUNING,
                 severity=codes.WARNING,
                 subject={"site": h.site, "host": h.host},

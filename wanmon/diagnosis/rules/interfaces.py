@@ -13,15 +13,15 @@ from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext
 from wanmon.diagnosis.episodes import consecutive_runs, run_max_gap_s
-from wanmon.diagnosis.evidence import Finding, InterfaceEvidence, InterfaceRate
+from wanmon.diagnosis.evidence import InterfaceEvidence, InterfaceRate, RuleFinding
 from wanmon.diagnosis.path_elements import interface_on_path
 from wanmon.diagnosis.stats import median
 
 
-def _finding(code: str, iface: InterfaceEvidence, degraded: Sequence, **fields: Any) -> Finding:
+def _finding(code: str, iface: InterfaceEvidence, degraded: Sequence, **fields: Any) -> RuleFinding:
     """A finding on ``iface`` (``fields``: the rest of the Finding's): critical when paths through it were
     ``degraded`` meanwhile, else the code's own severity."""
-    return Finding(
+    return RuleFinding(
         code=code,
         severity=codes.CRITICAL if degraded else codes.default_severity(code),
         subject={"equipment": iface.equipment, "interface": iface.interface},
@@ -147,7 +147,7 @@ def _finite_median(values) -> float | None:
     return median(v for v in values if v is not None and math.isfinite(v))
 
 
-def interface_errors(ctx: RuleContext) -> list[Finding]:
+def interface_errors(ctx: RuleContext) -> list[RuleFinding]:
     """INTERFACE_ERRORS: CRC errors or discards keep coming on an interface, as a share of its packets.
 
     Evidence: the interface's valid rate rows (in/out errors and in/out discards per
@@ -168,7 +168,7 @@ def interface_errors(ctx: RuleContext) -> list[Finding]:
     TCP pays for with the Mathis formula -- but a few input discards a minute on a
     busy 100G port (1e-8 of its packets) are not, so the rule counts shares, not events.
     """
-    out: list[Finding] = []
+    out: list[RuleFinding] = []
     for iface in ctx.all_interfaces():
         if not any_errors_or_discards(iface):
             continue  # no poll can be bad: most interfaces of a shard, skipped before sorting their rows
@@ -305,7 +305,7 @@ def congested_runs(rows: Sequence[InterfaceRate], speed_bps: float) -> tuple[lis
     return [run for run in runs if len(run) >= k.CONGESTION_MIN_INTERVALS], len(rows) - len(plausible)
 
 
-def link_congestion(ctx: RuleContext) -> list[Finding]:
+def link_congestion(ctx: RuleContext) -> list[RuleFinding]:
     """LINK_CONGESTION: an interface runs above ~90 % of its speed while paths through it degrade.
 
     Evidence: the interface's valid rate rows (in/out bit/s, out-discards), its
@@ -321,7 +321,7 @@ def link_congestion(ctx: RuleContext) -> list[Finding]:
     Why: above ~90 % queues build in front of the link and loss starts; it is
     the tight link of every path crossing it.
     """
-    out: list[Finding] = []
+    out: list[RuleFinding] = []
     for iface in ctx.all_interfaces():
         if not iface.speed_bps or not reaches_utilisation(iface, k.CONGESTION_UTILISATION):
             continue  # no poll at the threshold: no run (most interfaces of a shard)
@@ -385,7 +385,7 @@ def link_congestion(ctx: RuleContext) -> list[Finding]:
     return out
 
 
-def counter_discontinuity(ctx: RuleContext) -> list[Finding]:
+def counter_discontinuity(ctx: RuleContext) -> list[RuleFinding]:
     """COUNTER_DISCONTINUITY: an interface's counters were reset; the interval was discarded, not turned into a spike.
 
     Evidence: the discontinuities the rate computation recorded (sysUpTime went
@@ -399,7 +399,7 @@ def counter_discontinuity(ctx: RuleContext) -> list[Finding]:
     up to 2^64 * 8 / interval.  Operators should know the device restarted and
     that there is a gap in its rates.
     """
-    out: list[Finding] = []
+    out: list[RuleFinding] = []
     for iface in ctx.all_interfaces():
         if not iface.discontinuities:
             continue

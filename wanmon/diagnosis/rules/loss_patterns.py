@@ -11,7 +11,7 @@ from wanmon.diagnosis import codes, text
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext, path_finding
-from wanmon.diagnosis.evidence import Finding
+from wanmon.diagnosis.evidence import RuleFinding
 from wanmon.diagnosis.host_matching import host_name_for, latest_hosts
 from wanmon.diagnosis.loss import usable_owamp
 from wanmon.diagnosis.stats import cadence_s, median
@@ -212,7 +212,7 @@ def periodic_pattern(a: PathAssessment) -> dict | None:
     return None
 
 
-def periodic_loss(ctx: RuleContext) -> list[Finding]:
+def periodic_loss(ctx: RuleContext) -> list[RuleFinding]:
     """PERIODIC_LOSS: loss events of a path direction recur with a stable period.
 
     Evidence: owamp sessions (or their per-packet loss times) and UDP tests of
@@ -233,7 +233,7 @@ def periodic_loss(ctx: RuleContext) -> list[Finding]:
     second on FZK->CERN -- or a periodic network event.  All streams losing at
     the same moment is the worst case for TCP recovery.
     """
-    out: list[Finding] = []
+    out: list[RuleFinding] = []
     for a in ctx.assessments():
         found = periodic_pattern(a)
         if not found:
@@ -295,7 +295,7 @@ def periodic_loss(ctx: RuleContext) -> list[Finding]:
             host = _receiving_host(ctx, a)
             subject = {"site": dst, "host": host} if host else {"site": dst}
             out.append(
-                Finding(
+                RuleFinding(
                     code=codes.PERIODIC_LOSS,
                     severity=codes.WARNING,
                     subject=subject,
@@ -328,7 +328,7 @@ def periodic_loss(ctx: RuleContext) -> list[Finding]:
     return out
 
 
-def reordering(ctx: RuleContext) -> list[Finding]:
+def reordering(ctx: RuleContext) -> list[RuleFinding]:
     """REORDERING: owamp sees packets out of order above a small threshold.
 
     Evidence: owamp sessions of the path (reordered, duplicates, packets sent).
@@ -340,7 +340,7 @@ def reordering(ctx: RuleContext) -> list[Finding]:
     loss: at the same fraction it caps a stream at the Mathis rate.  Causes are
     parallel paths (per-packet load balancing) or equipment known to reorder.
     """
-    out: list[Finding] = []
+    out: list[RuleFinding] = []
     for a in ctx.assessments():
         sessions = usable_owamp(a.owamp)
         sent = sum(o.packets_sent for o in sessions)

@@ -12,9 +12,9 @@ from wanmon.diagnosis.context import RuleContext
 from wanmon.diagnosis.episodes import Episode
 from wanmon.diagnosis.evidence import (
     EvidenceBundle,
-    Finding,
-    MaintenanceWindow,
+    MaintenanceEvidence,
     PathEvidence,
+    RuleFinding,
     element_subject,
     path_key,
     split_element,
@@ -22,14 +22,14 @@ from wanmon.diagnosis.evidence import (
 from wanmon.diagnosis.path_elements import base_equipment, interface_on_path, path_elements
 
 
-def affected_elements(window: MaintenanceWindow, bundle: EvidenceBundle) -> tuple[str, ...]:
+def affected_elements(window: MaintenanceEvidence, bundle: EvidenceBundle) -> tuple[str, ...]:
     """Element names a window affects.  A window naming only a carrier affects nothing known: a carrier runs
     many boxes and lines, and taking all of them as under work would explain any fault on any path through
     the carrier for the length of the window."""
     return tuple(window.affects)
 
 
-def elements_on_path(window: MaintenanceWindow, path: PathEvidence, bundle: EvidenceBundle) -> list[str]:
+def elements_on_path(window: MaintenanceEvidence, path: PathEvidence, bundle: EvidenceBundle) -> list[str]:
     """Affected elements the path crosses.
 
     Equipment is on the path when it is a hop, holds an interface hop or a member of a trunk on the path
@@ -61,14 +61,14 @@ def impact_explains(impact: str | None) -> bool:
     return (impact or "outage").strip().lower() not in k.NON_EXPLAINING_IMPACTS
 
 
-def covers(window: MaintenanceWindow, start: datetime, end: datetime) -> bool:
+def covers(window: MaintenanceEvidence, start: datetime, end: datetime) -> bool:
     """The degradation lies within the window (START_SLACK before, END_GRACE after)."""
     return start >= window.start - timedelta(seconds=k.MAINTENANCE_START_SLACK_S) and end <= window.end + timedelta(
         seconds=k.MAINTENANCE_END_GRACE_S
     )
 
 
-def overlaps(window: MaintenanceWindow, start: datetime, end: datetime) -> bool:
+def overlaps(window: MaintenanceEvidence, start: datetime, end: datetime) -> bool:
     return start <= window.end + timedelta(seconds=k.MAINTENANCE_END_GRACE_S) and end >= window.start - timedelta(
         seconds=k.MAINTENANCE_START_SLACK_S
     )
@@ -80,7 +80,7 @@ class EpisodeMatch:
 
     path: str
     episode: Episode
-    window: MaintenanceWindow | None
+    window: MaintenanceEvidence | None
     element: str | None
     notes: tuple[str, ...] = ()
 
@@ -104,8 +104,8 @@ class MaintenanceMatches:
 
 
 def explain_span(
-    windows: Sequence[MaintenanceWindow], path: PathEvidence, bundle: EvidenceBundle, start: datetime, end: datetime
-) -> tuple[MaintenanceWindow | None, str | None, list[str]]:
+    windows: Sequence[MaintenanceEvidence], path: PathEvidence, bundle: EvidenceBundle, start: datetime, end: datetime
+) -> tuple[MaintenanceEvidence | None, str | None, list[str]]:
     """The window explaining a path degradation over [start, end], and notes on overlapping windows that do not."""
     notes = []
     for w in windows:
@@ -140,7 +140,7 @@ def match_episodes(ctx: RuleContext) -> MaintenanceMatches:
     return result
 
 
-def _finding_elements(f: Finding, bundle: EvidenceBundle) -> tuple[PathEvidence | None, set[str]]:
+def _finding_elements(f: RuleFinding, bundle: EvidenceBundle) -> tuple[PathEvidence | None, set[str]]:
     if "src" in f.subject and "dst" in f.subject:
         return bundle.path(f.subject["src"], f.subject["dst"]), set()
     if "trunk" in f.subject:  # the bundle and its members: work on a member is work on the bundle
@@ -152,7 +152,7 @@ def _finding_elements(f: Finding, bundle: EvidenceBundle) -> tuple[PathEvidence 
     return None, set()
 
 
-def _explains_finding(w: MaintenanceWindow, f: Finding, bundle: EvidenceBundle) -> str | None:
+def _explains_finding(w: MaintenanceEvidence, f: RuleFinding, bundle: EvidenceBundle) -> str | None:
     if not covers(w, f.start, f.end):
         return None
     path, elements = _finding_elements(f, bundle)
@@ -192,7 +192,7 @@ EXPLAINABLE = frozenset(
 )
 
 
-def maintenance_explained(ctx: RuleContext) -> list[Finding]:
+def maintenance_explained(ctx: RuleContext) -> list[RuleFinding]:
     """MAINTENANCE_EXPLAINED on each element under maintenance that explains a degradation.
 
     Evidence: the maintenance calendar (reference, start, end, impact, affected
@@ -214,7 +214,7 @@ def maintenance_explained(ctx: RuleContext) -> list[Finding]:
     """
     groups: dict[tuple[str, str], dict] = {}
 
-    def group(w: MaintenanceWindow, element: str) -> dict:
+    def group(w: MaintenanceEvidence, element: str) -> dict:
         return groups.setdefault(
             (w.reference, element), {"window": w, "element": element, "episodes": [], "findings": []}
         )
@@ -232,9 +232,9 @@ def maintenance_explained(ctx: RuleContext) -> list[Finding]:
                 break
     out = []
     for (ref, element), g in sorted(groups.items()):
-        w: MaintenanceWindow = g["window"]
+        w: MaintenanceEvidence = g["window"]
         eps: list[EpisodeMatch] = g["episodes"]
-        fs: list[Finding] = g["findings"]
+        fs: list[RuleFinding] = g["findings"]
         times = (
             [m.episode.start for m in eps] + [m.episode.end for m in eps] + [f.start for f in fs] + [f.end for f in fs]
         )
@@ -244,7 +244,7 @@ def maintenance_explained(ctx: RuleContext) -> list[Finding]:
         symptom_txt = ", ".join(f"{f.code} {text.subject_label(f.subject)}" for f in fs)
         ep_txt = "; ".join(f"{m.path} {m.episode.start:%H:%M}-{m.episode.end:%H:%M} UTC" for m in eps)
         out.append(
-            Finding(
+            RuleFinding(
                 code=codes.MAINTENANCE_EXPLAINED,
                 severity=codes.INFO,
                 subject=element_subject(element, ctx.trunk_names),
@@ -279,7 +279,7 @@ def maintenance_explained(ctx: RuleContext) -> list[Finding]:
     return out
 
 
-def apply_explanations(findings: Iterable[Finding]) -> list[Finding]:
+def apply_explanations(findings: Iterable[RuleFinding]) -> list[RuleFinding]:
     """Mark the symptoms a MAINTENANCE_EXPLAINED finding lists: ``explained_by`` and severity info."""
     findings = list(findings)
     marks: dict[tuple, list[str]] = {}

@@ -6,7 +6,7 @@ from wanmon.diagnosis import codes, physics
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext, path_finding
-from wanmon.diagnosis.evidence import Finding
+from wanmon.diagnosis.evidence import RuleFinding
 from wanmon.diagnosis.host_matching import latest_hosts, match_host
 from wanmon.diagnosis.stats import median
 
@@ -24,7 +24,7 @@ def _site_mtu(ctx: RuleContext, a: PathAssessment, site: str, field: str) -> int
     return max(site_mtus) if site_mtus else None
 
 
-def mtu_mismatch(ctx: RuleContext) -> list[Finding]:
+def mtu_mismatch(ctx: RuleContext) -> list[RuleFinding]:
     """MTU_MISMATCH on a path whose MTU is below what its endpoints use.
 
     Evidence: host_tcp MTUs of both ends (matched by test address, else the
@@ -42,7 +42,7 @@ def mtu_mismatch(ctx: RuleContext) -> list[Finding]:
     MSS: 1448 instead of 8948 bytes costs a factor 6 in loss tolerance.  A path
     MTU below the hosts' MTU also risks black holes when ICMP is filtered.
     """
-    out: list[Finding] = []
+    out: list[RuleFinding] = []
     for a in ctx.assessments():
         src_mtu = _site_mtu(ctx, a, a.path.src, "src_host")
         dst_mtu = _site_mtu(ctx, a, a.path.dst, "dst_host")

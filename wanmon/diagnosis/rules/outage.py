@@ -8,7 +8,7 @@ from wanmon.diagnosis import codes
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.context import RuleContext, path_finding
 from wanmon.diagnosis.episodes import DOWN, Observation, consecutive_down_runs, consecutive_runs, other_kinds_near
-from wanmon.diagnosis.evidence import EvidenceBundle, Finding, InterfaceEvidence, PathEvidence
+from wanmon.diagnosis.evidence import EvidenceBundle, InterfaceEvidence, PathEvidence, RuleFinding
 from wanmon.diagnosis.path_elements import interface_on_path, trunks_on_path
 
 DOWN_STATUSES = frozenset({"down", "lowerlayerdown", "notpresent"})
@@ -67,7 +67,7 @@ def interfaces_down_on_path(bundle: EvidenceBundle, path: PathEvidence) -> list[
     return out
 
 
-def path_down(ctx: RuleContext) -> list[Finding]:
+def path_down(ctx: RuleContext) -> list[RuleFinding]:
     """PATH_DOWN: the path direction is out of service.
 
     Evidence: throughput tests that failed (error, nothing transferred), owamp
@@ -88,7 +88,7 @@ def path_down(ctx: RuleContext) -> list[Finding]:
     Loss figures of these periods are excluded from loss estimates: an outage is
     not a loss rate.
     """
-    out: list[Finding] = []
+    out: list[RuleFinding] = []
     for a in ctx.assessments():
         ifaces = interfaces_down_on_path(ctx.bundle, a.path)
         ifaces = [i for i in ifaces if (ctx.bundle.window_start is None or i[2] >= ctx.bundle.window_start)]

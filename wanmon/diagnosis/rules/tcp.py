@@ -14,14 +14,14 @@ from wanmon.diagnosis import advice, codes, physics, text
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment, TestFigures
 from wanmon.diagnosis.context import RuleContext, path_finding
-from wanmon.diagnosis.evidence import Finding, ThroughputTest
+from wanmon.diagnosis.evidence import RuleFinding, ThroughputTest
 from wanmon.diagnosis.host_matching import match_host
 from wanmon.diagnosis.loss import LossEstimate
 from wanmon.diagnosis.path_elements import trunks_on_path
 from wanmon.diagnosis.stats import median
 
 
-def window_limited(ctx: RuleContext) -> list[Finding]:
+def window_limited(ctx: RuleContext) -> list[RuleFinding]:
     """WINDOW_LIMITED: the TCP window, not the network, caps the path.
 
     Evidence: the path's TCP tests (window_bytes, rtt_ms, streams, throughput_bps)
@@ -44,7 +44,7 @@ def window_limited(ctx: RuleContext) -> list[Finding]:
     window of 2 * BDP computed from this path's RTT and capacity, and the
     sysctl values that allow it.
     """
-    out: list[Finding] = []
+    out: list[RuleFinding] = []
     for a in ctx.assessments():
         matches = [f for f in a.tcp if _at_window_limit(f)]
         # the share counts from the first matching test: a window cut mid-window (a host reconfigured) holds
@@ -89,7 +89,7 @@ def _loose(f: TestFigures) -> bool:
     return f.autotuned or not r_w or not thr or thr / r_w < k.WINDOW_MATCH_MIN_RATIO
 
 
-def _window_finding(ctx: RuleContext, a: PathAssessment, matches: Sequence[TestFigures]) -> Finding:
+def _window_finding(ctx: RuleContext, a: PathAssessment, matches: Sequence[TestFigures]) -> RuleFinding:
     path = a.path
     thr = median(f.test.throughput_bps for f in matches) or 0.0
     r_w = median(f.window_limited_rate_bps for f in matches) or 0.0
@@ -251,7 +251,7 @@ def _clean_comparable_udp(
     return clean, lossy
 
 
-def loss_limited(ctx: RuleContext) -> list[Finding]:
+def loss_limited(ctx: RuleContext) -> list[RuleFinding]:
     """LOSS_LIMITED: packet loss, not the window, limits the TCP rate.
 
     Evidence: TCP tests (throughput, RTT, MSS, streams, retransmits), owamp
@@ -277,7 +277,7 @@ def loss_limited(ctx: RuleContext) -> list[Finding]:
     loss invisible to ping caps it far below the capacity.  The advice quotes the
     loss the target rate needs, p = (C*MSS*8/(RTT*R))^2.
     """
-    out: list[Finding] = []
+    out: list[RuleFinding] = []
     for a in ctx.assessments():
         if not a.tcp or a.rtt_ms is None or a.cc_factor is None:
             continue
@@ -316,7 +316,7 @@ def _episode_loss(a: PathAssessment, start: datetime, end: datetime) -> LossEsti
 
 def _loss_finding(
     a: PathAssessment, start: datetime, end: datetime, tests: Sequence[TestFigures], loss: LossEstimate
-) -> Finding | None:
+) -> RuleFinding | None:
     p = loss.fraction
     if not p or len(tests) < 1:
         return None
@@ -407,7 +407,7 @@ def _loss_finding(
     )
 
 
-def tcp_only_degradation(ctx: RuleContext) -> list[Finding]:
+def tcp_only_degradation(ctx: RuleContext) -> list[RuleFinding]:
     """TCP_ONLY_DEGRADATION: TCP far below prediction while UDP at comparable rates is clean.
 
     Evidence: TCP and UDP tests of the path (rates, losses, destination hosts),
@@ -427,7 +427,7 @@ def tcp_only_degradation(ctx: RuleContext) -> list[Finding]:
     a duplex mismatch (collisions need traffic both ways, which one-way UDP does
     not create), per-flow hashing on a trunk, a middlebox or reordering.
     """
-    out: list[Finding] = []
+    out: list[RuleFinding] = []
     for a in ctx.assessments():
         if not a.tcp or not a.udp:
             continue
@@ -474,7 +474,7 @@ def _demonstrated_rate(a: PathAssessment) -> float | None:
     return None
 
 
-def _tcp_only_finding(ctx, a: PathAssessment, slow, clean, lossy, slow_bps: float) -> Finding:
+def _tcp_only_finding(ctx, a: PathAssessment, slow, clean, lossy, slow_bps: float) -> RuleFinding:
     predicted = median(p for _, p in slow) or 0.0
     udp_rate = median(_udp_rate(t) for t in clean) or 0.0
     fast = [f for f in a.tcp if all(f is not s for s, _ in slow)]

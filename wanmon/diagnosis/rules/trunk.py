@@ -15,10 +15,10 @@ from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext
 from wanmon.diagnosis.evidence import (
     EvidenceBundle,
-    Finding,
     InterfaceEvidence,
     InterfaceRate,
     PathEvidence,
+    RuleFinding,
     TrunkEvidence,
 )
 from wanmon.diagnosis.rules.interfaces import valid_rows
@@ -223,7 +223,7 @@ def _bimodality(tests) -> dict | None:
     return None
 
 
-def trunk_imbalance(ctx: RuleContext) -> list[Finding]:
+def trunk_imbalance(ctx: RuleContext) -> list[RuleFinding]:
     """TRUNK_IMBALANCE on a bundle whose load sharing is broken.
 
     Evidence: (a) SNMP rates of the trunk's member interfaces; (b) TCP tests on
@@ -248,7 +248,7 @@ def trunk_imbalance(ctx: RuleContext) -> list[Finding]:
     member, and no path across the bundle degraded or losing significantly
     meanwhile are info only: one elephant flow looks the same.
     """
-    out: list[Finding] = []
+    out: list[RuleFinding] = []
     for trunk in ctx.bundle.trunks:
         members = member_imbalance(ctx, trunk)
         splits = []
@@ -306,7 +306,7 @@ def trunk_imbalance(ctx: RuleContext) -> list[Finding]:
                 "carries on a single member by design"
             )
         out.append(
-            Finding(
+            RuleFinding(
                 code=codes.TRUNK_IMBALANCE,
                 severity=codes.WARNING if hurt else codes.INFO,
                 subject={"trunk": trunk.name},

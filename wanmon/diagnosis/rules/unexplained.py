@@ -8,7 +8,7 @@ from wanmon.diagnosis import codes, text
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext, path_finding
-from wanmon.diagnosis.evidence import Finding
+from wanmon.diagnosis.evidence import RuleFinding
 from wanmon.diagnosis.loss import usable_owamp
 from wanmon.diagnosis.path_elements import interface_on_path, path_elements
 from wanmon.diagnosis.stats import median
@@ -46,14 +46,14 @@ DELAY_EXPLANATIONS = (
 )
 
 
-def _overlaps(f: Finding, start: datetime, end: datetime) -> bool:
+def _overlaps(f: RuleFinding, start: datetime, end: datetime) -> bool:
     slack = timedelta(seconds=k.CORRELATION_SLACK_S)
     return f.start <= end + slack and start <= f.end + slack
 
 
 def explaining_findings(
     ctx: RuleContext, a: PathAssessment, start: datetime, end: datetime, allowed: tuple[str, ...]
-) -> list[Finding]:
+) -> list[RuleFinding]:
     """Findings of the allowed codes about this path, or an element on it, overlapping [start, end]."""
     elements = path_elements(a.path, ctx.bundle)
     out = []
@@ -87,7 +87,7 @@ def explaining_findings(
 NOT_THROUGHPUT_EXPLANATIONS = frozenset({codes.ROUTE_CHANGE, codes.DELAY_LEVEL_SHIFT, codes.COUNTER_DISCONTINUITY})
 
 
-def predicted_bps(f: Finding) -> float | None:
+def predicted_bps(f: RuleFinding) -> float | None:
     """The rate a finding says the flow is held to (window limit, Mathis ceiling, TCP-only prediction), if any."""
     if f.code == codes.WINDOW_LIMITED:
         return f.evidence.get("window_limited_rate_bps")
@@ -107,7 +107,7 @@ def onset_bounds(a: PathAssessment, ep) -> datetime | None:
     return max(before) if before else None
 
 
-def explains_episode(f: Finding, a: PathAssessment, ep) -> bool:
+def explains_episode(f: RuleFinding, a: PathAssessment, ep) -> bool:
     """Whether finding ``f`` explains degradation episode ``ep`` of path ``a``.
 
     A path finding must start with it: its onset no earlier than the last healthy observation (of the episode's
@@ -195,7 +195,7 @@ def _ruled_out(ctx: RuleContext, a: PathAssessment, start: datetime, end: dateti
     return out
 
 
-def unexplained_degradation(ctx: RuleContext) -> list[Finding]:
+def unexplained_degradation(ctx: RuleContext) -> list[RuleFinding]:
     """UNEXPLAINED_DEGRADATION: say so instead of staying silent.
 
     Evidence: the degradation episodes of each path (TCP throughput against the
@@ -214,7 +214,7 @@ def unexplained_degradation(ctx: RuleContext) -> list[Finding]:
     exactly the new problems.  The finding lists the evidence and, for each rule,
     why it does not apply.
     """
-    out: list[Finding] = []
+    out: list[RuleFinding] = []
     matches = ctx.maintenance_matches()
     for a in ctx.assessments():
         pending = []
@@ -236,7 +236,7 @@ def unexplained_degradation(ctx: RuleContext) -> list[Finding]:
     return out
 
 
-def _episode_finding(ctx: RuleContext, a: PathAssessment, episodes) -> Finding:
+def _episode_finding(ctx: RuleContext, a: PathAssessment, episodes) -> RuleFinding:
     start, end = episodes[0].start, episodes[-1].end
     obs = [o for ep in episodes for o in ep.observations]
     tests = a.tcp_between(start, end)
@@ -316,7 +316,7 @@ def _delay_degradation(ctx: RuleContext, a: PathAssessment) -> dict | None:
     }
 
 
-def _delay_finding(ctx: RuleContext, a: PathAssessment, d: dict) -> Finding:
+def _delay_finding(ctx: RuleContext, a: PathAssessment, d: dict) -> RuleFinding:
     ruled_out = _ruled_out(ctx, a, d["start"], d["end"])
     return path_finding(
         a,

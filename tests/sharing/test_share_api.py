@@ -159,7 +159,8 @@ def test_revoked_expired_and_wrong_links_are_refused_and_logged(client, operator
     assert "revoked" in gone.content.decode() and "<nav" not in gone.content.decode()
     assert client.get(local(url) + "?format=txt").status_code == 410
     # an expired link
-    ShareLink.objects.filter(revoked_at__isnull=True, origin="api").update(expires_at=timezone.now() - timedelta(seconds=1))
+    past = timezone.now() - timedelta(seconds=1)
+    ShareLink.objects.filter(revoked_at__isnull=True, origin="api").update(expires_at=past)
     expired = client.get(local(other))
     assert expired.status_code == 410 and "expired" in expired.content.decode()
     # a token no link has, and a mangled one: 404 in the same layout, nothing logged for them

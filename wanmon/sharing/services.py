@@ -109,8 +109,8 @@ def share_access_record(*, link: ShareLink, now: datetime, address: str | None, 
 def share_links_for_email(incident: Incident, emails: Sequence[str], now: datetime) -> dict[str, CarrierLink]:
     """The alerting's hook (``wanmon.alerts.hooks``): for each recipient that is the NOC address of a carrier
     operating the incident's elements, a new link to the evidence scoped to that carrier, valid
-    SHARING_EMAIL_LINK_DAYS days from now (the wall clock, also when the alerting replays a past). A new one each e-mail round: only a token's hash is kept, so an earlier link's URL
-    cannot be written again."""
+    SHARING_EMAIL_LINK_DAYS days from now (the wall clock, also when the alerting replays a past). A new one each
+    e-mail round: only a token's hash is kept, so an earlier link's URL cannot be written again."""
     wanted = {e.strip().lower() for e in emails if e}
     operating = incident_carriers(incident, now=now)
     if not wanted or not operating:

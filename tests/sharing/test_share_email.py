@@ -53,3 +53,22 @@ def test_the_carrier_s_email_carries_a_working_link_and_the_sites_keep_the_inter
     for site in ("fzk", "cern", "cnaf"):
         text = mails[(f"noc@{site}.test",)].text
         assert "/share/" not in text and f"{BASE}/incidents/" in text and f"{BASE}/paths/" in text, site
+
+
+def test_a_failure_making_the_link_never_stops_the_email(smtp, settings, monkeypatch):  # noqa: F811
+    from wanmon.sharing import services
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("inventory unreadable")
+
+    settings.WANMON_BASE_URL = BASE
+    settings.ALERTS_DEFAULT_RECIPIENTS = []
+    shared_faults()
+    monkeypatch.setattr(services, "incident_carriers", broken)
+    process(T, flush=True)
+    # every e-mail went out; the carrier's copy falls back to the internal links, and no link was made
+    received = smtp.wait_for(7, 5)
+    assert len(received) == 7  # CERN's NOC gets both incidents
+    to_geant = next(m for m in received if m.rcpt_tos == ["noc@geant.test"])
+    assert f"{BASE}/incidents/" in to_geant.text and "/share/" not in to_geant.text
+    assert not ShareLink.objects.exists()

@@ -1,4 +1,5 @@
-"""The pure verdict builder: domains along a path, what a carrier's scope hides, and the verdict per domain."""
+"""The pure verdict builder: domains along a path, what a carrier's scope hides, and the verdict per domain; a link's
+token kept out of the logs."""
 
 from __future__ import annotations
 
@@ -49,3 +50,11 @@ def test_a_domain_with_a_suspect_is_suspect_and_another_carrier_is_only_a_segmen
     assert geant_.verdict == "suspect" and geant_.implicating == ("geant-fra: crossed by every degraded direction",)
     assert cern.verdict == "cleared"
     assert "healthy paths through cern-border: 2 other paths (not named here)" in cern.clearing
+
+
+def test_a_share_link_s_token_is_masked_in_the_request_logs():
+    from wanmon.core.logfilters import MASK, secrets_mask
+
+    token = "uL4Nr9HqTBko39fr2TavN49JLMhZoXtmIrlgNpjVgO4"
+    line = f'"GET /share/{token}?format=txt HTTP/1.1" 410'
+    assert secrets_mask(line) == f'"GET /share/{MASK}?format=txt HTTP/1.1" 410' and token not in secrets_mask(line)

@@ -8,10 +8,15 @@ recipient gets the same e-mail.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+from django.db import transaction
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["CarrierLink", "CarrierLinks", "carrier_links", "carrier_links_provider_set"]
 
@@ -39,7 +44,13 @@ def carrier_links_provider_set(provider: CarrierLinks | None) -> None:
 
 def carrier_links(incident, emails: Sequence[str], now: datetime) -> dict[str, CarrierLink]:
     """The recipients among ``emails`` that are the NOC of a carrier operating the incident's elements, each with a
-    new link to the evidence scoped to that carrier; {} without provider."""
+    new link to the evidence scoped to that carrier; {} without provider, or when making the links failed (logged):
+    the e-mails go out all the same."""
     if not emails or _provider is None:
         return {}
-    return _provider(incident, emails, now)
+    try:
+        with transaction.atomic():  # a savepoint: a failure leaves the alerting's run intact
+            return _provider(incident, emails, now)
+    except Exception:  # the e-mail matters more than its link: the carrier then gets the internal links
+        logger.exception("no share link for the carriers of incident %s", getattr(incident, "pk", None))
+        return {}

@@ -301,7 +301,7 @@ def _timeline(incident: Incident, rows: Sequence[MemberRow], scope: Scope, onset
             if row.finding.resolved_at:
                 events.append((row.finding.resolved_at, f"{row.finding.code} {row.label} cleared"))
         else:
-            events.append((began, f"{row.finding.code} on {OTHER_SEGMENT} began"))
+            events.append((began, f"{row.finding.code} on a part not shared here began"))
     events.append((incident.opened_at, "wanmon opened the incident"))
     for when, what in ((incident.acknowledged_at, "acknowledged by the operators"),
                        (incident.cleared_at, "every finding cleared"), (incident.resolved_at, "resolved")):

@@ -14,13 +14,13 @@ from tests.alerts.test_pipeline import TWO_FAULTS_TOPOLOGY, T
 from wanmon.core.permissions import OPERATOR_GROUP, VIEWER_GROUP
 from wanmon.diagnosis.evidence import Finding as EngineFinding
 from wanmon.diagnosis.services import findings_sync
-from wanmon.inventory.models import Interface
-from wanmon.measurements.models import InterfaceRate
+from wanmon.inventory.models import Interface, Site
+from wanmon.measurements.models import InterfaceRate, Traceroute
 
 ONSET = T - timedelta(minutes=50)
 #: The names a GEANT page must never show: the other carriers, their boxes, trunk and circuits, the unrelated path.
 HIDDEN = ("CANARIE", "canarie-mtl", "canarie-lag", "CANARIE-MTL-GVA-10G", "GARR", "garr-mil", "GARR-MIL-FRA-10G",
-          "TRIUMF", "noc@")
+          "TRIUMF", "noc@", "62.40.98.77")
 
 
 def topology() -> dict:
@@ -74,6 +74,10 @@ def shared_faults() -> None:
                  InterfaceRate(time=time, interface_id=far.id, interval_s=300, in_errors_per_s=2.5 if minutes else 0,
                                in_discards_per_s=0.0, out_discards_per_s=0.0)]
     InterfaceRate.objects.bulk_create(rows)
+    # FZK's traceroute towards CERN 20 min after the onset: one hop did not answer
+    Traceroute.objects.create(time=ONSET + timedelta(minutes=20), src_id=Site.objects.get(code="FZK").id,
+                              dst_id=Site.objects.get(code="CERN").id, pmtu_bytes=9000,
+                              hops=["192.108.45.1", None, "62.40.98.77", "192.65.184.1"])
 
 
 def user(django_user_model, name: str, group: str | None):

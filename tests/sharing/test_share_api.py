@@ -73,6 +73,10 @@ def test_an_operator_shares_the_geant_incident_and_geant_reads_it_without_login(
     assert "GEANT-FRA-GVA-100G" in html and "GEANT-GVA-CERN" in html
     assert "healthy only in the opposite direction (weighs little): 1 not shown here" in html
     assert "host tests: no host or TCP tuning finding for the hosts of FZK" in html
+    # RAL->CERN crosses cern-border and is healthy: counted, not named (TRIUMF->CERN is degraded)
+    assert "healthy paths through cern-border: 1 other path (not named here)" in html and "RAL" not in html
+    # the traceroute: when, how many hops answered, the path MTU; not the hop addresses
+    assert "traceroute at 01 Mar 11:30 UTC: 4 hops, 3 answered, path MTU 9000 bytes" in html
     # the timeline from the onset (11:10 UTC on 1 March)
     assert "01 Mar 11:10 UTC" in html and "onset: the network changed" in html
     # no navigation to internal pages, no script

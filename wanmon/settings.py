@@ -94,6 +94,7 @@ INSTALLED_APPS = [
     "wanmon.dashboard.apps.DashboardConfig",
     "wanmon.alerts.apps.AlertsConfig",
     "wanmon.ondemand.apps.OndemandConfig",
+    "wanmon.sharing.apps.SharingConfig",
     "wanmon.perfsonar.apps.PerfsonarConfig",
     "wanmon.demo.apps.DemoConfig",
 ]
@@ -320,6 +321,8 @@ ALERTS_SILENCE_MAX_DURATION_S = env_int("ALERTS_SILENCE_MAX_DURATION_S", 7 * 24 
 ALERTS_SILENCE_REMINDER_S = env_int("ALERTS_SILENCE_REMINDER_S", 3600)
 ALERTS_REDISPATCH_AFTER_S = env_int("ALERTS_REDISPATCH_AFTER_S", 120)
 ALERTS_CELERY_QUEUE = os.environ.get("ALERTS_CELERY_QUEUE") or None  # a dedicated e-mail worker queue, optional
+# The link to the evidence in a carrier's copy of an alert e-mail opens this many days (docs/sharing.md; 1 to 90).
+SHARING_EMAIL_LINK_DAYS = min(max(env_int("SHARING_EMAIL_LINK_DAYS", 14), 1), 90)
 
 # --- Celery: Redis broker, one beat schedule (later apps add their periodic tasks here) ---
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL)

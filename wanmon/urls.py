@@ -19,6 +19,9 @@ urlpatterns = [
     path("api/v1/", include("wanmon.inventory.api.urls")),
     path("api/v1/", include("wanmon.maintenance.api.urls")),
     path("", include("wanmon.maintenance.urls")),
+    # /api/v1/incidents/<id>/share before the alerting's incident routes; the carrier's page at /share/<token>
+    path("api/v1/", include("wanmon.sharing.api.urls")),
+    path("", include("wanmon.sharing.urls")),
     path("api/v1/", include("wanmon.alerts.api.urls")),
     path("api/v1/", include("wanmon.ondemand.api.urls")),
     path("", include("wanmon.alerts.urls")),

@@ -15,6 +15,7 @@ import yaml
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management import call_command
+from django.test import Client
 
 from tests.alerts.conftest import ASGC, FZK, MAINTENANCE, NOC, SCENARIO_NOW
 from wanmon.alerts import policy
@@ -690,8 +691,13 @@ def test_two_faults_at_once_reach_their_own_sites_and_their_carrier_with_the_ons
     assert "Operated by: carrier GEANT (noc@geant.test)" in body
     assert "Circuits on the suspect link: GEANT GEANT-FRA-GVA-100G (geant-fra:et-1/1/0 - geant-gva:et-1/0/0)" in body
     assert "First action: Check SHARED_EQUIPMENT_SUSPECT" in body
-    assert "https://wanmon.example.org/paths/FZK/CERN/" in body
-    assert "Suspect geant-fra: https://wanmon.example.org/equipment/geant-fra/" in body
+    # the carrier cannot open the internal pages: its copy links to the evidence scoped to it (docs/sharing.md)
+    assert re.search(r"^https://wanmon\.example\.org/share/[A-Za-z0-9_-]{43}\r?$", body, re.MULTILINE)
+    assert "/paths/" not in body and "/equipment/" not in body and "/incidents/" not in body
+    # the sites' NOCs get the internal links, as before
+    to_fzk = next(m for m in messages if m.rcpt_tos == ["noc@fzk.test"]).text
+    assert "https://wanmon.example.org/paths/FZK/CERN/" in to_fzk and "/share/" not in to_fzk
+    assert "Suspect geant-fra: https://wanmon.example.org/equipment/geant-fra/" in to_fzk
 
 
 def test_a_crawl_from_every_alert_emails_links_reaches_the_findings_both_path_pages_and_the_suspect(smtp, client):
@@ -703,6 +709,11 @@ def test_a_crawl_from_every_alert_emails_links_reaches_the_findings_both_path_pa
     base = "https://wanmon.example.org"
     for mail in smtp.wait_for(7, 5):
         incident = Incident.objects.get(pk=int(mail.message["X-Wanmon-Incident"]))
+        shared = re.findall(rf"{re.escape(base)}(/share/[A-Za-z0-9_-]+)", mail.text)
+        if shared:  # a carrier's copy: its one link opens without a login (tests/sharing cover what it shows)
+            assert set(re.findall(rf"{re.escape(base)}[^\s<>\")]+", mail.text)) == {base + shared[0]}
+            assert Client().get(shared[0]).status_code == 200
+            continue
         # when an engineer opens every link of the e-mail, then every link of the pages it opened
         reached: set[str] = set()
         failed: list[str] = []

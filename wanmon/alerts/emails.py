@@ -12,6 +12,7 @@ from django.template.loader import render_to_string
 
 from wanmon.alerts.choices import IncidentKind, MemberRole, NotificationKind
 from wanmon.alerts.constants import INCIDENT_FIRST_ACTIONS, MAIL_SUBJECT_MAX_CHARS
+from wanmon.alerts.hooks import CarrierLink
 from wanmon.alerts.models import Incident, IncidentMember, Notification, Silence
 from wanmon.alerts.page import MemberRow, advice_list, advice_texts, member_rows, subject_url
 from wanmon.alerts.policy import Operator, Recipient
@@ -160,6 +161,7 @@ def incident_mail_context(
         "opened_at": _when(incident.opened_at, now),
         "resolved_at": _when(incident.resolved_at, now),
         "now": _when(now, now),
+        "now_at": now,
         "duration": text.duration(max(duration_s, 0)),
         "note": note,
         "url": incident_url(incident.id),
@@ -169,9 +171,12 @@ def incident_mail_context(
     }
 
 
-def render_incident_mail(context: dict, recipient: Recipient) -> tuple[str, str, str]:
-    """Subject, plain text and HTML of one incident e-mail to one recipient."""
-    ctx = {**context, "recipient": recipient}
+def render_incident_mail(context: dict, recipient: Recipient, *, shared: CarrierLink | None = None
+                         ) -> tuple[str, str, str]:
+    """Subject, plain text and HTML of one incident e-mail to one recipient. ``shared``: the recipient is a
+    carrier's NOC, whose copy links to the evidence scoped to that carrier instead of the internal pages."""
+    ctx = {**context, "recipient": recipient, "shared": shared,
+           "shared_expires": _when(shared.expires_at, context["now_at"]) if shared else ""}
     subject = incident_subject(
         severity=context["incident"].severity, code=context["code"], title=context["title"], kind=context["kind"]
     )

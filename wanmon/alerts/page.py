@@ -11,7 +11,7 @@ Links go to the dashboard's pages by URL name; the dashboard sits above the aler
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from urllib.parse import urlencode
@@ -21,6 +21,7 @@ from django.urls import reverse
 
 from wanmon.alerts import constants as k
 from wanmon.alerts.choices import MemberRole
+from wanmon.alerts.evidence_text import shown_all, suspect_evidence
 from wanmon.alerts.grouping import root_order
 from wanmon.alerts.models import Incident, IncidentMember
 from wanmon.alerts.selectors import (
@@ -31,7 +32,7 @@ from wanmon.alerts.selectors import (
     maintenance_list_touching,
 )
 from wanmon.core.times import format_since_utc, format_utc
-from wanmon.diagnosis import codes, text
+from wanmon.diagnosis import codes
 from wanmon.diagnosis.choices import ACTIVE_STATUSES
 from wanmon.diagnosis.evidence import isoformat
 from wanmon.diagnosis.models import Finding
@@ -387,11 +388,13 @@ def _ports_of(subject: Mapping, far: Mapping[Port, Port]) -> set[Port]:
     return {port for port in far if port[0] == equipment}
 
 
-def suspect_rows(rows: Sequence[MemberRow], *, far: Mapping[Port, Port]) -> list[SuspectRow]:
+def suspect_rows(rows: Sequence[MemberRow], *, far: Mapping[Port, Port], shown: Callable[[str], bool] = shown_all
+                 ) -> list[SuspectRow]:
     """The root-cause members in the grouping's order (a shared element ranked first, then interface errors, link
     congestion and trunk imbalance, lower-ranked shared elements last), with the evidence each finding carries
     and what speaks against it. An interface or congestion finding on a suspect, or at the far end of the
-    suspect's link, is shown on that suspect's row rather than as a suspect of its own."""
+    suspect's link, is shown on that suspect's row rather than as a suspect of its own. ``shown``: as in
+    :func:`~wanmon.alerts.evidence_text.suspect_evidence`."""
     candidates = sorted((r for r in rows if r.finding.code in k.ROOT_CAUSE_CODES),
                         key=lambda r: root_order(finding_facts(r.finding)))
     tied: dict[int, list[Tied]] = {}
@@ -419,99 +422,11 @@ def suspect_rows(rows: Sequence[MemberRow], *, far: Mapping[Port, Port]) -> list
             attached.add(other.finding.id)
     out = []
     for r in (r for r in candidates if r.finding.id not in attached):
-        evidence, against = suspect_evidence(r.finding.code, r.finding.evidence or {})
+        evidence, against = suspect_evidence(r.finding.code, r.finding.evidence or {}, shown=shown)
         out.append(SuspectRow(position=len(out) + 1, finding=r.finding, label=r.label, url=r.subject_url,
                               finding_url=r.finding_url, evidence=evidence, against=against,
                               tied=tuple(tied.get(r.finding.id, ()))))
     return out
-
-
-def _names(value) -> str:
-    return ", ".join(str(v) for v in value) if isinstance(value, list | tuple) else ""
-
-
-def _number(value) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _shared_suspect_evidence(evidence: Mapping, pro: list[str], con: list[str]) -> None:
-    if evidence.get("degraded_paths"):
-        pro.append(f"crossed by every degraded direction: {_names(evidence['degraded_paths'])}")
-    if evidence.get("degraded_path"):
-        pro.append(f"{evidence['degraded_path']} degraded when the load through it rose")
-    rise = evidence.get("interface_rise")
-    if isinstance(rise, Mapping) and _number(rise.get("before_bps")) is not None:
-        pro.append(f"load on {rise.get('interface', '?')} rose from {text.rate(_number(rise.get('before_bps')))} "
-                   f"to {text.rate(_number(rise.get('after_bps')))}")
-    for other in evidence.get("other_paths") or ():
-        if isinstance(other, Mapping) and other.get("path"):
-            verb = "started" if other.get("started") else "rose"
-            pro.append(f"traffic on {other['path']} {verb} ({text.rate(_number(other.get('before_bps')))} -> "
-                       f"{text.rate(_number(other.get('after_bps')))})")
-    if evidence.get("corroboration"):
-        pro.append(f"corroborated by {_names(evidence['corroboration'])}")
-    if _number(evidence.get("score")) is not None:
-        pro.append(f"score {_number(evidence['score']):.2f}")
-    if evidence.get("healthy_same_direction"):
-        con.append(f"healthy in the same direction: {_names(evidence['healthy_same_direction'])}")
-    if evidence.get("healthy_other_ports"):
-        con.append(f"healthy through other ports: {_names(evidence['healthy_other_ports'])}")
-    if evidence.get("exonerated_by"):
-        con.append(f"healthy through it: {_names(evidence['exonerated_by'])}")
-    if evidence.get("healthy_reverse"):
-        # weighs little: one fibre of a pair can be bad while the other is clean
-        con.append(f"healthy only in the opposite direction (weighs little): {_names(evidence['healthy_reverse'])}")
-    if evidence.get("endpoint"):
-        con.append("a path end point (every path of that site crosses it)")
-
-
-def _interface_evidence(evidence: Mapping, pro: list[str], con: list[str]) -> None:
-    if _number(evidence.get("intervals_with_errors")) is not None:
-        pro.append(f"errors or discards in {evidence['intervals_with_errors']} of "
-                   f"{evidence.get('intervals', '?')} polls")
-    for key, what in (("crc_error_fraction", "CRC errors"), ("discard_fraction", "discards")):
-        if _number(evidence.get(key)):
-            pro.append(f"{what} {text.loss(_number(evidence[key]))} of the packets")
-    if _number(evidence.get("utilisation_median")) is not None:
-        direction = f" {evidence['direction']}" if evidence.get("direction") else ""
-        pro.append(f"utilisation{direction} {text.pct(_number(evidence['utilisation_median']))} median, "
-                   f"{text.pct(_number(evidence.get('utilisation_peak')))} peak"
-                   + (f" of {text.rate(_number(evidence['speed_bps']))}" if _number(evidence.get('speed_bps'))
-                      else ""))
-    if evidence.get("degraded_paths"):
-        pro.append(f"paths degraded meanwhile: {_names(evidence['degraded_paths'])}")
-    elif evidence.get("paths"):
-        con.append(f"no path through it degraded meanwhile ({_names(evidence['paths'])})")
-
-
-def _trunk_evidence(evidence: Mapping, pro: list[str], con: list[str]) -> None:
-    members = evidence.get("member_utilisation")
-    if isinstance(members, Mapping) and _number(members.get("ratio")) is not None:
-        pro.append(f"the least busy member carries {text.pct(_number(members['ratio']))} of the busiest")
-    for split in evidence.get("host_splits") or ():
-        if isinstance(split, Mapping) and split.get("path"):
-            pro.append(f"{split.get('slow_parity', '?')} hosts slow on {split['path']} "
-                       f"({text.pct(_number(split.get('ratio')))})")
-
-
-_SUSPECT_EVIDENCE = {
-    codes.SHARED_EQUIPMENT_SUSPECT: _shared_suspect_evidence,
-    codes.INTERFACE_ERRORS: _interface_evidence,
-    codes.LINK_CONGESTION: _interface_evidence,
-    codes.TRUNK_IMBALANCE: _trunk_evidence,
-}
-
-
-def suspect_evidence(code: str, evidence: Mapping) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(what points at the suspect, what speaks against it), read from the evidence its rule stores
-    (wanmon/diagnosis/rules/correlation.py, interfaces.py, trunk.py): whatever the finding does not carry is left
-    out."""
-    pro: list[str] = []
-    con: list[str] = []
-    reader = _SUSPECT_EVIDENCE.get(code)
-    if reader is not None:
-        reader(evidence, pro, con)
-    return tuple(pro), tuple(con)
 
 
 # --- actions -----------------------------------------------------------------------------------------------------

@@ -44,6 +44,7 @@ from wanmon.alerts.choices import (
 from wanmon.alerts.conf import AlertSettings, alert_settings
 from wanmon.alerts.constants import PROCESS_LOCK_KEY, SEND_MAX_ATTEMPTS, SEND_TASK_NAME
 from wanmon.alerts.grouping import FindingFacts, Group, group_findings, headline
+from wanmon.alerts.hooks import carrier_links
 from wanmon.alerts.models import Incident, IncidentEvent, IncidentMember, Notification, Silence
 from wanmon.alerts.policy import (
     NotifyState,
@@ -412,9 +413,12 @@ class _Run:
         )
         context = emails.incident_mail_context(incident=incident, kind=kind, now=self.now, members=members,
                                                windows=windows, note=note, operator=operator)
+        # a carrier's NOC cannot open the internal pages: its copy links to the evidence scoped to it
+        shared = carrier_links(incident, [r.email for r in recipients], self.now)
         rows = []
         for recipient in recipients:
-            subject, body_text, body_html = emails.render_incident_mail(context, recipient)
+            subject, body_text, body_html = emails.render_incident_mail(context, recipient,
+                                                                        shared=shared.get(recipient.email.lower()))
             rows.append(Notification(
                 incident=incident, kind=kind, sequence=seq, recipient=recipient.email, reason=recipient.reason[:300],
                 subject=subject, body_text=body_text, body_html=body_html, created_at=self.now,

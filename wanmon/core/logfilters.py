@@ -1,7 +1,8 @@
 """Secrets out of the logs: calendar-feed and pSConfig tokens travel in URL paths, and URLs are logged.
 
 Calendar clients and perfSONAR toolkits cannot log in, so a feed URL carries its token
-(``/maintenance/feeds/<token>/...``) and a pSConfig template's URL its own (``/perfsonar/psconfig/<token>.json``);
+(``/maintenance/feeds/<token>/...``), a pSConfig template's URL its own (``/perfsonar/psconfig/<token>.json``) and a
+carrier's share link its own (``/share/<token>``);
 a carrier's calendar URL may carry one in its query (``?token=``) or its user part. Gunicorn's access
 log and Django's request log write request paths: :class:`SecretMaskFilter`, attached by the core app at
 start (``apps.py``) to the loggers that write paths, masks them in every record before any handler
@@ -21,7 +22,8 @@ MASK = "[masked]"
 LOGGERS_WITH_PATHS = ("gunicorn.access", "django.request", "django.server")
 
 # The URL routes whose path carries a token (wanmon/maintenance/urls.py, wanmon/perfsonar/urls.py).
-_PATH_TOKENS = re.compile(r"(/maintenance/feeds/|/perfsonar/psconfig/)[A-Za-z0-9_-]{4,}")
+# A carrier's share link (wanmon/sharing/urls.py) carries its token the same way.
+_PATH_TOKENS = re.compile(r"(/maintenance/feeds/|/perfsonar/psconfig/|/share/)[A-Za-z0-9_-]{4,}")
 _QUERY = re.compile(r"([?&;](?:token|access_token|api_key|apikey|key|secret|password|auth|sig|signature)=)[^&;\s\"']*",
                     re.IGNORECASE)
 _USERINFO = re.compile(r"(\b[a-z][a-z0-9+.-]*://)[^/@\s\"']+@", re.IGNORECASE)

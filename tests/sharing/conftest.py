@@ -12,7 +12,7 @@ from django.contrib.auth.models import Group
 
 from tests.alerts.test_pipeline import TWO_FAULTS_TOPOLOGY, T
 from wanmon.core.permissions import OPERATOR_GROUP, VIEWER_GROUP
-from wanmon.diagnosis.evidence import Finding as EngineFinding
+from wanmon.diagnosis.evidence import RuleFinding
 from wanmon.diagnosis.services import findings_sync
 from wanmon.inventory.models import Interface, Site
 from wanmon.measurements.models import InterfaceRate, Traceroute
@@ -49,7 +49,7 @@ def shared_faults() -> None:
     topology_import(topology(), as_of=T - timedelta(days=30))
 
     def at(code, subject, severity="critical", **evidence):
-        return EngineFinding(code=code, severity=severity, subject=subject, start=ONSET, end=T,
+        return RuleFinding(code=code, severity=severity, subject=subject, start=ONSET, end=T,
                              summary=f"{code} here", explanation="x", evidence=evidence, actions=(f"Check {code}",))
 
     eu = ["FZK->CERN", "CNAF->CERN"]

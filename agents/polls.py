@@ -41,11 +41,6 @@ POLL_LOG_NAME = "polls.json"
 logger = logging.getLogger(__name__)
 
 
-def _iso(moment: datetime | None) -> str | None:
-    if moment is None:
-        return None
-    return iso_z(moment, "milliseconds")
-
 
 def read_poll_log(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
     """The poll log at ``path`` ({} when absent or unreadable: it is informational)."""
@@ -85,7 +80,7 @@ class PollLog:
         with self._mutex:
             entry = self._entry(name)
             entry["interval_s"] = interval_s
-            entry["next_due"] = _iso(next_due)
+            entry["next_due"] = iso_z(next_due, "milliseconds")
             self._save()
 
     def ran(self, result: Any, *, interval_s: float, finished: datetime, next_due: datetime | None) -> None:
@@ -93,14 +88,14 @@ class PollLog:
         with self._mutex:
             entry = self._entry(name=result.collector)
             entry["interval_s"] = interval_s
-            entry["next_due"] = _iso(next_due)
+            entry["next_due"] = iso_z(next_due, "milliseconds")
             if result.skipped:
-                entry["last_skipped"] = _iso(result.started)
+                entry["last_skipped"] = iso_z(result.started, "milliseconds")
                 entry["skipped_runs"] = entry.get("skipped_runs", 0) + 1
             else:
                 entry.update(
-                    last_started=_iso(result.started),
-                    last_finished=_iso(finished),
+                    last_started=iso_z(result.started, "milliseconds"),
+                    last_finished=iso_z(finished, "milliseconds"),
                     last_duration_s=round(result.duration_s, 3),
                     last_records=len(result.records),
                     last_invalid=result.invalid,
@@ -109,7 +104,7 @@ class PollLog:
                     runs=entry.get("runs", 0) + 1,
                 )
                 if result.error is None:
-                    entry["last_success"] = _iso(result.started)
+                    entry["last_success"] = iso_z(result.started, "milliseconds")
                 else:
                     entry["failed_runs"] = entry.get("failed_runs", 0) + 1
             self._save()

@@ -415,9 +415,6 @@ def _spool_held_here(spool_dir: Path) -> bool:
         os.close(fd)
 
 
-def _iso(moment: datetime | None) -> str | None:
-    return None if moment is None else iso_z(moment.astimezone(UTC))
-
 
 class ReplayCollector:
     """A ``[[replay]]`` table: each run returns the scenario records that became due (module docstring).
@@ -528,8 +525,8 @@ class ReplayCollector:
             "version": _STATE_VERSION,
             "file": str(self.target.file),
             "digest": timeline.digest,
-            "anchor": _iso(self.anchor),
-            "cursor": _iso(self.cursor),
+            "anchor": iso_z(self.anchor, utc=True),
+            "cursor": iso_z(self.cursor, utc=True),
         }
         tmp = path.with_name(path.name + ".tmp")
         try:

@@ -42,6 +42,7 @@ from collectors.records.types import (
     TICKS_PER_S,
     TIMETICKS_MAX,
     TIMETICKS_MODULUS,
+    iso_z,
 )
 
 __all__ = [
@@ -309,7 +310,7 @@ def rate_between(prev: Sample, cur: Sample) -> RateResult:
             cur,
             interval_s,
             DISCONTINUITY_TIME,
-            f"sample time did not advance ({_iso(prev.time)} -> {_iso(cur.time)}, {interval_s:+.3f} s)",
+            f"sample time did not advance ({iso_z(prev.time)} -> {iso_z(cur.time)}, {interval_s:+.3f} s)",
         )
 
     for code, reason in (
@@ -545,7 +546,3 @@ def _rate_text(spec: CounterSpec, delta: int, interval_s: float) -> str:
 
 def _bps(rate_bps: float) -> str:
     return f"{rate_bps / 1e9:.3g} Gb/s" if rate_bps >= 1e9 else f"{rate_bps / 1e6:.3g} Mb/s"
-
-
-def _iso(moment: datetime) -> str:
-    return moment.isoformat()

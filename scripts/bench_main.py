@@ -44,6 +44,7 @@ django.setup()
 from django.db import connection  # noqa: E402
 
 from collectors.records import decode_records  # noqa: E402
+from collectors.records.types import iso_z  # noqa: E402
 from wanmon.inventory.models import Agent, Carrier, Equipment, Interface, Site  # noqa: E402
 from wanmon.measurements.api.auth import token_hash  # noqa: E402
 from wanmon.measurements.copy_rows import SNMP_COLUMNS, snmp_rows  # noqa: E402
@@ -78,7 +79,7 @@ def _batches(n_batches: int, polls: int, start: datetime) -> list[dict]:
     for b in range(n_batches):
         records = []
         for p in range(polls):
-            t = (start + timedelta(seconds=60 * (b * polls + p))).isoformat().replace("+00:00", "Z")
+            t = iso_z(start + timedelta(seconds=60 * (b * polls + p)))
             ticks = 100 + 6000 * (b * polls + p)
             for i in range(INTERFACES):
                 octets = (b * polls + p) * 7_500_000_000 + i
@@ -108,7 +109,7 @@ def _batches(n_batches: int, polls: int, start: datetime) -> list[dict]:
                 "batch_id": str(uuid.uuid4()),
                 "agent_version": "bench",
                 "records": records,
-                "sent_at": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+                "sent_at": iso_z(datetime.now(UTC)),
             }
         )
     return batches

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any, Final, Literal, TypedDict
+from typing import Annotated, Any, Final, Literal, TypedDict, overload
 
 from msgspec import Meta
 
@@ -194,7 +194,20 @@ def require_aware(now: datetime) -> None:
         raise TypeError(f"`now` must be a timezone-aware datetime, got {now!r}")
 
 
-def iso_z(moment: datetime, timespec: str = "auto") -> str:
-    """``moment`` as ISO 8601 text, a UTC offset written ``Z`` as on the wire (``2026-03-01T11:00:00Z``); other
-    offsets stay as they are. ``timespec`` as :meth:`datetime.isoformat`'s."""
+@overload
+def iso_z(moment: datetime, timespec: str = "auto", *, utc: bool = False) -> str: ...
+@overload
+def iso_z(moment: None, timespec: str = "auto", *, utc: bool = False) -> None: ...
+
+
+def iso_z(moment: datetime | None, timespec: str = "auto", *, utc: bool = False) -> str | None:
+    """The one writer of times as ISO 8601 text: ``moment`` with a UTC offset written ``Z`` as on the wire
+    (``2026-03-01T11:00:00Z``), ``timespec`` as :meth:`datetime.isoformat`'s; None stays None (a time not known
+    yet). With ``utc`` it is first brought to UTC (a naive time is taken as UTC), as for every time wanmon writes
+    into files, links and JSON; without, other offsets stay as they are (the wire's errors quote a time as it was
+    sent, which may not even have a UTC equivalent: year 1 at +01:00)."""
+    if moment is None:
+        return None
+    if utc:
+        moment = moment.replace(tzinfo=UTC) if moment.utcoffset() is None else moment.astimezone(UTC)
     return moment.isoformat(timespec=timespec).replace("+00:00", "Z")

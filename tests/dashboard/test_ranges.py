@@ -5,8 +5,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from collectors.records.types import iso_z
 from wanmon.dashboard import constants as k
-from wanmon.dashboard.ranges import AsOf, RangeError, iso_utc, parse_time, parse_time_param, resolve_range
+from wanmon.dashboard.ranges import AsOf, RangeError, parse_time, parse_time_param, resolve_range
 from wanmon.dashboard.selectors import interface_table_for_bucket
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -41,7 +42,7 @@ def test_default_and_unknown_range_and_anchor():
 
 def test_parse_time_accepts_links_and_form_values_in_the_users_zone():
     assert parse_time("2026-03-01T12:00:00Z", UTC) == NOW
-    assert parse_time(iso_utc(NOW), UTC) == NOW
+    assert parse_time(iso_z(NOW, 'seconds', utc=True), UTC) == NOW
     # datetime-local inputs carry wall-clock time of the zone shown on the page
     assert parse_time("2026-03-01T13:00", ZoneInfo("Europe/Zurich")) == NOW
     assert parse_time("yesterday", UTC) is None

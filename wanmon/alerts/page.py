@@ -19,6 +19,7 @@ from urllib.parse import urlencode
 from django.db.models import Q
 from django.urls import reverse
 
+from collectors.records.types import iso_z
 from wanmon.alerts import constants as k
 from wanmon.alerts.choices import MemberRole
 from wanmon.alerts.evidence_text import shown_all, suspect_evidence
@@ -34,7 +35,6 @@ from wanmon.alerts.selectors import (
 from wanmon.core.times import format_since_utc, format_utc
 from wanmon.diagnosis import codes
 from wanmon.diagnosis.choices import ACTIVE_STATUSES
-from wanmon.diagnosis.evidence import isoformat
 from wanmon.diagnosis.models import Finding
 from wanmon.inventory.labels import label_split
 from wanmon.inventory.selectors import (
@@ -74,7 +74,7 @@ class IncidentView:
     @property
     def query(self) -> str:
         """The query string of a dashboard page or the explorer over this span."""
-        return urlencode({"start": isoformat(self.start), "end": isoformat(self.end)})
+        return urlencode({"start": iso_z(self.start, utc=True), "end": iso_z(self.end, utc=True)})
 
 
 @dataclass(frozen=True)

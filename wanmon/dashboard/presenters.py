@@ -13,13 +13,14 @@ from urllib.parse import urlencode
 
 from django.urls import NoReverseMatch, reverse
 
+from collectors.records.types import iso_z
 from wanmon.dashboard import constants as k
 from wanmon.dashboard import figures as fig
 from wanmon.dashboard.derived import PathInputs, path_derived_figures
 from wanmon.dashboard.formatting import format_bps, format_by_name
 from wanmon.dashboard.map_layout import LayoutHop, LayoutPath, element_positions, path_polyline
 from wanmon.dashboard.path_ports import OUT
-from wanmon.dashboard.ranges import TimeRange, iso_utc
+from wanmon.dashboard.ranges import TimeRange
 
 # --------------------------------------------------------------------------- links
 
@@ -82,7 +83,8 @@ def subject_link(subject: Mapping | None, query: str = "") -> tuple[str, str | N
 def finding_query_for(finding) -> str:
     """Links from a finding to its subject's page show the finding's episode, from its onset to its window's end."""
     start = getattr(finding, "onset", None) or finding.start
-    return urlencode({"range": _range_covering(min(start, finding.start), finding.end), "end": iso_utc(finding.end)})
+    end = iso_z(finding.end, "seconds", utc=True)
+    return urlencode({"range": _range_covering(min(start, finding.start), finding.end), "end": end})
 
 
 def _range_covering(start: datetime, end: datetime) -> str:
@@ -365,7 +367,8 @@ def port_rows(ports: Sequence, directions: Sequence, query: str = "") -> list[di
 
 def data_links(tr: TimeRange, metric: str, aggregate: str = "avg", **filters: str | None) -> dict[str, str]:
     """The explorer and the CSV of the query that reproduces a chart over the page's exact range."""
-    params = {"metric": metric, "aggregate": aggregate, "start": iso_utc(tr.start), "end": iso_utc(tr.end),
+    params = {"metric": metric, "aggregate": aggregate,
+              "start": iso_z(tr.start, "seconds", utc=True), "end": iso_z(tr.end, "seconds", utc=True),
               **{name: value for name, value in filters.items() if value}}
     return {"explore": f"{reverse('dashboard-explore')}?{urlencode(params)}",
             "csv": f"{reverse('query')}?{urlencode({**params, 'bucket': f'{tr.bucket_s}s', 'format': 'csv'})}"}

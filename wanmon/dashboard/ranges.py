@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from urllib.parse import urlencode
 
+from collectors.records.types import iso_z
 from wanmon.core.guard import year_problem
 from wanmon.dashboard import constants as k
 
@@ -34,9 +35,9 @@ class TimeRange:
 
     def query(self, **overrides: str) -> str:
         """The query string that reproduces this range (for links), with optional overrides."""
-        params = {"start": iso_utc(self.start)} if self.custom else {"range": self.key}
+        params = {"start": iso_z(self.start, "seconds", utc=True)} if self.custom else {"range": self.key}
         if self.anchored:
-            params["end"] = iso_utc(self.end)
+            params["end"] = iso_z(self.end, "seconds", utc=True)
         params.update({name: value for name, value in overrides.items() if value is not None})
         return urlencode(params)
 
@@ -55,19 +56,16 @@ class AsOf:
     @property
     def query(self) -> str:
         """What the page's links to other pages carry: the chosen instant as their range's end (none for now)."""
-        return urlencode({"end": iso_utc(self.at)}) if self.at_param else ""
+        return urlencode({"end": iso_z(self.at, "seconds", utc=True)}) if self.at_param else ""
 
     def gap_href(self, path: str, latest: datetime | None) -> str | None:
         """A link to page ``path`` at the newest data when it shows now and nothing arrived for
         DATA_GAP_NOTICE_AFTER (a page of greys is then a gap in the data, not a network down); else None."""
         if latest is None or self.at_param or self.now - latest <= k.DATA_GAP_NOTICE_AFTER:
             return None
-        return f"{path}?{urlencode({'at': iso_utc(latest)})}"
+        return f"{path}?{urlencode({'at': iso_z(latest, 'seconds', utc=True)})}"
 
 
-def iso_utc(moment: datetime) -> str:
-    """``2026-03-01T12:00:00Z``: the form of times in links."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class RangeError(ValueError):

@@ -22,6 +22,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
+from collectors.records.types import iso_z
 from wanmon.core.http import found
 from wanmon.core.pages import next_url
 from wanmon.core.permissions import user_is_operator
@@ -38,7 +39,6 @@ from wanmon.dashboard.ranges import (
     RangeError,
     TimeRange,
     bucket_for_span,
-    iso_utc,
     parse_time_param,
     range_from_params,
 )
@@ -81,7 +81,7 @@ def _respond(request, template: str, context: dict, *, fragments: dict[str, str]
     context = {**context, "figures": figures, "refresh_s": k.REFRESH_INTERVAL_S}
     if request.GET.get("format") == "json":
         return JsonResponse({
-            "generated_at": iso_utc(timezone.now()),
+            "generated_at": iso_z(timezone.now(), "seconds", utc=True),
             "fragments": {name: render_to_string(tpl, context, request=request)
                           for name, tpl in (fragments or {}).items()},
             "figures": figures,
@@ -94,7 +94,7 @@ def _range_links(request, tr: TimeRange) -> list[dict]:
     for key in k.RANGES:
         params = {"range": key}
         if tr.anchored:
-            params["end"] = iso_utc(tr.end)
+            params["end"] = iso_z(tr.end, "seconds", utc=True)
         links.append({"key": key, "href": f"{request.path}?{urlencode(params)}", "active": key == tr.key})
     return links
 
@@ -107,7 +107,7 @@ def _range_context(request, tr: TimeRange) -> dict:
         "range_links": _range_links(request, tr),
         "range_query": tr.query(),
         "latest_data": latest,
-        "latest_data_href": (f"{request.path}?{urlencode({'range': tr.key, 'end': iso_utc(latest)})}"
+        "latest_data_href": (f"{request.path}?{urlencode({'range': tr.key, 'end': iso_z(latest, 'seconds', utc=True)})}"
                              if show_latest else None),
         "now_href": f"{request.path}?{urlencode({'range': tr.key})}" if tr.anchored else None,
     }
@@ -584,7 +584,7 @@ def explore(request):
             form.add_error(exc.field if exc.field in form.fields else None, exc.message)
         else:
             params = {"metric": result.metric, "aggregate": result.aggregate, "bucket": f"{result.bucket_s}s",
-                      "start": iso_utc(tr.start), "end": iso_utc(tr.end),
+                      "start": iso_z(tr.start, "seconds", utc=True), "end": iso_z(tr.end, "seconds", utc=True),
                       **({"group_by": data["group_by"]} if data.get("group_by") else {}),
                       **{key: value for key, value in filters.items() if value}}
             api = reverse("query")

@@ -16,13 +16,14 @@ Conventions the selectors must respect:
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
+from collectors.records.types import iso_z
+from wanmon.core.jsonable import jsonable
 from wanmon.diagnosis import codes
 from wanmon.diagnosis.baseline import LearnedLevel, learn_level, level_at
 from wanmon.diagnosis.stats import median
@@ -48,8 +49,6 @@ __all__ = [
     "TracerouteObservation",
     "TrunkEvidence",
     "element_subject",
-    "isoformat",
-    "jsonable",
     "path_key",
     "path_subject",
     "split_element",
@@ -409,8 +408,8 @@ class RuleFinding:
             "code": self.code,
             "severity": self.severity,
             "subject": dict(self.subject),
-            "start": isoformat(self.start),
-            "end": isoformat(self.end),
+            "start": iso_z(self.start, utc=True),
+            "end": iso_z(self.end, utc=True),
             "rank": self.rank,
             "summary": self.summary,
             "explanation": self.explanation,
@@ -440,32 +439,6 @@ def element_subject(name: str, trunk_names: Iterable[str] = ()) -> dict[str, str
         return {"trunk": name}
     equipment, interface = split_element(name)
     return {"equipment": equipment, "interface": interface} if interface else {"equipment": equipment}
-
-
-def isoformat(t: datetime) -> str:
-    """ISO 8601 in UTC with a 'Z' suffix."""
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=UTC)
-    return t.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
-def jsonable(value: Any) -> Any:
-    """Recursively convert evidence values into JSON-compatible ones (datetimes -> ISO, tuples -> lists)."""
-    if isinstance(value, datetime):
-        return isoformat(value)
-    if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [jsonable(v) for v in value]
-    if isinstance(value, float):
-        if math.isnan(value):
-            return None
-        if math.isinf(value):
-            return None
-        return value
-    if hasattr(value, "__dataclass_fields__"):
-        return jsonable(value.__dict__)
-    return value
 
 
 def summarise_path(

@@ -11,7 +11,7 @@ import hashlib
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path as FilePath
 from typing import Any
 
@@ -20,6 +20,7 @@ from django.db import connection, transaction
 
 from collectors.records import RecordError, decode_records
 from collectors.records.types import iso_z
+from wanmon.core.jsonable import jsonable
 from wanmon.diagnosis.codes import SEVERITY_ORDER
 from wanmon.diagnosis.evidence import AgentSchedule
 from wanmon.diagnosis.models import Finding, FindingEvent
@@ -85,7 +86,7 @@ class ReplayedFinding:
         """The replay JSON object of docs/scenario-format.md#replay."""
         times = ("start", "end", "onset", "first_seen_at", "last_seen_at", "resolved_at")
         data = {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "id"}
-        data.update({name: _iso(data[name]) if data[name] else None for name in times})
+        data.update({name: iso_z(data[name], utc=True) if data[name] else None for name in times})
         data["actions"], data["explained_by"] = list(self.actions), list(self.explained_by)
         return data
 
@@ -106,28 +107,13 @@ class ReplayResult:
     def as_json(self) -> dict:
         return {
             "scenario": self.scenario,
-            "now": _iso(self.now),
+            "now": iso_z(self.now, utc=True),
             "steps": self.steps,
             "step_s": self.step_s,
             "findings": [f.to_dict() for f in self.findings],
-            "incidents": [_times_iso(i) for i in self.incidents],
+            "incidents": [jsonable(i) for i in self.incidents],
             "interface_rates": self.interface_rates,
         }
-
-
-def _times_iso(value: Any) -> Any:
-    """The times inside a JSON value written as the wire writes them (ISO 8601 with Z)."""
-    if isinstance(value, datetime):
-        return _iso(value)
-    if isinstance(value, dict):
-        return {k: _times_iso(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_times_iso(v) for v in value]
-    return value
-
-
-def _iso(moment: datetime) -> str:
-    return iso_z(moment.astimezone(UTC))
 
 
 def parse_time(value: Any) -> datetime | None:
@@ -356,7 +342,7 @@ def _interface_rates(interface_ids: list[int], until: datetime) -> list[dict]:
             {
                 "equipment": eq,
                 "interface": iface,
-                "time": _iso(t),
+                "time": iso_z(t, utc=True),
                 "in_bps": in_bps,
                 "out_bps": out_bps,
                 "in_errors_per_s": errs,
@@ -386,7 +372,7 @@ def expect_check(findings: list, expect: dict) -> list[str]:
     for e in expect.get("absent") or []:
         for f in findings:
             if finding_matches(f, e):
-                when = f" opened at {_iso(f.first_seen_at)}" if isinstance(f, ReplayedFinding) else ""
+                when = f" opened at {iso_z(f.first_seen_at, utc=True)}" if isinstance(f, ReplayedFinding) else ""
                 problems.append(f"forbidden: {_describe(e)} (found {f.code} {dict(f.subject)}{when})")
     return problems
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -10,6 +9,7 @@ from datetime import datetime, timedelta
 from django.db import connection, transaction
 from django.db.models import Q
 
+from wanmon.core.jsonable import jsonable
 from wanmon.core.lifecycle import lifecycle_acknowledge
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.choices import ACTIVE_STATUSES, EventKind, FindingStatus
@@ -37,9 +37,6 @@ class SyncResult:
     reopened: list[int] = field(default_factory=list)
     absent: list[int] = field(default_factory=list)  # still active, not reported by this evaluation
 
-
-def _jsonable(value):
-    return json.loads(json.dumps(value, default=str))
 
 
 def finding_close_due(*, absent_evaluations: int, last_seen_at: datetime, now: datetime) -> bool:
@@ -125,12 +122,12 @@ def findings_sync(*, findings: list[RuleFinding], now: datetime, resolve_ids: li
             seen.add(key)
             values = {
                 "severity": found.severity,
-                "subject": _jsonable(dict(found.subject)),
+                "subject": jsonable(dict(found.subject)),
                 "rank": found.rank,
                 "end": found.end,
                 "summary": data["summary"],
                 "explanation": data["explanation"],
-                "evidence": _jsonable(data["evidence"]),
+                "evidence": jsonable(data["evidence"]),
                 "actions": list(data["actions"]),
                 "explained_by": list(found.explained_by),
                 "last_seen_at": now,

@@ -36,6 +36,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from wanmon.core.jsonable import jsonable
 from wanmon.inventory.models import Carrier
 from wanmon.maintenance.carrier_notices import CarrierNoticeInvalid, carrier_notice_parse
 from wanmon.maintenance.choices import CarrierNoticeStatus, EventKind, Review, Source, Status
@@ -49,7 +50,6 @@ from wanmon.maintenance.selectors import maintenance_source_for_mailbox, mainten
 from wanmon.maintenance.services import (
     ObjectIndex,
     affects_replace,
-    jsonable,
     objects_resolve,
     window_assign,
     window_event,

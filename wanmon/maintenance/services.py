@@ -18,6 +18,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from wanmon.core.guard import one_line_problem
+from wanmon.core.jsonable import jsonable
 from wanmon.inventory.models import Carrier, Circuit, Equipment, Interface, Path, Site, Trunk
 from wanmon.maintenance.choices import Behaviour, EventKind, Impact, Review, Source, Status
 from wanmon.maintenance.constants import FEED_TOKEN_BYTES, FEED_TOKEN_PREFIX_LEN, MATERIAL_FIELDS
@@ -201,11 +202,6 @@ def window_event(
         window=window, kind=kind, time=now, user=user, carrier_notice=carrier_notice, changes=changes or {}, note=note
     )
 
-
-def jsonable(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat().replace("+00:00", "Z")
-    return value
 
 
 def window_assign(window: MaintenanceWindow, values: dict[str, Any]) -> dict[str, list]:

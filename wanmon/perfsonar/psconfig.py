@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from collectors.records.types import iso_z
 from wanmon.perfsonar import constants as k
 
 __all__ = ["SiteHosts", "TemplateInput", "archive_spec", "template_build"]
@@ -157,7 +158,7 @@ def template_build(spec: TemplateInput) -> dict[str, Any]:
         "display-name": f"wanmon {spec.site}" if spec.site else "wanmon mesh",
         "wanmon": {
             "site": spec.site,
-            "generated_at": spec.generated_at.isoformat().replace("+00:00", "Z") if spec.generated_at else None,
+            "generated_at": iso_z(spec.generated_at),
             "paused": [
                 {"path": f"{src}->{dst}", "maintenance": ref}
                 for (src, dst), ref in sorted(spec.paused.items())

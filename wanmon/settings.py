@@ -93,6 +93,7 @@ INSTALLED_APPS = [
     "wanmon.diagnosis.apps.DiagnosisConfig",
     "wanmon.dashboard.apps.DashboardConfig",
     "wanmon.alerts.apps.AlertsConfig",
+    "wanmon.cases.apps.CasesConfig",
     "wanmon.perfsonar.apps.PerfsonarConfig",
     "wanmon.demo.apps.DemoConfig",
 ]

@@ -21,6 +21,8 @@ urlpatterns = [
     path("", include("wanmon.maintenance.urls")),
     path("api/v1/", include("wanmon.alerts.api.urls")),
     path("", include("wanmon.alerts.urls")),
+    path("api/v1/", include("wanmon.cases.api.urls")),
+    path("", include("wanmon.cases.urls")),
     path("", include("wanmon.perfsonar.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", core_views.ApiDocsView.as_view(url_name="api-schema"), name="api-docs"),

@@ -114,10 +114,18 @@ def bench_case_memory(names: list[str]) -> None:
     retrieval of its own problem, and false "looks like" suggestions with its own problem left out. Line:
         cases_top1=<float> cases_top3=<float> cases_false_suggestions=<float> cases_variants=<int> ...
     """
-    from tests.cases.retrieval import available, measure_retrieval
+    import json
+
+    from tests.cases.retrieval import NEAR_MISSES, available, measure_retrieval
 
     problems = [p for p in available() if not names or p.name in names]
-    result = measure_retrieval(problems, log=print)
+    near_misses = tuple(p for p in NEAR_MISSES if not names or p.name in names)
+    result = measure_retrieval(problems, near_misses=near_misses, log=print)
+    run_dir = os.environ.get("WANMON_BENCH_RUN_DIR")
+    if run_dir:  # what was compared, to read beside the figures (WANMON_CASES_FINGERPRINTS: a file to keep)
+        target = Path(os.environ.get("WANMON_CASES_FINGERPRINTS") or Path(run_dir) / "case-fingerprints.json")
+        target.write_text(json.dumps(result.fingerprints, indent=1, default=str))
+        print(f"cases_fingerprints={target}")
     if result.without_incident:
         print(f"cases_without_incident={','.join(result.without_incident)}")
     print(result.line())

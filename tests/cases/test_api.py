@@ -6,9 +6,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth.models import Group
-
 import yaml
+from django.contrib.auth.models import Group
 
 from tests.alerts.conftest import ASGC, FZK, SCENARIO_NOW
 from tests.alerts.test_pipeline import replay

@@ -19,6 +19,7 @@ from typing import Any
 
 __all__ = [
     "FEATURES",
+    "MECHANISM_CODES",
     "SUGGEST_THRESHOLD",
     "CaseMatch",
     "Feature",
@@ -31,8 +32,17 @@ __all__ = [
 #: A case resembles an incident from this score on (0..1); below it nothing is suggested.
 SUGGEST_THRESHOLD = 0.6
 
-# Codes that describe the monitoring or a side effect rather than the problem: they neither make nor break a match.
+# Codes that describe the monitoring or a side effect rather than the problem: they neither make nor break a match
+# (unless they are all an incident has).
 INCIDENTAL_CODES = frozenset({"ROUTE_CHANGE", "MEASUREMENT_GAP", "COUNTER_DISCONTINUITY", "UNEXPLAINED_DEGRADATION"})
+# Codes that name a mechanism (what is physically wrong), as opposed to the symptoms and the localisation that many
+# problems share (ASYMMETRIC_PATH, LOSS_LIMITED, SHARED_EQUIPMENT_SUSPECT): a dirty fibre and a full link both make a
+# shared element lose packets one way, and only INTERFACE_ERRORS or LINK_CONGESTION tells them apart.
+MECHANISM_CODES = frozenset({
+    "WINDOW_LIMITED", "TCP_ONLY_DEGRADATION", "TRUNK_IMBALANCE", "INTERFACE_ERRORS", "LINK_CONGESTION",
+    "PERIODIC_LOSS", "DELAY_LEVEL_SHIFT", "ROUTE_CHANGE", "MTU_MISMATCH", "REORDERING", "CLOCK_UNSYNC",
+    "COUNTER_DISCONTINUITY", "PATH_DOWN", "HOST_TCP_TUNING", "MAINTENANCE_EXPLAINED",
+})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -82,7 +92,8 @@ class Fingerprint:
 
     @property
     def problem_codes(self) -> frozenset[str]:
-        return frozenset(self.codes) - INCIDENTAL_CODES
+        """The codes that describe the problem: without the incidental ones, unless they are all it has."""
+        return frozenset(self.codes) - INCIDENTAL_CODES or frozenset(self.codes)
 
 
 def limit_regime(
@@ -163,6 +174,16 @@ def _codes(q: Fingerprint, c: Fingerprint) -> tuple[float, str]:
     if not common:
         return 0.0, ""
     return share, f"findings in common: {_names(common)} ({len(common)} of {len(a | b)})"
+
+
+def _mechanism(q: Fingerprint, c: Fingerprint) -> tuple[float, str] | None:
+    a, b = q.problem_codes & MECHANISM_CODES, c.problem_codes & MECHANISM_CODES
+    if not a and not b:
+        return None
+    common = a & b
+    if not common:
+        return 0.0, ""
+    return len(common) / len(a | b), f"same mechanism: {_names(common)}"
 
 
 def _element_kind(q: Fingerprint, c: Fingerprint) -> tuple[float, str] | None:
@@ -264,10 +285,11 @@ def _hour(q: Fingerprint, c: Fingerprint) -> tuple[float, str] | None:
     return 1.0, f"began at the same time of day ({q.hour_utc:02d}h vs {c.hour_utc:02d}h UTC)"
 
 
-#: The features, strongest first. The problem (what was found and where it sits) carries 8 of 13.5; the figures
-#: tell apart problems that produce the same codes; names and time of day only break ties.
+#: The features, strongest first. The problem (what was found, by which mechanism, and where it sits) carries 11 of
+#: 16.5; the figures tell apart problems that produce the same codes; names and time of day only break ties.
 FEATURES: tuple[Feature, ...] = (
     Feature("root_code", 3.0, _root_code),
+    Feature("mechanism", 3.0, _mechanism),
     Feature("codes", 3.0, _codes),
     Feature("root_element_kind", 2.0, _element_kind),
     Feature("limit", 1.5, _limit),

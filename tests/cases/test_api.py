@@ -160,6 +160,25 @@ def test_notes_and_hypotheses_go_out_with_the_next_email_of_the_thread(client, o
     assert "op (hypothesis, confirmed by INTERFACE_ERRORS on geant-fra): GEANT sees CRC errors" in mail.text
     assert "op: called GEANT NOC" in mail.text
     assert IncidentNote.objects.filter(mailed_at__isnull=True).count() == 0
-    # The page lists them, with the form for operators.
+    # The page lists them, with the forms for operators; the forms go through the same services.
     page = client.get(f"/incidents/{fzk.id}").content.decode()
     assert "GEANT sees CRC errors" in page and 'id="note-form"' in page and 'id="resolve-form"' in page
+    added = client.post(f"/incidents/{fzk.id}/notes", {"text": "GEANT opened TT-99", "is_hypothesis": ""})
+    assert added.status_code == 302 and IncidentNote.objects.filter(text="GEANT opened TT-99").exists()
+    refused = client.post(
+        f"/incidents/{fzk.id}/resolve",
+        {"cause": "dirty patch", "fix": "cleaned", "responsible": "site:NOWHERE"},
+        follow=True,
+    )
+    assert "no site &#x27;NOWHERE&#x27; in the inventory" in refused.content.decode() and not Case.objects.exists()
+    resolved = client.post(
+        f"/incidents/{fzk.id}/resolve",
+        {"cause": "dirty patch", "fix": "cleaned", "responsible": "equipment:geant-fra"},
+        follow=True,
+    )
+    assert f"Incident #{fzk.id} resolved" in resolved.content.decode()
+    assert Case.objects.get().responsible == "equipment:geant-fra"
+    client.force_login(viewer)
+    page = client.get(f"/incidents/{fzk.id}").content.decode()
+    assert 'id="resolve-form"' not in page and "Resolved with its cause" in page
+    assert client.post(f"/incidents/{fzk.id}/notes", {"text": "x"}).status_code == 403

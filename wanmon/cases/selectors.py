@@ -20,7 +20,6 @@ from wanmon.inventory.models import Equipment, Trunk
 __all__ = [
     "case_list",
     "incident_fingerprint",
-    "incident_page_context",
     "incident_similar_cases",
     "note_list",
     "note_rows",
@@ -169,20 +168,6 @@ def _note_row(note: IncidentNote) -> dict:
 def note_rows(incident: Incident) -> list[dict]:
     """The notes and hypotheses of an incident as its page shows them, oldest first."""
     return [_note_row(n) for n in note_list(incident=incident)]
-
-
-def incident_page_context(incident: Incident) -> dict:
-    """What the incident page shows of the case memory: the similar cases, its own case, its notes, the forms."""
-    from wanmon.cases.forms import NoteForm, ResolveForm  # noqa: PLC0415 - forms only for the page
-
-    return {
-        "case_memory_template": "cases/_incident_cases.html",
-        "similar_cases": similar_case_rows(incident),
-        "case": Case.objects.filter(incident=incident).first(),
-        "notes": note_rows(incident),
-        "note_form": NoteForm(),
-        "resolve_form": ResolveForm(),
-    }
 
 
 def note_rows_unmailed(incident: Incident) -> list[dict]:

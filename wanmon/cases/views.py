@@ -10,10 +10,23 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from wanmon.alerts.models import Incident
-from wanmon.cases import services
+from wanmon.cases import selectors, services
 from wanmon.cases.forms import NoteForm, ResolveForm
 from wanmon.core.pages import form_act
 from wanmon.core.permissions import user_is_operator
+
+
+def incident_page_context(incident: Incident) -> dict:
+    """What the incident page (rendered by the alerting, through its hooks) shows of the case memory: the similar
+    cases, the incident's own case, its notes and hypotheses, and the forms (shown to operators only)."""
+    return {
+        "case_memory_template": "cases/_incident_cases.html",
+        "similar_cases": selectors.similar_case_rows(incident),
+        "case": selectors.case_list().filter(incident=incident).first(),
+        "notes": selectors.note_rows(incident),
+        "note_form": NoteForm(),
+        "resolve_form": ResolveForm(),
+    }
 
 
 def _operator_incident(request, pk: int) -> Incident:

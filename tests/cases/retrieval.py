@@ -170,8 +170,6 @@ def _walk(value, key: str, ctx: dict):
         if _ISO.match(value):
             moment = datetime.fromisoformat(value.replace("Z", "+00:00")) + ctx["shift"]
             return moment.isoformat().replace("+00:00", "Z")
-        if key in ("description", "scenario", "name") and ctx["depth_name_free"]:
-            return value
         return _rename(value, ctx["renames"])
     if isinstance(value, bool) or not isinstance(value, int | float):
         return value
@@ -191,7 +189,6 @@ def perturb(doc: dict, *, seed: str) -> dict:
         "renames": _renames(doc, rng),
         "shift": timedelta(days=3, hours=5),
         "f": 1.1 + 0.2 * rng.random(),
-        "depth_name_free": False,
     }
     head = {k: doc[k] for k in ("scenario", "description") if k in doc}
     body = {k: v for k, v in doc.items() if k not in head}

@@ -4,8 +4,6 @@ same kinds, other RTTs and rates, another time of day) must find its case first,
 
 from __future__ import annotations
 
-import time
-
 import pytest
 import yaml
 
@@ -16,13 +14,11 @@ SUBSET = ("case6", "mtu", "path-down")  # loss-limited pair, jumbo frames lost o
 
 @pytest.mark.django_db
 def test_perturbed_variants_find_their_own_case_and_no_other():
-    t0 = time.perf_counter()
     result = measure_retrieval([p for p in PROBLEMS if p.name in SUBSET])
     print(result.line(), *result.rows, sep="\n")
     assert result.variants == len(SUBSET), result.without_incident
     assert result.top1_rate >= 0.9 and result.top3_rate >= result.top1_rate, result.rows
     assert result.false_rate <= 0.1, result.rows
-    assert time.perf_counter() - t0 < 120
 
 
 def test_a_variant_moves_the_problem_elsewhere_with_other_numbers():

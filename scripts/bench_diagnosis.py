@@ -8,7 +8,9 @@ reported onset; then the 12-site mesh's 132 paths with hourly TCP and owamp: `--
 minute after `--history-days` of history, and one cycle that evaluates every path. The corpus's last line is
 machine-readable:
     noise_false_warnings_per_100_path_days=<float> noise_detection_rate=<float> detect_median_min=<float> ...
-and so is the mesh's:
+and so is the case memory's retrieval (``bench_case_memory``):
+    cases_top1=<float> cases_top3=<float> cases_false_suggestions=<float> ...
+and the mesh's:
     replay_<hours>h_<paths>_paths_1min_s=<float> cycle_uncached_s=<float> cycle_cached_s=<float>
 """
 
@@ -106,6 +108,29 @@ def bench_noise_corpus(names: list[str], corpus_days: float | None = None) -> No
     )
 
 
+def bench_case_memory(names: list[str]) -> None:
+    """Retrieval of the case memory (tests/cases/retrieval.py): every problem of the corpus replayed on production's
+    road and resolved with its cause, then a perturbed variant of it ranked against the cases: top-1 and top-3
+    retrieval of its own problem, and false "looks like" suggestions with its own problem left out. Line:
+        cases_top1=<float> cases_top3=<float> cases_false_suggestions=<float> cases_variants=<int> ...
+    """
+    import json
+
+    from tests.cases.retrieval import NEAR_MISSES, available, measure_retrieval
+
+    problems = [p for p in available() if not names or p.name in names]
+    near_misses = tuple(p for p in NEAR_MISSES if not names or p.name in names)
+    result = measure_retrieval(problems, near_misses=near_misses, log=print)
+    run_dir = os.environ.get("WANMON_BENCH_RUN_DIR")
+    if run_dir:  # what was compared, to read beside the figures (WANMON_CASES_FINGERPRINTS: a file to keep)
+        target = Path(os.environ.get("WANMON_CASES_FINGERPRINTS") or Path(run_dir) / "case-fingerprints.json")
+        target.write_text(json.dumps(result.fingerprints, indent=1, default=str))
+        print(f"cases_fingerprints={target}")
+    if result.without_incident:
+        print(f"cases_without_incident={','.join(result.without_incident)}")
+    print(result.line())
+
+
 def _median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
@@ -145,7 +170,8 @@ def _fill_tests(start: datetime, end: datetime) -> tuple[int, int, int]:
         return c.fetchone()
 
 
-def bench_diagnosis(hours: int, history_days: int, corpus: list[str] | None, corpus_days: float | None = None) -> None:
+def bench_diagnosis(hours: int, history_days: int, corpus: list[str] | None, corpus_days: float | None = None,
+                    cases: list[str] | None = None) -> None:
     """The noise corpus on production's road (unless skipped), then production's cycle over the 12-site mesh's
     132 paths: `history_days` of hourly TCP and owamp results, then `hours` of them replayed as the beat runs
     them, one cycle a minute (``diagnosis_cycle_run``: only the paths with new evidence or an open finding are
@@ -160,6 +186,8 @@ def bench_diagnosis(hours: int, history_days: int, corpus: list[str] | None, cor
     # The corpus first: its replays roll back, while the mesh below is kept for the cycle timings.
     if corpus is not None:
         bench_noise_corpus(corpus, corpus_days)
+    if cases is not None:
+        bench_case_memory(cases)
     mesh = Path(__file__).resolve().parents[1] / "tests" / "scenarios" / "healthy-mesh-12.yaml"
     t0 = time.perf_counter()
     call_command("replay", str(mesh), "--keep", "--step", "360", stdout=StringIO())  # its topology, one cycle

@@ -417,6 +417,13 @@ def main() -> None:
         default=None,
         help="cycles over each healthy mesh's last N days and from 12 h before each fault (default: whole files)",
     )
+    diagnosis.add_argument(
+        "--cases-problem",
+        action="append",
+        default=[],
+        help="only this problem of the case memory's retrieval (repeatable; tests/cases/retrieval.py)",
+    )
+    diagnosis.add_argument("--skip-cases", action="store_true", help="no case memory retrieval")
     dashboard = sub.add_parser("dashboard")
     dashboard.add_argument("--days", type=int, default=90)
     dashboard.add_argument("--interfaces", type=int, default=100)
@@ -433,7 +440,8 @@ def main() -> None:
     else:
         from scripts.bench_diagnosis import bench_diagnosis
 
-        bench_diagnosis(args.hours, args.history_days, None if args.skip_corpus else args.case, args.corpus_days)
+        bench_diagnosis(args.hours, args.history_days, None if args.skip_corpus else args.case, args.corpus_days,
+                        None if args.skip_cases else args.cases_problem)
 
 
 if __name__ == "__main__":

@@ -95,6 +95,7 @@ INSTALLED_APPS = [
     "wanmon.alerts.apps.AlertsConfig",
     "wanmon.ondemand.apps.OndemandConfig",
     "wanmon.sharing.apps.SharingConfig",
+    "wanmon.cases.apps.CasesConfig",
     "wanmon.perfsonar.apps.PerfsonarConfig",
     "wanmon.demo.apps.DemoConfig",
 ]

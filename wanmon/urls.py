@@ -26,6 +26,8 @@ urlpatterns = [
     path("api/v1/", include("wanmon.ondemand.api.urls")),
     path("", include("wanmon.alerts.urls")),
     path("", include("wanmon.ondemand.urls")),
+    path("api/v1/", include("wanmon.cases.api.urls")),
+    path("", include("wanmon.cases.urls")),
     path("", include("wanmon.perfsonar.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", core_views.ApiDocsView.as_view(url_name="api-schema"), name="api-docs"),

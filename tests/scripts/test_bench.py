@@ -26,7 +26,7 @@ BENCHES = {
     "diagnosis": (
         "scripts.bench_main",
         ["diagnosis", "--case", "fault-path-down-fzk-ndgf", "--corpus-days", "1", "--hours", "1", "--history-days",
-         "1"],
+         "1", "--cases-problem", "mtu"],
         "replay_1h_132_paths_1min_s",
     ),  # fmt: skip
     "snmp": ("scripts.bench_snmp", ["--devices", "1", "--interfaces", "2", "--repeat", "1"], "snmp_ratio_vs_netsnmp"),

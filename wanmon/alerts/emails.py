@@ -10,6 +10,7 @@ from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 
+from wanmon.alerts import hooks
 from wanmon.alerts.choices import IncidentKind, MemberRole, NotificationKind
 from wanmon.alerts.constants import INCIDENT_FIRST_ACTIONS, MAIL_SUBJECT_MAX_CHARS
 from wanmon.alerts.hooks import CarrierLink
@@ -168,6 +169,10 @@ def incident_mail_context(
         "supersedes": [i.id for i in incident.merged.all()] if incident.pk else [],
         "muted": incident.muted,
         "mute_reason": incident.mute_reason,
+        # The case memory (above the alerting, through its hooks): the solved cases it resembles, and the notes
+        # no e-mail of this thread carried yet.
+        "similar_cases": [] if resolved else hooks.similar_cases(incident),
+        "notes": hooks.notes_for_mail(incident),
     }
 
 

@@ -32,7 +32,7 @@ from celery import current_app
 from django.db import connection, transaction
 from django.utils import timezone
 
-from wanmon.alerts import emails
+from wanmon.alerts import emails, hooks
 from wanmon.alerts.choices import (
     ACTIVE_INCIDENT_STATUSES,
     IncidentEventKind,
@@ -426,6 +426,7 @@ class _Run:
                                                  recipient=recipient.email),
             ))
         Notification.objects.bulk_create(rows, ignore_conflicts=True)
+        hooks.notes_mailed(incident=incident, note_ids=[n["id"] for n in context["notes"]], now=self.now)
         ids = list(Notification.objects.filter(incident=incident, kind=kind, sequence=seq,
                                                status=NotificationStatus.PENDING).values_list("id", flat=True))
         self.result.notifications.extend(ids)

@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from wanmon.alerts import selectors, services, silences
+from wanmon.alerts import hooks, selectors, services, silences
 from wanmon.alerts.choices import IncidentStatus
 from wanmon.alerts.forms import AcknowledgeForm, SilenceForm
 from wanmon.alerts.models import Silence
@@ -52,6 +52,8 @@ def incident_detail(request, pk: int):
         "can_operate": user_is_operator(request.user),
         "ack_form": AcknowledgeForm(),
         "silence_form": silence_form,
+        # The case memory, above the alerting, answers through its hooks (wanmon/alerts/hooks.py).
+        **hooks.page_context(incident),
     })
 
 

@@ -7,6 +7,7 @@ from copy import copy
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
+from wanmon.alerts import hooks
 from wanmon.alerts.choices import SilenceMatcher
 from wanmon.alerts.emails import incident_url
 from wanmon.alerts.models import (
@@ -68,10 +69,18 @@ class IncidentDetailSerializer(ContactFieldsMixin, IncidentListSerializer):
     members = IncidentMemberSerializer(many=True, read_only=True)
     events = IncidentEventSerializer(many=True, read_only=True)
     notifications = NotificationListSerializer(many=True, read_only=True)
+    similar_cases = serializers.SerializerMethodField(
+        help_text="solved cases it resembles, best first: [{incident, score, why, cause, fix, ticket, ...}]"
+    )
 
     class Meta(IncidentListSerializer.Meta):
-        fields = [*IncidentListSerializer.Meta.fields, "members", "events", "notifications"]
+        fields = [*IncidentListSerializer.Meta.fields, "members", "events", "notifications", "similar_cases"]
         contact_fields = ["notifications"]  # the sent-log: recipients and what they were sent
+
+    def get_similar_cases(self, obj: Incident) -> list[dict]:
+        # The case memory sits above the alerting: it answers through the hook (docs/cases.md).
+        keep = ("incident", "score", "why", "cause", "fix", "ticket", "case", "responsible", "took_s", "headline")
+        return [{k: row[k] for k in keep} for row in hooks.similar_cases(obj)]
 
 
 def _validate_matchers(value) -> dict:

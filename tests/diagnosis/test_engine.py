@@ -111,8 +111,11 @@ def test_no_django_in_the_pure_modules():
                     assert n.startswith(("wanmon.diagnosis", *PURE_ELSEWHERE)), f"{py}: imports {n}"
 
 
-# Pure modules of other apps the rules may use: path membership is decided in one place, the inventory's.
-PURE_ELSEWHERE = ("wanmon.inventory.membership", "wanmon.inventory.labels", "wanmon.inventory.constants")
+# Pure modules of other apps the rules may use: path membership is decided in one place, the inventory's; values
+# become JSON in one place, the core's.
+PURE_ELSEWHERE = (
+    "wanmon.inventory.membership", "wanmon.inventory.labels", "wanmon.inventory.constants", "wanmon.core.jsonable",
+)
 
 
 def test_pure_modules_of_other_apps_are_free_of_django():

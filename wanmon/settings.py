@@ -379,7 +379,9 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     },
 }
 
-# --- tests on demand (docs/ondemand.md; defaults in wanmon/ondemand/constants.py) ---
+# --- tests on demand (docs/ondemand.md): caps of one test, the hourly budget of test bytes per site pair (both
+# directions), and how long a job may wait for its agent (fetched within PICKUP_TIMEOUT_S, its result stored within
+# its duration + REPORT_MARGIN_S) before it fails with the reason ---
 WANMON_ONDEMAND_MAX_DURATION_S = float(os.environ.get("WANMON_ONDEMAND_MAX_DURATION_S", "30"))
 WANMON_ONDEMAND_MAX_RATE_BPS = float(os.environ.get("WANMON_ONDEMAND_MAX_RATE_BPS", "2e9"))
 WANMON_ONDEMAND_BUDGET_BYTES_PER_HOUR = env_int("WANMON_ONDEMAND_BUDGET_BYTES_PER_HOUR", 50 * 10**9)
@@ -387,10 +389,14 @@ WANMON_ONDEMAND_PICKUP_TIMEOUT_S = float(os.environ.get("WANMON_ONDEMAND_PICKUP_
 WANMON_ONDEMAND_REPORT_MARGIN_S = float(os.environ.get("WANMON_ONDEMAND_REPORT_MARGIN_S", "120"))
 
 # --- measurements ---
+# Hot-path limits: a whole batch is decoded in memory, so both the body (after gzip decompression too: no zip bombs)
+# and the record count are bounded.
 WANMON_INGEST_MAX_BODY_BYTES = env_int("WANMON_INGEST_MAX_BODY_BYTES", 32 * 1024 * 1024)
 WANMON_INGEST_MAX_RECORDS = env_int("WANMON_INGEST_MAX_RECORDS", 20_000)
-WANMON_INGEST_RATE_LIMIT = os.environ.get("WANMON_INGEST_RATE_LIMIT", "600/min")
+WANMON_INGEST_RATE_LIMIT = os.environ.get("WANMON_INGEST_RATE_LIMIT") or "600/min"
 WANMON_INGEST_STREAM_CHUNK_RECORDS = env_int("WANMON_INGEST_STREAM_CHUNK_RECORDS", 1_000)
+# An agent's SNMP sample this much older than the newest one stored for its interface is refused: rates and
+# rollups are recomputed from the earliest new sample on, so a clock booted at 2000-01-01 must not get there.
 WANMON_INGEST_MAX_SAMPLE_LAG_S = env_int("WANMON_INGEST_MAX_SAMPLE_LAG_S", 2 * 86400)
 # SNMP samples register unknown interfaces of known equipment; beyond this many per device the upload is refused.
 WANMON_INGEST_MAX_INTERFACES_PER_DEVICE = env_int("WANMON_INGEST_MAX_INTERFACES_PER_DEVICE", 10_000)

@@ -1,4 +1,4 @@
-"""The alerting settings (``ALERTS_*`` in wanmon/settings.py, read from the environment), with defaults."""
+"""The alerting settings (``ALERTS_*`` in wanmon/settings.py, read from the environment, with their defaults there)."""
 
 from __future__ import annotations
 
@@ -7,23 +7,6 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from wanmon.diagnosis import codes
-
-DEFAULTS = {
-    "ALERTS_PROCESS_INTERVAL_S": 15,
-    "ALERTS_GROUP_WAIT_S": 30,
-    "ALERTS_GROUP_INTERVAL_S": 300,
-    "ALERTS_REPEAT_INTERVAL_S": 4 * 3600,
-    "ALERTS_RESOLVE_HOLD_S": 180,
-    "ALERTS_SITE_INCIDENT_MIN_PATHS": 3,
-    "ALERTS_MIN_SEVERITY": codes.WARNING,
-    "ALERTS_SEND_RESOLVED": True,
-    "ALERTS_SEND_RESOLVED_WHEN_MUTED": True,
-    "ALERTS_DEFAULT_RECIPIENTS": [],
-    "ALERTS_SILENCE_MAX_DURATION_S": 7 * 24 * 3600,
-    "ALERTS_SILENCE_REMINDER_S": 3600,
-    "ALERTS_REDISPATCH_AFTER_S": 120,
-    "ALERTS_CELERY_QUEUE": None,
-}
 
 
 @dataclass(frozen=True)
@@ -62,29 +45,26 @@ class AlertSettings:
 def alert_settings() -> AlertSettings:
     """The current settings (read at each call, so that override_settings and env changes apply)."""
 
-    def get(name):
-        return getattr(settings, name, DEFAULTS[name])
-
-    recipients = get("ALERTS_DEFAULT_RECIPIENTS")
+    recipients = settings.ALERTS_DEFAULT_RECIPIENTS
     if isinstance(recipients, str):
         recipients = [r.strip() for r in recipients.split(",") if r.strip()]
-    min_severity = str(get("ALERTS_MIN_SEVERITY")).lower()
+    min_severity = str(settings.ALERTS_MIN_SEVERITY).lower()
     # Info findings never page, whatever the setting says.
     if codes.SEVERITY_ORDER.get(min_severity, 0) < codes.SEVERITY_ORDER[codes.WARNING]:
         min_severity = codes.WARNING
     return AlertSettings(
-        process_interval_s=int(get("ALERTS_PROCESS_INTERVAL_S")),
-        group_wait_s=int(get("ALERTS_GROUP_WAIT_S")),
-        group_interval_s=int(get("ALERTS_GROUP_INTERVAL_S")),
-        repeat_interval_s=int(get("ALERTS_REPEAT_INTERVAL_S")),
-        resolve_hold_s=int(get("ALERTS_RESOLVE_HOLD_S")),
-        site_incident_min_paths=max(2, int(get("ALERTS_SITE_INCIDENT_MIN_PATHS"))),
+        process_interval_s=int(settings.ALERTS_PROCESS_INTERVAL_S),
+        group_wait_s=int(settings.ALERTS_GROUP_WAIT_S),
+        group_interval_s=int(settings.ALERTS_GROUP_INTERVAL_S),
+        repeat_interval_s=int(settings.ALERTS_REPEAT_INTERVAL_S),
+        resolve_hold_s=int(settings.ALERTS_RESOLVE_HOLD_S),
+        site_incident_min_paths=max(2, int(settings.ALERTS_SITE_INCIDENT_MIN_PATHS)),
         min_severity=min_severity,
-        send_resolved=bool(get("ALERTS_SEND_RESOLVED")),
-        send_resolved_when_muted=bool(get("ALERTS_SEND_RESOLVED_WHEN_MUTED")),
+        send_resolved=bool(settings.ALERTS_SEND_RESOLVED),
+        send_resolved_when_muted=bool(settings.ALERTS_SEND_RESOLVED_WHEN_MUTED),
         default_recipients=tuple(recipients),
-        silence_max_duration_s=int(get("ALERTS_SILENCE_MAX_DURATION_S")),
-        silence_reminder_s=int(get("ALERTS_SILENCE_REMINDER_S")),
-        redispatch_after_s=int(get("ALERTS_REDISPATCH_AFTER_S")),
-        celery_queue=get("ALERTS_CELERY_QUEUE") or None,
+        silence_max_duration_s=int(settings.ALERTS_SILENCE_MAX_DURATION_S),
+        silence_reminder_s=int(settings.ALERTS_SILENCE_REMINDER_S),
+        redispatch_after_s=int(settings.ALERTS_REDISPATCH_AFTER_S),
+        celery_queue=settings.ALERTS_CELERY_QUEUE or None,
     )

@@ -32,7 +32,7 @@ SUBJECT_SUFFIX = {
 
 
 def base_url() -> str:
-    return str(getattr(settings, "WANMON_BASE_URL", "http://127.0.0.1:8000")).rstrip("/")
+    return str(settings.WANMON_BASE_URL).rstrip("/")
 
 
 def incident_url(incident_id: int) -> str:
@@ -213,7 +213,7 @@ def render_silence_reminder(*, silence: Silence, now: datetime, muted: Sequence[
 
 
 def _domain() -> str:
-    sender = str(getattr(settings, "DEFAULT_FROM_EMAIL", "wanmon@localhost"))
+    sender = str(settings.DEFAULT_FROM_EMAIL)
     return sender.rpartition("@")[2].strip("> ") or "localhost"
 
 

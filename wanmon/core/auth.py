@@ -35,7 +35,7 @@ def client_ip(request) -> str | None:
     """The caller's address for lockouts: behind the TLS proxy (WANMON_BEHIND_PROXY) the address the proxy
     appended last to X-Forwarded-For (earlier entries are whatever the client claimed), else REMOTE_ADDR."""
     meta = request.META
-    if getattr(settings, "WANMON_BEHIND_PROXY", False):
+    if settings.WANMON_BEHIND_PROXY:
         forwarded = meta.get("HTTP_X_FORWARDED_FOR", "").split(",")[-1].strip()
         if forwarded:
             return forwarded
@@ -98,7 +98,7 @@ class OptionalBasicAuthentication(BasicAuthentication):
     """
 
     def authenticate(self, request):
-        if not getattr(settings, "WANMON_API_BASIC_AUTH", False):
+        if not settings.WANMON_API_BASIC_AUTH:
             return None
         return super().authenticate(request)
 
@@ -111,7 +111,7 @@ class OptionalBasicAuthentication(BasicAuthentication):
         return super().authenticate_credentials(userid, password, request)
 
     def authenticate_header(self, request):
-        if not getattr(settings, "WANMON_API_BASIC_AUTH", False):
+        if not settings.WANMON_API_BASIC_AUTH:
             return None
         return super().authenticate_header(request)
 

@@ -33,7 +33,7 @@ class ContentSecurityPolicyMiddleware:
 
     def __call__(self, request):
         response = self.get_response(request)
-        policy = getattr(settings, "WANMON_CSP", "")
+        policy = settings.WANMON_CSP
         if policy and "Content-Security-Policy" not in response:
             response["Content-Security-Policy"] = policy
         return response
@@ -62,7 +62,7 @@ class StatementTimeoutMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        timeout_ms = getattr(settings, "WANMON_WEB_STATEMENT_TIMEOUT_MS", 0)
+        timeout_ms = settings.WANMON_WEB_STATEMENT_TIMEOUT_MS
         if not timeout_ms or request.method not in SAFE_METHODS:
             return self.get_response(request)
         limited: set[str] = set()
@@ -104,7 +104,7 @@ class StatementTimeoutMiddleware:
     def process_exception(self, request, exception):
         if not (isinstance(exception, OperationalError) and statement_cancelled(exception)):
             return None
-        limit_ms = getattr(settings, "WANMON_WEB_STATEMENT_TIMEOUT_MS", 0)
+        limit_ms = settings.WANMON_WEB_STATEMENT_TIMEOUT_MS
         message = (
             f"the database query took longer than the limit of {limit_ms} ms (WANMON_WEB_STATEMENT_TIMEOUT_MS): "
             "ask for a shorter range, a coarser bucket or fewer series"

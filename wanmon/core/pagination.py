@@ -15,7 +15,7 @@ class CappedLimitOffsetPagination(LimitOffsetPagination):
 
     @property
     def max_limit(self) -> int:
-        return getattr(settings, "WANMON_API_MAX_LIMIT", 1000)
+        return settings.WANMON_API_MAX_LIMIT
 
     def _param(self, request, name: str, maximum: int) -> None:
         raw = request.query_params.get(name)

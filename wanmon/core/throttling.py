@@ -94,14 +94,14 @@ class UserRateThrottle(CacheFallbackMixin, throttling.UserRateThrottle):
     """Requests per logged-in user (or per agent on endpoints without their own limit)."""
 
     def get_rate(self):
-        return getattr(settings, "WANMON_API_USER_RATE", None) or None
+        return settings.WANMON_API_USER_RATE or None
 
 
 class AnonRateThrottle(CacheFallbackMixin, throttling.AnonRateThrottle):
     """Requests per client address without a login (most answer 403, but each still costs a request)."""
 
     def get_rate(self):
-        return getattr(settings, "WANMON_API_ANON_RATE", None) or None
+        return settings.WANMON_API_ANON_RATE or None
 
     def get_ident(self, request):
         from wanmon.core.auth import client_ip

@@ -8,8 +8,9 @@ Celery workers take, and each shard is evaluated and stored in one transaction.
   one extra shard, the *elements shard*, every cycle.
 * **Shards.** Both directions of a site pair stay in one shard (asymmetry compares them) and pairs are taken in
   site order, so that a site's paths sit together (its border router's faults show on several of them). A shard
-  holds about ``SHARD_PATHS`` directions; Celery on Redis distributes the shards over however many workers run
-  (two processes on one machine, N on N machines): there is no scheduler of our own.
+  holds about ``settings.DIAGNOSIS_SHARD_PATHS`` directions (~1 s of work, so that two workers stay balanced);
+  Celery on Redis distributes the shards over however many workers run (two processes on one machine, N on N
+  machines): there is no scheduler of our own.
 * **Exactly once.** A shard claims its paths for the cycle (``PathEvaluation``: the claim only moves forward in
   time) in the transaction that stores its findings: a shard redelivered after its worker died, or taken twice,
   evaluates nothing already evaluated, and a shard lost with its worker leaves its paths unclaimed, so that they
@@ -34,8 +35,6 @@ from wanmon.diagnosis.models import DiagnosisCycle, Finding
 from wanmon.diagnosis.selectors import evidence_bundle_for_paths, paths_to_evaluate
 from wanmon.diagnosis.services import DEFAULT_BASELINE, DEFAULT_WINDOW, SyncResult, findings_mark_absent, findings_sync
 
-# Directions per shard (settings.DIAGNOSIS_SHARD_PATHS): ~1 s of work, so that two workers stay balanced.
-SHARD_PATHS = 200
 LATE_S = 600  # a test is still 'new' this long after a later evaluation: results arrive after their session
 
 
@@ -73,7 +72,7 @@ def shards_partition(paths: Iterable[tuple[int, str, str]], size: int) -> list[l
 def diagnosis_cycle_open(*, now: datetime, size: int | None = None) -> CyclePlan:
     """Plan a cycle as of ``now``: the paths to evaluate, in shards. Recorded as a DiagnosisCycle."""
     paths = paths_to_evaluate(now=now, late_s=LATE_S, window=DEFAULT_WINDOW)
-    shards = shards_partition(paths, size or getattr(settings, "DIAGNOSIS_SHARD_PATHS", SHARD_PATHS))
+    shards = shards_partition(paths, size or settings.DIAGNOSIS_SHARD_PATHS)
     cycle, _ = DiagnosisCycle.objects.update_or_create(
         at=now, defaults={"planned": sum(len(s) for s in shards), "shards": len(shards) + 1, "evaluated": 0}
     )

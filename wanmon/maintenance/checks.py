@@ -12,7 +12,7 @@ from django.core.checks import Error, register
 def fetch_allow_nets_check(app_configs, **kwargs) -> list[Error]:
     """Every entry of WANMON_FETCH_ALLOW_NETS is a network: a typo would silently allow nothing."""
     errors = []
-    for entry in getattr(settings, "WANMON_FETCH_ALLOW_NETS", ()) or ():
+    for entry in settings.WANMON_FETCH_ALLOW_NETS or ():
         try:
             ipaddress.ip_network(str(entry).strip(), strict=False)
         except ValueError:

@@ -15,9 +15,6 @@ FEED_TOKEN_PREFIX_LEN = 8
 #: Feeds carry windows from this many days ago on (plus everything to come).
 FEED_PAST_DAYS = 90
 
-#: Defaults of the notice settings (WANMON_MAINTENANCE_NOTICE_* in settings.py).
-DEFAULT_NOTICE_LEAD_HOURS = 48.0
-DEFAULT_NOTICE_ROLES = ("maintenance", "noc")
 #: "Ended but still degraded": checked for windows that ended less than this long ago ...
 ENDED_CHECK_WINDOW_S = 2 * 3600.0
 #: ... with path findings still active and seen at most this long before the end.

@@ -69,7 +69,7 @@ def url_redacted(url: str) -> str:
 def fetch_allow_nets() -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
     """Networks a fetch may reach although they are not global (setting WANMON_FETCH_ALLOW_NETS)."""
     nets = []
-    for text in getattr(settings, "WANMON_FETCH_ALLOW_NETS", ()) or ():
+    for text in settings.WANMON_FETCH_ALLOW_NETS or ():
         try:
             nets.append(ipaddress.ip_network(str(text).strip(), strict=False))
         except ValueError:

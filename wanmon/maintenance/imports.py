@@ -285,8 +285,8 @@ def _trust(
             sender=result.sender,
             carrier_code=mailbox_source.carrier.code,
             authentication_results=result.authentication_results,
-            authserv_ids=getattr(settings, "WANMON_MAINTENANCE_AUTHSERV_IDS", ()) or (),
-            require_authentication=bool(getattr(settings, "WANMON_MAINTENANCE_REQUIRE_EMAIL_AUTH", False)),
+            authserv_ids=settings.WANMON_MAINTENANCE_AUTHSERV_IDS or (),
+            require_authentication=bool(settings.WANMON_MAINTENANCE_REQUIRE_EMAIL_AUTH),
             channel=channel,
         )
     if result.content_type != "message/rfc822":
@@ -298,8 +298,8 @@ def _trust(
         sender=result.sender,
         carrier_code=listed.carrier.code if listed else None,
         authentication_results=result.authentication_results,
-        authserv_ids=getattr(settings, "WANMON_MAINTENANCE_AUTHSERV_IDS", ()) or (),
-        require_authentication=bool(getattr(settings, "WANMON_MAINTENANCE_REQUIRE_EMAIL_AUTH", False)),
+        authserv_ids=settings.WANMON_MAINTENANCE_AUTHSERV_IDS or (),
+        require_authentication=bool(settings.WANMON_MAINTENANCE_REQUIRE_EMAIL_AUTH),
     )
 
 

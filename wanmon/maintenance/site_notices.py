@@ -34,8 +34,6 @@ from wanmon.core.guard import one_line
 from wanmon.maintenance import footprint as topo
 from wanmon.maintenance.choices import LIVE_STATUSES, EventKind, Review, SiteNoticeKind, Status
 from wanmon.maintenance.constants import (
-    DEFAULT_NOTICE_LEAD_HOURS,
-    DEFAULT_NOTICE_ROLES,
     ENDED_CHECK_WINDOW_S,
     ENDED_DEGRADED_RECENT_S,
 )
@@ -69,11 +67,11 @@ class SiteNoticeReport:
 
 
 def _lead() -> timedelta:
-    return timedelta(hours=float(getattr(settings, "WANMON_MAINTENANCE_NOTICE_LEAD_HOURS", DEFAULT_NOTICE_LEAD_HOURS)))
+    return timedelta(hours=float(settings.WANMON_MAINTENANCE_NOTICE_LEAD_HOURS))
 
 
 def _roles() -> tuple[str, ...]:
-    return tuple(getattr(settings, "WANMON_MAINTENANCE_NOTICE_ROLES", DEFAULT_NOTICE_ROLES))
+    return tuple(settings.WANMON_MAINTENANCE_NOTICE_ROLES)
 
 
 def _footprint(occ: Occurrence, tp: topo.Topology) -> tuple[WindowFootprint, set[int]]:

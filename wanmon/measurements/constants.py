@@ -1,9 +1,5 @@
 """Limits and defaults of the measurement store (each overridable in settings, see wanmon/settings.py)."""
 
-# Hot-path limits: a whole batch is decoded in memory, so both the body and the record count are bounded.
-INGEST_MAX_BODY_BYTES = 32 * 1024 * 1024  # after gzip decompression too (no zip bombs)
-INGEST_MAX_RECORDS = 20_000
-INGEST_STREAM_CHUNK_RECORDS = 1_000
 """Records decoded per step of a streamed upload: PostgreSQL stores one chunk while the next is decoded."""
 # Per-agent request rate: an agent uploads every minute or so; a burst after an outage drains its spool.
 INGEST_RATE_LIMIT = "600/min"
@@ -48,8 +44,3 @@ RETENTION_DAYS = {
     "measurements_hosttcp": 1100,
 }
 
-# An agent's SNMP sample this much older than the newest one stored for its interface is refused: rates and
-# rollups are recomputed from the earliest new sample on, so a clock booted at 2000-01-01 must not get there.
-INGEST_MAX_SAMPLE_LAG_S = 2 * 86400
-# SNMP discovery registers unknown interfaces of known equipment, at most this many per device in all.
-INGEST_MAX_INTERFACES_PER_DEVICE = 10_000

@@ -23,7 +23,6 @@ from collectors.records import PATH_TEST_TYPES, BatchStream, decode_batch, decod
 from collectors.records.types import iso_z
 from wanmon.inventory.models import Agent, Equipment, Interface, Site
 from wanmon.measurements.columns import SNMP, TABLES
-from wanmon.measurements.constants import INGEST_MAX_INTERFACES_PER_DEVICE, INGEST_MAX_SAMPLE_LAG_S
 from wanmon.measurements.copy_rows import (
     SNMP_COLUMNS,
     CopyStream,
@@ -218,7 +217,7 @@ def _interface_cap_check(
     """Refuse (400) discovery that would give a device more than WANMON_INGEST_MAX_INTERFACES_PER_DEVICE
     interfaces: an agent (or a device) inventing names must not grow the inventory without bound. The
     error names the first record of each interface beyond the cap; nothing of the batch is stored."""
-    cap = getattr(settings, "WANMON_INGEST_MAX_INTERFACES_PER_DEVICE", INGEST_MAX_INTERFACES_PER_DEVICE)
+    cap = settings.WANMON_INGEST_MAX_INTERFACES_PER_DEVICE
     new_per_device: dict[str, list[str]] = {}
     for equipment_name, name in sorted(missing):
         new_per_device.setdefault(equipment_name, []).append(name)
@@ -429,7 +428,7 @@ def _history_check(
     """
     now = timezone.now()
     oldest = min(map(_TIME, samples))
-    lag_s = getattr(settings, "WANMON_INGEST_MAX_SAMPLE_LAG_S", INGEST_MAX_SAMPLE_LAG_S)
+    lag_s = settings.WANMON_INGEST_MAX_SAMPLE_LAG_S
     if oldest >= now - timedelta(seconds=lag_s):
         return
     retention_days = retention_policy().get("measurements_snmpsample")

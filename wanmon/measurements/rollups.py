@@ -97,7 +97,7 @@ def interface_rollups_refresh(
 def retention_policy() -> dict[str, int | None]:
     """Days to keep per hypertable: the defaults, overridden by settings.WANMON_RETENTION_DAYS."""
     policy = dict(RETENTION_DAYS)
-    policy.update(getattr(settings, "WANMON_RETENTION_DAYS", {}) or {})
+    policy.update(settings.WANMON_RETENTION_DAYS or {})
     return policy
 
 

@@ -17,12 +17,6 @@ BUDGET_BYTES_PER_HOUR: Final = 50 * 10**9
 UNLIMITED_TCP_BPS: Final = 10e9
 """What a TCP test without rate_bps counts against the budget per second when the path's capacity is unknown."""
 
-PICKUP_TIMEOUT_S: Final = 120.0
-"""A queued job no agent asked for within this long fails: the agent is down or cannot reach the centre."""
-
-REPORT_MARGIN_S: Final = 120.0
-"""A picked-up job fails when its result is not stored within its duration plus this margin (upload, retries)."""
-
 AGENT_POLL_S: Final = 2.0
 """How soon the agent asks again while it has jobs (the answer's ``poll_s``)."""
 

@@ -46,10 +46,10 @@ RESULT_TYPES = {
 def policy_limits() -> Limits:
     """The policy's numbers from the settings (WANMON_ONDEMAND_*), defaults in constants.py."""
     return Limits(
-        max_duration_s=float(getattr(settings, "WANMON_ONDEMAND_MAX_DURATION_S", constants.MAX_DURATION_S)),
-        max_rate_bps=float(getattr(settings, "WANMON_ONDEMAND_MAX_RATE_BPS", constants.MAX_RATE_BPS)),
+        max_duration_s=float(settings.WANMON_ONDEMAND_MAX_DURATION_S),
+        max_rate_bps=float(settings.WANMON_ONDEMAND_MAX_RATE_BPS),
         budget_bytes_per_hour=int(
-            getattr(settings, "WANMON_ONDEMAND_BUDGET_BYTES_PER_HOUR", constants.BUDGET_BYTES_PER_HOUR)
+            settings.WANMON_ONDEMAND_BUDGET_BYTES_PER_HOUR
         ),
     )
 
@@ -139,7 +139,7 @@ def job_request(*, request: JobRequest, requested_by: Any = None, now: datetime)
         capacity_bps=job_path_capacity_bps(src=src, dst=dst, at=now),
     )  # fmt: skip
     limits = policy_limits()
-    until = now + timedelta(seconds=policy_request.effective_duration_s + constants.PICKUP_TIMEOUT_S)
+    until = now + timedelta(seconds=policy_request.effective_duration_s + settings.WANMON_ONDEMAND_PICKUP_TIMEOUT_S)
     state = job_pair_state(src=src, dst=dst, now=now, until=until)
     refusal = policy_check(policy_request, state, limits, pair=f"{src.code}<->{dst.code}")
     job = Job.objects.create(
@@ -216,7 +216,7 @@ def job_results_link(records: Sequence[Any], *, agent: Agent | None, batch_id: s
 
 def _deadline_s(job: Job) -> float:
     return (job.duration_s or constants.DEFAULT_DURATION_S) * (2 if job.reverse else 1) + float(
-        getattr(settings, "WANMON_ONDEMAND_REPORT_MARGIN_S", constants.REPORT_MARGIN_S)
+        settings.WANMON_ONDEMAND_REPORT_MARGIN_S
     )
 
 
@@ -224,7 +224,7 @@ def _deadline_s(job: Job) -> float:
 def jobs_expire(*, now: datetime) -> int:
     """Fail the jobs whose agent did not fetch them within the pickup timeout, or did not report within their
     duration plus the report margin, each with a reason naming the agent and when it was last heard of."""
-    pickup_s = float(getattr(settings, "WANMON_ONDEMAND_PICKUP_TIMEOUT_S", constants.PICKUP_TIMEOUT_S))
+    pickup_s = float(settings.WANMON_ONDEMAND_PICKUP_TIMEOUT_S)
     failed = 0
     # of=self: the agent is joined (nullable) for the reason's words, only the jobs are locked
     jobs = Job.objects.select_for_update(skip_locked=True, of=("self",)).select_related("agent")

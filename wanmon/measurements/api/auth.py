@@ -79,7 +79,7 @@ class AgentIngestThrottle(CacheFallbackMixin, throttling.SimpleRateThrottle):
     def get_rate(self):
         from django.conf import settings
 
-        return getattr(settings, "WANMON_INGEST_RATE_LIMIT", None) or "600/min"
+        return settings.WANMON_INGEST_RATE_LIMIT
 
     def get_cache_key(self, request, view):
         user = getattr(request, "user", None)

@@ -19,7 +19,6 @@ from rest_framework.views import APIView
 
 from wanmon.inventory.choices import AgentScope
 from wanmon.measurements.api.auth import AgentIngestThrottle, AgentScopeAllowed, AgentTokenAuthentication
-from wanmon.measurements.constants import INGEST_MAX_BODY_BYTES, INGEST_MAX_RECORDS, INGEST_STREAM_CHUNK_RECORDS
 
 logger = logging.getLogger(__name__)
 
@@ -38,9 +37,9 @@ class RawJSONParser(BaseParser):
 def upload_limits() -> tuple[int, int, int]:
     """(body bytes, records per batch, records per stored chunk), from the settings or the defaults."""
     return (
-        getattr(settings, "WANMON_INGEST_MAX_BODY_BYTES", INGEST_MAX_BODY_BYTES),
-        getattr(settings, "WANMON_INGEST_MAX_RECORDS", INGEST_MAX_RECORDS),
-        getattr(settings, "WANMON_INGEST_STREAM_CHUNK_RECORDS", INGEST_STREAM_CHUNK_RECORDS),
+        settings.WANMON_INGEST_MAX_BODY_BYTES,
+        settings.WANMON_INGEST_MAX_RECORDS,
+        settings.WANMON_INGEST_STREAM_CHUNK_RECORDS,
     )
 
 

@@ -34,8 +34,6 @@ from wanmon.measurements.ingest import IngestError, IngestResult, batch_ingest_b
 from wanmon.measurements.selectors import (
     AGGREGATES,
     MAX_BUCKET_S,
-    MAX_POINTS,
-    MAX_SERIES,
     QueryError,
     measurement_query,
 )
@@ -249,8 +247,8 @@ class QueryView(APIView):
                 aggregate=data["aggregate"],
                 group_by=data.get("group_by"),
                 **{k: data.get(k) for k in ("site", "src", "dst", "carrier", "equipment", "interface", "protocol")},
-                max_series=getattr(settings, "WANMON_QUERY_MAX_SERIES", MAX_SERIES),
-                max_points=getattr(settings, "WANMON_QUERY_MAX_POINTS", MAX_POINTS),
+                max_series=settings.WANMON_QUERY_MAX_SERIES,
+                max_points=settings.WANMON_QUERY_MAX_POINTS,
             )
         except QueryError as exc:
             return _error(400, exc.field, exc.message)

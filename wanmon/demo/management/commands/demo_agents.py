@@ -152,7 +152,7 @@ class Command(BaseCommand):
         parser.add_argument("--scenario", type=Path, default=LHC_DEMO, help=f"scenario file (default: {LHC_DEMO})")
         parser.add_argument(
             "--url",
-            default=os.environ.get("WANMON_BASE_URL") or getattr(settings, "WANMON_BASE_URL", None) or "",
+            default=os.environ.get("WANMON_BASE_URL") or settings.WANMON_BASE_URL or "",
             help="the centre's base URL the agents upload to (default: $WANMON_BASE_URL)",
         )
         parser.add_argument("--speed", type=float, default=1.0, help="scenario seconds per real second (default 1)")

@@ -1,7 +1,7 @@
 """Measured retrieval of the case memory (``scripts/bench diagnosis`` and tests/cases/test_retrieval.py).
 
 For each problem of the corpus (the nine case studies and the regression corpus's single symptoms, built by the
-corpus's own generators in tests/scenarios/regression/, and the two example scenarios of ../shared/scenarios/examples
+corpus's own generators in tests/scenarios/regression/, and the two example scenarios kept beside the repository
 when present): replay it on production's road (the ingest, ``diagnosis_cycle_run`` every test interval, the alerting
 after each cycle: ``scenario_replay`` as ``manage.py replay --keep --notify`` runs it, in a transaction rolled back
 afterwards), resolve its incident with its cause through ``case_resolve`` (the service the API calls) and keep the

@@ -83,7 +83,8 @@ def test_a_test_on_demand_runs_end_to_end_within_a_minute(tmp_path, request, dja
 
     pair = make_pair(fzk_host="127.0.0.1")
     operator = django_user_model.objects.create_user("op")
-    operator.groups.add(Group.objects.get(name=OPERATOR_GROUP))
+    # get_or_create: a transactional test before this one may have flushed the groups the migrations made
+    operator.groups.add(Group.objects.get_or_create(name=OPERATOR_GROUP)[0])
     _, secret = api_token_create(user=operator, name="e2e")
     control_port, data_port = free_port(), free_port()
     server = subprocess.Popen(  # noqa: S603 - fixed argv

@@ -72,3 +72,30 @@ def test_a_failure_making_the_link_never_stops_the_email(smtp, settings, monkeyp
     to_geant = next(m for m in received if m.rcpt_tos == ["noc@geant.test"])
     assert f"{BASE}/incidents/" in to_geant.text and "/share/" not in to_geant.text
     assert not ShareLink.objects.exists()
+
+
+def test_the_carriers_copy_carries_no_case_memory_and_no_operators_notes(smtp, settings):  # noqa: F811
+    # Similar cases name other incidents, their causes, tickets and carriers; notes are the operators' own talk.
+    from datetime import timedelta
+
+    from wanmon.alerts.emails import incident_mail_context, render_incident_mail
+    from wanmon.alerts.hooks import CarrierLink
+    from wanmon.alerts.models import Incident
+    from wanmon.alerts.policy import Recipient
+
+    settings.ALERTS_DEFAULT_RECIPIENTS = []
+    shared_faults()
+    process(T, flush=True)
+    smtp.wait_for(7, 5)
+    incident = Incident.objects.get(key="element:geant-fra")
+    context = incident_mail_context(incident=incident, kind="firing", now=T, members=list(incident.members.all()),
+                                    windows=[])
+    context["similar_cases"] = [{"url": "/incidents/1", "headline": "dirty patch at geant-gva, cleaned by GEANT",
+                                 "incident": 1, "score": 0.9, "ticket": "GEANT-TT-17", "why": ["same suspect"]}]
+    context["notes"] = [{"author": "op", "is_hypothesis": True, "confirm_by": "UDP test", "text": "CANARIE's optic?"}]
+    link = CarrierLink(carrier="GEANT", url=f"{BASE}/share/x", expires_at=T + timedelta(days=14))
+    _, internal_text, internal_html = render_incident_mail(context, Recipient("noc@fzk.test", "site"))
+    _, carrier_text, carrier_html = render_incident_mail(context, Recipient("noc@geant.test", "carrier"), shared=link)
+    for secret in ("GEANT-TT-17", "CANARIE's optic?"):
+        assert secret in internal_text and secret in internal_html.replace("&#x27;", "'"), secret
+        assert secret not in carrier_text and secret not in carrier_html.replace("&#x27;", "'"), secret

@@ -179,9 +179,13 @@ def incident_mail_context(
 def render_incident_mail(context: dict, recipient: Recipient, *, shared: CarrierLink | None = None
                          ) -> tuple[str, str, str]:
     """Subject, plain text and HTML of one incident e-mail to one recipient. ``shared``: the recipient is a
-    carrier's NOC, whose copy links to the evidence scoped to that carrier instead of the internal pages."""
+    carrier's NOC, whose copy links to the evidence scoped to that carrier instead of the internal pages, and
+    carries neither the case memory (other incidents, their causes and tickets, other carriers among them) nor the
+    operators' notes, which are written for the people who run wanmon."""
     ctx = {**context, "recipient": recipient, "shared": shared,
            "shared_expires": _when(shared.expires_at, context["now_at"]) if shared else ""}
+    if shared:
+        ctx.update(similar_cases=[], notes=[])
     subject = incident_subject(
         severity=context["incident"].severity, code=context["code"], title=context["title"], kind=context["kind"]
     )

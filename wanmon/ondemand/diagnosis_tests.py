@@ -171,7 +171,8 @@ def _settle_finding(finding: Finding, jobs: Sequence[Job], now: datetime) -> Non
             continue
         results = [done[key].result or {} for key in keys]
         verdict = probe_verdict(finding.code, finding.evidence, results)
-        after_s = (now - finding.first_seen_at).total_seconds()
+        # first_seen_at is its cycle's 'now', which a cycle run by hand may set a moment ahead of the clock
+        after_s = max(0.0, (now - finding.first_seen_at).total_seconds())
         for j in done.values():
             j.verdict, j.verdict_reason = verdict.verdict.value, verdict.reason
             j.save(update_fields=["verdict", "verdict_reason"])

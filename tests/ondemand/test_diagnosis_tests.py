@@ -29,8 +29,15 @@ def window_limited_tests(client) -> None:
     """Three single-stream TCP tests CERN -> FZK held by their 64 KiB window, through the real ingest."""
     now = timezone.now()
     records = [
-        throughput(None, time=iso(now - timedelta(minutes=m)), window_bytes=WINDOW, rtt_ms=RTT_MS, streams=1,
-                   throughput_bps=ONE_STREAM_BPS * (1 + 0.001 * m), dst_host="192.0.2.10")  # fmt: skip
+        throughput(
+            None,
+            time=iso(now - timedelta(minutes=m)),
+            window_bytes=WINDOW,
+            rtt_ms=RTT_MS,
+            streams=1,
+            throughput_bps=ONE_STREAM_BPS * (1 + 0.001 * m),
+            dst_host="192.0.2.10",
+        )  # fmt: skip
         for m in (30, 20, 10)
     ]
     assert ingest(client, *records).status_code == 200
@@ -44,9 +51,7 @@ def window_finding() -> Finding:
     return Finding.objects.get(code="WINDOW_LIMITED", subject={"src": "CERN", "dst": "FZK"})
 
 
-def test_a_finding_asks_for_its_test_and_the_result_through_the_ingest_marks_the_verdict(
-    api_agent, api_operator, pair
-):
+def test_a_finding_asks_for_its_test_and_the_result_through_the_ingest_marks_the_verdict(api_agent, api_operator, pair):
     window_limited_tests(api_agent)
     assert api_agent.get("/api/v1/agent/jobs").json()["jobs"] == []  # CERN's agent asks for jobs: none yet
     # when: the periodic cycle runs as the beat runs it (WANMON_DIAGNOSIS_TESTS on)

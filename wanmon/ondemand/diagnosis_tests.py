@@ -19,6 +19,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Q
 
 from collectors.records.types import iso_z
 from wanmon.diagnosis.choices import ACTIVE_STATUSES, EventKind
@@ -29,7 +30,9 @@ from wanmon.measurements.hooks import JobRefusal
 from wanmon.ondemand import constants
 from wanmon.ondemand.choices import JobKind, JobStatus
 from wanmon.ondemand.models import Job
+from wanmon.ondemand.policy import HEAVY_KINDS
 from wanmon.ondemand.probes import PROBE_CODES, ProbeRequest, probe_requests, probe_verdict
+from wanmon.ondemand.selectors import ACTIVE
 from wanmon.ondemand.services import JobRequest, job_request, job_results_link
 
 __all__ = ["diagnosis_tests_expired", "diagnosis_tests_queue", "diagnosis_tests_settle", "job_results_link_and_settle"]
@@ -82,6 +85,13 @@ def _record(finding: Finding, probe: str, note: str, now: datetime, **values: An
                                 data={"probe": probe, **values})  # fmt: skip
 
 
+def _heavy_job_active(src: str, dst: str) -> bool:
+    """A throughput test queued or running between the two sites: the policy would refuse a second one, and
+    recording that on the finding (and waiting half an hour to ask again) would be wrong for a wait of seconds."""
+    pair = Q(src__code=src, dst__code=dst) | Q(src__code=dst, dst__code=src)
+    return Job.objects.filter(pair, status__in=ACTIVE, kind__in=HEAVY_KINDS).exists()
+
+
 def _due(previous: Job | None, now: datetime) -> bool:
     """Whether a test of this key may be asked for: never asked, or the last one failed or was refused long
     enough ago (a done one is final; an active one is pending)."""
@@ -107,6 +117,8 @@ def _queue_one(finding: Finding, probes: Sequence[ProbeRequest], now: datetime) 
         if request is None:
             logger.info("no agent asks for jobs at %s or %s", probe.src, probe.dst, extra={"finding": finding.pk})
             return None
+        if request.kind in HEAVY_KINDS and _heavy_job_active(request.src, request.dst):
+            return None  # another finding's test (or an operator's) is on the pair now: ask at the next cycle
         try:
             job, refusal = job_request(request=request, now=now)
         except ValidationError as exc:

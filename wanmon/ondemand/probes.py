@@ -46,8 +46,10 @@ STREAMS = 4
 """Parallel streams of the WINDOW_LIMITED test: enough to show N-fold scaling, few enough to stay far below the
 capacity of a path whose one stream is held at a fraction of it."""
 
-WINDOW_SCALING_MIN = 0.7
-"""N streams held by their windows carry at least this share of N x W*8/RTT (they share a queue and start)."""
+WINDOW_SCALING_MIN = 0.6
+"""N streams held by their windows carry at least this share of N x W*8/RTT: each spends its slow start and its
+connection set-up inside a short test (4 streams of 64 KiB at 100 ms carried 72 % of it in a 4 s test in the lab).
+Far above what no gain gives (NO_GAIN_MAX / N = 37 % with 4 streams)."""
 
 NO_GAIN_MAX = 1.5
 """N streams carrying less than this many times one stream: adding streams did not add rate."""

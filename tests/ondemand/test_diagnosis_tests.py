@@ -149,3 +149,19 @@ def test_nothing_is_asked_without_an_agent_asking_for_jobs_nor_by_a_replays_cycl
     api_agent.get("/api/v1/agent/jobs")
     cycle()  # the replay's and the benchmarks' cycle: tests off
     assert not Job.objects.exists() and window_finding().tested == []
+
+
+def test_a_direction_whose_source_runs_no_agent_is_measured_in_reverse_by_the_far_sites_agent(api_agent, pair):
+    from wanmon.ondemand.diagnosis_tests import diagnosis_tests_queue
+
+    now = timezone.now()
+    finding = Finding.objects.create(
+        code="TCP_ONLY_DEGRADATION", severity="warning", subject={"src": "FZK", "dst": "CERN"},
+        subject_key="dst=CERN;src=FZK", start=now, end=now, first_seen_at=now, last_seen_at=now,
+        evidence={"slow_throughput_median_bps": 4e8, "derived": {"rtt_ms": 10.0, "mss_bytes": 8948}},
+    )  # fmt: skip
+    api_agent.get("/api/v1/agent/jobs")  # only CERN has an agent, and it asks for jobs
+    (job,) = diagnosis_tests_queue(finding_ids=[finding.pk], now=now)
+    # FZK -> CERN measured by CERN's agent: nuttcp -r towards FZK, UDP at twice TCP's 400 Mb/s
+    assert (job.src.code, job.dst.code, job.reverse, job.protocol, job.rate_bps) == ("CERN", "FZK", True, "udp", 8e8)
+    assert diagnosis_tests_queue(finding_ids=[finding.pk], now=now) == []  # pending: not twice

@@ -160,6 +160,18 @@ def diagnosis_tests_queue(*, finding_ids: Iterable[int], now: datetime) -> list[
     return queued
 
 
+def _episode_opened_at(finding: Finding) -> datetime:
+    """When the finding's episode was opened: its first cycle, or the one that reopened it. (A cycle's 'now', which a
+    cycle run by hand may set a moment ahead of the clock: the time to the verdict is counted from 0 then.)"""
+    reopened = (
+        FindingEvent.objects.filter(finding=finding, kind=EventKind.REOPENED)
+        .order_by("-time")
+        .values_list("time", flat=True)
+        .first()
+    )
+    return max(finding.first_seen_at, reopened) if reopened else finding.first_seen_at
+
+
 def _settle_finding(finding: Finding, jobs: Sequence[Job], now: datetime) -> None:
     """Store what the settled jobs of ``finding`` say: a verdict once every test of a probe has its result."""
     duration_s = _setting("WANMON_DIAGNOSIS_TESTS_DURATION_S", constants.DIAGNOSIS_TESTS_DURATION_S)
@@ -183,8 +195,7 @@ def _settle_finding(finding: Finding, jobs: Sequence[Job], now: datetime) -> Non
             continue
         results = [done[key].result or {} for key in keys]
         verdict = probe_verdict(finding.code, finding.evidence, results)
-        # first_seen_at is its cycle's 'now', which a cycle run by hand may set a moment ahead of the clock
-        after_s = max(0.0, (now - finding.first_seen_at).total_seconds())
+        after_s = max(0.0, (now - _episode_opened_at(finding)).total_seconds())
         for j in done.values():
             j.verdict, j.verdict_reason = verdict.verdict.value, verdict.reason
             j.save(update_fields=["verdict", "verdict_reason"])

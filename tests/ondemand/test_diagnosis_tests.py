@@ -130,12 +130,15 @@ def test_a_test_nobody_runs_fails_on_the_finding_and_is_asked_again_later(api_ag
     finding = window_finding()
     # the agent stops asking: the beat's expiry fails the job after the pickup timeout
     settings.WANMON_ONDEMAND_PICKUP_TIMEOUT_S = 60
+    Finding.objects.filter(pk=finding.pk).update(first_seen_at=timezone.now() - timedelta(minutes=5))
     Job.objects.update(created_at=timezone.now() - timedelta(seconds=61))
     assert ondemand_jobs_expire_task() == 1
     finding.refresh_from_db()
     assert finding.tested[0]["status"] == "failed" and "did not fetch the test" in finding.tested[0]["reason"]
-    settings.WANMON_DIAGNOSIS_TESTS_RETRY_S = 0
     api_agent.get("/api/v1/agent/jobs")  # back
+    cycle(tests=True)
+    assert Job.objects.filter(finding=finding).count() == 1  # not before WANMON_DIAGNOSIS_TESTS_RETRY_S
+    settings.WANMON_DIAGNOSIS_TESTS_RETRY_S = 0
     cycle(tests=True)
     assert list(Job.objects.filter(finding=finding).values_list("status", flat=True)) == ["queued", "failed"]
     assert jobs_expire(now=timezone.now()) == 0

@@ -106,7 +106,9 @@ def _due(previous: Job | None, now: datetime) -> bool:
 def _queue_one(finding: Finding, probes: Sequence[ProbeRequest], now: datetime) -> Job | None:
     keys = [p.key for p in probes]
     latest: dict[str, Job] = {}
-    for job in Job.objects.filter(finding=finding, probe__in=keys).order_by("created_at", "id"):
+    # this episode's tests: a finding reopened after it was resolved is tested again
+    episode = Job.objects.filter(finding=finding, probe__in=keys, created_at__gte=_episode_opened_at(finding))
+    for job in episode.order_by("created_at", "id"):
         latest[job.probe] = job
     if any(j.active for j in latest.values()):
         return None  # one discriminating test of a finding at a time (a trunk's addresses one after the other)

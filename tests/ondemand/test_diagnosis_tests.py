@@ -168,3 +168,18 @@ def test_a_direction_whose_source_runs_no_agent_is_measured_in_reverse_by_the_fa
     # FZK -> CERN measured by CERN's agent: nuttcp -r towards FZK, UDP at twice TCP's 400 Mb/s
     assert (job.src.code, job.dst.code, job.reverse, job.protocol, job.rate_bps) == ("CERN", "FZK", True, "udp", 8e8)
     assert diagnosis_tests_queue(finding_ids=[finding.pk], now=now) == []  # pending: not twice
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_beats_shards_follow_the_setting(api_agent, pair, settings, enabled):
+    from wanmon.diagnosis.shards import diagnosis_cycle_open
+    from wanmon.diagnosis.tasks import diagnosis_shard_task
+
+    settings.WANMON_DIAGNOSIS_TESTS = enabled
+    window_limited_tests(api_agent)
+    api_agent.get("/api/v1/agent/jobs")
+    plan = diagnosis_cycle_open(now=timezone.now() + timedelta(seconds=1))
+    for shard in plan.shards:  # what diagnosis_run_task queues, run here by the worker's task itself
+        diagnosis_shard_task.apply((plan.cycle_id, shard))
+    assert window_finding().code == "WINDOW_LIMITED"
+    assert list(Job.objects.values_list("probe", flat=True)) == (["parallel_streams"] if enabled else [])

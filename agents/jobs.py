@@ -59,6 +59,7 @@ class AgentJob:
     rate_bps: float | None = None
     streams: int | None = None
     reverse: bool = False
+    pin_host: bool = False  # the centre names the far address (a diagnosis-driven test per host): it wins
 
 
 def _job(item: Any) -> AgentJob | None:
@@ -71,6 +72,7 @@ def _job(item: Any) -> AgentJob | None:
             duration_s=float(item["duration_s"]) if item.get("duration_s") else None,
             rate_bps=float(item["rate_bps"]) if item.get("rate_bps") else None,
             streams=int(item["streams"]) if item.get("streams") else None, reverse=bool(item.get("reverse")),
+            pin_host=bool(item.get("pin_host")),
         )  # fmt: skip
     except (KeyError, TypeError, ValueError):
         return None
@@ -132,6 +134,8 @@ def _table(tables: tuple[Any, ...], dst: str) -> Any | None:
 
 def _throughput(job: AgentJob, config: AgentConfig, runner: CommandRunner, retrans: Any) -> JobCollector:
     base = _table(config.nuttcp, job.dst) or nuttcp.NuttcpConfig(dst=job.dst, host=job.host or "")
+    if job.pin_host and job.host:
+        base = dataclasses.replace(base, host=job.host)
     protocol = job.protocol or base.protocol
     rate_bps = job.rate_bps or (base.rate_bps if protocol == base.protocol else None)
     test = dataclasses.replace(

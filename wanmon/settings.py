@@ -387,6 +387,12 @@ WANMON_ONDEMAND_MAX_RATE_BPS = float(os.environ.get("WANMON_ONDEMAND_MAX_RATE_BP
 WANMON_ONDEMAND_BUDGET_BYTES_PER_HOUR = env_int("WANMON_ONDEMAND_BUDGET_BYTES_PER_HOUR", 50 * 10**9)
 WANMON_ONDEMAND_PICKUP_TIMEOUT_S = float(os.environ.get("WANMON_ONDEMAND_PICKUP_TIMEOUT_S", "120"))
 WANMON_ONDEMAND_REPORT_MARGIN_S = float(os.environ.get("WANMON_ONDEMAND_REPORT_MARGIN_S", "120"))
+# Diagnosis-driven tests (docs/diagnosis.md#diagnosis-driven-tests): the beat's cycle asks for the test that separates
+# a finding's two explanations, within the policy above, from sites whose agent asks for jobs. Replays never do.
+WANMON_DIAGNOSIS_TESTS = env_bool("WANMON_DIAGNOSIS_TESTS", True)
+WANMON_DIAGNOSIS_TESTS_DURATION_S = float(os.environ.get("WANMON_DIAGNOSIS_TESTS_DURATION_S", "10"))
+WANMON_DIAGNOSIS_TESTS_RETRY_S = float(os.environ.get("WANMON_DIAGNOSIS_TESTS_RETRY_S", "1800"))
+WANMON_DIAGNOSIS_TESTS_AGENT_SEEN_S = float(os.environ.get("WANMON_DIAGNOSIS_TESTS_AGENT_SEEN_S", "300"))
 
 # --- measurements ---
 # Hot-path limits: a whole batch is decoded in memory, so both the body (after gzip decompression too: no zip bombs)

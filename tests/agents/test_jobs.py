@@ -123,6 +123,22 @@ def test_a_job_runs_with_the_tables_host_and_options_and_its_own_settings(tmp_pa
     assert checked.job_id == 9
 
 
+def test_a_job_that_names_its_host_runs_towards_it_with_the_tables_options(tmp_path):
+    # a diagnosis-driven test of a LAG: one test per far address, the centre names it (pin_host)
+    config = parse_config(CONFIG)
+    runner = nuttcp_runner(completed(fixture("nuttcp-tcp-fparse-1.txt"), duration_s=3.1))
+    agent_job = AgentJob(id=12, kind="throughput", dst="FZK", host="192.0.2.11", duration_s=3.0, pin_host=True)
+    collector = job_collector(agent_job, config, runner=runner)
+    assert collector.exclusive_groups == ("throughput", "host:192.0.2.11")
+    (record,) = collector.collect(NOW)
+    assert runner.calls[-1][0] == ["nuttcp", "-fparse", "-T3", "-t", "-w8192", "-P5100", "192.0.2.11"]
+    assert (record["dst_host"], record["job_id"]) == ("192.0.2.11", 12)
+    # without pin_host the table's host wins, as for an operator's test
+    unpinned = job_collector(AgentJob(id=13, kind="throughput", dst="FZK", host="192.0.2.11"), config, runner=runner)
+    assert unpinned.exclusive_groups == ("throughput", "host:fzk-dt01.example.org")
+    assert parse_jobs({"jobs": [job(14, pin_host=True)], "poll_s": 2})[0][0].pin_host is True
+
+
 def test_a_job_towards_a_site_without_table_nor_host_fails_with_a_record_the_centre_accepts(tmp_path):
     config = parse_config(CONFIG)
     agent_job = AgentJob(id=11, kind="tracepath", dst="RAL", host="")

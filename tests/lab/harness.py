@@ -25,6 +25,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -193,9 +194,12 @@ class Lab:
     """One scenario's emulated WAN and site agents (see the module docstring)."""
 
     def __init__(
-        self, scenario: Scenario, work: Path, *, centre_url: str, ca_file: Path | None, tokens: Tokens
+        self, scenario: Scenario, work: Path, *, centre_url: str, ca_file: Path | None, tokens: Tokens,
+        jobs_idle_poll_max_s: float | None = None,
     ) -> None:
         self.s = scenario
+        # site A's agent asks for jobs at least this often while idle (a diagnosis-driven test is fetched soon)
+        self.jobs_idle_poll_max_s = jobs_idle_poll_max_s
         self.work = work
         self.centre_url = centre_url
         self.centre_port = int(centre_url.rsplit(":", 1)[1].split("/")[0])
@@ -290,6 +294,8 @@ class Lab:
             f'[agent]\nsite = "{code}"\nname = "{name}"\nspool_dir = "{self.work / f"spool-{side}"}"\n'
             "upload_interval_s = 2\nupload_after_collect_s = 1\nstart_jitter_s = 0\nshutdown_grace_s = 15\n"
         )
+        if side == "a" and self.jobs_idle_poll_max_s:
+            text += f"\n[jobs]\npoll_s = 1\nidle_poll_max_s = {self.jobs_idle_poll_max_s}\n"
         if collectors:
             text += f'\n[[host_tcp]]\ninterval_s = 10\nhost = "{site.address}"\ninterface = "{DEVICE}"\n'
         if collectors and side == "a":
@@ -318,14 +324,21 @@ class Lab:
 
     # --- the run
 
-    def measure(self) -> Measured:
-        """Let the agents measure for the scenario's time; stop them with everything they spooled uploaded."""
+    def check_running(self) -> None:
+        """The emulator and the agents are still running (an AssertionError with the log's tail otherwise)."""
+        for name, process in [("emulator", self.emulator), *[(f"agent-{k}", p) for k, p in self.agents.items()]]:
+            if process is not None and process.poll() is not None:
+                raise AssertionError(f"{name} exited with {process.returncode}:\n{self._log_tail(name)}")
+
+    def measure(self, then: Callable[[Lab], None] | None = None) -> Measured:
+        """Let the agents measure for the scenario's time (then, while they still run, call ``then``: the
+        diagnosis-driven tests are asked for and run); stop them with everything they spooled uploaded."""
         started = time.monotonic()
         while time.monotonic() - started < self.s.run_s:
-            for name, process in [("emulator", self.emulator), *[(f"agent-{k}", p) for k, p in self.agents.items()]]:
-                if process is not None and process.poll() is not None:
-                    raise AssertionError(f"{name} exited with {process.returncode}:\n{self._log_tail(name)}")
+            self.check_running()
             time.sleep(0.5)
+        if then is not None:
+            then(self)
         for process in self.agents.values():
             with contextlib.suppress(ProcessLookupError):
                 process.terminate()

@@ -17,6 +17,9 @@ from tests.lab.scenarios import Scenario, predicted_bps
 from tests.processes import wait_until
 
 RATES_WAIT_S = 90.0
+FINDING_WAIT_S = 40.0  # the cycles after the scenario's time that may find it (results still being uploaded)
+CYCLE_EVERY_S = 2.0
+VERDICT_WAIT_S = 60.0  # a 4 s test fetched within 2 s, behind at most one scheduled test, uploaded within 2 s
 
 
 @dataclass
@@ -44,6 +47,7 @@ class Outcome:
     findings: list[Any] = field(default_factory=list)  # the diagnosis' findings about this scenario's elements
     started: datetime | None = None
     total_s: float = 0.0
+    tested: list[dict[str, Any]] = field(default_factory=list)  # diagnosis-driven tests: Finding.tested + code
 
     def tcp_bps(self, direction: str = "A->B") -> list[float]:
         return [t.throughput_bps for t in self.tests
@@ -75,6 +79,11 @@ class Outcome:
                      f"{m.udp_receive_errors}; cc {m.congestion_control}")
         parts.append("findings: " + ("".join(f"\n    {f.severity} {f.code} {dict(f.subject)}: {f.summary[:160]}"
                                              + _figures(f) for f in self.findings) or "none"))  # fmt: skip
+        for t in self.tested:
+            parts.append(f"tested {t['code']} (finding {t['finding']}, test {t.get('job')}): {t.get('verdict') or '-'} "
+                         f"{t.get('line') or t.get('reason')}; {t.get('after_finding_s')} s after the finding "
+                         f"(seen here {t.get('seen_after_s')} s after the cycle, which found it "
+                         f"{t.get('found_after_run_s')} s after the scenario's time); {t.get('figures')}")  # fmt: skip
         parts.append(f"time: {m.elapsed_s:.0f} s measuring, {self.total_s:.0f} s in all")
         return "\n  ".join(parts)
 
@@ -95,18 +104,24 @@ def _rows(sql: str, params: Any = ()) -> list[tuple]:
 
 
 def run_scenario(
-    s: Scenario, work: Path, *, centre_url: str, ca_file: Path | None, agent_suffix: str = ""
+    s: Scenario, work: Path, *, centre_url: str, ca_file: Path | None, agent_suffix: str = "", tests: bool = False
 ) -> Outcome:
-    """Inventory, the lab run, the centre's view of it (tests, rates) and the diagnosis as of the end."""
+    """Inventory, the lab run, the centre's view of it (tests, rates) and the diagnosis as of the end.
+
+    ``tests``: after the scenario's time, with the agents still running, the cycle runs with the diagnosis-driven
+    tests on (as the beat does with WANMON_DIAGNOSIS_TESTS): the findings ask for their tests, site A's agent
+    fetches and runs them, and the run waits for their verdicts (``Outcome.tested``)."""
     from django.utils import timezone
 
     t0 = time.monotonic()
     started = timezone.now()
     tokens = harness.build_inventory(s, agent_suffix=agent_suffix)
-    lab = harness.Lab(s, work, centre_url=centre_url, ca_file=ca_file, tokens=tokens)
+    lab = harness.Lab(s, work, centre_url=centre_url, ca_file=ca_file, tokens=tokens,
+                      jobs_idle_poll_max_s=2.0 if tests else None)  # fmt: skip
+    tested: list[dict[str, Any]] = []
     with lab:
-        measured = lab.measure()
-    outcome = Outcome(s, measured, started=started)
+        measured = lab.measure(then=(lambda running: tested.extend(_tested(s, running))) if tests else None)
+    outcome = Outcome(s, measured, started=started, tested=tested)
     outcome.tests = _tests(s, started)
     outcome.owamp = _owamp(s, started)
     if s.name == "INTERFACE_ERRORS":  # every interval between two stored polls turned into a rate by the worker
@@ -118,8 +133,60 @@ def run_scenario(
     return outcome
 
 
-def diagnose(s: Scenario) -> list[Any]:
-    """The diagnosis of everything the centre holds now, narrowed to this scenario's sites and router."""
+def _tested(s: Scenario, lab: harness.Lab) -> list[dict[str, Any]]:
+    """Run the cycle with the diagnosis-driven tests on, and wait (the agents running) until each test it asked
+    for has its verdict, or failed or was refused; the findings' ``tested`` entries, with their code."""
+    from wanmon.diagnosis.models import Finding
+    from wanmon.ondemand.models import Job
+    from wanmon.ondemand.probes import PROBE_CODES
+
+    # the beat's cycle, every CYCLE_EVERY_S instead of every minute, until one finds what has a discriminating test
+    # (the agents are still running: a test being run or uploaded now arrives in a few seconds)
+    first_cycle = time.monotonic()
+    deadline = first_cycle + FINDING_WAIT_S
+    while True:
+        findings = diagnose(s, tests=True)
+        if any(f.code in PROBE_CODES for f in findings):
+            break
+        if time.monotonic() > deadline:
+            from django.utils import timezone
+
+            found = [(f.code, dict(f.subject)) for f in findings]
+            stored = _tests(s, timezone.now() - timedelta(minutes=10))
+            raise AssertionError(f"no finding with a discriminating test: {found}; tests stored: {stored}")
+        lab.check_running()
+        time.sleep(CYCLE_EVERY_S)
+    cycle_done = time.monotonic()
+    found_after_s = round(cycle_done - first_cycle, 1)  # beyond the scenario's run_s
+    ids = [f.pk for f in findings]
+
+    def settled() -> bool:
+        lab.check_running()
+        jobs = list(Job.objects.filter(finding_id__in=ids).exclude(probe=""))
+        return bool(jobs) and all(j.status in ("done", "failed", "refused") and (j.verdict or j.status != "done")
+                                  for j in jobs)  # fmt: skip
+
+    def state() -> str:
+        from wanmon.inventory.models import Agent
+
+        found = [(f.code, dict(f.subject), f.tested) for f in Finding.objects.filter(pk__in=ids)]
+        polled = list(Agent.objects.filter(site__code__in=[s.site_a, s.site_b]).values_list("name", "jobs_polled_at"))
+        return f"findings {found}\njobs {list(Job.objects.filter(finding_id__in=ids).values())}\nagents {polled}"
+
+    wait_until("the verdicts of the diagnosis-driven tests", settled, timeout_s=VERDICT_WAIT_S, every_s=0.25,
+               diagnose=state)  # fmt: skip
+    seen_after_s = round(time.monotonic() - cycle_done, 1)
+    out = []
+    for finding in Finding.objects.filter(pk__in=ids).order_by("pk"):
+        out += [{"code": finding.code, "finding": finding.pk, "seen_after_s": seen_after_s,
+                 "found_after_run_s": found_after_s, **t}
+                for t in finding.tested]  # fmt: skip
+    return out
+
+
+def diagnose(s: Scenario, *, tests: bool = False) -> list[Any]:
+    """The diagnosis of everything the centre holds now, narrowed to this scenario's sites and router (``tests``:
+    the findings ask for their discriminating tests, as with WANMON_DIAGNOSIS_TESTS in production)."""
     from django.utils import timezone
 
     from wanmon.diagnosis.choices import ACTIVE_STATUSES
@@ -127,7 +194,7 @@ def diagnose(s: Scenario) -> list[Any]:
     from wanmon.diagnosis.shards import diagnosis_cycle_run
 
     now = timezone.now() + timedelta(seconds=1)
-    diagnosis_cycle_run(now=now)  # the beat's cycle, as production runs it
+    diagnosis_cycle_run(now=now, tests=tests)  # the beat's cycle, as production runs it
     mine = {s.site_a, s.site_b, s.router}
     active = Finding.objects.filter(status__in=ACTIVE_STATUSES)
     return [f for f in active if mine & {str(v) for v in f.subject.values()}]

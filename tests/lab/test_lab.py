@@ -11,12 +11,12 @@ Runs as root with /dev/net/tun (``scripts/test`` includes it); skipped with the 
 
 from __future__ import annotations
 
-import os
 import statistics
 
 import pytest
 
 from tests.lab import netns
+from tests.lab.checks import assert_honest
 from tests.lab.scenarios import MSS_BYTES, SCENARIOS, Scenario, predicted_bps
 from tests.scenarios.noise import physics
 
@@ -30,39 +30,6 @@ if _UNAVAILABLE:
 pytestmark = [pytest.mark.lab, pytest.mark.django_db(transaction=True), pytest.mark.timeout(600)]
 
 WARNING_OR_WORSE = ("warning", "critical")
-RETRANS_SLACK = 30  # retransmissions a sender may add without a drop: tail-loss probes, a spurious RTO
-
-
-@pytest.fixture(scope="module")
-def centre(django_db_setup, django_db_blocker, tmp_path_factory):
-    """gunicorn over HTTPS and a Celery worker on the test database (the e2e harness' pieces)."""
-    from tests.agents.conftest import issue_server_certificate, make_ca
-    from tests.e2e.chain_harness import Centre, Worker, database_url_for_subprocesses, private_redis_url
-    from tests.lab.harness import leftover_namespaces
-
-    for leftover in leftover_namespaces():
-        netns.delete(leftover)
-    work = tmp_path_factory.mktemp("lab")
-    os.chmod(work, 0o755)
-    ca = make_ca("lab test CA")
-    ca_file = ca.write(work / "ca.pem")
-    certificate, key = issue_server_certificate(ca, work, stem="centre")
-    started = []
-    with django_db_blocker.unblock():
-        env = {k: v for k, v in os.environ.items() if k not in ("CELERY_BROKER_URL", "CELERY_RESULT_BACKEND")}
-        env.update(DATABASE_URL=database_url_for_subprocesses(), REDIS_URL=private_redis_url(12),
-                   WANMON_LOG_LEVEL="WARNING")  # fmt: skip
-        try:
-            server = Centre(certificate=certificate, key=key, ca_file=ca_file, env=env, log_dir=work)
-            started.append(server)
-            worker = Worker(env=env, log_dir=work)
-            started.append(worker)
-            server.wait_ready()
-            worker.wait_ready()
-            yield {"url": server.url, "ca_file": ca_file, "work": work}
-        finally:
-            for part in reversed(started):
-                part.stop()
 
 
 def _run(centre, name: str):
@@ -71,38 +38,8 @@ def _run(centre, name: str):
     s = SCENARIOS[name]
     outcome = run_scenario(s, centre["work"] / s.code.lower(), centre_url=centre["url"], ca_file=centre["ca_file"])
     print(f"\n{outcome.report()}")  # noqa: T201 - the figures the lab note quotes
-    _assert_honest(outcome)
+    assert_honest(outcome)
     return outcome
-
-
-def _assert_honest(outcome) -> None:
-    """The emulator, not the host, decided every drop; each dropped TCP segment shows as a retransmission."""
-    from tests.lab.harness import RUN_PREFIX
-
-    s: Scenario = outcome.scenario
-    m = outcome.measured
-    assert m.agent_errors == [], "\n".join(m.agent_errors[:5])
-    assert m.tx_dropped and all(v == 0 for v in m.tx_dropped.values()), f"TUN devices dropped packets: {m.tx_dropped}"
-    assert m.emulator["write_errors"] == 0 and m.emulator["snmp_errors"] == 0
-    # UDP lost by a receiving host's socket buffer would pass for path loss
-    assert all(v == 0 for v in m.udp_receive_errors.values()), f"hosts dropped UDP: {m.udp_receive_errors}"
-    expected_cc = s.congestion_control
-    assert set(m.congestion_control.values()) == {expected_cc}, m.congestion_control
-    for key, sender in (("a_to_b", "a"), ("b_to_a", "b")):
-        drops = m.emulator[key]["tcp_data_drops"]
-        retrans = m.retrans[f"{RUN_PREFIX}{s.code.lower()}-{sender}"]
-        assert drops <= retrans <= 2 * drops + RETRANS_SLACK, (
-            f"{key}: the emulator dropped {drops} TCP segments with payload, the sender retransmitted {retrans}"
-        )
-    # nothing the scenario did not ask for: every drop has the cause the scenario configured
-    for key, imp in (("a_to_b", s.a_to_b), ("b_to_a", s.b_to_a)):
-        drops = m.emulator[key]["drops"]
-        allowed = {
-            "random": imp.loss > 0, "periodic": bool(imp.periodic_every_s), "burst": imp.burst_enter > 0,
-            "queue": bool(imp.rate_bps), "errors": imp.error_rate > 0, "mtu": imp.mtu is not None,
-        }  # fmt: skip
-        assert {cause for cause, n in drops.items() if n} <= {c for c, ok in allowed.items() if ok}, (key, drops)
-    assert all(not t.error for t in outcome.tests), [t.error for t in outcome.tests if t.error]
 
 
 def _path(s: Scenario, direction: str) -> dict[str, str]:

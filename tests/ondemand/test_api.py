@@ -54,7 +54,7 @@ def test_asked_fetched_run_and_stored_as_an_ordinary_measurement_linked_to_its_j
     assert fetched.status_code == 200
     assert fetched.json()["jobs"] == [
         {"id": job_id, "kind": "throughput", "src": "CERN", "dst": "FZK", "host": pair.fzk_host, "protocol": "tcp",
-         "duration_s": 10.0, "rate_bps": None, "streams": None, "reverse": False}
+         "duration_s": 10.0, "rate_bps": None, "streams": None, "reverse": False, "pin_host": False}
     ]  # fmt: skip
     assert api_operator.get(f"/api/v1/tests/{job_id}").json()["status"] == "running"
     # a fetched job not reported yet is handed again (the agent may have restarted before spooling its result)

@@ -19,3 +19,4 @@ class EventKind(models.TextChoices):
     ACKNOWLEDGED = "acknowledged", "Acknowledged"
     RESOLVED = "resolved", "Resolved"
     REOPENED = "reopened", "Reopened"
+    TESTED = "tested", "Tested"

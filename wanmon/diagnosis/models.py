@@ -44,6 +44,11 @@ class Finding(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="acknowledged_findings"
     )
     resolved_at = models.DateTimeField(null=True, blank=True)
+    tested = models.JSONField(
+        default=list, blank=True,
+        help_text="diagnosis-driven tests: [{probe, job, status, verdict, reason, line, figures, queued_at, "
+        "verdict_at, after_finding_s}], one per test key (wanmon/ondemand/probes.py)",
+    )  # fmt: skip
     absent_evaluations = models.PositiveIntegerField(
         default=0, help_text="consecutive evaluations that did not report it (resolved after a few)"
     )

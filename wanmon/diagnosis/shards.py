@@ -31,6 +31,7 @@ from django.db import connection, transaction
 
 from wanmon.diagnosis import engine
 from wanmon.diagnosis.choices import ACTIVE_STATUSES
+from wanmon.diagnosis.hooks import findings_tested
 from wanmon.diagnosis.models import DiagnosisCycle, Finding
 from wanmon.diagnosis.selectors import evidence_bundle_for_paths, paths_to_evaluate
 from wanmon.diagnosis.services import DEFAULT_BASELINE, DEFAULT_WINDOW, SyncResult, findings_mark_absent, findings_sync
@@ -118,10 +119,26 @@ def _path_finding_ids(pairs: set[tuple[str, str]]) -> list[int]:
 
 
 def diagnosis_shard_evaluate(
-    *, cycle_id: int, path_ids: list[int], elements: bool = False, worker: str = ""
+    *, cycle_id: int, path_ids: list[int], elements: bool = False, worker: str = "", tests: bool = False
 ) -> SyncResult | None:
     """Evaluate one shard of a cycle and store its findings, in one transaction. None when there was nothing
-    left to do (every path already evaluated by this cycle or a later one, or the cycle is gone)."""
+    left to do (every path already evaluated by this cycle or a later one, or the cycle is gone).
+
+    ``tests``: once the findings are committed, ask for the discriminating tests of those it opened, reopened or
+    updated (``hooks.findings_tested``; the beat's shards pass ``settings.WANMON_DIAGNOSIS_TESTS``, replays leave it
+    off so that they stay deterministic and load no path)."""
+    result = _shard_evaluate(cycle_id=cycle_id, path_ids=path_ids, elements=elements, worker=worker)
+    if tests and result is not None:
+        findings_tested(finding_ids=[*result.opened, *result.reopened, *result.updated], now=_cycle_at(cycle_id))
+    return result
+
+
+def _cycle_at(cycle_id: int) -> datetime:
+    """The 'now' of a cycle (its tests are asked for as of that time)."""
+    return DiagnosisCycle.objects.values_list("at", flat=True).get(id=cycle_id)
+
+
+def _shard_evaluate(*, cycle_id: int, path_ids: list[int], elements: bool, worker: str) -> SyncResult | None:
     with transaction.atomic():
         cycle = DiagnosisCycle.objects.filter(id=cycle_id).first()
         if cycle is None:
@@ -158,14 +175,20 @@ def diagnosis_shard_evaluate(
     return result
 
 
-def diagnosis_cycle_run(*, now: datetime, size: int | None = None, worker: str = "inline") -> SyncResult:
+def diagnosis_cycle_run(
+    *, now: datetime, size: int | None = None, worker: str = "inline", tests: bool = False
+) -> SyncResult:
     """One whole cycle as of ``now`` in this process: plan it, then evaluate the elements shard and every path shard
     in the order ``diagnosis_run_task`` queues them. The same functions the Celery workers run, one after the
-    other: the replay of a scenario, the lab and the benchmarks drive production's road with it."""
+    other: the replay of a scenario, the lab and the benchmarks drive production's road with it. ``tests``: ask
+    for the findings' discriminating tests as the beat does with WANMON_DIAGNOSIS_TESTS on (off by default here:
+    a replay has no agents and must stay deterministic)."""
     plan = diagnosis_cycle_open(now=now, size=size)
     total = SyncResult()
     for path_ids, elements in [([], True), *((shard, False) for shard in plan.shards)]:
-        result = diagnosis_shard_evaluate(cycle_id=plan.cycle_id, path_ids=path_ids, elements=elements, worker=worker)
+        result = diagnosis_shard_evaluate(
+            cycle_id=plan.cycle_id, path_ids=path_ids, elements=elements, worker=worker, tests=tests
+        )
         if result is not None:
             for name in ("opened", "updated", "resolved", "reopened", "absent"):
                 getattr(total, name).extend(getattr(result, name))

@@ -5,6 +5,7 @@ import socket
 from datetime import UTC, datetime
 
 from celery import shared_task
+from django.conf import settings
 from django.utils import timezone
 
 from wanmon.alerts.tasks import alerts_process_task
@@ -34,7 +35,10 @@ def diagnosis_run_task(self, at: str | None = None) -> dict:
 def diagnosis_shard_task(self, cycle_id: int, path_ids: list[int], elements: bool = False) -> dict:
     """Evaluate one shard of a cycle (path version ids) and store its findings."""
     worker = self.request.hostname or socket.gethostname()
-    result = diagnosis_shard_evaluate(cycle_id=cycle_id, path_ids=path_ids, elements=elements, worker=worker)
+    result = diagnosis_shard_evaluate(
+        cycle_id=cycle_id, path_ids=path_ids, elements=elements, worker=worker,
+        tests=getattr(settings, "WANMON_DIAGNOSIS_TESTS", False),
+    )  # fmt: skip
     if result is None:
         return {"cycle": cycle_id, "skipped": True}
     if result.opened or result.resolved:

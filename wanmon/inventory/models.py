@@ -279,6 +279,9 @@ class Agent(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_seen_at = models.DateTimeField(null=True, blank=True)
+    jobs_polled_at = models.DateTimeField(
+        null=True, blank=True, help_text="last asked for tests on demand (its [jobs] are enabled)"
+    )
     version = models.CharField(max_length=50, blank=True)
 
     class Meta:

@@ -11,7 +11,11 @@ class OndemandConfig(AppConfig):
 
     def ready(self) -> None:
         # The ingest (measurements, below this app) links a record carrying a job_id to its job through a hook.
+        # It also settles the diagnosis-driven tests on their findings in that transaction, and the diagnosis
+        # (below too) asks for them through its own hook once a shard's findings are stored.
+        from wanmon.diagnosis.hooks import findings_tester_set
         from wanmon.measurements.hooks import job_results_linker_set
-        from wanmon.ondemand.services import job_results_link
+        from wanmon.ondemand.diagnosis_tests import diagnosis_tests_queue, job_results_link_and_settle
 
-        job_results_linker_set(job_results_link)
+        job_results_linker_set(job_results_link_and_settle)
+        findings_tester_set(diagnosis_tests_queue)

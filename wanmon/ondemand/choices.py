@@ -30,3 +30,12 @@ JobProtocol = text_choices(
         "udp": "UDP",
     },
 )
+
+JobVerdict = text_choices(
+    "JobVerdict",
+    {
+        "confirmed": "Confirmed: the test shows what the finding says",
+        "refuted": "Refuted: the test shows the other explanation",
+        "inconclusive": "Inconclusive",
+    },
+)

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from wanmon.ondemand.choices import JobKind, JobProtocol, JobStatus
+from wanmon.ondemand.choices import JobKind, JobProtocol, JobStatus, JobVerdict
 
 __all__ = ["Job"]
 
@@ -20,6 +20,8 @@ class Job(models.Model):
     agent (nuttcp ``-r``). ``budget_bytes`` is what the job counts against its site pair's hourly budget.
     The result is an ordinary measurement row (``result_table`` at ``result_time`` of ``result_batch_id``; its
     ``extra`` holds the ``job_id``); ``result`` keeps the record as the agent uploaded it.
+    A diagnosis-driven test (``probe`` set, ``finding`` its finding) also carries what its result says about the
+    finding (``verdict``, ``verdict_reason``; wanmon/ondemand/probes.py).
     """
 
     kind = models.CharField(max_length=20, choices=JobKind.choices)
@@ -40,6 +42,14 @@ class Job(models.Model):
     reason = models.TextField(blank=True)
     budget_bytes = models.BigIntegerField(default=0)
     purpose = models.CharField(max_length=200, blank=True, help_text="why it was asked for")
+    probe = models.CharField(
+        max_length=120, blank=True,
+        help_text="a diagnosis-driven test: its key per finding (udp_at_tcp_rate, parallel_streams, tracepath, "
+        "reverse_direction, per_address:<path>:<host>); blank for an operator's test",
+    )  # fmt: skip
+    pin_host = models.BooleanField(default=False, help_text="dst_host wins over the agent's configured host")
+    verdict = models.CharField(max_length=12, choices=JobVerdict.choices, blank=True)
+    verdict_reason = models.TextField(blank=True)
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="jobs"
     )
@@ -68,6 +78,7 @@ class Job(models.Model):
         indexes = [
             models.Index(fields=["agent", "status"], name="ondemand_job_agent_status"),
             models.Index(fields=["src", "dst", "created_at"], name="ondemand_job_pair_created"),
+            models.Index(fields=["finding", "probe"], name="ondemand_job_finding_probe"),
         ]
 
     def __str__(self) -> str:

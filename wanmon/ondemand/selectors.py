@@ -17,6 +17,7 @@ from wanmon.ondemand.policy import HEAVY_KINDS, PathState
 
 __all__ = [
     "ACTIVE",
+    "finding_tested_lines",
     "job_get",
     "job_list_for_agent",
     "job_list_for_finding",
@@ -101,3 +102,24 @@ def job_list_for_incident(incident_id: int) -> list[Job]:
 def job_list_for_path(src: str, dst: str) -> list[Job]:
     """The latest tests between the two sites (either direction), newest first."""
     return list(_queryset().filter(Q(src__code=src, dst__code=dst) | Q(src__code=dst, dst__code=src))[:PAGE_JOBS])
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+
+
+def finding_tested_lines(finding_id: int) -> list[dict]:
+    """The diagnosis-driven tests of a finding as its page says them: "tested: UDP at 9.4 Mb/s clean -> TCP-only
+    confirmed, 41 s after the finding", or the test's status and reason while there is no verdict."""
+    from wanmon.diagnosis.models import Finding
+
+    tested = Finding.objects.filter(pk=finding_id).values_list("tested", flat=True).first() or []
+    lines = []
+    for item in tested:
+        if item.get("verdict"):
+            text = f"{item.get('line')}, {_minutes(item.get('after_finding_s') or 0)} after the finding"
+        else:
+            text = f"{item.get('status', '')}: {item.get('reason') or item.get('purpose') or ''}".rstrip(": ")
+        lines.append({"probe": item.get("probe"), "verdict": item.get("verdict") or "", "text": text,
+                      "job": item.get("job"), "reason": item.get("reason", "")})  # fmt: skip
+    return lines

@@ -69,6 +69,8 @@ class JobRequest:
     finding: int | None = None
     incident: int | None = None
     purpose: str = ""
+    probe: str = ""  # a diagnosis-driven test: its key per finding (wanmon/ondemand/probes.py)
+    host: str = ""  # the far address to test towards, instead of the agent's configured host
 
 
 def _sites(request: JobRequest) -> tuple[Site, Site]:
@@ -145,7 +147,8 @@ def job_request(*, request: JobRequest, requested_by: Any = None, now: datetime)
     job = Job.objects.create(
         kind=request.kind, src=src, dst=dst, agent=agent, protocol=protocol or JobProtocol.TCP,
         duration_s=duration_s, rate_bps=request.rate_bps, streams=request.streams, reverse=request.reverse,
-        dst_host=site_test_host(dst), purpose=request.purpose[:200], requested_by=requested_by,
+        dst_host=request.host or site_test_host(dst), pin_host=bool(request.host), probe=request.probe[:120],
+        purpose=request.purpose[:200], requested_by=requested_by,
         created_at=now, budget_bytes=0 if refusal else job_bytes(policy_request, limits),
         status=JobStatus.REFUSED if refusal else JobStatus.QUEUED,
         rule=refusal.rule.value if refusal else "", reason=refusal.reason if refusal else "",
@@ -161,7 +164,9 @@ def job_request(*, request: JobRequest, requested_by: Any = None, now: datetime)
 @transaction.atomic
 def jobs_claim(*, agent: Agent, now: datetime) -> list[Job]:
     """The jobs ``agent`` is to run: queued ones become running (fetched now); running ones not reported yet are
-    given again (the agent restarted before its result was spooled: it runs them once more)."""
+    given again (the agent restarted before its result was spooled: it runs them once more). The agent is marked
+    as asking for jobs (``jobs_polled_at``): the diagnosis asks only such agents for its tests."""
+    Agent.objects.filter(pk=agent.pk).update(jobs_polled_at=now)
     jobs = list(
         Job.objects.select_for_update()
         .select_related("src", "dst")

@@ -28,7 +28,8 @@ class FindingDetailSerializer(FindingListSerializer):
     events = FindingEventSerializer(many=True, read_only=True)
 
     class Meta(FindingListSerializer.Meta):
-        fields = [*FindingListSerializer.Meta.fields, "explanation", "evidence", "actions", "events"]
+        # tested: the diagnosis-driven tests and their verdicts (docs/diagnosis.md#diagnosis-driven-tests)
+        fields = [*FindingListSerializer.Meta.fields, "explanation", "evidence", "actions", "tested", "events"]
 
 
 class AcknowledgeInput(serializers.Serializer):

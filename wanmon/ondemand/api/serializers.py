@@ -60,7 +60,8 @@ class JobSerializer(serializers.ModelSerializer):
         fields = [
             "id", "status", "reason", "rule", "result", "kind", "src", "dst", "protocol", "duration_s", "rate_bps",
             "streams", "reverse", "dst_host", "agent", "purpose", "finding", "incident", "requested_by",
-            "created_at", "picked_at", "finished_at", "result_table", "result_time",
+            "created_at", "picked_at", "finished_at", "result_table", "result_time", "probe", "verdict",
+            "verdict_reason",
         ]  # fmt: skip
         read_only_fields = fields
 
@@ -74,5 +75,7 @@ class AgentJobSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Job
-        fields = ["id", "kind", "src", "dst", "host", "protocol", "duration_s", "rate_bps", "streams", "reverse"]
+        fields = [
+            "id", "kind", "src", "dst", "host", "protocol", "duration_s", "rate_bps", "streams", "reverse", "pin_host",
+        ]  # fmt: skip
         read_only_fields = fields

@@ -7,7 +7,12 @@ from django import template
 
 from wanmon.core.permissions import user_is_operator
 from wanmon.ondemand.forms import TestNowForm
-from wanmon.ondemand.selectors import job_list_for_finding, job_list_for_incident, job_list_for_path
+from wanmon.ondemand.selectors import (
+    finding_tested_lines,
+    job_list_for_finding,
+    job_list_for_incident,
+    job_list_for_path,
+)
 
 register = template.Library()
 
@@ -26,8 +31,10 @@ def test_now_card(context, pairs, finding=None, incident=None):
     """The card: ``pairs`` are the page's paths ('SRC->DST' or (src, dst)), the first one chosen."""
     request = context.get("request")
     pairs = _pairs(pairs)
+    tested: list[dict] = []
     if finding is not None:
         jobs = job_list_for_finding(finding)
+        tested = finding_tested_lines(finding)
     elif incident is not None:
         jobs = job_list_for_incident(incident)
     elif pairs:
@@ -41,7 +48,7 @@ def test_now_card(context, pairs, finding=None, incident=None):
         initial={"pair": pairs[0] if pairs else "", "finding": finding, "incident": incident,
                  "next": request.get_full_path() if request is not None else ""},
     ) if operator and pairs else None  # fmt: skip
-    return {"form": form, "jobs": jobs, "operator": operator, "csrf_token": context.get("csrf_token")}
+    return {"form": form, "jobs": jobs, "operator": operator, "csrf_token": context.get("csrf_token"), "tested": tested}
 
 
 @register.filter

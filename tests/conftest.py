@@ -69,6 +69,49 @@ def celery_worker_process(django_db_setup, django_db_blocker):
                 proc.kill()
 
 
+def role_user(django_user_model, name: str, group: str | None = None, **fields):
+    """A user in one of the role groups (``operator``, ``viewer``), or in none. The group is made when missing: a
+    transactional test before may have flushed the ones the migrations made."""
+    from django.contrib.auth.models import Group
+
+    user = django_user_model.objects.create_user(name, **fields)
+    if group:
+        user.groups.add(Group.objects.get_or_create(name=group)[0])
+    return user
+
+
+@pytest.fixture
+def operator(db, django_user_model):
+    """``op``, an operator (op@wanmon.test)."""
+    return role_user(django_user_model, "op", "operator", email="op@wanmon.test", password="pw-operator-1")
+
+
+@pytest.fixture
+def viewer(db, django_user_model):
+    """``viewer``, a viewer (viewer@wanmon.test)."""
+    return role_user(django_user_model, "viewer", "viewer", email="viewer@wanmon.test", password="pw-viewer-1")
+
+
+@pytest.fixture
+def api_operator(operator):
+    """A DRF test client authenticated as ``operator``."""
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.force_authenticate(operator)
+    return client
+
+
+@pytest.fixture
+def api_viewer(viewer):
+    """A DRF test client authenticated as ``viewer``."""
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.force_authenticate(viewer)
+    return client
+
+
 @pytest.fixture
 def operator_client(client, operator):
     """The test client logged in as the directory's ``operator`` user."""

@@ -390,6 +390,9 @@ WANMON_ONDEMAND_REPORT_MARGIN_S = float(os.environ.get("WANMON_ONDEMAND_REPORT_M
 # Diagnosis-driven tests (docs/diagnosis.md#diagnosis-driven-tests): the beat's cycle asks for the test that separates
 # a finding's two explanations, within the policy above, from sites whose agent asks for jobs. Replays never do.
 WANMON_DIAGNOSIS_TESTS = env_bool("WANMON_DIAGNOSIS_TESTS", True)
+# How long a diagnosis-driven throughput test runs; a test that failed or was refused is asked for again this long
+# after (not every minute); only sites whose agent asked for jobs this recently are asked (an idle agent asks every
+# 20 s at most).
 WANMON_DIAGNOSIS_TESTS_DURATION_S = float(os.environ.get("WANMON_DIAGNOSIS_TESTS_DURATION_S", "10"))
 WANMON_DIAGNOSIS_TESTS_RETRY_S = float(os.environ.get("WANMON_DIAGNOSIS_TESTS_RETRY_S", "1800"))
 WANMON_DIAGNOSIS_TESTS_AGENT_SEEN_S = float(os.environ.get("WANMON_DIAGNOSIS_TESTS_AGENT_SEEN_S", "300"))

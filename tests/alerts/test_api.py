@@ -3,7 +3,6 @@
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth.models import Group
 from django.utils import timezone
 
 from tests.alerts.conftest import FZK, NOC
@@ -12,18 +11,6 @@ from wanmon.alerts.models import Incident, Silence
 from wanmon.diagnosis.models import Finding
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def operator(django_user_model):
-    user = django_user_model.objects.create_user("op", email="op@wanmon.test", password="pw-operator-1")
-    user.groups.add(Group.objects.get(name="operator"))
-    return user
-
-
-@pytest.fixture
-def viewer(django_user_model):
-    return django_user_model.objects.create_user("viewer", email="viewer@wanmon.test", password="pw-viewer-1")
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ from datetime import timedelta
 
 import pytest
 import yaml
-from django.contrib.auth.models import Group
 
 from tests.alerts.conftest import ASGC, FZK, SCENARIO_NOW
 from tests.alerts.test_pipeline import replay
@@ -18,18 +17,6 @@ from wanmon.cases.models import Case, IncidentNote
 from wanmon.cases.similarity import SUGGEST_THRESHOLD
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def operator(django_user_model):
-    user = django_user_model.objects.create_user("op", email="op@wanmon.test", password="pw-operator-1")
-    user.groups.add(Group.objects.get(name="operator"))
-    return user
-
-
-@pytest.fixture
-def viewer(django_user_model):
-    return django_user_model.objects.create_user("viewer", email="viewer@wanmon.test", password="pw-viewer-1")
 
 
 @pytest.fixture

@@ -5,11 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import Group
-from rest_framework.test import APIClient
 
 from tests.mail import Sink, send_through, smtp_server_fixture  # noqa: F401 - the fixture smtp_server
-from wanmon.core.permissions import OPERATOR_GROUP, VIEWER_GROUP
 from wanmon.inventory.topology import topology_import_file
 
 HERE = Path(__file__).resolve().parent
@@ -25,37 +22,6 @@ SCENARIOS = ROOT / "tests" / "scenarios"
 def topology(db):
     """The test topology (fixtures/topology.yaml) in the database."""
     return topology_import_file(TOPOLOGY)
-
-
-def _user(django_user_model, name: str, group: str | None = None):
-    user = django_user_model.objects.create_user(name)
-    if group:
-        user.groups.add(Group.objects.get(name=group))
-    return user
-
-
-@pytest.fixture
-def operator(django_user_model):
-    return _user(django_user_model, "op", OPERATOR_GROUP)
-
-
-@pytest.fixture
-def viewer(django_user_model):
-    return _user(django_user_model, "viewer", VIEWER_GROUP)
-
-
-@pytest.fixture
-def api_operator(operator) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(operator)
-    return client
-
-
-@pytest.fixture
-def api_viewer(viewer) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(viewer)
-    return client
 
 
 @pytest.fixture

@@ -8,10 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import pytest
-from django.contrib.auth.models import Group
 from rest_framework.test import APIClient
-
-from wanmon.core.permissions import OPERATOR_GROUP, VIEWER_GROUP
 
 
 @dataclass
@@ -48,29 +45,6 @@ def pair(db) -> Pair:
     return make_pair()
 
 
-def _user(django_user_model, name: str, group: str):
-    user = django_user_model.objects.create_user(name)
-    user.groups.add(Group.objects.get(name=group))
-    return user
-
-
-@pytest.fixture
-def operator(db, django_user_model):
-    return _user(django_user_model, "op", OPERATOR_GROUP)
-
-
-@pytest.fixture
-def api_operator(operator) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(operator)
-    return client
-
-
-@pytest.fixture
-def api_viewer(db, django_user_model) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(_user(django_user_model, "viewer", VIEWER_GROUP))
-    return client
 
 
 @pytest.fixture

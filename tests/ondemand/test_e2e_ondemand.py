@@ -17,6 +17,7 @@ import pytest
 from django.db import connection
 
 from tests.agents.harness import agent_run
+from tests.conftest import role_user
 from tests.e2e.chain_harness import database_url_for_subprocesses, private_redis_url
 from tests.faults.harness import PlainCentre, centre_env
 from tests.ondemand.conftest import make_pair
@@ -76,15 +77,11 @@ def done(url: str, token: str, job_id: int) -> dict | None:
 
 
 def test_a_test_on_demand_runs_end_to_end_within_a_minute(tmp_path, request, django_user_model):
-    from django.contrib.auth.models import Group
-
     from wanmon.core.permissions import OPERATOR_GROUP
     from wanmon.core.services import api_token_create
 
     pair = make_pair(fzk_host="127.0.0.1")
-    operator = django_user_model.objects.create_user("op")
-    # get_or_create: a transactional test before this one may have flushed the groups the migrations made
-    operator.groups.add(Group.objects.get_or_create(name=OPERATOR_GROUP)[0])
+    operator = role_user(django_user_model, "op", OPERATOR_GROUP)
     _, secret = api_token_create(user=operator, name="e2e")
     control_port, data_port = free_port(), free_port()
     server = subprocess.Popen(  # noqa: S603 - fixed argv

@@ -7,11 +7,7 @@ from __future__ import annotations
 import copy
 from datetime import timedelta
 
-import pytest
-from django.contrib.auth.models import Group
-
 from tests.alerts.test_pipeline import TWO_FAULTS_TOPOLOGY, T
-from wanmon.core.permissions import OPERATOR_GROUP, VIEWER_GROUP
 from wanmon.diagnosis.evidence import RuleFinding
 from wanmon.diagnosis.services import findings_sync
 from wanmon.inventory.models import Interface, Site
@@ -78,20 +74,3 @@ def shared_faults() -> None:
     Traceroute.objects.create(time=ONSET + timedelta(minutes=20), src_id=Site.objects.get(code="FZK").id,
                               dst_id=Site.objects.get(code="CERN").id, pmtu_bytes=9000,
                               hops=["192.108.45.1", None, "62.40.98.77", "192.65.184.1"])
-
-
-def user(django_user_model, name: str, group: str | None):
-    account = django_user_model.objects.create_user(name, password=f"pw-{name}-share-1")
-    if group:
-        account.groups.add(Group.objects.get_or_create(name=group)[0])
-    return account
-
-
-@pytest.fixture
-def operator(django_user_model):
-    return user(django_user_model, "op", OPERATOR_GROUP)
-
-
-@pytest.fixture
-def viewer(django_user_model):
-    return user(django_user_model, "viewer", VIEWER_GROUP)

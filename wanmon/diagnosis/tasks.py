@@ -37,7 +37,7 @@ def diagnosis_shard_task(self, cycle_id: int, path_ids: list[int], elements: boo
     worker = self.request.hostname or socket.gethostname()
     result = diagnosis_shard_evaluate(
         cycle_id=cycle_id, path_ids=path_ids, elements=elements, worker=worker,
-        tests=getattr(settings, "WANMON_DIAGNOSIS_TESTS", False),
+        tests=settings.WANMON_DIAGNOSIS_TESTS,
     )  # fmt: skip
     if result is None:
         return {"cycle": cycle_id, "skipped": True}

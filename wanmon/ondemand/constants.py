@@ -25,13 +25,3 @@ OWAMP_PACKETS: Final = 600
 
 PROBE_BYTES: Final = 64 * 1024
 """What a route test costs against the budget (a few dozen probes)."""
-
-DIAGNOSIS_TESTS_DURATION_S: Final = 10.0
-"""How long a diagnosis-driven throughput test runs (WANMON_DIAGNOSIS_TESTS_DURATION_S)."""
-
-DIAGNOSIS_TESTS_RETRY_S: Final = 1800.0
-"""A diagnosis-driven test that failed or was refused is asked for again this long after (not every minute)."""
-
-JOBS_AGENT_SEEN_S: Final = 300.0
-"""The diagnosis asks for tests only from sites whose agent asked for jobs this recently (WANMON_DIAGNOSIS_TESTS_
-AGENT_SEEN_S; an idle agent asks every 20 s at most)."""

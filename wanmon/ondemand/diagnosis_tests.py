@@ -27,7 +27,6 @@ from wanmon.diagnosis.models import Finding, FindingEvent
 from wanmon.inventory.choices import AgentScope
 from wanmon.inventory.models import Agent
 from wanmon.measurements.hooks import JobRefusal
-from wanmon.ondemand import constants
 from wanmon.ondemand.choices import JobKind, JobStatus
 from wanmon.ondemand.models import Job
 from wanmon.ondemand.policy import HEAVY_KINDS
@@ -42,13 +41,9 @@ logger = logging.getLogger(__name__)
 SETTLED = (JobStatus.DONE, JobStatus.FAILED, JobStatus.REFUSED)
 
 
-def _setting(name: str, default: float) -> float:
-    return float(getattr(settings, name, default))
-
-
 def _jobs_agent_site(site: str, now: datetime) -> bool:
     """Whether a site agent at ``site`` asked for jobs lately (its ``[jobs]`` are enabled and it runs)."""
-    since = now - timedelta(seconds=_setting("WANMON_DIAGNOSIS_TESTS_AGENT_SEEN_S", constants.JOBS_AGENT_SEEN_S))
+    since = now - timedelta(seconds=settings.WANMON_DIAGNOSIS_TESTS_AGENT_SEEN_S)
     return Agent.objects.filter(
         site__code=site, revoked_at__isnull=True, scope=AgentScope.AGENT, jobs_polled_at__gte=since
     ).exists()
@@ -99,7 +94,7 @@ def _due(previous: Job | None, now: datetime) -> bool:
         return True
     if previous.active or previous.status == JobStatus.DONE:
         return False
-    retry_s = _setting("WANMON_DIAGNOSIS_TESTS_RETRY_S", constants.DIAGNOSIS_TESTS_RETRY_S)
+    retry_s = settings.WANMON_DIAGNOSIS_TESTS_RETRY_S
     return (previous.finished_at or previous.created_at) <= now - timedelta(seconds=retry_s)
 
 
@@ -146,7 +141,7 @@ def diagnosis_tests_queue(*, finding_ids: Iterable[int], now: datetime) -> list[
     again after WANMON_DIAGNOSIS_TESTS_RETRY_S). Only sites whose agent asks for jobs are asked; without one
     nothing is queued (a replay's sites, an agent with ``[jobs] enabled = false``).
     """
-    duration_s = _setting("WANMON_DIAGNOSIS_TESTS_DURATION_S", constants.DIAGNOSIS_TESTS_DURATION_S)
+    duration_s = settings.WANMON_DIAGNOSIS_TESTS_DURATION_S
     queued: list[Job] = []
     ids = list(finding_ids)
     findings = Finding.objects.filter(pk__in=ids, status__in=ACTIVE_STATUSES, code__in=PROBE_CODES).order_by("pk")
@@ -176,7 +171,7 @@ def _episode_opened_at(finding: Finding) -> datetime:
 
 def _settle_finding(finding: Finding, jobs: Sequence[Job], now: datetime) -> None:
     """Store what the settled jobs of ``finding`` say: a verdict once every test of a probe has its result."""
-    duration_s = _setting("WANMON_DIAGNOSIS_TESTS_DURATION_S", constants.DIAGNOSIS_TESTS_DURATION_S)
+    duration_s = settings.WANMON_DIAGNOSIS_TESTS_DURATION_S
     probes = probe_requests(finding.code, finding.subject, finding.evidence, duration_s=duration_s)
     by_probe: dict[str, list[ProbeRequest]] = {}
     for p in probes:

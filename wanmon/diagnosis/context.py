@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -10,7 +10,7 @@ from wanmon.diagnosis import codes
 from wanmon.diagnosis.assessment import PathAssessment, assess_path
 from wanmon.diagnosis.evidence import EvidenceBundle, InterfaceEvidence, PathEvidence, RuleFinding, path_subject
 from wanmon.diagnosis.loss import LossEstimate
-from wanmon.diagnosis.wording import Facts, Wording, word
+from wanmon.diagnosis.wording import Facts, word
 
 # Conclusions several rules share (the untrusted delay pairs of rules/clock.py, the maintenance matches of
 # rules/maintenance.py) are worked out by those rule modules; the registry hands them to the context it builds
@@ -102,18 +102,15 @@ def path_finding(
     *,
     start: datetime,
     end: datetime,
-    facts: Facts | None = None,
+    facts: Facts,
     evidence: Mapping[str, Any],
     severity: str | None = None,
     loss: LossEstimate | None = None,
     subject: Mapping[str, str] | None = None,
-    summary: str = "",
-    explanation: str = "",
-    actions: Sequence[str] = (),
 ) -> RuleFinding:
     """A path-direction finding: the rule's verdict (``facts``, see ``wanmon.diagnosis.wording``) in words, with
     the derived figures, its explanation ending with the path physics."""
-    words = word(code, facts) if facts is not None else Wording(summary, explanation, tuple(actions))
+    words = word(code, facts)
     return RuleFinding(
         code=code,
         severity=severity or codes.default_severity(code),

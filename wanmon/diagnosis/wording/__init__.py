@@ -14,7 +14,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from wanmon.diagnosis import codes
-from wanmon.diagnosis.wording import availability, clock, hosts, paths, tcp
+from wanmon.diagnosis.wording import (
+    availability,
+    clock,
+    correlation,
+    hosts,
+    interfaces,
+    loss_patterns,
+    maintenance,
+    paths,
+    tcp,
+    trunk,
+    unexplained,
+)
 
 Facts = Mapping[str, Any]
 
@@ -31,6 +43,10 @@ class Wording:
 # The wording of each finding code (explicit: no registration by import side effect).
 WORDING: dict[str, Callable[[Facts], tuple[str, str, list[str] | tuple[str, ...]]]] = {
     codes.CLOCK_UNSYNC: clock.clock_unsync,
+    codes.COUNTER_DISCONTINUITY: interfaces.counter_discontinuity,
+    codes.INTERFACE_ERRORS: interfaces.interface_errors,
+    codes.LINK_CONGESTION: interfaces.link_congestion,
+    codes.MAINTENANCE_EXPLAINED: maintenance.maintenance_explained,
     codes.PATH_DOWN: availability.path_down,
     codes.MEASUREMENT_GAP: availability.measurement_gap,
     codes.MTU_MISMATCH: hosts.mtu_mismatch,
@@ -38,6 +54,11 @@ WORDING: dict[str, Callable[[Facts], tuple[str, str, list[str] | tuple[str, ...]
     codes.ASYMMETRIC_PATH: paths.asymmetric_path,
     codes.DELAY_LEVEL_SHIFT: paths.delay_level_shift,
     codes.ROUTE_CHANGE: paths.route_change,
+    codes.PERIODIC_LOSS: loss_patterns.periodic_loss,
+    codes.REORDERING: loss_patterns.reordering,
+    codes.TRUNK_IMBALANCE: trunk.trunk_imbalance,
+    codes.SHARED_EQUIPMENT_SUSPECT: correlation.shared_equipment_suspect,
+    codes.UNEXPLAINED_DEGRADATION: unexplained.unexplained_degradation,
     codes.WINDOW_LIMITED: tcp.window_limited,
     codes.LOSS_LIMITED: tcp.loss_limited,
     codes.TCP_ONLY_DEGRADATION: tcp.tcp_only_degradation,

@@ -103,6 +103,7 @@ def host_tcp_tuning(ctx: RuleContext) -> list[RuleFinding]:
                 rtt_ms=a.rtt_ms,
                 bdp_bytes=bdp,
                 recommended_window_bytes=need,
+                streams_at_cap=advice.streams_needed(need, k.LINUX_MAX_SOCKET_BUFFER_BYTES),
             )
             evidence.update(
                 {

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from wanmon.diagnosis import advice, text
 from wanmon.diagnosis import constants as k
+from wanmon.diagnosis import text
 
 
 def mtu_mismatch(f: Mapping[str, Any]) -> tuple[str, str, list[str]]:
@@ -60,7 +60,8 @@ def _problems(f: Mapping[str, Any]) -> list[str]:
 def host_tcp_tuning(f: Mapping[str, Any]) -> tuple[str, str, list[str]]:
     """HOST_TCP_TUNING. Facts: ``host``, ``site``, ``too_small`` ((setting, bytes) below the floor, empty when the
     buffers are fine), ``longest_path`` (None: no path), ``capacity_bps``, ``fill_rate_bps``, ``nic_limited``,
-    ``rtt_ms``, ``bdp_bytes``, ``recommended_window_bytes``, ``smallest_buffer_bytes``, ``capped_rate_bps``,
+    ``rtt_ms``, ``bdp_bytes``, ``recommended_window_bytes``, ``streams_at_cap`` (streams that carry 2 x BDP at
+    Linux's largest window), ``smallest_buffer_bytes``, ``capped_rate_bps``,
     ``problem_congestion_control`` (None: fine), ``reno_recovery_s``, ``window_limited_paths`` (keys of the
     WINDOW_LIMITED findings that confirm it), ``sysctl``."""
     host, need, key = f["host"], f["recommended_window_bytes"], f["longest_path"]
@@ -80,7 +81,7 @@ def host_tcp_tuning(f: Mapping[str, Any]) -> tuple[str, str, list[str]]:
             advice_note = (
                 f" Set the maxima to Linux's cap of {text.size(k.LINUX_MAX_SOCKET_BUFFER_BYTES)}; 2 x BDP "
                 f"({text.size(need)}) is beyond any setting, so use at least "
-                f"{advice.streams_needed(need, k.LINUX_MAX_SOCKET_BUFFER_BYTES)} parallel streams on "
+                f"{f['streams_at_cap']} parallel streams on "
                 f"{key}."
             )
     summary = f"{host} ({f['site']}): " + "; ".join(p.split(":")[0] for p in problems)

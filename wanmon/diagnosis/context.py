@@ -11,6 +11,7 @@ from wanmon.diagnosis.assessment import PathAssessment, assess_path
 from wanmon.diagnosis.evidence import EvidenceBundle, InterfaceEvidence, PathEvidence, RuleFinding, path_subject
 from wanmon.diagnosis.loss import LossEstimate
 from wanmon.diagnosis.wording import Facts, word
+from wanmon.diagnosis.wording.physics import path_figures
 
 # Conclusions several rules share (the untrusted delay pairs of rules/clock.py, the maintenance matches of
 # rules/maintenance.py) are worked out by those rule modules; the registry hands them to the context it builds
@@ -109,8 +110,10 @@ def path_finding(
     subject: Mapping[str, str] | None = None,
 ) -> RuleFinding:
     """A path-direction finding: the rule's verdict (``facts``, see ``wanmon.diagnosis.wording``) in words, with
-    the derived figures, its explanation ending with the path physics."""
+    the derived figures, its explanation ending with the path physics (``wording.physics.path_figures``)."""
     words = word(code, facts)
+    derived = a.derived(loss)
+    figures = path_figures(a.key, derived, rtt_source=a.rtt_source, mss_source=a.mss_source)
     return RuleFinding(
         code=code,
         severity=severity or codes.default_severity(code),
@@ -119,10 +122,10 @@ def path_finding(
         end=max(start, end),
         rank=None,
         summary=words.summary,
-        explanation=f"{words.explanation} {a.physics_sentence(loss)}",
+        explanation=f"{words.explanation} {figures}",
         evidence=dict(evidence),
         actions=words.actions,
-        derived=a.derived(loss),
+        derived=derived,
     )
 
 

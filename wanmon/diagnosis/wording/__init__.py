@@ -40,28 +40,28 @@ class Wording:
     actions: tuple[str, ...]
 
 
-# The wording of each finding code (explicit: no registration by import side effect).
+# The wording of each finding code, in catalogue order (explicit: no registration by import side effect).
 WORDING: dict[str, Callable[[Facts], tuple[str, str, list[str] | tuple[str, ...]]]] = {
-    codes.CLOCK_UNSYNC: clock.clock_unsync,
-    codes.COUNTER_DISCONTINUITY: interfaces.counter_discontinuity,
-    codes.INTERFACE_ERRORS: interfaces.interface_errors,
-    codes.LINK_CONGESTION: interfaces.link_congestion,
-    codes.MAINTENANCE_EXPLAINED: maintenance.maintenance_explained,
-    codes.PATH_DOWN: availability.path_down,
-    codes.MEASUREMENT_GAP: availability.measurement_gap,
-    codes.MTU_MISMATCH: hosts.mtu_mismatch,
-    codes.HOST_TCP_TUNING: hosts.host_tcp_tuning,
-    codes.ASYMMETRIC_PATH: paths.asymmetric_path,
-    codes.DELAY_LEVEL_SHIFT: paths.delay_level_shift,
-    codes.ROUTE_CHANGE: paths.route_change,
-    codes.PERIODIC_LOSS: loss_patterns.periodic_loss,
-    codes.REORDERING: loss_patterns.reordering,
-    codes.TRUNK_IMBALANCE: trunk.trunk_imbalance,
-    codes.SHARED_EQUIPMENT_SUSPECT: correlation.shared_equipment_suspect,
-    codes.UNEXPLAINED_DEGRADATION: unexplained.unexplained_degradation,
     codes.WINDOW_LIMITED: tcp.window_limited,
     codes.LOSS_LIMITED: tcp.loss_limited,
+    codes.ASYMMETRIC_PATH: paths.asymmetric_path,
     codes.TCP_ONLY_DEGRADATION: tcp.tcp_only_degradation,
+    codes.TRUNK_IMBALANCE: trunk.trunk_imbalance,
+    codes.SHARED_EQUIPMENT_SUSPECT: correlation.shared_equipment_suspect,
+    codes.INTERFACE_ERRORS: interfaces.interface_errors,
+    codes.LINK_CONGESTION: interfaces.link_congestion,
+    codes.PERIODIC_LOSS: loss_patterns.periodic_loss,
+    codes.DELAY_LEVEL_SHIFT: paths.delay_level_shift,
+    codes.ROUTE_CHANGE: paths.route_change,
+    codes.MTU_MISMATCH: hosts.mtu_mismatch,
+    codes.REORDERING: loss_patterns.reordering,
+    codes.CLOCK_UNSYNC: clock.clock_unsync,
+    codes.COUNTER_DISCONTINUITY: interfaces.counter_discontinuity,
+    codes.PATH_DOWN: availability.path_down,
+    codes.HOST_TCP_TUNING: hosts.host_tcp_tuning,
+    codes.MAINTENANCE_EXPLAINED: maintenance.maintenance_explained,
+    codes.UNEXPLAINED_DEGRADATION: unexplained.unexplained_degradation,
+    codes.MEASUREMENT_GAP: availability.measurement_gap,
 }
 
 

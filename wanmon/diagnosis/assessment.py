@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from wanmon.diagnosis import constants as k
-from wanmon.diagnosis import path_figures, physics, text
+from wanmon.diagnosis import path_figures, physics
 from wanmon.diagnosis.degradation import judged, reference_of
 from wanmon.diagnosis.episodes import Episode, Observation
 from wanmon.diagnosis.evidence import DerivedFigures, EvidenceBundle, OwampTest, PathEvidence, ThroughputTest
@@ -172,32 +172,6 @@ class PathAssessment:
             responsiveness_s=physics.reno_responsiveness_s(cap, rtt, self.mss_bytes) if rtt else None,
             congestion_control=self.congestion_control,
         )
-
-    def physics_sentence(self, loss: LossEstimate | None = None) -> str:
-        """One sentence quoting the derived figures, appended to every path explanation."""
-        d = self.derived(loss)
-        parts = [f"Path figures for {self.key}: capacity {text.rate(d.capacity_bps)}"]
-        if d.rtt_ms:
-            parts.append(f"RTT {text.ms(d.rtt_ms)} ({self.rtt_source})")
-            parts.append(f"BDP {text.size(d.bdp_bytes)}")
-            parts.append(f"required window (2 x BDP) {text.size(d.required_window_bytes)}")
-        else:
-            parts.append("RTT unknown, so BDP and window figures cannot be computed")
-        parts.append(f"MSS {self.mss_bytes} B ({self.mss_source})")
-        if d.window_bytes:
-            parts.append(f"window {text.size(d.window_bytes)} -> at most {text.rate(d.window_limited_rate_bps)}")
-        if d.loss_fraction:
-            parts.append(
-                f"loss {text.loss(d.loss_fraction)} from {d.loss_source} -> Mathis ceiling "
-                f"{text.rate(d.mathis_ceiling_bps)} per stream (C=0.7; {text.rate(d.mathis_reno_bps)} with C=1.22)"
-            )
-        elif d.loss_fraction == 0:
-            parts.append(f"no loss seen (below {d.loss_detection_limit:.1e})")
-        else:
-            parts.append("loss unknown")
-        if d.responsiveness_s:
-            parts.append(f"Reno needs {text.duration(d.responsiveness_s)} to recover from one loss at full rate")
-        return "; ".join(parts) + "."
 
 
 def loss_is_significant(a: PathAssessment, loss_fraction: float | None, expected_bps: float | None = None) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -10,6 +10,8 @@ from wanmon.diagnosis import codes
 from wanmon.diagnosis.assessment import PathAssessment, assess_path
 from wanmon.diagnosis.evidence import EvidenceBundle, InterfaceEvidence, PathEvidence, RuleFinding, path_subject
 from wanmon.diagnosis.loss import LossEstimate
+from wanmon.diagnosis.wording import Facts, word
+from wanmon.diagnosis.wording.physics import path_figures
 
 # Conclusions several rules share (the untrusted delay pairs of rules/clock.py, the maintenance matches of
 # rules/maintenance.py) are worked out by those rule modules; the registry hands them to the context it builds
@@ -101,15 +103,17 @@ def path_finding(
     *,
     start: datetime,
     end: datetime,
-    summary: str,
-    explanation: str,
+    facts: Facts,
     evidence: Mapping[str, Any],
-    actions: Sequence[str],
     severity: str | None = None,
     loss: LossEstimate | None = None,
     subject: Mapping[str, str] | None = None,
 ) -> RuleFinding:
-    """A path-direction finding carrying the derived figures, its explanation ending with the path physics."""
+    """A path-direction finding: the rule's verdict (``facts``, see ``wanmon.diagnosis.wording``) in words, with
+    the derived figures, its explanation ending with the path physics (``wording.physics.path_figures``)."""
+    words = word(code, facts)
+    derived = a.derived(loss)
+    figures = path_figures(a.key, derived, rtt_source=a.rtt_source, mss_source=a.mss_source)
     return RuleFinding(
         code=code,
         severity=severity or codes.default_severity(code),
@@ -117,9 +121,36 @@ def path_finding(
         start=start,
         end=max(start, end),
         rank=None,
-        summary=summary,
-        explanation=f"{explanation} {a.physics_sentence(loss)}",
+        summary=words.summary,
+        explanation=f"{words.explanation} {figures}",
         evidence=dict(evidence),
-        actions=tuple(actions),
-        derived=a.derived(loss),
+        actions=words.actions,
+        derived=derived,
+    )
+
+
+def finding(
+    code: str,
+    *,
+    subject: Mapping[str, str],
+    start: datetime,
+    end: datetime,
+    facts: Facts,
+    evidence: Mapping[str, Any],
+    severity: str | None = None,
+    rank: int | None = None,
+) -> RuleFinding:
+    """A finding of an element, host, site or trunk: the rule's verdict (``facts``) in words."""
+    words = word(code, facts)
+    return RuleFinding(
+        code=code,
+        severity=severity or codes.default_severity(code),
+        subject=dict(subject),
+        start=start,
+        end=end,
+        rank=rank,
+        summary=words.summary,
+        explanation=words.explanation,
+        evidence=dict(evidence),
+        actions=words.actions,
     )

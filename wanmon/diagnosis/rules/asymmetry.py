@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from wanmon.diagnosis import codes, text
+from wanmon.diagnosis import codes
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext, path_finding
@@ -187,47 +187,29 @@ def _contemporaneous(r: PathAssessment, mine, start: datetime, end: datetime, sl
 
 def _finding(a: PathAssessment, r: PathAssessment | None, c: dict) -> RuleFinding:
     rev_key = f"{a.path.dst}->{a.path.src}"
-    parts = []
-    if c["throughput_ratio"] is not None and c["my_thr"] is not None and c["rev_thr"]:
-        raw = c["my_thr"] / c["rev_thr"]
-        parts.append(
-            f"{a.key} carries {text.pct(raw)} of the reverse direction's rate "
-            f"({text.rate(c['my_thr'])} vs {text.rate(c['rev_thr'])} on {rev_key})"
-        )
-    if c["my_probe"]:
-        rev = (
-            text.loss(c["rev_probe"])
-            if c["rev_probe"]
-            else (f"none seen (below {c['rev_limit']:.1e})" if c["rev_limit"] else "unknown")
-        )
-        parts.append(f"probe loss {text.loss(c['my_probe'])} vs {rev} on {rev_key}")
-    summary = f"{'; '.join(parts)}"
     ratio = c["throughput_ratio"] if c["throughput_ratio"] is not None else None
     critical = (ratio is not None and ratio < k.ASYMMETRY_CRITICAL_RATIO) or (
         c["loss_asymmetric"] and c["my_probe"] and c["my_probe"] >= 0.01
     )
-    ack_note = ""
+    spurious = None
     if r is not None:
         rl = r.loss_between(c["start"], c["end"], k.CORRELATION_SLACK_S)
         if rl.tcp_fraction and (rl.probe_fraction or 0) == 0 and rl.tcp_fraction > (rl.probe_detection_limit or 0):
-            ack_note = (
-                f" {rev_key} shows TCP retransmissions of {text.loss(rl.tcp_fraction)} although its own probes saw "
-                f"no loss: spurious retransmissions caused by ACKs lost on {a.key}."
-            )
-    explanation = (
-        f"Over the same period, {'; '.join(parts)}. "
-        f"Efficiency (throughput / what window and capacity allow) is "
-        f"{text.pct(c['my_eff'])} on {a.key} against {text.pct(c['rev_eff'])} on {rev_key}. "
-        f"Something lies on the {a.key} route only: a dirty or misaligned fibre or patch panel on one fibre of a "
-        f"pair, a faulty line card, or a different return route. A bad return path also hurts the good direction, "
-        f"because the ACKs of {rev_key} travel on {a.key}.{ack_note}"
-    )
-    actions = [
-        f"Test the {a.key} direction hop by hop (owamp/UDP towards intermediate points of {', '.join(a.path.hops)}) "
-        f"and compare with {rev_key}.",
-        f"Check receive-side optical levels, CRC errors and discards on the interfaces carrying {a.key}; ask the "
-        f"carriers on the path to do the same.",
-    ]
+            spurious = rl.tcp_fraction  # ACKs lost on this direction make the reverse's TCP retransmit
+    facts = {
+        "key": a.key,
+        "reverse_key": rev_key,
+        "hops": a.path.hops,
+        "throughput_bps": c["my_thr"],
+        "reverse_throughput_bps": c["rev_thr"],
+        "throughput_compared": bool(c["throughput_ratio"] is not None and c["my_thr"] is not None and c["rev_thr"]),
+        "probe_loss_fraction": c["my_probe"],
+        "reverse_probe_loss_fraction": c["rev_probe"],
+        "reverse_detection_limit": c["rev_limit"],
+        "efficiency": c["my_eff"],
+        "reverse_efficiency": c["rev_eff"],
+        "reverse_spurious_retransmits": spurious,
+    }
     evidence = {
         "period_start": c["start"],
         "period_end": c["end"],
@@ -249,10 +231,8 @@ def _finding(a: PathAssessment, r: PathAssessment | None, c: dict) -> RuleFindin
         codes.ASYMMETRIC_PATH,
         start=c["start"],
         end=c["end"],
-        summary=summary,
-        explanation=explanation,
+        facts=facts,
         evidence=evidence,
-        actions=actions,
         severity=codes.CRITICAL if critical else codes.WARNING,
         loss=c["my_loss"],
     )

@@ -15,9 +15,9 @@ import statistics
 from collections.abc import Sequence
 from datetime import datetime
 
-from wanmon.diagnosis import codes, text
+from wanmon.diagnosis import codes
 from wanmon.diagnosis import constants as k
-from wanmon.diagnosis.context import RuleContext, path_finding
+from wanmon.diagnosis.context import RuleContext, finding, path_finding
 from wanmon.diagnosis.evidence import OwampTest, PathEvidence, RuleFinding
 from wanmon.diagnosis.loss import usable_owamp
 from wanmon.diagnosis.stats import median
@@ -226,31 +226,6 @@ def untrusted_pairs(ctx: RuleContext) -> set[tuple[str, str]]:
     return out
 
 
-def _describe(item: dict) -> str:
-    kind = item["kind"]
-    if kind == "negative_delay":
-        return f"negative one-way delay in {item['sessions']} session(s) (down to {text.ms(item['min_ms'])})"
-    if kind == "clock_error":
-        return (
-            f"reported clock error up to {text.ms(item['max_error_ms'])} in {item['sessions']} sessions "
-            f"(limit {text.ms(item['threshold_ms'])} for delays of this size)"
-        )
-    if kind == "one_way_above_rtt":
-        return (
-            f"one-way minimum delay {text.ms(item['max_ms'])} exceeds the whole RTT {text.ms(item['rtt_ms'])} "
-            f"in {item['sessions']} session(s)"
-        )
-    if kind == "sum_vs_rtt":
-        return (
-            f"forward + reverse minimum delay {text.ms(item['sum_median_ms'])} is far from the RTT "
-            f"{text.ms(item['rtt_ms'])} (tolerance {text.ms(item['tolerance_ms'])}) in {item['sessions']} pairs"
-        )
-    return (
-        f"the clock offset jumped by {text.ms(item['offset_change_ms'])} at {item['time']:%H:%M} UTC while the "
-        f"round trip stayed the same (change {text.ms(item['sum_change_ms'])})"
-    )
-
-
 def _times(items: list[dict]) -> list[datetime]:
     out = []
     for i in items:
@@ -295,24 +270,14 @@ def clock_unsync(ctx: RuleContext) -> list[RuleFinding]:
         flagged_pairs.setdefault(pair, []).append(key)
         a = ctx.assessment(path)
         times = _times(items) or [ctx.now]
-        desc = "; ".join(_describe(i) for i in items)
         out.append(
             path_finding(
                 a,
                 codes.CLOCK_UNSYNC,
                 start=min(times),
                 end=max(times),
-                summary=f"{key}: one-way delays not trustworthy ({', '.join(sorted({i['kind'] for i in items}))})",
-                explanation=(
-                    f"The owamp data of {key} cannot come from synchronised clocks: {desc}. With a clock offset d "
-                    f"the forward delay reads D+d and the reverse D-d; only their sum is immune. One-way delay "
-                    f"figures of {src} and {dst} are ignored by the delay rules until NTP is fixed."
-                ),
+                facts={"key": key, "src": src, "dst": dst, "problems": items},
                 evidence={"problems": items},
-                actions=(
-                    f"Check NTP on the owamp hosts at {src} and {dst} (ntpq -p / chronyc tracking): synchronised, "
-                    "several good servers, small offset and dispersion.",
-                ),
             )
         )
     clean_pairs -= set(flagged_pairs)
@@ -327,24 +292,20 @@ def clock_unsync(ctx: RuleContext) -> list[RuleFinding]:
             items = [i for key in keys for i in problems[key]]
             times = _times(items) or [ctx.now]
             out.append(
-                RuleFinding(
-                    code=codes.CLOCK_UNSYNC,
+                finding(
+                    codes.CLOCK_UNSYNC,
                     severity=codes.WARNING,
                     subject={"site": site},
                     start=min(times),
                     end=max(times),
-                    summary=f"{site}: clock not synchronised (flagged with {', '.join(sorted(partners))})",
-                    explanation=(
-                        f"One-way delays are inconsistent on {', '.join(sorted(keys))}; "
-                        + (
-                            f"the partners {', '.join(sorted(p for p in partners if p in ok_sites))} have consistent "
-                            f"data with other sites, so their clocks are fine and {site}'s is not."
-                            if any(p in ok_sites for p in partners)
-                            else f"{site} is the common end of {len(mine)} inconsistent pairs."
-                        )
-                    ),
+                    facts={
+                        "site": site,
+                        "pairs": keys,
+                        "partners": partners,
+                        "good_partners": [p for p in partners if p in ok_sites],
+                        "flagged_pairs": len(mine),
+                    },
                     evidence={"pairs": sorted(keys), "problems": items},
-                    actions=(f"Fix NTP on the measurement hosts of {site}.",),
                 )
             )
     return out

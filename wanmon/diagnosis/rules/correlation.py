@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
-from wanmon.diagnosis import codes, text
+from wanmon.diagnosis import codes
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment
-from wanmon.diagnosis.context import RuleContext
+from wanmon.diagnosis.context import RuleContext, finding
 from wanmon.diagnosis.episodes import Episode
 from wanmon.diagnosis.evidence import RuleFinding, element_subject
 from wanmon.diagnosis.path_elements import base_equipment, interface_direction, interface_on_path
@@ -157,50 +157,19 @@ def shared_equipment_suspects(ctx: RuleContext) -> list[RuleFinding]:
     return out
 
 
-def _describe_degraded(cluster) -> str:
-    return "; ".join(f"{a.key} {ep.start:%H:%M}-{ep.end:%H:%M} UTC" for a, ep in cluster)
-
-
 def _shared_finding(s: SuspectElement, cluster, start, end, ranked, trunk_names) -> RuleFinding:
-    lower = [r for r in ranked if r.rank > s.rank][:3]
-    exoneration = []
-    if s.healthy_same_direction:
-        exoneration.append(f"Healthy in the same direction: {', '.join(s.healthy_same_direction)}")
-    if s.healthy_other_ports:
-        exoneration.append(f"Healthy through other ports: {', '.join(s.healthy_other_ports)}")
-    if s.healthy_reverse:
-        exoneration.append(f"Healthy only in the opposite direction: {', '.join(s.healthy_reverse)}")
-    why_lower = "; ".join(
-        f"{r.element} (score {r.score:.2f}"
-        + (f", also crossed by healthy {', '.join(r.healthy_same_direction)}" if r.healthy_same_direction else "")
-        + (", a path end point" if r.endpoint else "")
-        + ")"
-        for r in lower
-    )
-    explanation = (
-        f"{len(s.degraded)} degraded path directions in overlapping windows ({_describe_degraded(cluster)}) all "
-        f"cross {s.element}. "
-        + ("; ".join(exoneration) + ". " if exoneration else "No healthy measured path crosses it. ")
-        + f"Score = {len(s.degraded)} degraded - healthy weights"
-        + (" + corroboration" if s.corroboration else "")
-        + f" = {s.score:.2f} (same direction counts {k.HEALTHY_WEIGHT_SAME_DIRECTION:g}, other ports "
-        f"{k.HEALTHY_WEIGHT_OTHER_PORTS:g}, opposite direction {k.HEALTHY_WEIGHT_REVERSE:g}: one fibre of a pair can "
-        f"be bad while the other is clean)."
-        + (f" Corroborated by {', '.join(s.corroboration)}." if s.corroboration else "")
-        + (f" Ranked lower: {why_lower}." if why_lower else "")
-    )
-    return RuleFinding(
-        code=codes.SHARED_EQUIPMENT_SUSPECT,
+    return finding(
+        codes.SHARED_EQUIPMENT_SUSPECT,
         severity=codes.CRITICAL if s.rank == 1 and not s.healthy_same_direction else codes.WARNING,
         subject=element_subject(s.element, trunk_names),
         start=start,
         end=end,
         rank=s.rank,
-        summary=(
-            f"#{s.rank} {s.element}: shared by degraded {', '.join(s.degraded)}"
-            + (f"; healthy same-direction {', '.join(s.healthy_same_direction)}" if s.healthy_same_direction else "")
-        ),
-        explanation=explanation,
+        facts={
+            "suspect": s,
+            "lower": [r for r in ranked if r.rank > s.rank][:3],
+            "episodes": [(a.key, ep.start, ep.end) for a, ep in cluster],
+        },
         evidence={
             "score": s.score,
             "degraded_paths": list(s.degraded),
@@ -212,11 +181,6 @@ def _shared_finding(s: SuspectElement, cluster, start, end, ranked, trunk_names)
             "corroboration": list(s.corroboration),
             "episodes": [{"path": a.key, "start": ep.start, "end": ep.end} for a, ep in cluster],
         },
-        actions=(
-            f"Ask the operator of {s.element} to check it for the direction(s) {', '.join(s.degraded)}: interface "
-            "errors, optical levels, patch panels, line cards.",
-            "Confirm with tests to or from a point next to it (before/after the element) if available.",
-        ),
     )
 
 
@@ -282,38 +246,6 @@ def _exonerate(ctx: RuleContext, a: PathAssessment, ep: Episode, candidates: dic
         c["endpoint"] = hop_position(a.path.hops, e) in (0, len(a.path.hops) - 1)
 
 
-def _load_explanation(a: PathAssessment, ep: Episode, e: str, c: dict, before_thr, after_thr) -> str:
-    parts = []
-    ir = c["interface_rise"]
-    if ir:
-        util = f" ({text.pct(ir['after_utilisation'])} of {text.rate(ir['speed_bps'])})" if ir["speed_bps"] else ""
-        own_drop = (before_thr - after_thr) if (before_thr and after_thr) else 0.0
-        parts.append(
-            f"the load on {ir['interface']} rose from {text.rate(ir['before_bps'])} to {text.rate(ir['after_bps'])}"
-            f"{util} although {a.key} itself dropped by {text.rate(own_drop)}: other traffic through it grew by "
-            f"about {text.rate(ir['rise_bps'] + max(own_drop, 0.0))}"
-        )
-    for r in c["paths"]:
-        verb = "started" if r["started"] else "rose"
-        parts.append(
-            f"traffic on {r['path']} {verb} ({text.rate(r['before_bps'])} -> {text.rate(r['after_bps'])}) "
-            f"and shares {e} with {a.key}"
-        )
-    far_below = bool(ir and ir["after_utilisation"] is not None and ir["after_utilisation"] < k.CONGESTION_UTILISATION)
-    return (
-        f"{a.key} degraded at {ep.start:%H:%M} UTC"
-        + (f" from {text.rate(before_thr)} to {text.rate(after_thr)}" if before_thr and after_thr else "")
-        + f" when {'; and '.join(parts)}. "
-        + (
-            "The link stayed far below its capacity, so this is not plain congestion: equipment close to its "
-            "limits (buffers, bursts from Reno senders) degrades the path when extra traffic arrives. "
-            if far_below
-            else "Extra traffic through a shared element coincides with the degradation. "
-        )
-        + (f"Exonerated in part by healthy {', '.join(c['exonerated_by'])}." if c.get("exonerated_by") else "")
-    )
-
-
 def _load_findings(ctx: RuleContext, a: PathAssessment, ep: Episode, trunk_names, carriers) -> list[RuleFinding]:
     if a.first_time is None or a.first_time >= ep.start:
         return []  # no healthy period before the onset to compare with
@@ -340,16 +272,22 @@ def _load_findings(ctx: RuleContext, a: PathAssessment, ep: Episode, trunk_names
     out = []
     for rank, (e, c) in enumerate(ranked, start=1):
         out.append(
-            RuleFinding(
-                code=codes.SHARED_EQUIPMENT_SUSPECT,
+            finding(
+                codes.SHARED_EQUIPMENT_SUSPECT,
                 severity=codes.WARNING,
                 subject=element_subject(e, trunk_names),
                 start=onset,
                 end=ep.end,
                 rank=rank,
-                summary=f"#{rank} {e}: {a.key} degraded when load through it rose"
-                + (f" ({', '.join(r['path'] for r in c['paths'])})" if c["paths"] else ""),
-                explanation=_load_explanation(a, ep, e, c, before_thr, after_thr),
+                facts={
+                    "load_rise": c,
+                    "element": e,
+                    "rank": rank,
+                    "key": a.key,
+                    "onset": onset,
+                    "throughput_before_bps": before_thr,
+                    "throughput_after_bps": after_thr,
+                },
                 evidence={
                     "degraded_path": a.key,
                     "onset": onset,
@@ -360,10 +298,6 @@ def _load_findings(ctx: RuleContext, a: PathAssessment, ep: Episode, trunk_names
                     "score": c["score"],
                     "exonerated_by": c.get("exonerated_by", []),
                 },
-                actions=(
-                    f"Check buffers, drops and queue statistics of {e} while the extra traffic runs; pace the senders "
-                    "(fq + pacing, BBR or FAST-like stacks) or move one flow to another route.",
-                ),
             )
         )
     return out

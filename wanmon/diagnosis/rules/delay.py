@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from wanmon.diagnosis import codes, physics, text
+from wanmon.diagnosis import codes, physics
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext, path_finding
@@ -213,30 +213,23 @@ def delay_level_shift(ctx: RuleContext) -> list[RuleFinding]:
             continue  # every jump traceroutes bracket is a route change; the others are most likely the same
         step = max(abs(levels[c[1]].median_ms - levels[p[1]].median_ms) for p, c, _ in unexplained)
         confirmed = all(conf for _, _, conf in unexplained)
-        level_txt = ", ".join(f"{text.ms(lv.median_ms)} ({lv.samples} sessions)" for lv in levels)
-        times = ", ".join(f"{c[0]:%H:%M}" for _, c, _ in unexplained)
-        route_txt = (
-            f"The {n_routes} traceroute(s) show the same hop list around these jumps"
-            if confirmed
-            else "No traceroute brackets every jump, so a route change cannot be excluded"
-        )
         out.append(
             path_finding(
                 a,
                 codes.DELAY_LEVEL_SHIFT,
                 start=unexplained[0][0][0],
                 end=unexplained[-1][1][0],
-                summary=(
-                    f"{a.key}: minimum delay switches between {len(levels)} levels ({level_txt}); "
-                    f"{len(unexplained)} jump(s) without route change"
-                ),
-                explanation=(
-                    f"The minimum one-way delay of {a.key} takes {len(levels)} distinct levels: {level_txt}. It jumped "
-                    f"{len(transitions)} time(s), by up to {text.ms(step)} -- about "
-                    f"{physics.fibre_km_for_delay_ms(step):.0f} km of extra fibre -- at {times} UTC. {route_txt}: the "
-                    f"IP route is unchanged, so the light path changed below IP -- a SONET/SDH protection switch or an "
-                    f"optical restoration."
-                ),
+                facts={
+                    "key": a.key,
+                    "levels": [(lv.median_ms, lv.samples) for lv in levels],
+                    "jumps": len(transitions),
+                    "unexplained_jumps": len(unexplained),
+                    "jump_times": [c[0] for _, c, _ in unexplained],
+                    "step_ms": step,
+                    "extra_fibre_km": physics.fibre_km_for_delay_ms(step),
+                    "traceroute_confirmed": confirmed,
+                    "traceroutes": n_routes,
+                },
                 evidence={
                     "levels": [lv.__dict__ for lv in levels],
                     "transitions": [
@@ -254,10 +247,6 @@ def delay_level_shift(ctx: RuleContext) -> list[RuleFinding]:
                     "step_ms": step,
                     "extra_fibre_km": physics.fibre_km_for_delay_ms(step),
                 },
-                actions=(
-                    "Ask the carriers of the path whether a protection switch or restoration happened at these times; "
-                    "a path that keeps switching has a flapping working span.",
-                ),
                 severity=codes.INFO if len(unexplained) <= 2 else codes.WARNING,
             )
         )
@@ -285,25 +274,18 @@ def route_change(ctx: RuleContext) -> list[RuleFinding]:
         if not changes:
             continue
         first = changes[0]["time"]
-        delay_note = ""
+        before = after = km = None
         if (a.path.src, a.path.dst) not in untrusted:
             sessions = [o for o in usable_owamp(a.owamp) if o.delay_min_ms is not None]
             before = median(o.delay_min_ms for o in sessions if o.time < first)
             after = median(o.delay_min_ms for o in sessions if o.time >= first)
             if before is not None and after is not None:
                 km = physics.fibre_km_for_delay_ms(abs(after - before))
-                delay_note = (
-                    f" The minimum one-way delay went from {text.ms(before)} to {text.ms(after)} "
-                    f"({after - before:+.2f} ms, ~{km:.0f} km of fibre)."
-                )
         degraded_after = [
             ep
             for ep in a.episodes
             if abs((ep.start - first).total_seconds()) <= k.CORRELATION_SLACK_S or ep.start <= first <= ep.end
         ]
-        desc = "; ".join(
-            f"at {c['time']:%H:%M} UTC {' > '.join(c['before'])} became {' > '.join(c['after'])}" for c in changes
-        )
         original, final = changes[0]["before"], changes[-1]["after"]
         new = [h for h in final if h not in original]  # on the route now, not on the one before the first change
         back = not new and normalise_hops(original) == normalise_hops(final)
@@ -313,19 +295,17 @@ def route_change(ctx: RuleContext) -> list[RuleFinding]:
                 codes.ROUTE_CHANGE,
                 start=first,
                 end=changes[-1]["time"],
-                summary=f"{a.key}: route changed {len(changes)} time(s)"
-                + (f", now via {', '.join(new)}" if new else (", back on the original route" if back else "")),
-                explanation=(
-                    f"The traceroute of {a.key} changed: {desc}.{delay_note}"
-                    + (f" New elements on the path: {', '.join(new)}." if new else "")
-                    + (" The path is back on its original route." if back else "")
-                    + (" The path degraded right after the change." if degraded_after else "")
-                ),
+                facts={
+                    "key": a.key,
+                    "changes": changes,
+                    "new_hops": new,
+                    "back": back,
+                    "degraded_after": bool(degraded_after),
+                    "delay_before_ms": before,
+                    "delay_after_ms": after,
+                    "fibre_km": km,
+                },
                 evidence={"changes": changes, "degraded_after": bool(degraded_after)},
-                actions=(
-                    "Check with the carriers why traffic was rerouted and whether the new route has the expected "
-                    "capacity and MTU.",
-                ),
                 severity=codes.WARNING if degraded_after else codes.INFO,
             )
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from wanmon.diagnosis import codes, text
+from wanmon.diagnosis import codes
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext, path_finding
@@ -12,8 +12,6 @@ from wanmon.diagnosis.episodes import DOWN
 from wanmon.diagnosis.evidence import RuleFinding
 from wanmon.diagnosis.rules.outage import consecutive_down_runs, other_kinds_near
 from wanmon.diagnosis.stats import cadence_s
-
-KIND_LABELS = {"tcp": "throughput tests", "udp": "UDP tests", "owamp": "owamp sessions"}
 
 
 def stopped_kinds(a: PathAssessment, now: datetime) -> list[dict]:
@@ -77,18 +75,6 @@ def measurement_gap(ctx: RuleContext) -> list[RuleFinding]:
         failing = failing_for_other_reasons(a)
         if not stopped and not failing:
             continue
-        parts = []
-        for s in stopped:
-            parts.append(
-                f"{KIND_LABELS.get(s['kind'], s['kind'])} stopped arriving after {s['last']:%Y-%m-%d %H:%M} UTC "
-                f"(normally every {text.duration(s['interval_s'])}; none for {text.duration(s['silent_s'])})"
-            )
-        for f in failing:
-            parts.append(
-                f"{f['failures']} {KIND_LABELS.get(f['kind'], f['kind'])} in a row failed from {f['start']:%H:%M} to "
-                f"{f['end']:%H:%M} UTC ({'; '.join(f['reasons'])}) while "
-                f"{' and '.join(KIND_LABELS.get(x, x) for x in f['carried_by'])} got packets through"
-            )
         still = sorted({o.kind for o in a.observations if o.state != DOWN} - {s["kind"] for s in stopped})
         starts = [s["last"] for s in stopped] + [f["start"] for f in failing]
         ends = [ctx.now for _ in stopped] + [f["end"] for f in failing]
@@ -98,23 +84,15 @@ def measurement_gap(ctx: RuleContext) -> list[RuleFinding]:
                 codes.MEASUREMENT_GAP,
                 start=min(starts),
                 end=max(ends),
-                summary=f"{a.key}: monitoring blind -- " + "; ".join(parts)[:160],
-                explanation=(
-                    f"The monitoring of {a.key} has a gap: {'; '.join(parts)}. "
-                    + (
-                        f"Other measurements of the path ({', '.join(KIND_LABELS.get(x, x) for x in still)}) show it "
-                        "carrying traffic, so this is the test set-up (server busy or refusing, credentials, "
-                        "scheduler, agent), not the network. "
-                        if still
-                        else "Nothing else measures this path meanwhile: its state is unknown, not down. "
-                    )
-                    + "No network finding is drawn from the missing or failed tests."
-                ),
+                facts={
+                    "key": a.key,
+                    "src": a.path.src,
+                    "dst": a.path.dst,
+                    "stopped": stopped,
+                    "failing": failing,
+                    "still_measured_by": still,
+                },
                 evidence={"stopped": stopped, "failing": failing, "still_measured_by": still},
-                actions=(
-                    f"Check the test hosts and the agent of {a.path.src} and {a.path.dst}: is the measurement "
-                    "scheduled, does the server accept it (limits, authentication), is the agent uploading?",
-                ),
             )
         )
     return out

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from wanmon.diagnosis import codes, text
+from wanmon.diagnosis import codes
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment
-from wanmon.diagnosis.context import RuleContext
+from wanmon.diagnosis.context import RuleContext, finding
 from wanmon.diagnosis.episodes import consecutive_runs, run_max_gap_s
 from wanmon.diagnosis.evidence import InterfaceEvidence, InterfaceRate, RuleFinding
 from wanmon.diagnosis.path_elements import interface_on_path
@@ -19,10 +19,10 @@ from wanmon.diagnosis.stats import median
 
 
 def _finding(code: str, iface: InterfaceEvidence, degraded: Sequence, **fields: Any) -> RuleFinding:
-    """A finding on ``iface`` (``fields``: the rest of the Finding's): critical when paths through it were
+    """A finding on ``iface`` (``fields``: the rest of the verdict's): critical when paths through it were
     ``degraded`` meanwhile, else the code's own severity."""
-    return RuleFinding(
-        code=code,
+    return finding(
+        code,
         severity=codes.CRITICAL if degraded else codes.default_severity(code),
         subject={"equipment": iface.equipment, "interface": iface.interface},
         **fields,
@@ -189,48 +189,14 @@ def interface_errors(ctx: RuleContext) -> list[RuleFinding]:
         frac = max((f for f in (err_frac, disc_frac) if f), default=None)
         degraded = degraded_through(ctx, iface, start, end)
         through = paths_through(ctx, iface)
-        loss_note = ""
+        capped = (None, None, None)  # the longest path through it, its RTT and one stream's ceiling at that loss
         if frac:
-            loss_note = f" That is {text.loss(frac)} of the packets" + (
-                f" ({pkts:,.0f} packets/s received)." if pkts else " (packets estimated from the bit rate)."
-            )
             rtts = [(a, a.rtt_ms) for a, _ in through if a.rtt_ms]
             if rtts:
                 a, rtt = max(rtts, key=lambda x: x[1])
                 ceiling = a.mathis_ceiling_bps(min(frac, 1.0))
                 if ceiling:
-                    loss_note += (
-                        f" At that loss one stream on {a.key} ({text.ms(rtt)}) is capped at {text.rate(ceiling)}."
-                    )
-        path_note = (
-            "Paths degraded meanwhile: " + ", ".join(a.key for a, _ in degraded) + "."
-            if degraded
-            else ("Paths through it: " + ", ".join(a.key for a, _ in through) + "." if through else "")
-        )
-        what = (
-            " and ".join(w for w, f in (("CRC/errors", err_frac), ("discards", disc_frac)) if f is not None and f > 0)
-            or "errors"
-        )
-        if err_frac:
-            cause = (
-                "A clean optical link counts none: the physical layer is suspect -- a dirty or misaligned "
-                "connector, a bad patch panel, a failing optic."
-            )
-            actions = (
-                f"Read the optical receive/transmit levels (DOM) of {iface.name} and its far end.",
-                "Clean and re-seat the fibre connectors and patch-panel couplers on this link; swap the optic if "
-                "errors persist.",
-            )
-        else:
-            cause = (
-                "Discards at this share are queue drops: output discards below full load are micro-bursts "
-                "overflowing a shallow buffer in front of a slower or busier port; input discards are drops in "
-                "the ingress pipeline (policers, oversubscribed line card)."
-            )
-            actions = (
-                f"Check the queue and buffer statistics of {iface.name} (per-queue drops, buffer profile).",
-                "Pace bulk flows (fq qdisc with pacing) or give the port a deeper buffer profile.",
-            )
+                    capped = (a.key, rtt, ceiling)
         out.append(
             _finding(
                 codes.INTERFACE_ERRORS,
@@ -238,18 +204,26 @@ def interface_errors(ctx: RuleContext) -> list[RuleFinding]:
                 degraded,
                 start=start,
                 end=end,
-                summary=(
-                    f"{iface.name}: {what} in {len(bad)} consecutive polls"
-                    + (f", {text.loss(frac)} of the packets" if frac and math.isfinite(frac) else "")
-                    + f" (in_errors {in_err:.2g}/s, in_discards {disc:.2g}/s, out_discards {out_disc:.2g}/s)"
-                ),
-                explanation=(
-                    f"{iface.name} counted {what} in {len(bad)} of {len(rows)} valid polling intervals, in runs of "
-                    f"at least {k.INTERFACE_ERRORS_MIN_INTERVALS} consecutive polls, between {start:%H:%M} and "
-                    f"{end:%H:%M} UTC, median {rate:.2g} events/s (thresholds: errors "
-                    f"{k.INTERFACE_ERROR_FRACTION:.0e} and discards {k.INTERFACE_DISCARD_FRACTION:.0e} of the "
-                    f"packets; a few discards a minute on a busy port are normal).{loss_note} {cause} {path_note}"
-                ),
+                facts={
+                    "name": iface.name,
+                    "polls": len(bad),
+                    "intervals": len(rows),
+                    "start": start,
+                    "end": end,
+                    "events_per_s": rate,
+                    "in_errors_per_s": in_err,
+                    "in_discards_per_s": disc,
+                    "out_discards_per_s": out_disc,
+                    "error_fraction": frac,
+                    "crc_error_fraction": err_frac,
+                    "discard_fraction": disc_frac,
+                    "packets_per_s": pkts,
+                    "capped_path": capped[0],
+                    "capped_path_rtt_ms": capped[1],
+                    "capped_rate_bps": capped[2],
+                    "degraded_paths": [a.key for a, _ in degraded],
+                    "paths": [a.key for a, _ in through],
+                },
                 evidence={
                     "intervals_with_errors": len(bad),
                     "intervals": len(rows),
@@ -273,7 +247,6 @@ def interface_errors(ctx: RuleContext) -> list[RuleFinding]:
                     "degraded_paths": [a.key for a, _ in degraded],
                     "paths": [a.key for a, _ in through],
                 },
-                actions=actions,
             )
         )
     return out
@@ -344,27 +317,19 @@ def link_congestion(ctx: RuleContext) -> list[RuleFinding]:
                     degraded,
                     start=start,
                     end=end,
-                    summary=(
-                        f"{iface.name}: {text.pct(med)} of {text.rate(iface.speed_bps)} ({direction}) for "
-                        f"{len(run)} polls"
-                        + (f"; degraded: {', '.join(a.key for a, _ in degraded)}" if degraded else "")
-                    ),
-                    explanation=(
-                        f"{iface.name} carried a median {text.pct(med)} (peak {text.pct(peak)}) of its "
-                        f"{text.rate(iface.speed_bps)} {direction}bound over {len(run)} consecutive valid polling "
-                        f"intervals from {start:%H:%M} to {end:%H:%M} UTC (threshold "
-                        f"{text.pct(k.CONGESTION_UTILISATION)} for {k.CONGESTION_MIN_INTERVALS} intervals). "
-                        f"Output discards: {discards:.2g}/s. Queues and loss form in front of a link this full; it is "
-                        f"the tight link of "
-                        + (", ".join(a.key for a, _ in degraded) if degraded else "the paths crossing it")
-                        + "."
-                        + (
-                            f" {implausible} interval(s) above {text.pct(k.IMPLAUSIBLE_UTILISATION)} of the speed "
-                            "were ignored as counter artefacts."
-                            if implausible
-                            else ""
-                        )
-                    ),
+                    facts={
+                        "name": iface.name,
+                        "speed_bps": iface.speed_bps,
+                        "direction": direction,
+                        "utilisation_median": med,
+                        "utilisation_peak": peak,
+                        "intervals": len(run),
+                        "start": start,
+                        "end": end,
+                        "out_discards_per_s": discards,
+                        "implausible_intervals": implausible,
+                        "degraded_paths": [a.key for a, _ in degraded],
+                    },
                     evidence={
                         "utilisation_median": med,
                         "utilisation_peak": peak,
@@ -376,10 +341,6 @@ def link_congestion(ctx: RuleContext) -> list[RuleFinding]:
                         "rows": [{"time": r.time, "in_bps": r.in_bps, "out_bps": r.out_bps} for r in run],
                         "degraded_paths": [a.key for a, _ in degraded],
                     },
-                    actions=(
-                        f"Add capacity or move traffic off {iface.name} (another route, or schedule bulk transfers).",
-                        "Pace bulk flows (fq qdisc with pacing, BBR) so that bursts do not overflow the queue.",
-                    ),
                 )
             )
     return out
@@ -414,7 +375,6 @@ def counter_discontinuity(ctx: RuleContext) -> list[RuleFinding]:
             and any(abs((d.time - e.time).total_seconds()) < 300 for d in other.discontinuities for e in events)
         ]
         reasons = sorted({d.reason for d in events})
-        times = ", ".join(f"{d.time:%Y-%m-%d %H:%M}" for d in events)
         out.append(
             _finding(
                 codes.COUNTER_DISCONTINUITY,
@@ -422,26 +382,19 @@ def counter_discontinuity(ctx: RuleContext) -> list[RuleFinding]:
                 (),
                 start=events[0].time,
                 end=events[-1].time,
-                summary=f"{iface.name}: counters reset at {times} ({', '.join(reasons)}); interval(s) discarded",
-                explanation=(
-                    f"The counters of {iface.name} were reset {len(events)} time(s) ({', '.join(reasons)}) at "
-                    f"{times} UTC. A counter that goes backwards with sysUpTime, or a changed "
-                    f"ifCounterDiscontinuityTime, is a restart and not a wrap, so the interval across it was "
-                    f"discarded instead of becoming a false rate spike."
-                    + (
-                        f" Other interfaces of {iface.equipment} reset at the same time ({', '.join(same_device)}): "
-                        f"the device or its SNMP agent restarted."
-                        if same_device
-                        else ""
-                    )
-                ),
+                facts={
+                    "name": iface.name,
+                    "equipment": iface.equipment,
+                    "times": [d.time for d in events],
+                    "reasons": reasons,
+                    "same_device_interfaces": same_device,
+                },
                 evidence={
                     "discontinuities": [
                         {"time": d.time, "reason": d.reason, "previous_time": d.previous_time} for d in events
                     ],
                     "same_device_interfaces": same_device,
                 },
-                actions=(f"Check the log of {iface.equipment} for a reboot or line-card/agent restart at {times}.",),
             )
         )
     return out

@@ -7,10 +7,10 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from wanmon.diagnosis import codes, text
+from wanmon.diagnosis import codes
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment
-from wanmon.diagnosis.context import RuleContext, path_finding
+from wanmon.diagnosis.context import RuleContext, finding, path_finding
 from wanmon.diagnosis.evidence import RuleFinding
 from wanmon.diagnosis.host_matching import host_name_for, latest_hosts
 from wanmon.diagnosis.loss import usable_owamp
@@ -246,25 +246,6 @@ def periodic_loss(ctx: RuleContext) -> list[RuleFinding]:
         aligned = _aligned_with_host_reads(ctx, dst, found["event_times"], tol)
         r = ctx.assessment_of(dst, a.path.src)
         reverse_clean = r is not None and bool(r.owamp or r.udp) and periodic_pattern(r) is None
-        if matches:
-            poll_txt = f"It matches the agent poll interval at {dst} ({'; '.join(w for w, _ in matches)})."
-        elif polls:
-            poll_txt = f"It does not match the agent poll intervals known at {dst} ({'; '.join(w for w, _ in polls)})."
-        else:
-            poll_txt = f"The poll schedule of the agent at {dst} is not known, so it cannot be compared."
-        if aligned is not None and aligned >= 0.8:
-            poll_txt += f" {text.pct(aligned)} of the loss events coincide with the agent's host reads at {dst}."
-        per_event = found.get("loss_per_event")
-        event_txt = f", each losing a median {text.pct(per_event)} of the session's packets" if per_event else ""
-        explanation = (
-            f"Loss on {a.key} is not random: {found['events']} loss events ({found['source']}) from "
-            f"{found['first']:%H:%M} to {found['last']:%H:%M} UTC recur every {text.duration(period)} "
-            f"({text.pct(found['regular_share'])} of the intervals fit, where random loss at the same rate would "
-            f"fit {text.pct(found['chance_share'])} and match this well with probability "
-            f"{found['chance_probability']:.1g}){event_txt}. {poll_txt} A periodic process "
-            f"is at work: on a receiving Linux host even monitoring that reads /proc/net/tcp (netstat) drops packets, "
-            f"or a periodic network event. All streams lose packets together, the worst case for TCP recovery."
-        )
         evidence = {
             **{key: v for key, v in found.items() if key != "event_times"},
             "event_times": found["event_times"],
@@ -273,56 +254,29 @@ def periodic_loss(ctx: RuleContext) -> list[RuleFinding]:
             "aligned_with_host_reads": aligned,
             "reverse_clean": reverse_clean,
         }
-        actions = [
-            f"Look for a process on the receiving host at {dst} running every {text.duration(period)} (monitoring "
-            "agents, cron jobs, netstat/ss, /proc readers); stop it briefly and watch whether the loss stops.",
-            "If hosts are clean, ask the carriers for periodic events (polling, timers) on the path.",
-        ]
+        facts = {"key": a.key, "src": a.path.src, "dst": dst, **evidence}
         out.append(
             path_finding(
                 a,
                 codes.PERIODIC_LOSS,
                 start=found["first"],
                 end=found["last"],
-                summary=f"{a.key}: loss every {text.duration(period)} ({found['events']} events)"
-                + (" -- matches the agent poll interval" if matches else ""),
-                explanation=explanation,
+                facts=facts,
                 evidence=evidence,
-                actions=actions,
             )
         )
         if matches or (aligned is not None and aligned >= 0.8) or reverse_clean:
             host = _receiving_host(ctx, a)
             subject = {"site": dst, "host": host} if host else {"site": dst}
             out.append(
-                RuleFinding(
-                    code=codes.PERIODIC_LOSS,
+                finding(
+                    codes.PERIODIC_LOSS,
                     severity=codes.WARNING,
                     subject=subject,
                     start=found["first"],
                     end=found["last"],
-                    summary=f"receiving host {host or dst} suspected: loss every {text.duration(period)} on {a.key}",
-                    explanation=(
-                        f"The periodic loss on {a.key} (every {text.duration(period)}) points at the receiving end "
-                        f"{host or dst}: "
-                        + "; ".join(
-                            ([f"the period matches {', '.join(w for w, _ in matches)}"] if matches else [])
-                            + (
-                                [f"{text.pct(aligned)} of the events coincide with its agent's reads"]
-                                if aligned is not None and aligned >= 0.8
-                                else []
-                            )
-                            + (
-                                [f"the reverse direction {dst}->{a.path.src} shows no such pattern"]
-                                if reverse_clean
-                                else []
-                            )
-                        )
-                        + ". Reading /proc/net/tcp or running netstat on a receiving host has been seen to drop "
-                        "10-70 % of the packets in the following second."
-                    ),
+                    facts={**facts, "suspect": host or dst},
                     evidence={"path": a.key, **evidence},
-                    actions=tuple(actions[:1]),
                 )
             )
     return out
@@ -359,17 +313,16 @@ def reordering(ctx: RuleContext) -> list[RuleFinding]:
                 codes.REORDERING,
                 start=with_reorder[0].time,
                 end=with_reorder[-1].time,
-                summary=f"{a.key}: {text.pct(frac)} of owamp packets reordered in {len(with_reorder)} sessions",
-                explanation=(
-                    f"owamp on {a.key} saw {reordered:,} of {sent:,} packets out of order ({text.loss(frac)}) in "
-                    f"{len(with_reorder)} of {len(sessions)} sessions "
-                    f"(threshold {text.pct(k.REORDERING_MIN_FRACTION)})."
-                    + (f" {dups} duplicate packets too." if dups else "")
-                    + " TCP takes three duplicate ACKs for a loss: if the reordering is that deep it costs like loss, "
-                    + (f"capping a stream near {text.rate(ceiling)} at this fraction. " if ceiling else "")
-                    + "Parallel paths with per-packet load balancing, or equipment known to reorder, are the usual "
-                    "causes."
-                ),
+                facts={
+                    "key": a.key,
+                    "reordered": reordered,
+                    "packets": sent,
+                    "fraction": frac,
+                    "sessions": len(with_reorder),
+                    "all_sessions": len(sessions),
+                    "duplicates": dups,
+                    "ceiling_if_loss_bps": ceiling,
+                },
                 evidence={
                     "reordered": reordered,
                     "packets": sent,
@@ -378,10 +331,6 @@ def reordering(ctx: RuleContext) -> list[RuleFinding]:
                     "duplicates": dups,
                     "ceiling_if_loss_bps": ceiling,
                 },
-                actions=(
-                    "Check for per-packet load balancing or parallel links on the path and for equipment with "
-                    "known reordering issues; prefer per-flow hashing.",
-                ),
             )
         )
     return out

@@ -6,9 +6,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from wanmon.diagnosis import codes, text
+from wanmon.diagnosis import codes
 from wanmon.diagnosis import constants as k
-from wanmon.diagnosis.context import RuleContext
+from wanmon.diagnosis.context import RuleContext, finding
 from wanmon.diagnosis.episodes import Episode
 from wanmon.diagnosis.evidence import (
     EvidenceBundle,
@@ -241,39 +241,26 @@ def maintenance_explained(ctx: RuleContext) -> list[RuleFinding]:
         paths = sorted(
             {m.path for m in eps} | {f"{f.subject['src']}->{f.subject['dst']}" for f in fs if "src" in f.subject}
         )
-        symptom_txt = ", ".join(f"{f.code} {text.subject_label(f.subject)}" for f in fs)
-        ep_txt = "; ".join(f"{m.path} {m.episode.start:%H:%M}-{m.episode.end:%H:%M} UTC" for m in eps)
+        evidence = {
+            "reference": ref,
+            "carrier": w.carrier,
+            "impact": w.impact_for(element),
+            "window_start": w.start,
+            "window_end": w.end,
+            "element": element,
+            "paths": paths,
+            "episodes": [{"path": m.path, "start": m.episode.start, "end": m.episode.end} for m in eps],
+            "explains": [{"code": f.code, "subject": dict(f.subject)} for f in fs],
+        }
         out.append(
-            RuleFinding(
-                code=codes.MAINTENANCE_EXPLAINED,
+            finding(
+                codes.MAINTENANCE_EXPLAINED,
                 severity=codes.INFO,
                 subject=element_subject(element, ctx.trunk_names),
                 start=min(times),
                 end=max(times),
-                summary=f"{ref} ({w.impact_for(element)}) on {element} explains "
-                + (", ".join(paths) if paths else symptom_txt),
-                explanation=(
-                    f"Scheduled work {ref}"
-                    + (f" by {w.carrier}" if w.carrier else "")
-                    + f" on {element} from {w.start:%Y-%m-%d %H:%M} to {w.end:%H:%M} UTC "
-                    f"with impact '{w.impact_for(element)}' covers "
-                    + (f"the degradation of {ep_txt}" if ep_txt else "")
-                    + (f"{' and ' if ep_txt else ''}the findings {symptom_txt}" if symptom_txt else "")
-                    + ". Known and expected: shown, not alerted."
-                    + (f" Duration of the work: {text.duration((w.end - w.start).total_seconds())}.")
-                ),
-                evidence={
-                    "reference": ref,
-                    "carrier": w.carrier,
-                    "impact": w.impact_for(element),
-                    "window_start": w.start,
-                    "window_end": w.end,
-                    "element": element,
-                    "paths": paths,
-                    "episodes": [{"path": m.path, "start": m.episode.start, "end": m.episode.end} for m in eps],
-                    "explains": [{"code": f.code, "subject": dict(f.subject)} for f in fs],
-                },
-                actions=(f"None while {ref} runs; re-check {', '.join(paths) or element} after {w.end:%H:%M} UTC.",),
+                facts=evidence,
+                evidence=evidence,
             )
         )
     return out

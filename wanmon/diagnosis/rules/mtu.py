@@ -95,7 +95,6 @@ def mtu_mismatch(ctx: RuleContext) -> list[RuleFinding]:
             physics.mss_from_mtu(evidence.get("path_mtu_bytes"), True) if evidence.get("path_mtu_bytes") else None
         )
         big = expected_mss or (b.mss_bytes if b and b.mss_bytes else None)
-        factor = (big / small) if (big and small) else None
         evidence.update({"observed_mss_bytes": observed_mss, "expected_mss_bytes": expected_mss, "reasons": reasons})
         times = times or [ctx.now]
         out.append(
@@ -104,23 +103,14 @@ def mtu_mismatch(ctx: RuleContext) -> list[RuleFinding]:
                 codes.MTU_MISMATCH,
                 start=min(times),
                 end=max(times),
-                summary=f"{a.key}: " + "; ".join(reasons),
-                explanation=(
-                    f"Jumbo frames are not available end to end on {a.key}: {'; '.join(reasons)}. "
-                    + (
-                        f"The Mathis ceiling and Reno's recovery speed scale with the MSS, so {small:.0f}-byte "
-                        f"segments instead of {big:.0f} cost a factor {factor:.1f} in rate at a given loss. "
-                        if factor
-                        else ""
-                    )
-                    + "A path MTU below the hosts' MTU also risks black holes when ICMP 'fragmentation needed' is "
-                    "filtered."
-                ),
+                facts={
+                    "key": a.key,
+                    "reasons": reasons,
+                    "small_mss_bytes": small,
+                    "big_mss_bytes": big,
+                    "endpoint_mtu": endpoint,
+                },
                 evidence=evidence,
-                actions=(
-                    f"Find the hop of {a.key} with the small MTU (tracepath shows where the PMTU drops) and configure "
-                    f"{endpoint or 9000} B end to end, or lower the host MTU consistently.",
-                ),
             )
         )
     return out

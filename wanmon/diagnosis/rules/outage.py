@@ -110,11 +110,6 @@ def path_down(ctx: RuleContext) -> list[RuleFinding]:
         start, end = min(times), max(times)
         failed = [o for run in kept for o in run]
         reasons = sorted({o.reason for o in failed})
-        parts = []
-        if failed:
-            parts.append(f"{len(failed)} failed measurement(s) ({'; '.join(reasons)})")
-        for name, s, e, n in ifaces:
-            parts.append(f"{name} oper-status down in {n} poll(s) from {s:%H:%M} to {e:%H:%M} UTC")
         ongoing = not [o for o in a.observations if o.time > end and o.state != DOWN]
         out.append(
             path_finding(
@@ -122,14 +117,17 @@ def path_down(ctx: RuleContext) -> list[RuleFinding]:
                 codes.PATH_DOWN,
                 start=start,
                 end=end,
-                summary=f"{a.key} down from {start:%Y-%m-%d %H:%M} UTC"
-                + (" (ongoing)" if ongoing else f" to {end:%H:%M}"),
-                explanation=(
-                    f"{a.key} did not carry traffic: {'; '.join(parts)}. A single failed test can be a busy server; "
-                    f"at least {k.PATH_DOWN_MIN_OBSERVATIONS} in a row, or one confirmed by another kind of "
-                    f"measurement or by a port of the path down, with no other measurement getting through, "
-                    f"means an outage."
-                ),
+                facts={
+                    "key": a.key,
+                    "dst": a.path.dst,
+                    "hops": a.path.hops,
+                    "start": start,
+                    "end": end,
+                    "ongoing": ongoing,
+                    "failed": len(failed),
+                    "reasons": reasons,
+                    "interfaces_down": ifaces,
+                },
                 evidence={
                     "failed": [
                         {"time": o.time, "kind": o.kind, "reason": o.reason, "id": o.measurement_id} for o in failed
@@ -137,10 +135,6 @@ def path_down(ctx: RuleContext) -> list[RuleFinding]:
                     "interfaces_down": [{"element": n, "start": s, "end": e, "samples": c} for n, s, e, c in ifaces],
                     "ongoing": ongoing,
                 },
-                actions=(
-                    f"Check reachability of the {a.path.dst} test host and the state of {', '.join(a.path.hops)}.",
-                    "Check the carriers' maintenance calendars and trouble tickets for the elements of this path.",
-                ),
             )
         )
     return out

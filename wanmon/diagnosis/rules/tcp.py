@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from datetime import datetime
 
-from wanmon.diagnosis import advice, codes, physics, text
+from wanmon.diagnosis import advice, codes, physics
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment, TestFigures
 from wanmon.diagnosis.context import RuleContext, path_finding
@@ -116,71 +116,36 @@ def _window_finding(ctx: RuleContext, a: PathAssessment, matches: Sequence[TestF
     cap_streams = math.ceil(need / usable) if usable else None  # sockets that hold 2 x BDP between them
     caps = sorted({f.window_cap_reason for f in matches if f.window_cap_reason})
     lines = advice.sysctl_lines(need, sender)
-    cap_note = (
-        f" The requested window ({text.size(requested)}) was cut to {text.size(window)} by {', '.join(caps)}."
-        if caps and requested and requested > window
-        else ""
-    )
-    nic = f" (NIC of {fill.nic_host.host})" if fill.nic_host else ""
-    summary = (
-        f"{a.key}: {text.rate(thr)} = {text.pct(thr / r_w)} of the window limit {text.rate(r_w)} "
-        f"({text.size(window)} at {text.ms(rtt)}); {text.rate(cap)}{nic} needs {text.size(need)}"
-    )
-    explanation = (
-        f"{len(matches)} of {len(a.tcp)} TCP tests on {a.key} ran at {text.rate(thr)} (median), "
-        f"{text.pct(thr / r_w)} of what {streams} stream(s) with a {text.size(window)} window can carry at "
-        f"{text.ms(rtt)} RTT: W*8/RTT = {text.rate(r_w)}, only {text.pct(r_w / path.capacity_bps)} of the "
-        f"{text.rate(path.capacity_bps)} capacity. The window, not the network, is the limit.{cap_note} "
-        + (
-            f"One stream cannot leave {fill.nic_host.host} faster than its {text.rate(cap)} NIC: filling that takes "
-            f"BDP = {text.rate(cap)} x RTT / 8 = {text.size(bdp)}"
-            if fill.nic_host
-            else f"Filling this path takes BDP = C*RTT/8 = {text.size(bdp)}"
-        )
-        + f"; with 2 x BDP = {text.size(need)} a single stream keeps the pipe full even after halving its window "
-        f"on a loss."
-    )
     # at Linux's cap no setting gives more window: the advice is parallel streams, and nothing is mistuned
     at_cap = window >= k.LINUX_MAX_SOCKET_BUFFER_BYTES - k.HOST_BUFFER_ROUND_BYTES
-    window_bytes = min(advice.round_up_bytes(usable), k.LINUX_MAX_SOCKET_BUFFER_BYTES)
-    actions = [
-        (
-            f"Use Linux's largest window, {text.size(usable)} ({window_bytes} bytes), with {cap_streams} parallel "
-            f"streams for {a.key}: 2 x BDP = {text.size(need)} is beyond what one socket may have"
-            if beyond_cap
-            else f"Use a TCP window of at least {text.size(need)} ({window_bytes} bytes) for {a.key}"
-        )
-        + f", e.g. nuttcp -w{window_bytes >> 20}m or globus-url-copy -tcp-bs {window_bytes}.",
-        f"Allow it on the hosts at {path.src} and {path.dst}: " + "; ".join(lines) + ".",
-    ]
-    if nic_bound:
-        summary = (
-            f"{a.key}: {text.rate(thr)}; the {text.rate(cap)} NIC of {fill.nic_host.host} holds one stream, not its "
-            f"window ({text.size(window)} at {text.ms(rtt)} carries {text.rate(r_w)})"
-        )
-        explanation = (
-            f"{len(matches)} of {len(a.tcp)} TCP tests on {a.key} ran at {text.rate(thr)} (median) with "
-            f"{streams} stream(s) and a {text.size(window)} window at {text.ms(rtt)} RTT: W*8/RTT = "
-            f"{text.rate(r_w)}, {text.pct(r_w / cap)} of what the {text.rate(cap)} NIC of {fill.nic_host.host} "
-            f"sends, on a {text.rate(path.capacity_bps)} path. One stream never leaves a host faster than its NIC: "
-            f"the NIC, not the window, is the limit, and a larger window does not help."
-        )
-        actions = [
-            f"The {text.rate(cap)} NIC of {fill.nic_host.host} is the limit of one stream on {a.key}: a faster "
-            f"NIC, or transfers spread over several hosts, carry more; no window setting does."
-        ]
-    elif at_cap:
-        explanation += (
-            f" The window is already at Linux's cap of {text.size(k.LINUX_MAX_SOCKET_BUFFER_BYTES)} per socket: no "
-            f"setting reaches 2 x BDP here, so this is the limit of one stream, not a mistuned host."
-        )
-        actions = [f"Use {n_streams or 2} or more parallel streams for transfers on {a.key} (one stream cannot "
-                   f"carry more than {text.rate(r_w / streams)} here)."]
-    elif n_streams and n_streams > 1:
-        actions.append(
-            f"Until then, {n_streams} parallel streams of the current window reach ~{text.rate(target)} "
-            f"({text.rate(r_w / streams)} each)."
-        )
+    facts = {
+        "key": a.key,
+        "src": path.src,
+        "dst": path.dst,
+        "matches": len(matches),
+        "tests": len(a.tcp),
+        "throughput_bps": thr,
+        "window_limited_rate_bps": r_w,
+        "window_bytes": window,
+        "requested_window_bytes": requested,
+        "window_caps": caps,
+        "rtt_ms": rtt,
+        "streams": streams,
+        "capacity_bps": path.capacity_bps,
+        "fill_rate_bps": cap,
+        "nic_host": fill.nic_host.host if fill.nic_host else None,
+        "bdp_bytes": bdp,
+        "recommended_window_bytes": need,
+        "target_bps": target,
+        "streams_needed": n_streams,
+        "nic_bound": nic_bound,
+        "at_linux_cap": at_cap,
+        "beyond_cap": beyond_cap,
+        "usable_window_bytes": usable,
+        "cap_streams": cap_streams,
+        "window_setting_bytes": min(advice.round_up_bytes(usable), k.LINUX_MAX_SOCKET_BUFFER_BYTES),
+        "sysctl": lines,
+    }
     evidence = {
         "tests": [_test_ref(f) for f in matches],
         "throughput_median_bps": thr,
@@ -203,10 +168,8 @@ def _window_finding(ctx: RuleContext, a: PathAssessment, matches: Sequence[TestF
         codes.WINDOW_LIMITED,
         start=matches[0].test.time,
         end=matches[-1].test.time,
-        summary=summary,
-        explanation=explanation,
+        facts=facts,
         evidence={**evidence, "at_linux_cap": at_cap, "nic_bound": nic_bound},
-        actions=actions,
         severity=codes.INFO if at_cap or nic_bound else None,
     )
 
@@ -343,33 +306,27 @@ def _loss_finding(
     path = a.path
     target = k.TARGET_FRACTION_OF_CAPACITY * min(a.flow_capacity_bps, expected)
     p_needed = physics.loss_for_rate(target / streams, a.mss_bytes, rtt)
-    jumbo_mss = physics.mss_from_mtu(9000, timestamps=True)
-    cc = a.congestion_control or "unknown (Linux default CUBIC assumed)"
     severity = codes.CRITICAL if thr < 0.1 * path.capacity_bps else codes.WARNING
-    summary = (
-        f"{a.key}: {text.rate(thr)} matches the Mathis rate {text.rate(conservative)} for loss "
-        f"{text.loss(p)} ({loss.source}); {text.rate(target)} needs loss below {p_needed:.1e}"
-    )
-    explanation = (
-        f"TCP on {a.key} reached {text.rate(thr)} (median of {len(tests)} tests) although window and capacity "
-        f"allow {text.rate(expected)}. The measured loss {text.loss(p)} ({loss.describe()}) caps "
-        f"{streams} Reno-like stream(s) at C*MSS*8/(RTT*sqrt(p)) = {text.rate(conservative)} with C=0.7 and "
-        f"{text.rate(reno)} with C=1.22; the ceiling used for congestion control {cc} is {text.rate(ceiling)}. "
-        f"The measured rate is {thr / conservative:.2g} x the conservative figure: loss, not the window, limits "
-        f"this path. To reach {text.rate(target)} at {text.ms(rtt)} with MSS {a.mss_bytes} B the loss must stay "
-        f"below {p_needed:.1e}."
-    )
-    actions = [
-        f"Find where {a.key} loses packets (loss must fall from {p:.1e} to below {p_needed:.1e}): check interface "
-        f"errors and discards on {', '.join(path.hops)}; run owamp/UDP tests towards intermediate points.",
-        "Meanwhile a loss-tolerant congestion control (CUBIC, H-TCP; BBR ignores random loss) or more parallel "
-        f"streams (each adds ~{text.rate(ceiling / streams)}) soften the impact.",
-    ]
-    if a.mss_bytes < jumbo_mss:
-        actions.append(
-            f"Jumbo frames end to end (MSS {jumbo_mss} B) would raise the Mathis ceiling "
-            f"{jumbo_mss / a.mss_bytes:.1f}-fold."
-        )
+    facts = {
+        "key": a.key,
+        "hops": path.hops,
+        "throughput_bps": thr,
+        "tests": len(tests),
+        "expected_bps": expected,
+        "loss_fraction": p,
+        "loss_source": loss.source,
+        "loss_described": loss.describe(),
+        "streams": streams,
+        "mathis_conservative_bps": conservative,
+        "mathis_reno_bps": reno,
+        "stack_ceiling_bps": ceiling,
+        "congestion_control": a.congestion_control,
+        "target_bps": target,
+        "loss_needed_for_target": p_needed,
+        "rtt_ms": rtt,
+        "mss_bytes": a.mss_bytes,
+        "jumbo_mss_bytes": physics.mss_from_mtu(9000, timestamps=True),
+    }
     evidence = {
         "tests": [_test_ref(f) for f in tests],
         "throughput_median_bps": thr,
@@ -398,10 +355,8 @@ def _loss_finding(
         codes.LOSS_LIMITED,
         start=start,
         end=end,
-        summary=summary,
-        explanation=explanation,
+        facts=facts,
         evidence=evidence,
-        actions=actions,
         severity=severity,
         loss=loss,
     )
@@ -481,34 +436,19 @@ def _tcp_only_finding(ctx, a: PathAssessment, slow, clean, lossy, slow_bps: floa
     slow_hosts = sorted({f.test.dst_host for f, _ in slow if f.test.dst_host})
     fast_hosts = sorted({f.test.dst_host for f in fast if f.test.dst_host} - set(slow_hosts))
     trunks = [t.name for t in trunks_on_path(ctx.bundle, a.path)]
-    host_note = ""
-    if slow_hosts:
-        host_note = f" The slow tests went to {', '.join(slow_hosts)}"
-        host_note += f"; tests to {', '.join(fast_hosts)} were normal." if fast_hosts else "."
-    trunk_note = (
-        f" The path crosses the trunk(s) {', '.join(trunks)}: per-flow hashing is a prime suspect." if trunks else ""
-    )
-    summary = (
-        f"{a.key}: {len(slow)} TCP tests at {text.rate(slow_bps)} (predicted {text.rate(predicted)}) while UDP at "
-        f"{text.rate(udp_rate)} is clean"
-    )
-    explanation = (
-        f"{len(slow)} of {len(a.tcp)} TCP tests on {a.key} reached only {text.rate(slow_bps)} (median), below "
-        f"{k.TCP_ONLY_MAX_FRACTION:.0%} of the {text.rate(predicted)} that capacity, window and the probe loss "
-        f"({a.loss.describe()}) predict. {len(clean)} UDP test(s) at {text.rate(udp_rate)} -- at least "
-        f"{k.UDP_COMPARABLE_FACTOR:g} x the TCP rate -- crossed the same path without loss that could explain it. "
-        f"The network carries the rate; something treats TCP differently: a duplex mismatch (UDP one way does not "
-        f"reveal it), per-flow load balancing or hashing on a bundle, a middlebox, or reordering that TCP "
-        f"takes for loss.{host_note}{trunk_note}"
-    )
-    actions = [
-        "Check speed/duplex negotiation on every interface of the path (a half-duplex end shows late collisions "
-        "and CRC errors only under two-way TCP traffic).",
-        "Check load-sharing / LAG hashing on bundled links of the path; compare TCP to several hosts (odd and even "
-        "addresses).",
-        "Look for firewalls or TCP-inspecting middleboxes; run a TCP test with tcpdump to see reordering or "
-        "window clamping.",
-    ]
+    facts = {
+        "key": a.key,
+        "slow_tests": len(slow),
+        "tests": len(a.tcp),
+        "slow_throughput_median_bps": slow_bps,
+        "predicted_bps": predicted,
+        "udp_rate_bps": udp_rate,
+        "udp_clean_tests": len(clean),
+        "loss_described": a.loss.describe(),
+        "slow_hosts": slow_hosts,
+        "normal_hosts": fast_hosts,
+        "trunks": trunks,
+    }
     evidence = {
         "slow_tests": [_test_ref(f) for f, _ in slow],
         "predicted_bps": predicted,
@@ -534,8 +474,6 @@ def _tcp_only_finding(ctx, a: PathAssessment, slow, clean, lossy, slow_bps: floa
         codes.TCP_ONLY_DEGRADATION,
         start=slow[0][0].test.time,
         end=slow[-1][0].test.time,
-        summary=summary,
-        explanation=explanation,
+        facts=facts,
         evidence=evidence,
-        actions=actions,
     )

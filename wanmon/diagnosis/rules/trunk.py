@@ -9,10 +9,10 @@ import statistics
 from collections import defaultdict
 from datetime import timedelta
 
-from wanmon.diagnosis import codes, text
+from wanmon.diagnosis import codes
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment
-from wanmon.diagnosis.context import RuleContext
+from wanmon.diagnosis.context import RuleContext, finding
 from wanmon.diagnosis.evidence import (
     EvidenceBundle,
     InterfaceEvidence,
@@ -259,33 +259,15 @@ def trunk_imbalance(ctx: RuleContext) -> list[RuleFinding]:
                     splits.append(split)
         if not members and not splits:
             continue
-        parts = []
         evidence: dict = {"members": [m.name for m in trunk.members]}
         times = []
         if members:
-            utils = ", ".join(f"{name} {text.pct(u)}" for name, u in sorted(members["utilisation"].items()))
-            parts.append(
-                f"member utilisation on {members['equipment']} ({members['direction']}) differs strongly from "
-                f"{members['start']:%H:%M} to {members['end']:%H:%M} UTC: {utils} -- the least busy carries "
-                f"{text.pct(members['ratio'])} of the busiest"
-            )
             evidence["member_utilisation"] = members
             times += [members["start"], members["end"]]
         for s in splits:
-            parts.append(
-                f"TCP on {s['path']} splits by host address: {s['slow_parity']} hosts "
-                f"({', '.join(s['slow_hosts'])}) reach {text.rate(s['slow_median_bps'])}, the others "
-                f"({', '.join(s['fast_hosts'])}) {text.rate(s['fast_median_bps'])} "
-                f"({text.pct(s['ratio'])})"
-                + (f", and the slow group varies by {text.pct(s['slow_variation'])}" if s["slow_variation"] else "")
-            )
             times += s["times"]
         evidence["host_splits"] = splits
         start, end = (min(times), max(times)) if times else (ctx.now, ctx.now)
-        summary = f"{trunk.name}: " + "; ".join(
-            (["members unevenly loaded"] if members else [])
-            + [f"{s['slow_parity']} hosts slow on {s['path']} ({text.pct(s['ratio'])})" for s in splits]
-        )
         # uneven member loads alone, with no path across the bundle hurt meanwhile, are what one elephant flow
         # does (a flow is hashed onto one member and cannot use two): worth showing, not a fault
         across = [ctx.assessment(p) for p in ctx.bundle.paths if trunk_association(ctx.bundle, p, trunk)]
@@ -295,37 +277,30 @@ def trunk_imbalance(ctx: RuleContext) -> list[RuleFinding]:
             and f"{f.subject.get('equipment')}:{f.subject.get('interface')}" in member_names
             for f in ctx.findings
         )
-        hurt = splits or faulty_member or any(
-            any(ep.overlaps(start, end, k.CORRELATION_SLACK_S) for ep in a.episodes)
-            or (a.loss.fraction and a.loss_is_significant(a.loss.fraction))
-            for a in across
-        )
-        if not hurt:
-            parts.append(
-                "no path across the bundle is degraded meanwhile, so this may be one large flow, which a bundle "
-                "carries on a single member by design"
+        hurt = (
+            splits
+            or faulty_member
+            or any(
+                any(ep.overlaps(start, end, k.CORRELATION_SLACK_S) for ep in a.episodes)
+                or (a.loss.fraction and a.loss_is_significant(a.loss.fraction))
+                for a in across
             )
+        )
         out.append(
-            RuleFinding(
-                code=codes.TRUNK_IMBALANCE,
+            finding(
+                codes.TRUNK_IMBALANCE,
                 severity=codes.WARNING if hurt else codes.INFO,
                 subject={"trunk": trunk.name},
                 start=start,
                 end=end,
-                summary=summary,
-                explanation=(
-                    f"On the bundle {trunk.name} ({', '.join(m.name for m in trunk.members)}): "
-                    + "; ".join(parts)
-                    + ". A link aggregation hashes each flow onto one member by its addresses and ports; a bad member "
-                    "or broken hashing hurts exactly the flows hashed onto it -- here one half of the host "
-                    "addresses -- while UDP tests, which do not back off on loss, can look clean."
-                ),
+                facts={
+                    "trunk": trunk.name,
+                    "members": [m.name for m in trunk.members],
+                    "member_utilisation": members or None,
+                    "host_splits": splits,
+                    "hurt": bool(hurt),
+                },
                 evidence=evidence,
-                actions=(
-                    f"Check every member of {trunk.name}: errors, optical levels, speed/duplex and per-member "
-                    "counters; take the suspect member out of the bundle to confirm.",
-                    "Check the LAG hashing policy (layer 3+4 hashing) on both ends of the bundle.",
-                ),
             )
         )
     return out

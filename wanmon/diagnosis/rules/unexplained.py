@@ -130,9 +130,7 @@ def explains_episode(f: RuleFinding, a: PathAssessment, ep) -> bool:
         # errors or load may grow until they hurt), which the time overlap already required
         return False
     predicted = predicted_bps(f)
-    thr = median(
-        o.value for o in ep.observations if o.kind == "tcp" and o.state == "degraded" and o.value is not None
-    )
+    thr = median(o.value for o in ep.observations if o.kind == "tcp" and o.state == "degraded" and o.value is not None)
     if predicted and thr is not None and thr < k.EXPLANATION_MIN_FRACTION * predicted:
         return False
     return True
@@ -244,30 +242,27 @@ def _episode_finding(ctx: RuleContext, a: PathAssessment, episodes) -> RuleFindi
     loss = a.loss_between(start, end, k.LOSS_NEIGHBOURHOOD_S / 2)
     ruled_out = _ruled_out(ctx, a, start, end)
     reasons = sorted({o.reason for o in obs})[:5]
-    ref = (
-        f"its reference {text.rate(a.reference_bps)} ({a.reference_source})" if a.reference_bps else "its expected rate"
-    )
-    slow = any(o.kind == "tcp" for o in obs)
-    if slow and thr and a.reference_bps:
-        figures = f": {text.rate(thr)} vs {text.rate(a.reference_bps)}"
-    elif loss.fraction:
-        figures = f": loss {text.loss(loss.fraction)}"  # a loss-only episode: its TCP rate may be the usual one
-    else:
-        figures = ""
-    summary = f"{a.key} degraded {start:%H:%M}-{end:%H:%M} UTC{figures}; no rule explains it"
-    explanation = (
-        f"{a.key} was degraded from {start:%Y-%m-%d %H:%M} to {end:%H:%M} UTC ({len(obs)} bad observations: "
-        f"{'; '.join(reasons)}), compared with {ref}. Loss in the period: {loss.describe()}. No rule explains it: "
-        + "; ".join(f"{code}: {why}" for code, why in ruled_out.items())
-        + "."
-    )
+    facts = {
+        "key": a.key,
+        "hops": a.path.hops,
+        "ruled_out": ruled_out,
+        "start": start,
+        "end": end,
+        "observations": len(obs),
+        "reasons": reasons,
+        "slow": any(o.kind == "tcp" for o in obs),
+        "throughput_bps": thr,
+        "reference_bps": a.reference_bps,
+        "reference_source": a.reference_source,
+        "loss_fraction": loss.fraction,
+        "loss_described": loss.describe(),
+    }
     return path_finding(
         a,
         codes.UNEXPLAINED_DEGRADATION,
         start=start,
         end=end,
-        summary=summary,
-        explanation=explanation,
+        facts=facts,
         evidence={
             "observations": [
                 {
@@ -285,11 +280,6 @@ def _episode_finding(ctx: RuleContext, a: PathAssessment, episodes) -> RuleFindi
             "reference_source": a.reference_source,
             "ruled_out": ruled_out,
         },
-        actions=(
-            f"Investigate {a.key} by hand: run tests towards intermediate points of {', '.join(a.path.hops)} and "
-            "collect interface counters from the carriers on the path.",
-            "If a new rule is needed, export this period as a scenario (manage.py replay) and add it to the corpus.",
-        ),
         loss=loss,
     )
 
@@ -323,14 +313,6 @@ def _delay_finding(ctx: RuleContext, a: PathAssessment, d: dict) -> RuleFinding:
         codes.UNEXPLAINED_DEGRADATION,
         start=d["start"],
         end=d["end"],
-        summary=f"{a.key}: median one-way delay {text.ms(d['now_ms'])} vs baseline {text.ms(d['baseline_ms'])}",
-        explanation=(
-            f"The median one-way delay of {a.key} rose to {text.ms(d['now_ms'])} from the baseline's "
-            f"{text.ms(d['baseline_ms'])} (more than {text.ms(d['limit_ms'])}), with no level shift, route change "
-            f"or congested link to explain it. Ruled out: "
-            + "; ".join(f"{code}: {why}" for code, why in ruled_out.items())
-            + "."
-        ),
+        facts={"key": a.key, "hops": a.path.hops, "ruled_out": ruled_out, "delay": d},
         evidence={"delay": d, "ruled_out": ruled_out},
-        actions=(f"Look for queueing on the elements of {a.key} ({', '.join(a.path.hops)}).",),
     )

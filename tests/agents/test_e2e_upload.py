@@ -138,7 +138,9 @@ def test_an_hour_long_outage_is_survived_with_nothing_lost_and_nothing_stored_tw
     start = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=2)
     clock = VirtualClock(start)
     collectors = build_collectors(config)
-    loops = len(collectors) + 1  # one scheduler loop per collector, and the upload loop
+    # One scheduler loop per collector, the upload loop and, with [jobs] on (the default), the loop that asks the
+    # centre for tests on demand: all sleep on the virtual clock, and it may only advance once all are asleep.
+    loops = len(collectors) + 1 + int(config.jobs.enabled)
     spool = Spool(config.agent.spool_dir, batch_max_records=config.agent.batch_max_records).open()
     caplog.set_level(logging.INFO)
     with down, LoopThread() as thread:

@@ -307,6 +307,15 @@ def _loss_finding(
     target = k.TARGET_FRACTION_OF_CAPACITY * min(a.flow_capacity_bps, expected)
     p_needed = physics.loss_for_rate(target / streams, a.mss_bytes, rtt)
     severity = codes.CRITICAL if thr < 0.1 * path.capacity_bps else codes.WARNING
+    # The ceilings the wording explains and the evidence keeps, in the evidence's order.
+    ceilings = {
+        "mathis_conservative_bps": conservative,
+        "mathis_reno_bps": reno,
+        "stack_ceiling_bps": ceiling,
+        "congestion_control": a.congestion_control,
+        "target_bps": target,
+        "loss_needed_for_target": p_needed,
+    }
     facts = {
         "key": a.key,
         "hops": path.hops,
@@ -317,12 +326,7 @@ def _loss_finding(
         "loss_source": loss.source,
         "loss_described": loss.describe(),
         "streams": streams,
-        "mathis_conservative_bps": conservative,
-        "mathis_reno_bps": reno,
-        "stack_ceiling_bps": ceiling,
-        "congestion_control": a.congestion_control,
-        "target_bps": target,
-        "loss_needed_for_target": p_needed,
+        **ceilings,
         "rtt_ms": rtt,
         "mss_bytes": a.mss_bytes,
         "jumbo_mss_bytes": physics.mss_from_mtu(9000, timestamps=True),
@@ -343,12 +347,7 @@ def _loss_finding(
             }
             for s in loss.sources
         ],
-        "mathis_conservative_bps": conservative,
-        "mathis_reno_bps": reno,
-        "stack_ceiling_bps": ceiling,
-        "congestion_control": a.congestion_control,
-        "target_bps": target,
-        "loss_needed_for_target": p_needed,
+        **ceilings,
     }
     return path_finding(
         a,

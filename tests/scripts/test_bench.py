@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -90,3 +92,28 @@ def test_bench_command_runs_at_a_tiny_size(command):
     if command == "ingest":  # the figure the benchmark exists for: the API's rows per second over raw COPY's
         assert float(last["ingest_ratio_vs_copy"]) > 0
         assert int(last["api_rows_per_s"]) > 0 and int(last["copy_rows_per_s"]) > 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_bench_command_stops_the_services_it_started():
+    # scripts/bench started its private services, then exec'd the benchmark: the shell whose EXIT trap stops them
+    # was gone, and every run left a PostgreSQL and a Redis behind. A Redis of its own (the database is given).
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    env["DATABASE_URL"] = subprocess_database_url()
+    done = subprocess.run(  # noqa: S603 - fixed argv
+        [str(ROOT / "scripts" / "bench"), "query", "--help"], cwd=ROOT, env=env, capture_output=True, text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    started = re.search(r"private Redis on port (\d+)", done.stdout + done.stderr)
+    assert started, done.stdout[-2000:] + done.stderr[-2000:]
+    deadline = time.monotonic() + 10  # a Redis told to stop takes a moment to go
+    while (alive := port_open(int(started.group(1)))) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not alive, f"the bench's Redis on port {started.group(1)} is still running"
+
+
+def port_open(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex(("127.0.0.1", port)) == 0

@@ -215,8 +215,6 @@ def test_case3_odd_hosts_are_the_slow_ones():
     assert only["predicted_bps"] == pytest.approx(1e9 * 1448 / 1538, rel=0.02)  # one member's TCP goodput
 
 
-@pytest.mark.xfail(strict=True, reason="the load-rise correlation ranks another element first on a sliding window "
-                   "(docs/diagnosis.md, known gaps)")
 def test_case5_the_new_caltech_traffic_is_the_correlated_load():
     doc = replay_json("case5-equipment-at-limits-fnal")
     top = one(doc, "SHARED_EQUIPMENT_SUSPECT", equipment="uslhcnet-gva", interface="xe-0/0/0")

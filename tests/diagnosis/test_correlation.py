@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from tests.diagnosis.builders import NOW, T0, at, iface, rate_row
+from tests.diagnosis.builders import NOW, T0, at, every, iface, rate_row, tcp
 from wanmon.diagnosis.shared_elements import (
     DegradedPath,
     PathRoute,
@@ -14,7 +14,12 @@ from wanmon.diagnosis.shared_elements import (
     edges_at,
     healthy_weight,
     interface_load_rise,
+    load_at_test_bps,
+    load_during_bps,
+    load_verdict,
+    path_load_rise,
     rank_shared_elements,
+    throughput_step,
 )
 
 FZK_CERN = ("fzk-border", "dfn-fra", "geant-fra", "geant-gva", "cern-border")
@@ -99,15 +104,22 @@ def test_corroboration_lifts_an_element():
     assert ranked[0].element == "geant-gva"
 
 
+def _fnal_step(drop_at: float = 180, before_bps: float = 5.0e9, after_bps: float = 3.2e9):
+    """CERN->FNAL tested every 30 min, stepping down at ``drop_at`` (minutes)."""
+    tests = every(30, lambda m: tcp(m, before_bps if m < drop_at else after_bps))
+    return throughput_step(tests, at(drop_at), NOW, before_bps)
+
+
 def test_interface_load_rise():
     rows = [rate_row(m, 1e8, 5.0e9 if m < 180 else 5.45e9) for m in range(0, 361)]
     link = iface("usl-chi", "so-1/0/0", 10e9, rows)
-    rise = interface_load_rise(link, at(180), NOW)
+    rise = interface_load_rise(link, _fnal_step())
     assert rise["rise_bps"] == pytest.approx(4.5e8)
     assert rise["after_utilisation"] == pytest.approx(0.545)
+    assert rise["spare_bps"] == pytest.approx(4.55e9)
     # a 50 Mb/s wobble is not a rise (below 100 Mb/s and 2 % of 10 Gb/s)
     flat = iface("usl-chi", "so-1/0/0", 10e9, [rate_row(m, 1e8, 5.0e9 + (5e7 if m >= 180 else 0)) for m in range(361)])
-    assert interface_load_rise(flat, at(180), NOW) is None
+    assert interface_load_rise(flat, _fnal_step()) is None
     assert at(180) - T0 == timedelta(hours=3)
 
 
@@ -118,11 +130,96 @@ def test_load_moved_between_bundle_members_is_not_a_rise():
     drained = iface(
         "cph", "xe-1/2/1", 10e9, [rate_row(m, 5e8 if m < 180 else 0.0, 1.1e9 if m < 180 else 0.0) for m in range(361)]
     )
-    assert interface_load_rise(survivor, at(180), NOW)["rise_bps"] == pytest.approx(1.1e9)
-    assert bundle_load_rise((survivor, drained), at(180), NOW) == pytest.approx(0.0, abs=1.0)
+    assert interface_load_rise(survivor, _fnal_step())["rise_bps"] == pytest.approx(1.1e9)
+    assert bundle_load_rise((survivor, drained), _fnal_step()) == pytest.approx(0.0, abs=1.0)
     # new traffic on the bundle does show
     busier = iface("cph", "xe-1/2/1", 10e9, [rate_row(m, 5e8, 1.1e9 if m < 180 else 1.6e9) for m in range(361)])
-    assert bundle_load_rise((survivor, busier), at(180), NOW) == pytest.approx(1.6e9)
+    assert bundle_load_rise((survivor, busier), _fnal_step()) == pytest.approx(1.6e9)
+
+
+# --------------------------------------------------------------------------- the load-rise branch's defects
+def test_the_drop_starts_at_its_first_lower_result_not_where_the_episode_was_judged():
+    # given 5 Gb/s, then from minute 150 results at 3.1-3.4 Gb/s that a path without a baseline took into its own
+    # history (not yet "degraded"), and an episode judged from minute 270 on at 2.9 Gb/s
+    values = {150: 3.11e9, 180: 3.39e9, 210: 3.16e9, 240: 3.11e9}
+    tests = every(30, lambda m: tcp(m, 5.0e9 if m < 150 else values.get(m, 2.9e9)))
+    step = throughput_step(tests, at(270), NOW, 4.9e9)
+    # then the drop starts at minute 150, after the last result at 5 Gb/s (minute 120)
+    assert step.start == at(150) and step.last_healthy.time == at(120)
+    assert step.before_bps == pytest.approx(5.0e9) and step.after_bps == pytest.approx(3.0e9, rel=0.05)
+    assert [t.time for t in step.before] == [at(m) for m in (30, 60, 90, 120)]  # the 2 hours before
+
+
+def test_a_test_is_judged_by_the_polls_that_cover_its_seconds():
+    # given a port at 2 Gb/s on average over 5 minutes, carrying a 60-second burst of 9 Gb/s in which a test ran
+    rows = [rate_row(m, 0.0, 9.0e9 if m == 3 else 0.25e9) for m in range(1, 6)]
+    port = iface("geant-gva", "et-1/0/0", 10e9, rows)
+    test = tcp(2.1, 1.0e9)  # minute 2:06 to 2:16, inside the poll ending at minute 3
+    # then its load is the burst's, not the 5-minute mean
+    assert load_at_test_bps(port, test, "out") == pytest.approx(9.0e9)
+    assert load_during_bps(port, at(0), at(5), "out")[0] == pytest.approx(2.0e9)
+    # a test across two polls is judged by both, weighted by their length
+    assert load_at_test_bps(port, tcp(2.9, 1.0e9, duration_s=20), "out") == pytest.approx((9.0e9 + 0.25e9) / 2)
+
+
+def test_a_test_that_got_the_spare_capacity_of_a_full_link_is_the_load_not_a_fault():
+    # given a 100G link at 84.6 % of other traffic and a test getting the last 16 Gb/s (it got 30 before)
+    assert load_verdict(16e9, 30e9, spare_bps=100e9 - 84.6e9) == "spare"
+    # a link with room above the path's level before: not congestion, equipment at its limits (case 5)
+    assert load_verdict(3.0e9, 5.0e9, spare_bps=5.8e9) == "limits"
+    # the load took part of the room, but the tests fell much further: the load does not explain them
+    assert load_verdict(4e9, 30e9, spare_bps=20e9) is None
+    assert load_verdict(3.0e9, 5.0e9, spare_bps=None) == "unknown"
+
+
+def test_a_morning_ramp_does_not_start_with_a_drop():
+    # given the load on a 100G port ramping from 20 to 80 Gb/s between 06:00 and 12:00 (minutes 0-360), and a
+    # path's hourly tests stepping down from 30 to 24 Gb/s at minute 240
+    rows = [rate_row(m, 0.0, 20e9 + 60e9 * m / 360) for m in range(1, 361)]
+    port = iface("geant-fra", "et-2/0/0", 100e9, rows)
+    tests = every(60, lambda m: tcp(m, 30e9 if m < 240 else 24e9))
+    step = throughput_step(tests, at(240), NOW, 30e9)
+    # then the load rose by 30 Gb/s between the tests before and after, but only 10 of it between the last
+    # test at 30 Gb/s and the first at 24: a ramp, not a load that started with the drop
+    assert interface_load_rise(port, step, "out") is None
+    # the same rise in one step at the drop does start with it
+    rows = [rate_row(m, 0.0, 30e9 if m < 235 else 60e9) for m in range(1, 361)]
+    stepped = iface("geant-fra", "et-2/0/0", 100e9, rows)
+    assert interface_load_rise(stepped, step, "out")["rise_bps"] == pytest.approx(30e9)
+
+
+def test_a_path_tested_before_the_window_did_not_start_at_the_window_edge():
+    from tests.diagnosis.builders import bundle, path
+    from wanmon.diagnosis.assessment import assess_path
+    from wanmon.diagnosis.evidence import summarise_path
+
+    # given another path tested hourly at 8-9.5 Gb/s for days, whose first test in the window comes 10 min after
+    # a drop elsewhere at the window's start
+    earlier = [tcp(m, 8.0e9 + (m % 7) * 0.25e9) for m in range(-3 * 1440, 0, 60)]
+    baseline = summarise_path(earlier, (), (), T0 - timedelta(days=3), T0)
+    tests = every(60, lambda m: tcp(m + 10, 8.0e9 + (m % 7) * 0.25e9))
+    q = path("NDGF", "CERN", 10e9, ("ndgf-border", "geant-gva", "cern-border"), tests, baseline=baseline)
+    a = assess_path(q, bundle(q), NOW)
+    # then its traffic did not "start (0 -> 8.28 Gb/s)": its history is its level, and it did not rise
+    assert path_load_rise(a, at(0), NOW, at(-60)) is None
+    # without any earlier result, a flow that appears with the drop did start
+    fresh = path("NDGF", "CERN", 10e9, ("ndgf-border", "geant-gva", "cern-border"), tests)
+    started = path_load_rise(assess_path(fresh, bundle(fresh), NOW), at(0), NOW, at(-60))
+    assert started["started"] and started["before_bps"] == 0.0
+
+
+def test_traffic_already_up_before_the_last_good_result_did_not_start_with_the_drop():
+    from tests.diagnosis.builders import bundle, path
+    from wanmon.diagnosis.assessment import assess_path
+
+    # given another path whose flow appeared at minute 100, and a path whose last good result was at minute 120
+    tests = every(30, lambda m: tcp(m + 10, 4e8), start=90)
+    q = path("CERN", "CALTECH", 10e9, ("cern-border", "usl-gva:xe-0/0/0", "caltech-border"), tests)
+    a = assess_path(q, bundle(q), NOW)
+    # then the flow is no cause of a drop whose first lower result came at minute 150
+    assert path_load_rise(a, at(150), NOW, at(0), last_healthy=at(120)) is None
+    # and it is, when it appeared between the last good result and the first lower one
+    assert path_load_rise(a, at(150), NOW, at(0), last_healthy=at(90))["started"]
 
 
 def test_paths_watched_by_owamp_alone_do_not_clear_an_element_whose_fault_only_tcp_sees():

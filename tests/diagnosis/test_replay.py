@@ -21,9 +21,7 @@ FZK = next(p for p in CORPUS if p.name == "reverse-path-loss-fzk.yaml")
 # What production's road still gets wrong in the regression corpus (docs/diagnosis.md, "Known gaps"): each case
 # passes when replayed once over its whole timeline, not yet cycle after cycle at its test interval. Strict: a fix
 # turns the mark into a failure until it is removed.
-KNOWN_GAPS = {
-    "case5-equipment-at-limits-fnal": "the load-rise correlation ranks another element first on a sliding window",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def replay(*args) -> tuple[int, str, str]:

@@ -197,6 +197,16 @@ LOAD_RISE_MIN_FRACTION = 0.02
 LOAD_ONSET_TOLERANCE_S = 1800.0
 #: Look this far back before an onset for the "before" load.
 LOAD_LOOKBACK_S = 7200.0
+#: A load rise starts with a drop when at least half of it happens between the path's last result at its
+#: level and its first lower one: a morning ramp climbs for hours and makes only a slice of its rise between
+#: two hourly tests, a flow that starts makes all of it there.
+LOAD_STEP_FRACTION = 0.5
+#: A test that got at least 80 % of the capacity the other traffic left it at the time of the test (the polls
+#: covering its seconds) was held by the load: the link was full, the load predicts the result (a busy shared
+#: link, what the tests on it get every day at the peak), and equipment at its limits is no explanation.
+LOAD_SPARE_MATCH_FRACTION = 0.8
+#: A 10-second test inside a poll interval without a known length (no previous poll): assumed this long.
+LOAD_TEST_DEFAULT_DURATION_S = 10.0
 
 # --------------------------------------------------------------------------- interfaces
 #: CRC / input and output errors above 1e-6 of the packets: a clean optical link counts (nearly) none, and at

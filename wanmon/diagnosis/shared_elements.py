@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.degradation import BASELINE_REFERENCE
-from wanmon.diagnosis.evidence import InterfaceEvidence, PathDirection
+from wanmon.diagnosis.evidence import InterfaceEvidence, PathDirection, ThroughputTest
 from wanmon.diagnosis.path_elements import base_equipment
 
 Edge = tuple[str, str]
@@ -204,6 +204,69 @@ def rank_shared_elements(
 
 
 # --------------------------------------------------------------------------- load correlation (single path)
+@dataclass(frozen=True)
+class DropStep:
+    """Where a path's TCP results stepped down: ``start`` is its first result at the lower level (before the
+    degradation episode's start when the first lower results were not yet judged bad), ``last_healthy`` the
+    result just before it; ``before`` the results at the level before (within LOAD_LOOKBACK_S of the start, or
+    the last MIN_REFERENCE_TESTS of them when the tests are sparser), ``after`` those from the start to the
+    episode's end."""
+
+    start: datetime
+    last_healthy: ThroughputTest | None
+    before_bps: float
+    after_bps: float
+    before: tuple[ThroughputTest, ...]
+    after: tuple[ThroughputTest, ...]
+
+    @property
+    def drop_bps(self) -> float:
+        return self.before_bps - self.after_bps
+
+
+def throughput_step(
+    tests: Sequence[ThroughputTest], start: datetime, end: datetime, reference_bps: float | None
+) -> DropStep | None:
+    """The step down of a path's TCP ``tests`` that a degradation episode [start, end] belongs to (pure).
+
+    The episode's results give the lower level; walking back from its start, a result nearer the lower level than
+    the level before (``reference_bps``, else the median of the earlier results) belongs to the drop: without a
+    baseline the first lower results join the path's own history and the episode opens only later, and a load
+    rise is to be compared with the drop's real start, not with the episode's.  None without results in the
+    episode or when they are not below the level before.
+    """
+    done = sorted((t for t in tests if t.error is None and t.throughput_bps), key=lambda t: t.time)
+    during = [t.throughput_bps for t in done if start <= t.time <= end]
+    earlier = [t for t in done if t.time < start]
+    if not during:
+        return None
+    low = statistics.median(during)
+    level = reference_bps or (statistics.median(t.throughput_bps for t in earlier) if earlier else None)
+    if not level or level <= low:
+        return None
+    middle = (level + low) / 2
+    first, last_healthy = start, None
+    for t in reversed(earlier):
+        if t.throughput_bps >= middle:
+            last_healthy = t
+            break
+        first = t.time
+    high = [t for t in earlier if t.time < first and t.throughput_bps >= middle]
+    before = [t for t in high if t.time >= first - timedelta(seconds=k.LOAD_LOOKBACK_S)]
+    if not before:
+        # tests sparser than the look-back: the latest results at the level before are that level
+        before = high[-k.MIN_REFERENCE_TESTS :]
+    after = [t for t in done if first <= t.time <= end]
+    return DropStep(
+        start=first,
+        last_healthy=last_healthy,
+        before_bps=statistics.median(t.throughput_bps for t in before) if before else level,
+        after_bps=statistics.median(t.throughput_bps for t in after),
+        before=tuple(before),
+        after=tuple(after),
+    )
+
+
 def _load(r, direction: str | None) -> float:
     """The load of one poll in the direction the path uses (out or in), or the larger one when unknown."""
     if direction == "out" and r.out_bps is not None:
@@ -213,101 +276,201 @@ def _load(r, direction: str | None) -> float:
     return max(r.in_bps or 0.0, r.out_bps or 0.0)
 
 
-def _mean_load_bps(
-    iface: InterfaceEvidence, start: datetime, end: datetime, direction: str | None = None
-) -> float | None:
+def _polls(iface: InterfaceEvidence) -> list[tuple[datetime, float, object]]:
+    """(end, length in seconds, row) of the interface's valid polling intervals (a counter reset and a rate above
+    the speed are no load)."""
     bad = {d.time for d in iface.discontinuities}
-    vals = [
-        _load(r, direction)
-        for r in iface.rates
-        if start <= r.time <= end and r.time not in bad and (r.in_bps is not None or r.out_bps is not None)
+    out = []
+    previous: datetime | None = None
+    for r in sorted(iface.rates, key=lambda r: r.time):
+        length = r.interval_s or ((r.time - previous).total_seconds() if previous is not None else None)
+        previous = r.time
+        if r.time in bad or (r.in_bps is None and r.out_bps is None) or not length or length <= 0:
+            continue
+        if iface.speed_bps and max(r.in_bps or 0.0, r.out_bps or 0.0) > k.IMPLAUSIBLE_UTILISATION * iface.speed_bps:
+            continue
+        out.append((r.time, float(length), r))
+    return out
+
+
+def load_during_bps(
+    iface: InterfaceEvidence, start: datetime, end: datetime, direction: str | None = None
+) -> tuple[float, float] | None:
+    """Mean load of the polls whose intervals cover any of [start, end], and the seconds those polls span (pure).
+
+    A 10-second test is judged by the polls it ran in (one or two minute polls, or the 5-minute buckets the
+    cycle keeps before its last half hour), not by an average over hours of diurnal load.
+    """
+    covering = [
+        (length, _load(r, direction))
+        for t, length, r in _polls(iface)
+        if t >= start and t - timedelta(seconds=length) <= end
     ]
-    if iface.speed_bps:
-        vals = [v for v in vals if v <= k.IMPLAUSIBLE_UTILISATION * iface.speed_bps]
-    return statistics.fmean(vals) if vals else None
+    if not covering:
+        return None
+    span = sum(length for length, _ in covering)
+    return sum(length * load for length, load in covering) / span, span
 
 
-def interface_load_rise(
-    iface: InterfaceEvidence, onset: datetime, end: datetime, direction: str | None = None
-) -> dict | None:
-    """Load on the interface after ``onset`` vs the LOAD_LOOKBACK_S before it, when it rose enough.
+def load_at_test_bps(iface: InterfaceEvidence, test: ThroughputTest, direction: str | None = None) -> float | None:
+    """The load through the interface at the time of ``test``: the mean of the polls covering its seconds (pure).
+
+    The test's own bytes are left in: a 10-second test is a few per cent of a 5-minute bucket, and counting them
+    as other traffic only makes the capacity left to the path look smaller and a rise look smaller (quieter, never
+    a false suspect).
+    """
+    duration_s = test.duration_s or k.LOAD_TEST_DEFAULT_DURATION_S
+    load = load_during_bps(iface, test.time, test.time + timedelta(seconds=duration_s), direction)
+    return load[0] if load is not None else None
+
+
+def load_verdict(test_bps: float, level_before_bps: float, spare_bps: float | None) -> str | None:
+    """What the load at the time of the lower tests says of their drop (pure).
+
+    'spare': the tests got (nearly) all the capacity the other traffic left them (LOAD_SPARE_MATCH_FRACTION): the
+    link was full, the load predicts the result -- a busy shared link, not a fault; 'limits': the capacity left
+    was (nearly, the same fraction) the path's level before the drop, yet the tests got far less, so congestion
+    cannot explain it -- equipment close to its limits (case study 5); 'unknown': no load measured on the
+    element; None: the load took a good part of the path's room, and the tests fell further still than it left
+    them (a fault during a busy hour: the load explains neither the size of the drop nor its absence).
+    """
+    if spare_bps is None:
+        return "unknown"
+    if test_bps >= k.LOAD_SPARE_MATCH_FRACTION * spare_bps:
+        return "spare"
+    if spare_bps >= k.LOAD_SPARE_MATCH_FRACTION * level_before_bps:
+        return "limits"
+    return None
+
+
+def interface_load_rise(iface: InterfaceEvidence, step: DropStep, direction: str | None = None) -> dict | None:
+    """The load through the interface at the time of the path's tests at the level before ``step`` and of the
+    lower ones (``load_at_test_bps``), when it rose with the drop (pure).
 
     ``direction`` ('out' or 'in'): the side the path uses; traffic the other way shares the port but not the
-    fibre or the queue, and does not compete (None: the larger of the two).
+    fibre or the queue, and does not compete (None: the larger of the two).  The rise must be at least
+    max(LOAD_RISE_MIN_BPS, LOAD_RISE_MIN_FRACTION x speed), and at least LOAD_STEP_FRACTION of it must happen
+    between the last test at the level before and the first lower one: a load that ramps up over hours, as
+    every morning, does not start with a drop.  With it the capacity the other traffic left the lower tests
+    (``spare_bps``).
     """
-    before = _mean_load_bps(
-        iface, onset - timedelta(seconds=k.LOAD_LOOKBACK_S), onset - timedelta(seconds=1), direction
-    )
-    after = _mean_load_bps(iface, onset, end, direction)
-    if before is None or after is None:
+    before = [v for v in (load_at_test_bps(iface, t, direction) for t in step.before) if v is not None]
+    after = [v for v in (load_at_test_bps(iface, t, direction) for t in step.after) if v is not None]
+    if not before or not after:
         return None
-    rise = after - before
-    floor = max(k.LOAD_RISE_MIN_BPS, k.LOAD_RISE_MIN_FRACTION * (iface.speed_bps or 0.0))
-    if rise < floor:
+    before_bps, after_bps = statistics.median(before), statistics.median(after)
+    rise = after_bps - before_bps
+    if rise < max(k.LOAD_RISE_MIN_BPS, k.LOAD_RISE_MIN_FRACTION * (iface.speed_bps or 0.0)):
+        return None
+    last = load_at_test_bps(iface, step.last_healthy, direction) if step.last_healthy is not None else None
+    first = load_at_test_bps(iface, step.after[0], direction)
+    if last is None:
+        last = before[-1]
+    if first is None or first - last < k.LOAD_STEP_FRACTION * rise:
         return None
     return {
         "interface": iface.name,
-        "before_bps": before,
-        "after_bps": after,
+        "before_bps": before_bps,
+        "after_bps": after_bps,
         "rise_bps": rise,
         "speed_bps": iface.speed_bps,
-        "after_utilisation": after / iface.speed_bps if iface.speed_bps else None,
+        "after_utilisation": after_bps / iface.speed_bps if iface.speed_bps else None,
+        "spare_bps": max(iface.speed_bps - after_bps, 0.0) if iface.speed_bps else None,
     }
 
 
-def bundle_load_rise(members: Sequence[InterfaceEvidence], onset: datetime, end: datetime) -> float | None:
-    """Rise of a bundle's aggregate load (the sum of its members' mean loads) after ``onset``.
+def spare_at_tests_bps(
+    iface: InterfaceEvidence, tests: Sequence[ThroughputTest], direction: str | None
+) -> float | None:
+    """The capacity the other traffic left at the time of ``tests`` (median over them; None without a speed or
+    polls covering them)."""
+    if not iface.speed_bps:
+        return None
+    others = [v for v in (load_at_test_bps(iface, t, direction) for t in tests) if v is not None]
+    return max(iface.speed_bps - statistics.median(others), 0.0) if others else None
+
+
+def bundle_load_rise(members: Sequence[InterfaceEvidence], step: DropStep) -> float | None:
+    """Rise of a bundle's aggregate load (its members' loads added up at the time of each test) from the tests
+    before ``step`` to the lower ones (pure).
 
     Flows are hashed over the members in service: when a member is shut or rehashed, its flows move to the
     others, whose loads rise while the bundle carries no more than before.  Only the aggregate says whether
     other traffic arrived.
     """
-    before = after = 0.0
-    for m in members:
-        b = _mean_load_bps(m, onset - timedelta(seconds=k.LOAD_LOOKBACK_S), onset - timedelta(seconds=1))
-        a = _mean_load_bps(m, onset, end)
-        if b is None or a is None:
-            return None
-        before += b
-        after += a
+
+    def aggregate(tests: Sequence[ThroughputTest]) -> float | None:
+        sums = []
+        for t in tests:
+            end = t.time + timedelta(seconds=t.duration_s or k.LOAD_TEST_DEFAULT_DURATION_S)
+            loads = [load_during_bps(m, t.time, end) for m in members]
+            if any(v is None for v in loads):
+                continue
+            sums.append(sum(v[0] for v in loads if v is not None))
+        return statistics.median(sums) if sums else None
+
+    before, after = aggregate(step.before), aggregate(step.after)
+    if before is None or after is None:
+        return None
     return after - before
 
 
-def path_load_rise(q: PathAssessment, onset: datetime, end: datetime, observed_since: datetime) -> dict | None:
+def path_load_rise(
+    q: PathAssessment,
+    onset: datetime,
+    end: datetime,
+    observed_since: datetime,
+    last_healthy: datetime | None = None,
+) -> dict | None:
     """Traffic of another path's tests after ``onset`` vs before: started, or rose by at least
     max(LOAD_RISE_MIN_BPS, LOAD_RISE_MIN_FRACTION x its capacity, DEGRADED_STAT_SIGMAS robust sigmas of its
-    earlier results) -- a few per cent up and down is test-to-test noise, not new traffic."""
+    earlier results) -- a few per cent up and down is test-to-test noise, not new traffic.
+
+    ``last_healthy``: the degraded path's last result at its level before the drop; traffic already up before it
+    did not start with the drop.  The level before comes from the path's results before the onset, else from its
+    history (the baseline): a path tested every few hours often has none in the look-back or in the window, and
+    "no result in the window" is no quiet period: only a path without any earlier result "started".
+    """
     tol = timedelta(seconds=k.LOAD_ONSET_TOLERANCE_S)
+    cut = onset - tol if last_healthy is None else min(last_healthy, onset)
     tests = [t for t in q.path.throughput_tests if t.error is None and t.throughput_bps]
-    after = [t.throughput_bps for t in tests if onset - tol <= t.time <= end]
-    before = [t.throughput_bps for t in tests if onset - timedelta(seconds=k.LOAD_LOOKBACK_S) <= t.time < onset - tol]
+    after = [t.throughput_bps for t in tests if cut <= t.time <= end]
+    before = [t.throughput_bps for t in tests if onset - timedelta(seconds=k.LOAD_LOOKBACK_S) <= t.time < cut]
     if not after:
         return None
-    earlier = sorted((t for t in tests if t.time < onset - tol), key=lambda t: t.time)
+    earlier = sorted((t for t in tests if t.time < cut), key=lambda t: t.time)
     if not before and earlier:
         # tests sparser than the look-back (every few hours): the path ran before, its latest results are the
         # level to compare with -- an empty look-back is no quiet period, and no traffic "started"
         before = [t.throughput_bps for t in earlier[-k.MIN_REFERENCE_TESTS :]]
-    if not before:
-        if observed_since >= onset - tol:
+    history = q.path.baseline
+    known = bool(history and history.tcp_tests and history.tcp_reference_at(onset))
+    if not before and not known:
+        if observed_since >= cut:
             return None  # no evidence of the quiet period before
-        first = min(t.time for t in tests if onset - tol <= t.time <= end)
-        if abs((first - onset).total_seconds()) > k.LOAD_ONSET_TOLERANCE_S:
+        first = min(t.time for t in tests if cut <= t.time <= end)
+        if first > onset + tol:
             return None
         before_bps = 0.0
-    else:
+    elif before:
         before_bps = statistics.median(before)
+    else:
+        # none in the window before the onset, but the path has a history: that is its level, not 0
+        before_bps = history.tcp_reference_at(onset) if history else 0.0
     after_bps = statistics.median(after)
     # a rise must stand out of the test-to-test noise: 2 % of the path's capacity and 4 robust sigmas
     noise = 0.0
     if len(before) >= k.MIN_REFERENCE_TESTS:
         noise = k.DEGRADED_STAT_SIGMAS * 1.4826 * statistics.median(abs(b - before_bps) for b in before)
-    if before and q.reference_source == BASELINE_REFERENCE and q.reference_bps:
+    if known and history is not None:
         # the path's own history knows its level and spread better than the few tests before the onset
         # (three results every four hours can sit low or close together by chance): new traffic runs above
         # its usual level by more than its usual run-to-run spread
-        before_bps = max(before_bps, q.reference_bps)
-        noise = max(noise, k.DEGRADED_STAT_SIGMAS * (q.test_sigma_bps or 0.0))
+        before_bps = max(before_bps, history.tcp_reference_at(onset) or 0.0)
+        sigma = q.test_sigma_bps if q.reference_source == BASELINE_REFERENCE else None
+        if sigma is None and history.tcp_throughput_mad_bps is not None:
+            sigma = 1.4826 * history.tcp_throughput_mad_bps
+        noise = max(noise, k.DEGRADED_STAT_SIGMAS * (sigma or 0.0))
     if after_bps - before_bps < max(k.LOAD_RISE_MIN_BPS, k.LOAD_RISE_MIN_FRACTION * q.path.capacity_bps, noise):
         return None
     return {
@@ -315,5 +478,5 @@ def path_load_rise(q: PathAssessment, onset: datetime, end: datetime, observed_s
         "before_bps": before_bps,
         "after_bps": after_bps,
         "rise_bps": after_bps - before_bps,
-        "started": not before,
+        "started": not before and not known,
     }

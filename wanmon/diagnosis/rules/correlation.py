@@ -10,11 +10,13 @@ from wanmon.diagnosis import codes
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext, finding
+from wanmon.diagnosis.degradation import BASELINE_REFERENCE, baseline_reference_at
 from wanmon.diagnosis.episodes import Episode
 from wanmon.diagnosis.evidence import RuleFinding, element_subject
 from wanmon.diagnosis.path_elements import base_equipment, interface_direction, interface_on_path
 from wanmon.diagnosis.shared_elements import (
     DegradedPath,
+    DropStep,
     PathRoute,
     SuspectElement,
     bundle_load_rise,
@@ -22,10 +24,13 @@ from wanmon.diagnosis.shared_elements import (
     healthy_weight,
     hop_position,
     interface_load_rise,
+    load_verdict,
     path_load_rise,
+    port_direction,
     rank_shared_elements,
+    spare_at_tests_bps,
+    throughput_step,
 )
-from wanmon.diagnosis.stats import median
 
 
 def _degraded_episodes(ctx: RuleContext) -> list[tuple[PathAssessment, Episode]]:
@@ -184,20 +189,28 @@ def _shared_finding(s: SuspectElement, cluster, start, end, ranked, trunk_names)
     )
 
 
-def _interface_rise_candidates(ctx: RuleContext, a: PathAssessment, ep: Episode) -> dict[str, dict]:
-    """Ports of the path whose load rose at the onset by more than the floor (bundle members: the bundle's rise)."""
+def _step(a: PathAssessment, ep: Episode) -> DropStep | None:
+    """The step down of ``a``'s TCP results that ``ep`` belongs to, judged against the path's level at the
+    episode's start (its hour's baseline level, or its own healthy tests without a baseline)."""
+    reference = baseline_reference_at(a, ep.start) if a.reference_source == BASELINE_REFERENCE else a.reference_bps
+    return throughput_step(a.path.throughput_tests, ep.start, ep.end, reference)
+
+
+def _interface_rise_candidates(ctx: RuleContext, a: PathAssessment, step: DropStep) -> dict[str, dict]:
+    """Ports of the path whose other traffic rose with the drop by more than the floor (bundle members: the
+    bundle's rise), and the capacity that traffic left the lower tests."""
     candidates: dict[str, dict] = {}
     for iface in ctx.all_interfaces():
         how = interface_on_path(iface.name, a.path, ctx.bundle)
         if not how:
             continue
-        rise = interface_load_rise(iface, ep.start, ep.end, interface_direction(iface.name, a.path, ctx.bundle))
+        rise = interface_load_rise(iface, step, interface_direction(iface.name, a.path, ctx.bundle))
         if not rise:
             continue
         # a member of a bundle: traffic moved over from a sibling is not extra traffic
         for t in ctx.bundle.trunks:
             if any(m.name == iface.name for m in t.members):
-                total = bundle_load_rise(t.members, ep.start, ep.end)
+                total = bundle_load_rise(t.members, step)
                 if total is not None and total < rise["rise_bps"]:
                     rise["bundle"] = t.name
                     rise["bundle_rise_bps"] = total
@@ -205,34 +218,79 @@ def _interface_rise_candidates(ctx: RuleContext, a: PathAssessment, ep: Episode)
         if rise["rise_bps"] < max(k.LOAD_RISE_MIN_BPS, k.LOAD_RISE_MIN_FRACTION * (iface.speed_bps or 0.0)):
             continue
         rise["match"] = how
-        candidates[iface.name] = {"score": 2.0 if how == "exact" else 1.5, "interface_rise": rise, "paths": []}
+        verdict = load_verdict(step.after_bps, step.before_bps, rise["spare_bps"])
+        if verdict is None:
+            continue  # the load took some room, but the tests fell further than it explains
+        candidates[iface.name] = {
+            "score": 2.0 if how == "exact" else 1.5,
+            "interface_rise": rise,
+            "paths": [],
+            "verdict": verdict,
+            "spare_bps": rise["spare_bps"],
+        }
     return candidates
 
 
-def _add_path_rise_candidates(ctx: RuleContext, a: PathAssessment, ep: Episode, candidates: dict[str, dict]) -> None:
-    """Elements ``a`` shares with other paths whose own traffic rose at the onset."""
+def _same_way(a: PathAssessment, q: PathAssessment, element: str) -> bool:
+    """Whether ``q`` crosses ``element`` the way ``a`` does (leaves it by the same directed hop, or arrives by the
+    same port at its end): only there do their packets meet in one queue."""
+    hops = a.path.hops
+    return healthy_weight(q.path.hops, element, edges_at(hops, element), {port_direction(hops, element)})[1] == "same"
+
+
+def _measured_spare(ctx: RuleContext, a: PathAssessment, step: DropStep, element: str) -> float | None:
+    """The capacity left to ``a``'s lower tests on ``element`` (a port with polls), None when not measured."""
+    if ":" not in element:
+        return None
+    for iface in ctx.all_interfaces():
+        if iface.name == element:
+            return spare_at_tests_bps(iface, step.after, interface_direction(element, a.path, ctx.bundle))
+    return None
+
+
+def _add_path_rise_candidates(
+    ctx: RuleContext, a: PathAssessment, step: DropStep, end: datetime, candidates: dict[str, dict]
+) -> None:
+    """Elements ``a`` shares, the same way, with other paths whose own traffic rose with the drop."""
     my_elements = set(a.path.hops) | {base_equipment(h) for h in a.path.hops}
+    last = step.last_healthy.time if step.last_healthy is not None else None
     for q in ctx.assessments():
         if frozenset((q.path.src, q.path.dst)) == frozenset((a.path.src, a.path.dst)):
             continue  # itself, or the opposite direction: on full-duplex links that traffic does not compete
         shared = my_elements & (set(q.path.hops) | {base_equipment(h) for h in q.path.hops})
+        shared = {e for e in shared if _same_way(a, q, e)}
         if not shared:
             continue
-        rise = path_load_rise(q, ep.start, ep.end, a.first_time)
+        rise = path_load_rise(q, step.start, end, a.first_time, last)
         if not rise:
             continue
         for e in shared:
             if ":" not in e and any(h.startswith(e + ":") for h in shared):
                 continue
-            c = candidates.setdefault(e, {"score": 1.0, "interface_rise": None, "paths": []})
-            c["paths"].append(rise)
-            if c["interface_rise"] is not None:
+            c = candidates.get(e)
+            if c is None:
+                spare = _measured_spare(ctx, a, step, e)
+                verdict = load_verdict(step.after_bps, step.before_bps, spare)
+                if verdict is None:
+                    continue
+                c = candidates[e] = {
+                    # a port whose polls show the room the path had: the rise met the path there, measured
+                    "score": 1.0 + (0.5 if verdict in ("limits", "spare") else 0.0),
+                    "interface_rise": None,
+                    "paths": [],
+                    "verdict": verdict,
+                    "spare_bps": spare,
+                }
+            elif c["interface_rise"] is not None:
                 c["score"] += 0.5
+            c["paths"].append(rise)
 
 
-def _exonerate(ctx: RuleContext, a: PathAssessment, ep: Episode, candidates: dict[str, dict]) -> None:
+def _exonerate(
+    ctx: RuleContext, a: PathAssessment, start: datetime, end: datetime, candidates: dict[str, dict]
+) -> None:
     """Healthy paths through a candidate in the same direction lower its score; an endpoint is marked."""
-    healthy = _healthy(ctx, ep.start, ep.end, {a.key})
+    healthy = _healthy(ctx, start, end, {a.key})
     rise_paths = {r["path"] for c in candidates.values() for r in c["paths"]}
     for e, c in candidates.items():
         my_edges = edges_at(a.path.hops, e)
@@ -247,18 +305,15 @@ def _exonerate(ctx: RuleContext, a: PathAssessment, ep: Episode, candidates: dic
 
 
 def _load_findings(ctx: RuleContext, a: PathAssessment, ep: Episode, trunk_names, carriers) -> list[RuleFinding]:
-    if a.first_time is None or a.first_time >= ep.start:
-        return []  # no healthy period before the onset to compare with
-    onset = ep.start
-    before_thr = median(
-        f.test.throughput_bps for f in a.tcp if onset - timedelta(seconds=k.LOAD_LOOKBACK_S) <= f.test.time < onset
-    )
-    after_thr = median(f.test.throughput_bps for f in a.tcp if onset <= f.test.time <= ep.end)
-    candidates = _interface_rise_candidates(ctx, a, ep)
-    _add_path_rise_candidates(ctx, a, ep, candidates)
+    step = _step(a, ep)
+    if step is None or a.first_time is None or a.first_time >= step.start or step.last_healthy is None:
+        return []  # no result at the path's level before the drop to compare with
+    onset = step.start
+    candidates = _interface_rise_candidates(ctx, a, step)
+    _add_path_rise_candidates(ctx, a, step, ep.end, candidates)
     if not candidates:
         return []
-    _exonerate(ctx, a, ep, candidates)
+    _exonerate(ctx, a, onset, ep.end, candidates)
     ranked = sorted(
         ((e, c) for e, c in candidates.items() if c["score"] > 0),
         key=lambda ec: (
@@ -274,7 +329,8 @@ def _load_findings(ctx: RuleContext, a: PathAssessment, ep: Episode, trunk_names
         out.append(
             finding(
                 codes.SHARED_EQUIPMENT_SUSPECT,
-                severity=codes.WARNING,
+                # the tests got what the other traffic left them: a busy link, what the load predicts, not a fault
+                severity=codes.INFO if c["verdict"] == "spare" else codes.WARNING,
                 subject=element_subject(e, trunk_names),
                 start=onset,
                 end=ep.end,
@@ -285,16 +341,18 @@ def _load_findings(ctx: RuleContext, a: PathAssessment, ep: Episode, trunk_names
                     "rank": rank,
                     "key": a.key,
                     "onset": onset,
-                    "throughput_before_bps": before_thr,
-                    "throughput_after_bps": after_thr,
+                    "throughput_before_bps": step.before_bps,
+                    "throughput_after_bps": step.after_bps,
                 },
                 evidence={
                     "degraded_path": a.key,
                     "onset": onset,
-                    "throughput_before_bps": before_thr,
-                    "throughput_after_bps": after_thr,
+                    "throughput_before_bps": step.before_bps,
+                    "throughput_after_bps": step.after_bps,
                     "interface_rise": c["interface_rise"],
                     "other_paths": c["paths"],
+                    "verdict": c["verdict"],
+                    "spare_bps": c["spare_bps"],
                     "score": c["score"],
                     "exonerated_by": c.get("exonerated_by", []),
                 },

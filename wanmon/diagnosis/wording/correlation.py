@@ -12,8 +12,8 @@ from wanmon.diagnosis import text
 def shared_equipment_suspect(f: Mapping[str, Any]) -> tuple[str, str, list[str]]:
     """SHARED_EQUIPMENT_SUSPECT. Facts with ``suspect`` (a ``shared_elements.SuspectElement``): ``lower`` (the
     next suspects ranked below it), ``episodes`` ((path, start, end) of the degraded directions). Facts with
-    ``load_rise`` (the candidate of a load rise: score, interface_rise, paths, exonerated_by): ``element``,
-    ``rank``, ``key``, ``onset``, ``throughput_before_bps``, ``throughput_after_bps``."""
+    ``load_rise`` (the candidate of a load rise: score, interface_rise, paths, verdict, spare_bps,
+    exonerated_by): ``element``, ``rank``, ``key``, ``onset``, ``throughput_before_bps``, ``throughput_after_bps``."""
     if "suspect" in f:
         return _shared(f)
     return _load(f)
@@ -66,11 +66,9 @@ def _load(f: Mapping[str, Any]) -> tuple[str, str, list[str]]:
     ir = c["interface_rise"]
     if ir:
         util = f" ({text.pct(ir['after_utilisation'])} of {text.rate(ir['speed_bps'])})" if ir["speed_bps"] else ""
-        own_drop = (before_thr - after_thr) if (before_thr and after_thr) else 0.0
         parts.append(
-            f"the load on {ir['interface']} rose from {text.rate(ir['before_bps'])} to {text.rate(ir['after_bps'])}"
-            f"{util} although {key} itself dropped by {text.rate(own_drop)}: other traffic through it grew by "
-            f"about {text.rate(ir['rise_bps'] + max(own_drop, 0.0))}"
+            f"the load on {ir['interface']} at the time of its tests (the polls covering them) rose from "
+            f"{text.rate(ir['before_bps'])} to {text.rate(ir['after_bps'])}{util}"
         )
     for r in c["paths"]:
         verb = "started" if r["started"] else "rose"
@@ -78,19 +76,38 @@ def _load(f: Mapping[str, Any]) -> tuple[str, str, list[str]]:
             f"traffic on {r['path']} {verb} ({text.rate(r['before_bps'])} -> {text.rate(r['after_bps'])}) "
             f"and shares {e} with {key}"
         )
-    far_below = bool(ir and ir["after_utilisation"] is not None and ir["after_utilisation"] < k.CONGESTION_UTILISATION)
+    spare = c.get("spare_bps")
+    verdict = c.get("verdict")
+    if verdict == "spare":
+        because = (
+            f"The tests got {text.rate(after_thr)} of the {text.rate(spare)} the other traffic left them: the link "
+            "was full at the time of the tests, and the load predicts their result. A busy shared link, not a "
+            "fault. "
+        )
+    elif verdict == "limits":
+        because = (
+            f"The link stayed far below its capacity: the other traffic left {text.rate(spare)} at the time of the "
+            f"tests, room for about the {text.rate(before_thr)} the path reached before, so this is not plain "
+            "congestion: "
+            "equipment close to its limits (buffers, bursts from Reno senders) degrades the path when extra traffic "
+            "arrives. "
+        )
+    else:
+        because = "Extra traffic through a shared element coincides with the degradation. "
     explanation = (
         f"{key} degraded at {f['onset']:%H:%M} UTC"
         + (f" from {text.rate(before_thr)} to {text.rate(after_thr)}" if before_thr and after_thr else "")
         + f" when {'; and '.join(parts)}. "
-        + (
-            "The link stayed far below its capacity, so this is not plain congestion: equipment close to its "
-            "limits (buffers, bursts from Reno senders) degrades the path when extra traffic arrives. "
-            if far_below
-            else "Extra traffic through a shared element coincides with the degradation. "
-        )
+        + because
         + (f"Exonerated in part by healthy {', '.join(c['exonerated_by'])}." if c.get("exonerated_by") else "")
     )
+    if verdict == "spare":
+        summary = f"#{f['rank']} {e}: {key} got the capacity the other traffic through it left"
+        actions = [
+            f"Nothing to repair: tests through {e} get what its other traffic leaves; plan capacity if this busy "
+            "hour hurts the transfers.",
+        ]
+        return summary, explanation.rstrip(), actions
     summary = f"#{f['rank']} {e}: {key} degraded when load through it rose" + (
         f" ({', '.join(r['path'] for r in c['paths'])})" if c["paths"] else ""
     )
@@ -98,4 +115,4 @@ def _load(f: Mapping[str, Any]) -> tuple[str, str, list[str]]:
         f"Check buffers, drops and queue statistics of {e} while the extra traffic runs; pace the senders "
         "(fq + pacing, BBR or FAST-like stacks) or move one flow to another route.",
     ]
-    return summary, explanation, actions
+    return summary, explanation.rstrip(), actions

@@ -179,13 +179,16 @@ def test_a_morning_ramp_does_not_start_with_a_drop():
     port = iface("geant-fra", "et-2/0/0", 100e9, rows)
     tests = every(60, lambda m: tcp(m, 30e9 if m < 240 else 24e9))
     step = throughput_step(tests, at(240), NOW, 30e9)
-    # then the load rose by 30 Gb/s between the tests before and after, but only 10 of it between the last
-    # test at 30 Gb/s and the first at 24: a ramp, not a load that started with the drop
-    assert interface_load_rise(port, step, "out") is None
+    # then the load rose by 25 Gb/s between the tests of the 2 hours before and those after (45 -> 70), but
+    # only 10 of it between the last test at 30 Gb/s and the first at 24: a ramp, not a load that started with
+    # the drop
+    ramp = interface_load_rise(port, step, "out")
+    assert ramp["rise_bps"] == pytest.approx(25e9, rel=0.01) and ramp["step_bps"] == pytest.approx(10e9, rel=0.02)
+    assert not ramp["stepped"]
     # the same rise in one step at the drop does start with it
     rows = [rate_row(m, 0.0, 30e9 if m < 235 else 60e9) for m in range(1, 361)]
     stepped = iface("geant-fra", "et-2/0/0", 100e9, rows)
-    assert interface_load_rise(stepped, step, "out")["rise_bps"] == pytest.approx(30e9)
+    assert interface_load_rise(stepped, step, "out")["stepped"]
 
 
 def test_a_path_tested_before_the_window_did_not_start_at_the_window_edge():
@@ -238,8 +241,12 @@ def test_paths_watched_by_owamp_alone_do_not_clear_an_element_whose_fault_only_t
 
     # given CERN->FZK and CNAF->FZK losing 70 % of their TCP rate (a 1e-5 loss no owamp session can see), and
     # IN2P3->FZK and PIC->FZK crossing the same elements but measured only by owamp, clean
-    paths = (degraded("CERN", "geant-gva"), degraded("CNAF", "garr-mil"),
-             owamp_only("IN2P3", "renater-lyo"), owamp_only("PIC", "rediris-mad"))
+    paths = (
+        degraded("CERN", "geant-gva"),
+        degraded("CNAF", "garr-mil"),
+        owamp_only("IN2P3", "renater-lyo"),
+        owamp_only("PIC", "rediris-mad"),
+    )
     found = shared_equipment_suspects(rule_context(bundle(*paths), NOW))
     # then the shared elements stay suspects: the owamp-only paths could not have seen the loss
     suspects = {f.subject.get("equipment") for f in found}

@@ -349,10 +349,10 @@ def interface_load_rise(iface: InterfaceEvidence, step: DropStep, direction: str
 
     ``direction`` ('out' or 'in'): the side the path uses; traffic the other way shares the port but not the
     fibre or the queue, and does not compete (None: the larger of the two).  The rise must be at least
-    max(LOAD_RISE_MIN_BPS, LOAD_RISE_MIN_FRACTION x speed), and at least LOAD_STEP_FRACTION of it must happen
-    between the last test at the level before and the first lower one: a load that ramps up over hours, as
-    every morning, does not start with a drop.  With it the capacity the other traffic left the lower tests
-    (``spare_bps``).
+    max(LOAD_RISE_MIN_BPS, LOAD_RISE_MIN_FRACTION x speed).  ``stepped``: at least LOAD_STEP_FRACTION of it
+    happened between the last test at the level before and the first lower one (``step_bps``), as when a flow
+    starts; a load that ramps up over hours, as every morning, does not start with a drop.  With it the capacity
+    the other traffic left the lower tests (``spare_bps``).
     """
     before = [v for v in (load_at_test_bps(iface, t, direction) for t in step.before) if v is not None]
     after = [v for v in (load_at_test_bps(iface, t, direction) for t in step.after) if v is not None]
@@ -366,8 +366,7 @@ def interface_load_rise(iface: InterfaceEvidence, step: DropStep, direction: str
     first = load_at_test_bps(iface, step.after[0], direction)
     if last is None:
         last = before[-1]
-    if first is None or first - last < k.LOAD_STEP_FRACTION * rise:
-        return None
+    step_bps = (first - last) if first is not None else None
     return {
         "interface": iface.name,
         "before_bps": before_bps,
@@ -376,6 +375,8 @@ def interface_load_rise(iface: InterfaceEvidence, step: DropStep, direction: str
         "speed_bps": iface.speed_bps,
         "after_utilisation": after_bps / iface.speed_bps if iface.speed_bps else None,
         "spare_bps": max(iface.speed_bps - after_bps, 0.0) if iface.speed_bps else None,
+        "step_bps": step_bps,
+        "stepped": step_bps is not None and step_bps >= k.LOAD_STEP_FRACTION * rise,
     }
 
 

@@ -197,8 +197,9 @@ def _step(a: PathAssessment, ep: Episode) -> DropStep | None:
 
 
 def _interface_rise_candidates(ctx: RuleContext, a: PathAssessment, step: DropStep) -> dict[str, dict]:
-    """Ports of the path whose other traffic rose with the drop by more than the floor (bundle members: the
-    bundle's rise), and the capacity that traffic left the lower tests."""
+    """Ports of the path whose load rose with the drop by more than the floor (bundle members: the bundle's
+    rise), and what the load explains: the lower tests got the capacity it left them ('spare'), or it rose in a
+    step with the drop while leaving room for the path's level before ('limits', equipment at its limits)."""
     candidates: dict[str, dict] = {}
     for iface in ctx.all_interfaces():
         how = interface_on_path(iface.name, a.path, ctx.bundle)
@@ -221,6 +222,10 @@ def _interface_rise_candidates(ctx: RuleContext, a: PathAssessment, step: DropSt
         verdict = load_verdict(step.after_bps, step.before_bps, rise["spare_bps"])
         if verdict is None:
             continue  # the load took some room, but the tests fell further than it explains
+        if verdict != "spare" and not rise["stepped"]:
+            # the tests did not just get what the load left them, and the load did not rise with the drop (a
+            # morning ramp): it explains neither the drop's size nor its start
+            continue
         candidates[iface.name] = {
             "score": 2.0 if how == "exact" else 1.5,
             "interface_rise": rise,

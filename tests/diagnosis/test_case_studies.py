@@ -287,6 +287,32 @@ def test_case5_equipment_at_its_limits(snmp, caltech_tests):
     assert not cern_border or cern_border[0].rank > 1
 
 
+def test_case5_names_only_the_elements_where_the_new_traffic_meets_the_path():
+    # given CERN->CALTECH starting beside CERN->FNAL's drop (no SNMP): both leave usl-chi towards starlight, but
+    # starlight sends one to fnal-border and the other to caltech-border
+    findings = run(case5_bundle(snmp=False, caltech_tests=True))
+    suspects = [f.subject for f in find(findings, codes.SHARED_EQUIPMENT_SUSPECT)]
+    # then starlight is no suspect: their packets never share its output queue
+    assert {"equipment": "starlight"} not in suspects
+    assert suspects[0] == {"equipment": "usl-chi", "interface": "so-1/0/0"}
+
+
+def test_case5_a_link_left_full_by_the_new_traffic_is_the_load_not_the_equipment():
+    # given the Chicago link carrying 6.9 Gb/s of other traffic once CERN->CALTECH starts (3.1 Gb/s left, and
+    # CERN->FNAL's tests get 3.2 Gb/s of it)
+    fnal = path(
+        "CERN", "FNAL", 10e9, FNAL_HOPS, every(30, _fnal), every(5, lambda m: owamp(m, 60.0)), baseline_end_min=120
+    )
+    caltech = path("CERN", "CALTECH", 10e9, CALTECH_HOPS, every(30, lambda m: tcp(m + 5, 2.0e9, rtt_ms=170), start=180))
+    link = iface("usl-chi", "so-1/0/0", 10e9, every(1, lambda m: rate_row(m, 2e8, 4.9e9 if m < 180 else 6.8e9)))
+    findings = run(bundle(fnal, caltech, interfaces=(link,)))
+    # then the link is named as what held the tests, at info, and the elements nobody measured are not suspects
+    [top] = find(findings, codes.SHARED_EQUIPMENT_SUSPECT)
+    assert top.subject == {"equipment": "usl-chi", "interface": "so-1/0/0"} and top.severity == codes.INFO
+    assert top.evidence["verdict"] == "spare" and "far below its capacity" not in top.explanation
+    assert codes.UNEXPLAINED_DEGRADATION not in codes_of(findings)
+
+
 # --------------------------------------------------------------------------- case 6
 def case6_path(udp_lost=5, thr=8.7e7, retransmits=1):
     hops = ("site-a", "oc12-carrier", "site-b")

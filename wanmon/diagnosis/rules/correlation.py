@@ -310,12 +310,18 @@ def _exonerate(
 
 
 def _load_findings(ctx: RuleContext, a: PathAssessment, ep: Episode, trunk_names, carriers) -> list[RuleFinding]:
+    """The load-rise suspects of one degraded path's episode (criterion (2) of ``shared_equipment_suspects``),
+    ranked, from its drop's real start; none without a result at the path's level before the drop."""
     step = _step(a, ep)
     if step is None or a.first_time is None or a.first_time >= step.start or step.last_healthy is None:
         return []  # no result at the path's level before the drop to compare with
     onset = step.start
     candidates = _interface_rise_candidates(ctx, a, step)
     _add_path_rise_candidates(ctx, a, step, ep.end, candidates)
+    if any(c["verdict"] == "spare" for c in candidates.values()):
+        # a port measured full at the time of the tests explains their result: the elements whose load nobody
+        # measured are no suspects beside it
+        candidates = {e: c for e, c in candidates.items() if c["verdict"] == "spare"}
     if not candidates:
         return []
     _exonerate(ctx, a, onset, ep.end, candidates)

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import bisect
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -276,11 +277,21 @@ def _load(r, direction: str | None) -> float:
     return max(r.in_bps or 0.0, r.out_bps or 0.0)
 
 
-def _polls(iface: InterfaceEvidence) -> list[tuple[datetime, float, object]]:
-    """(end, length in seconds, row) of the interface's valid polling intervals (a counter reset and a rate above
-    the speed are no load)."""
+@dataclass(frozen=True)
+class _Polls:
+    """The valid polling intervals of one interface, by end time: ``ends`` (sorted), their ``lengths`` in seconds
+    and ``rows``; read once per interface and rule, searched once per test."""
+
+    ends: tuple[datetime, ...]
+    lengths: tuple[float, ...]
+    rows: tuple
+    longest_s: float
+
+
+def _polls(iface: InterfaceEvidence) -> _Polls:
+    """The interface's valid polling intervals (a counter reset and a rate above the speed are no load)."""
     bad = {d.time for d in iface.discontinuities}
-    out = []
+    ends, lengths, rows = [], [], []
     previous: datetime | None = None
     for r in sorted(iface.rates, key=lambda r: r.time):
         length = r.interval_s or ((r.time - previous).total_seconds() if previous is not None else None)
@@ -289,8 +300,24 @@ def _polls(iface: InterfaceEvidence) -> list[tuple[datetime, float, object]]:
             continue
         if iface.speed_bps and max(r.in_bps or 0.0, r.out_bps or 0.0) > k.IMPLAUSIBLE_UTILISATION * iface.speed_bps:
             continue
-        out.append((r.time, float(length), r))
-    return out
+        ends.append(r.time)
+        lengths.append(float(length))
+        rows.append(r)
+    return _Polls(tuple(ends), tuple(lengths), tuple(rows), max(lengths, default=0.0))
+
+
+def _covering_load(polls: _Polls, start: datetime, end: datetime, direction: str | None) -> tuple[float, float] | None:
+    """Mean load of the polls whose intervals (end - length, end] meet [start, end], and the seconds they span."""
+    span = total = 0.0
+    horizon = end + timedelta(seconds=polls.longest_s)
+    for i in range(bisect.bisect_left(polls.ends, start), len(polls.ends)):
+        t = polls.ends[i]
+        if t > horizon:
+            break
+        if t - timedelta(seconds=polls.lengths[i]) <= end:
+            span += polls.lengths[i]
+            total += polls.lengths[i] * _load(polls.rows[i], direction)
+    return (total / span, span) if span else None
 
 
 def load_during_bps(
@@ -301,15 +328,13 @@ def load_during_bps(
     A 10-second test is judged by the polls it ran in (one or two minute polls, or the 5-minute buckets the
     cycle keeps before its last half hour), not by an average over hours of diurnal load.
     """
-    covering = [
-        (length, _load(r, direction))
-        for t, length, r in _polls(iface)
-        if t >= start and t - timedelta(seconds=length) <= end
-    ]
-    if not covering:
-        return None
-    span = sum(length for length, _ in covering)
-    return sum(length * load for length, load in covering) / span, span
+    return _covering_load(_polls(iface), start, end, direction)
+
+
+def _test_load(polls: _Polls, test: ThroughputTest, direction: str | None) -> float | None:
+    duration_s = test.duration_s or k.LOAD_TEST_DEFAULT_DURATION_S
+    load = _covering_load(polls, test.time, test.time + timedelta(seconds=duration_s), direction)
+    return load[0] if load is not None else None
 
 
 def load_at_test_bps(iface: InterfaceEvidence, test: ThroughputTest, direction: str | None = None) -> float | None:
@@ -319,9 +344,7 @@ def load_at_test_bps(iface: InterfaceEvidence, test: ThroughputTest, direction: 
     as other traffic only makes the capacity left to the path look smaller and a rise look smaller (quieter, never
     a false suspect).
     """
-    duration_s = test.duration_s or k.LOAD_TEST_DEFAULT_DURATION_S
-    load = load_during_bps(iface, test.time, test.time + timedelta(seconds=duration_s), direction)
-    return load[0] if load is not None else None
+    return _test_load(_polls(iface), test, direction)
 
 
 def load_verdict(test_bps: float, level_before_bps: float, spare_bps: float | None) -> str | None:
@@ -354,16 +377,17 @@ def interface_load_rise(iface: InterfaceEvidence, step: DropStep, direction: str
     starts; a load that ramps up over hours, as every morning, does not start with a drop.  With it the capacity
     the other traffic left the lower tests (``spare_bps``).
     """
-    before = [v for v in (load_at_test_bps(iface, t, direction) for t in step.before) if v is not None]
-    after = [v for v in (load_at_test_bps(iface, t, direction) for t in step.after) if v is not None]
+    polls = _polls(iface)
+    before = [v for v in (_test_load(polls, t, direction) for t in step.before) if v is not None]
+    after = [v for v in (_test_load(polls, t, direction) for t in step.after) if v is not None]
     if not before or not after:
         return None
     before_bps, after_bps = statistics.median(before), statistics.median(after)
     rise = after_bps - before_bps
     if rise < max(k.LOAD_RISE_MIN_BPS, k.LOAD_RISE_MIN_FRACTION * (iface.speed_bps or 0.0)):
         return None
-    last = load_at_test_bps(iface, step.last_healthy, direction) if step.last_healthy is not None else None
-    first = load_at_test_bps(iface, step.after[0], direction)
+    last = _test_load(polls, step.last_healthy, direction) if step.last_healthy is not None else None
+    first = _test_load(polls, step.after[0], direction)
     if last is None:
         last = before[-1]
     step_bps = (first - last) if first is not None else None
@@ -387,7 +411,8 @@ def spare_at_tests_bps(
     polls covering them)."""
     if not iface.speed_bps:
         return None
-    others = [v for v in (load_at_test_bps(iface, t, direction) for t in tests) if v is not None]
+    polls = _polls(iface)
+    others = [v for v in (_test_load(polls, t, direction) for t in tests) if v is not None]
     return max(iface.speed_bps - statistics.median(others), 0.0) if others else None
 
 
@@ -400,14 +425,15 @@ def bundle_load_rise(members: Sequence[InterfaceEvidence], step: DropStep) -> fl
     other traffic arrived.
     """
 
+    polls = [_polls(m) for m in members]
+
     def aggregate(tests: Sequence[ThroughputTest]) -> float | None:
         sums = []
         for t in tests:
-            end = t.time + timedelta(seconds=t.duration_s or k.LOAD_TEST_DEFAULT_DURATION_S)
-            loads = [load_during_bps(m, t.time, end) for m in members]
+            loads = [_test_load(p, t, None) for p in polls]
             if any(v is None for v in loads):
                 continue
-            sums.append(sum(v[0] for v in loads if v is not None))
+            sums.append(sum(v for v in loads if v is not None))
         return statistics.median(sums) if sums else None
 
     before, after = aggregate(step.before), aggregate(step.after)

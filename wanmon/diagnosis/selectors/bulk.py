@@ -18,6 +18,7 @@ from wanmon.diagnosis.evidence import (
     PathEvidence,
 )
 from wanmon.diagnosis.selectors.baselines import baselines_cached
+from wanmon.diagnosis.selectors.before_window import host_tcp_before, traceroutes_before, with_last_before
 from wanmon.diagnosis.selectors.common import (
     direction_records,
     host_tcp_list,
@@ -80,6 +81,7 @@ def evidence_bundle_for_paths(
     tests = direction_records(THROUGHPUT_TESTS, window_start, now, keys)
     o_window = owamp_bucketed(keys, window_start, now, WINDOW_BUCKET_S)
     r_window = direction_records(TRACEROUTES, window_start, now, keys)
+    r_before = traceroutes_before(keys, window_start, baseline_start)
     baselines = baselines_cached(keys, baseline_start, baseline_end)
 
     paths: list[PathEvidence] = []
@@ -99,7 +101,8 @@ def evidence_bundle_for_paths(
                 hops=tuple(label for label, _ in hops[r["id"]]),
                 throughput_tests=tuple(t for t in t_all if t.time >= window_start),
                 owamp_tests=tuple(o_window.get(key, [])),
-                traceroutes=tuple(r_window.get(key, [])),
+                # the last traceroute before the window first: slower than the window, it says the route before it
+                traceroutes=tuple(([r_before[key]] if key in r_before else []) + r_window.get(key, [])),
                 baseline=baseline,
             )
         )
@@ -139,7 +142,14 @@ def evidence_bundle_for_paths(
     return EvidenceBundle(
         paths=tuple(paths),
         window_start=window_start,
-        hosts=tuple(h for h in host_tcp_list(window_start, now, known) if unpathed_interfaces or h.site in site_codes),
+        hosts=tuple(
+            h
+            for h in with_last_before(
+                host_tcp_list(window_start, now, known),
+                host_tcp_before([(x.site_id, x.name) for x in hosts], window_start, baseline_start, known),
+            )
+            if unpathed_interfaces or h.site in site_codes
+        ),
         maintenance=tuple(maintenance_windows_overlapping(window_start, now)),
         agent_schedules=tuple(_agent_schedules_of(keys, window_start, now)) + _DECLARED_SCHEDULES.get(),
         **inventory_evidence(

@@ -19,10 +19,9 @@ from wanmon.diagnosis.evidence import (
     InterfaceRate,
     InterfaceStatus,
     OwampTest,
-    TracerouteObservation,
 )
 from wanmon.diagnosis.selectors.common import DIRECTIONS_CTE, counter_discontinuities, pairs_params, sql_rows
-from wanmon.diagnosis.selectors.records import interface_rate_of, owamp_test_of, traceroute_of
+from wanmon.diagnosis.selectors.records import interface_rate_of, owamp_test_of
 from wanmon.measurements.selectors import weighted_mean_sql
 
 WINDOW_BUCKET_S = 300  # window: 72 buckets in 6 hours
@@ -60,19 +59,20 @@ def owamp_bucketed(keys: list[tuple[int, int]], start: datetime, end: datetime, 
     return out
 
 
-def last_traceroutes(keys: list[tuple[int, int]], start: datetime, end: datetime):
-    """The last traceroute of each of these path directions in [start, end] (all a baseline summary keeps)."""
-    out: dict[tuple[int, int], TracerouteObservation] = {}
+def routes_of_period(keys: list[tuple[int, int]], start: datetime, end: datetime):
+    """The hop lists the traceroutes of each of these path directions saw in [start, end], each with the last time
+    it was seen (all a baseline summary keeps: its last route and the routes it knows, ``evidence.routes_seen``)."""
+    out: dict[tuple[int, int], list[tuple[datetime, tuple[str | None, ...]]]] = defaultdict(list)
     if not keys:
         return out
     for r in sql_rows(
         f"""{DIRECTIONS_CTE}
-           SELECT DISTINCT ON (t.src_id, t.dst_id) t.id, t.time, t.src_id, t.dst_id, t.hops, t.pmtu_bytes
+           SELECT t.src_id, t.dst_id, t.hops, max(t.time) AS time
            FROM measurements_traceroute t JOIN k ON k.src_id = t.src_id AND k.dst_id = t.dst_id
-           WHERE t.time >= %s AND t.time <= %s AND t.error IS NULL ORDER BY t.src_id, t.dst_id, t.time DESC""",
+           WHERE t.time >= %s AND t.time <= %s AND t.error IS NULL GROUP BY t.src_id, t.dst_id, t.hops""",
         [*pairs_params(keys), start, end],
     ):
-        out[(r["src_id"], r["dst_id"])] = traceroute_of(r)
+        out[(r["src_id"], r["dst_id"])].append((r["time"], tuple(r["hops"])))
     return out
 
 

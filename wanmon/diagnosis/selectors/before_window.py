@@ -1,21 +1,22 @@
 """Evidence slower than the window: the last value of each slow kind before the window starts.
 
-Host settings arrive every 6 h, traceroutes (with their path MTU) every 30 min to 6 h: a 6-hour window often holds
-none of them, and a rule reading only the window would find, lose and find again the same host tuning, route or
-MTU as the window slides past each report (docs/diagnosis.md, "One road"). So the shard also reads, per path
-direction and per host, the last report before the window, within the baseline period; the rules see its time
-and give its age in their evidence. One statement per kind whatever the number of paths or hosts, each an index
-probe per direction or host (``measurements_traceroute_path_time``, ``measurements_hosttcp_site_time``), never a
-scan of the period.
+Host settings arrive every 6 h, traceroutes (with their path MTU) every 30 min to 6 h, TCP tests every 1 to 6 h at
+scale: a 6-hour window often holds none of them, or one where a rule needs two, and a rule reading only the window
+would find, lose and find again the same host tuning, route, MTU or window limit as the window slides past each
+report (docs/diagnosis.md, "One road"). So the shard also reads, per path direction and per host, the last report
+before the window, within the baseline period; the rules see its time and give its age in their evidence. One
+statement per kind whatever the number of paths or hosts, each an index probe per direction or host
+(``measurements_traceroute_path_time``, ``measurements_throughputtest_path_time``,
+``measurements_hosttcp_site_time``), never a scan of the period.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from wanmon.diagnosis.evidence import HostTcpEvidence, TracerouteObservation
+from wanmon.diagnosis.evidence import HostTcpEvidence, ThroughputTest, TracerouteObservation
 from wanmon.diagnosis.selectors.common import DIRECTIONS_CTE, host_tcp_of, pairs_params, sql_rows
-from wanmon.diagnosis.selectors.records import traceroute_of
+from wanmon.diagnosis.selectors.records import THROUGHPUT_TESTS, traceroute_of
 
 
 def traceroutes_before(
@@ -33,6 +34,24 @@ def traceroutes_before(
         [*pairs_params(keys), since, before],
     )
     return {(r["src_id"], r["dst_id"]): traceroute_of(r) for r in rows}
+
+
+def throughput_before(
+    keys: list[tuple[int, int]], before: datetime, since: datetime
+) -> dict[tuple[int, int], ThroughputTest]:
+    """The last completed TCP test of each of these path directions in [since, before)."""
+    if not keys:
+        return {}
+    rows = sql_rows(
+        f"""{DIRECTIONS_CTE}
+            SELECT k.src_id, k.dst_id, x.* FROM k CROSS JOIN LATERAL (
+                SELECT t.id, t.time, {THROUGHPUT_TESTS.columns} FROM {THROUGHPUT_TESTS.name} t
+                WHERE t.src_id = k.src_id AND t.dst_id = k.dst_id AND t.time >= %s AND t.time < %s
+                  AND t.protocol = 'tcp' AND t.error IS NULL AND t.throughput_bps > 0
+                ORDER BY t.time DESC LIMIT 1) x""",
+        [*pairs_params(keys), since, before],
+    )
+    return {(r["src_id"], r["dst_id"]): THROUGHPUT_TESTS.record_of(r) for r in rows}
 
 
 def host_tcp_before(

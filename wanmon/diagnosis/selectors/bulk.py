@@ -18,7 +18,12 @@ from wanmon.diagnosis.evidence import (
     PathEvidence,
 )
 from wanmon.diagnosis.selectors.baselines import baselines_cached
-from wanmon.diagnosis.selectors.before_window import host_tcp_before, traceroutes_before, with_last_before
+from wanmon.diagnosis.selectors.before_window import (
+    host_tcp_before,
+    throughput_before,
+    traceroutes_before,
+    with_last_before,
+)
 from wanmon.diagnosis.selectors.common import (
     direction_records,
     host_tcp_list,
@@ -82,6 +87,7 @@ def evidence_bundle_for_paths(
     o_window = owamp_bucketed(keys, window_start, now, WINDOW_BUCKET_S)
     r_window = direction_records(TRACEROUTES, window_start, now, keys)
     r_before = traceroutes_before(keys, window_start, baseline_start)
+    t_before = throughput_before(keys, window_start, baseline_start)
     baselines = baselines_cached(keys, baseline_start, baseline_end)
 
     paths: list[PathEvidence] = []
@@ -99,7 +105,7 @@ def evidence_bundle_for_paths(
                 dst=r["dst"],
                 capacity_bps=bps_from_mbps(r["capacity_mbps"]) or 0.0,
                 hops=tuple(label for label, _ in hops[r["id"]]),
-                throughput_tests=tuple(t for t in t_all if t.time >= window_start),
+                throughput_tests=tuple(([t_before[key]] if key in t_before else []) + t_all),
                 owamp_tests=tuple(o_window.get(key, [])),
                 # the last traceroute before the window first: slower than the window, it says the route before it
                 traceroutes=tuple(([r_before[key]] if key in r_before else []) + r_window.get(key, [])),

@@ -1,7 +1,7 @@
 """What must not change as the window slides, on production's road (docs/diagnosis.md, "One road"): two small
 noisy meshes replayed through the cycle at their shortest test interval, each over a few hours.
 
-- ECMP: CERN<->FZK whose traceroutes alternate every 30 minutes between Frankfurt's two equal-cost routers, and a
+- ECMP: CERN<->FZK whose traceroutes alternate hourly between Frankfurt's two equal-cost routers, and a
   drop on CERN->FZK that the route has nothing to do with: the route "changes" are shown, at info, never as a
   warning (DIAGNOSIS.md section 4: ECMP alternation is normal).
 - Slow evidence and explanations that last: host settings reported once a day (too small buffers at CNAF) and a
@@ -26,13 +26,13 @@ pytestmark = pytest.mark.django_db
 
 _MESH = MeshSpec(
     name="window-slides",
-    description="CERN, FZK and CNAF on 10G, jumbo frames; owamp hourly, tests every 2 h, traceroutes every 30 min.",
+    description="CERN, FZK and CNAF on 10G, jumbo frames; owamp hourly, tests every 2 h, traceroutes hourly.",
     sites=("CERN", "FZK", "CNAF"),
     seed=2611,
     capacity_mbps=10_000,
     days=1.5,
     tcp_interval_h=2.0,
-    traceroute_interval_h=0.5,
+    traceroute_interval_h=1.0,
 )
 ECMP = FaultyCase(
     "window-slides-ecmp",

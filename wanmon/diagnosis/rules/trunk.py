@@ -363,7 +363,8 @@ def _member_down_finding(
     left_bps = sum(m.speed_bps or 0.0 for m in left)
     load_bps = _load_bps(ctx, left, start, until) if left else 0.0
     before = start - timedelta(seconds=k.TRUNK_BIN_S)
-    offered_bps = _load_bps(ctx, end_members, before, start) if before >= ctx.bundle.window_start else 0.0
+    opened = ctx.bundle.window_start
+    offered_bps = _load_bps(ctx, end_members, before, start) if opened is not None and before >= opened else 0.0
     congested = any(
         f.code == codes.LINK_CONGESTION
         and f"{f.subject.get('equipment')}:{f.subject.get('interface')}" in {m.name for m in left}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.diagnosis.builders import NOW, MiB, at, bundle, every, iface, path, rate_row, tcp
-from wanmon.diagnosis import codes
+from wanmon.diagnosis import codes, text
 from wanmon.diagnosis.evidence import InterfaceStatus, MaintenanceEvidence, TrunkEvidence
 from wanmon.diagnosis.registry import rule_context
 from wanmon.diagnosis.rules.trunk import trunk_imbalance
@@ -60,6 +60,7 @@ def test_a_member_down_is_its_own_finding_naming_the_member_its_bundle_and_the_c
     # then one finding about the member, not a hashing imbalance of the bundle
     assert f.code == codes.TRUNK_IMBALANCE
     assert f.subject == {"trunk": "ral-lag", "member": MEMBER}
+    assert text.subject_label(f.subject) == "ral-lag/uk-lon:ge-1/0/1"
     assert f.summary == "ral-lag: member uk-lon:ge-1/0/1 down since 08:05, 1 of 2 Gb/s left"
     assert f.start == at(125) and f.end == NOW
     down = f.evidence["member_down"]

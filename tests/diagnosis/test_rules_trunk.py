@@ -93,6 +93,8 @@ def test_a_member_back_in_service_is_reported_with_its_outage():
     [f] = trunk_imbalance(lag(member_down_from(125, until=200)))
     assert f.summary == "ral-lag: member uk-lon:ge-1/0/1 down from 08:05 to 09:20, 1 of 2 Gb/s left"
     assert not f.evidence["member_down"]["ongoing"]
+    # back in service: shown while the window holds it, nothing left to do
+    assert f.severity == codes.INFO
 
 
 def test_one_poll_down_is_a_flap_not_a_member_down():

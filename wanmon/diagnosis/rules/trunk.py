@@ -395,9 +395,13 @@ def _member_down_finding(
         "degraded_paths": degraded,
         "work": {"reference": overran.reference, "end": overran.end} if overran else None,
     }
+    if end is not None:
+        severity = codes.INFO  # back in service: worth knowing while the window holds it, nothing left to do
+    else:
+        severity = codes.CRITICAL if overloaded or degraded else codes.WARNING
     return finding(
         codes.TRUNK_IMBALANCE,
-        severity=codes.CRITICAL if overloaded or degraded else codes.WARNING,
+        severity=severity,
         subject={"trunk": trunk.name, "member": member.name},
         start=start,
         end=until,
@@ -498,7 +502,7 @@ def trunk_imbalance(ctx: RuleContext) -> list[RuleFinding]:
     says what is left of the bundle at the member's end; critical when the traffic no longer fits (the load
     carried since, or offered in the half hour before, reaches CONGESTION_UTILISATION of what is left, or a
     member left is congested) or a path across the bundle degrades meanwhile, else a warning: the paths are
-    still up (not PATH_DOWN) but the redundancy is gone.
+    still up (not PATH_DOWN) but the redundancy is gone; info once the member is back in service.
     """
     out: list[RuleFinding] = []
     for trunk in ctx.bundle.trunks:

@@ -166,3 +166,18 @@ def test_a_hashing_fault_on_the_members_in_service_is_still_found_beside_a_membe
     hashing = found[(("trunk", "ral-lag"),)].evidence["member_utilisation"]
     assert set(hashing["utilisation"]) == {"uk-lon:ge-1/0/0", "uk-lon:ge-1/0/1"}
     assert found[(("member", "uk-lon:ge-1/0/2"), ("trunk", "ral-lag"))].summary.endswith("2 of 3 Gb/s left")
+
+
+def test_a_member_shut_for_outage_work_that_slows_the_path_is_explained_not_alerted():
+    # given ge-1/0/1 shut 08:05-09:20 for announced outage work on it, and CERN->RAL slowed meanwhile
+    from tests.diagnosis.builders import run
+
+    work = MaintenanceEvidence("JANET-CHG-9", at(120), at(210), "outage", (MEMBER,))
+    tests = every(10, lambda m: tcp(m, 2.5e8 if 125 <= m < 200 else 8.8e8, window_bytes=4 * MiB, rtt_ms=8.0))
+    first, second = member_down_from(125, until=200)
+    p = path("CERN", "RAL", 2e9, RAL, tests, baseline_end_min=120)
+    findings = run(bundle(p, trunks=(TrunkEvidence("ral-lag", (first, second)),), maintenance=(work,)))
+    # then the work explains it, shown as info, and nothing about the bundle pages anyone
+    assert codes.MAINTENANCE_EXPLAINED in {f.code for f in findings}
+    assert [f for f in findings if f.code == codes.TRUNK_IMBALANCE] == []
+    assert all(f.severity == codes.INFO for f in findings), [(f.code, f.severity, f.summary) for f in findings]

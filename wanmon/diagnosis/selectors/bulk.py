@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import replace
 from datetime import datetime
 
 from django.db import connection
@@ -32,7 +33,7 @@ from wanmon.diagnosis.selectors.common import (
     sql_rows,
 )
 from wanmon.diagnosis.selectors.records import THROUGHPUT_TESTS, TRACEROUTES
-from wanmon.diagnosis.selectors.series import WINDOW_BUCKET_S, interfaces_bulk, owamp_bucketed
+from wanmon.diagnosis.selectors.series import WINDOW_BUCKET_S, interfaces_bulk, owamp_bucketed, status_before
 from wanmon.inventory.models import Equipment, Host, Trunk
 
 # Schedules that a scenario file declares for its agents (docs/scenario-format.md, ``agents``): what the agents of a
@@ -138,6 +139,9 @@ def evidence_bundle_for_paths(
     member_ids = {m.id for t in trunks for m in t.members.all()}
     interface_ids |= member_ids
     ifaces = interfaces_bulk(interface_ids, window_start, now, raw_ids=member_ids, bucket_s=WINDOW_BUCKET_S)
+    # a trunk member down since before the window is down since the day it went down, not since the window's edge
+    for i, before in status_before(member_ids & ifaces.keys(), window_start).items():
+        ifaces[i] = replace(ifaces[i], status=(*before, *ifaces[i].status))
     site_codes = {p.src for p in paths} | {p.dst for p in paths}
     hosts_qs = Host.objects.select_related("site")
     if not unpathed_interfaces:

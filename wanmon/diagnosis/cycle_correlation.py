@@ -49,14 +49,14 @@ from wanmon.diagnosis.rules.correlation import (
     _shared_finding,
 )
 from wanmon.diagnosis.rules.maintenance import EXPLAINABLE, _explains_finding, apply_explanations
-from wanmon.diagnosis.shared_elements import DegradedPath, PathRoute, rank_shared_elements
+from wanmon.diagnosis.shared_elements import DegradedPath, PathRoute, hop_elements, rank_shared_elements
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)
 #: Observations of a kind closer than this are one span: every period the rule asks "measured then?" about is at
 #: least as long (the episodes' period widened by CORRELATION_SLACK_S on each side), so a span it overlaps holds
 #: an observation inside it, and the answer read from spans is the rule's own.
-_SPAN_GAP_US = int(2 * k.CORRELATION_SLACK_S * 1_000_000)
+_SPAN_GAP = timedelta(seconds=2 * k.CORRELATION_SLACK_S)
 
 
 def _us(t: datetime) -> int:
@@ -117,19 +117,20 @@ class VerdictPath:
 
 # --------------------------------------------------------------------------- a shard's verdicts
 def _spans(observations) -> dict[str, list[list[int]]]:
-    times: dict[str, list[int]] = {}
+    """When each measurement kind saw the path: its observations joined into spans (gaps up to _SPAN_GAP)."""
+    times: dict[str, list[datetime]] = {}
     for o in observations:
-        times.setdefault(o.kind, []).append(_us(o.time))
+        times.setdefault(o.kind, []).append(o.time)
     out: dict[str, list[list[int]]] = {}
     for kind, ts in sorted(times.items()):
         ts.sort()
         spans = [[ts[0], ts[0]]]
         for t in ts[1:]:
-            if t - spans[-1][1] <= _SPAN_GAP_US:
+            if t - spans[-1][1] <= _SPAN_GAP:
                 spans[-1][1] = t
             else:
                 spans.append([t, t])
-        out[kind] = spans
+        out[kind] = [[_us(first), _us(last)] for first, last in spans]
     return out
 
 
@@ -239,6 +240,11 @@ def shard_findings(found: Iterable[RuleFinding]) -> list[RuleFinding]:
 
 
 # --------------------------------------------------------------------------- the cycle's stage
+def _crosses(hops: Iterable[str], elements: set[str]) -> bool:
+    """Whether a hop, or the equipment of an interface hop, is one of ``elements`` (as ``hop_elements`` names them)."""
+    return any(h in elements or h.partition(":")[0] in elements for h in hops)
+
+
 def _healthy(
     paths: Sequence[VerdictPath], start: datetime, end: datetime, exclude: set[str], kinds: set[str]
 ) -> list[VerdictPath]:
@@ -323,7 +329,11 @@ def cycle_suspects(
     out: list[RuleFinding] = []
     in_cluster: set[tuple[str, datetime]] = set()
     if clusters:
-        everyone = sorted([*paths, *(VerdictPath.of(v) for v in healthy())], key=lambda p: (p.src, p.dst))
+        # only a healthy path crossing an element of a cluster's paths weighs on its ranking: the others (most of a
+        # large mesh) are left out before it
+        near = set().union(*(hop_elements(ep.hops) for cluster in clusters for _, ep in cluster))
+        others = [VerdictPath.of(v) for v in healthy() if _crosses(v["hops"], near)]
+        everyone = sorted([*paths, *others], key=lambda p: (p.src, p.dst))
         carriers = {c for s in shards for c in s.get("carriers", ())}
         corroboration = _merged_corroboration(shards)
         for cluster in clusters:
@@ -332,7 +342,12 @@ def cycle_suspects(
             end = max(ep.end for _, ep in cluster)
             degraded = [DegradedPath(p.src, p.dst, ep.start, ep.end, ep.hops) for p, ep in cluster]
             kinds = {kind for _, ep in cluster for kind in ep.kinds}
-            routes = [PathRoute(h.src, h.dst, h.hops) for h in _healthy(everyone, start, end, keys, kinds)]
+            shared = set().union(*(hop_elements(ep.hops) for _, ep in cluster))
+            routes = [
+                PathRoute(h.src, h.dst, h.hops)
+                for h in _healthy(everyone, start, end, keys, kinds)
+                if _crosses(h.hops, shared)
+            ]
             ranked = rank_shared_elements(degraded, routes, carriers, corroboration)
             in_cluster.update((p.key, ep.start) for p, ep in cluster)
             out += [_shared_finding(s, cluster, start, end, ranked, set(trunks)) for s in ranked]

@@ -18,6 +18,9 @@ Celery workers take, and each shard is evaluated and stored in one transaction.
 * **Findings.** A shard opens and updates what it finds and resolves the findings of its own path directions that
   it no longer finds. A finding on an element (interface, equipment, trunk, host) may be seen by several shards:
   it is resolved only when a whole cycle closes (every shard done) without anyone seeing it.
+* **Correlation.** SHARED_EQUIPMENT_SUSPECT is ranked once per cycle over every shard's paths: a shard stores the
+  verdicts its correlation rule worked from instead of its findings, and the shard that closes the cycle ranks them
+  all (``correlation_stage``).
 """
 
 from __future__ import annotations

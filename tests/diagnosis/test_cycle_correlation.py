@@ -16,7 +16,7 @@ from tests.diagnosis.test_case_studies import case1_bundle, case5_bundle
 from wanmon.diagnosis import codes, engine
 from wanmon.diagnosis.cycle_correlation import VerdictRecorder, cycle_suspects, shard_findings
 from wanmon.diagnosis.evidence import EvidenceBundle, RuleFinding
-from wanmon.diagnosis.models import DiagnosisCycle
+from wanmon.diagnosis.models import DiagnosisCycle, ShardCorrelation
 from wanmon.diagnosis.replay import scenario_load, scenario_replay
 from wanmon.diagnosis.shards import shards_partition
 
@@ -95,6 +95,7 @@ def test_on_the_cycle_a_routers_degraded_paths_in_different_shards_rank_it_first
 
     def count_shards(at) -> None:
         shards.append(DiagnosisCycle.objects.get(at=at).shards)
+        assert not ShardCorrelation.objects.exists()  # a closed cycle's verdicts are deleted once ranked
 
     split = scenario_replay(scenario, step=STEP, after_step=count_shards)
     assert min(shards) >= 3
@@ -105,3 +106,22 @@ def test_on_the_cycle_a_routers_degraded_paths_in_different_shards_rank_it_first
         ({"equipment": "geant-gva", "interface": "xe-1/0/0"}, ["CNAF->CERN", "FZK->CERN"], codes.CRITICAL)
     ]
     assert split.problems == []
+
+
+def test_when_a_kind_measured_a_path_is_kept_as_spans_that_answer_as_the_observations_would():
+    from types import SimpleNamespace
+
+    from tests.diagnosis.builders import at
+    from wanmon.diagnosis.cycle_correlation import VerdictPath, _spans
+
+    # tcp at 0, 50 and 200 min (two spans: 50 -> 200 is more than twice the 30 min slack), owamp every 5 min
+    obs = [SimpleNamespace(kind="tcp", time=at(m)) for m in (0, 50, 200)]
+    obs += [SimpleNamespace(kind="owamp", time=at(m)) for m in range(0, 360, 5)]
+    spans = _spans(obs)
+    assert len(spans["tcp"]) == 2 and len(spans["owamp"]) == 1
+    p = VerdictPath("A", "B", ("a", "b"), spans)
+    # every period the rule asks about is at least an hour (the episodes' span widened by 30 min each side)
+    for lo, hi in [(60, 120), (80, 140), (55, 195), (-30, 30), (190, 250), (210, 330)]:
+        expected = any(lo <= m <= hi for m in (0, 50, 200))
+        assert p.measured(at(lo), at(hi), {"tcp"}) is expected, (lo, hi)
+    assert p.measured(at(60), at(120), {"owamp"}) and not p.measured(at(60), at(120), {"udp"})

@@ -42,13 +42,13 @@ from wanmon.diagnosis.evidence import (
 )
 from wanmon.diagnosis.registry import RULES, Rule
 from wanmon.diagnosis.rules.correlation import (
-    _carrier_elements,
-    _clusters,
-    _corroboration,
-    _effective_hops,
-    _shared_finding,
+    carrier_element_names,
+    corroborating_findings,
+    effective_hops,
+    episode_clusters,
+    shared_finding,
 )
-from wanmon.diagnosis.rules.maintenance import EXPLAINABLE, _explains_finding, apply_explanations
+from wanmon.diagnosis.rules.maintenance import EXPLAINABLE, apply_explanations, explains_finding
 from wanmon.diagnosis.shared_elements import DegradedPath, PathRoute, hop_elements, rank_shared_elements
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -189,7 +189,7 @@ def shard_verdicts(ctx: RuleContext, found: Iterable[RuleFinding]) -> dict[str, 
                 "start": _us(ep.start),
                 "end": _us(ep.end),
                 "kinds": list(ep.kinds),
-                "hops": list(_effective_hops(a, ep.start, ep.end)),
+                "hops": list(effective_hops(a, ep.start, ep.end)),
             }
             for ep in a.episodes
         ]
@@ -204,8 +204,8 @@ def shard_verdicts(ctx: RuleContext, found: Iterable[RuleFinding]) -> dict[str, 
         "degraded": {
             "order": list(first),
             "paths": degraded,
-            "corroboration": _corroboration(ctx),
-            "carriers": sorted(_carrier_elements(ctx)),
+            "corroboration": corroborating_findings(ctx),
+            "carriers": sorted(carrier_element_names(ctx)),
             "trunks": {t.name: [m.name for m in t.members] for t in ctx.bundle.trunks},
             "load": load,
         },
@@ -275,7 +275,7 @@ def _maintenance_explained(
 ) -> list[RuleFinding]:
     """The maintenance rule's marks on the stage's findings: the first window that explains one (its element, or
     the element's equipment, under work that affects traffic, during the finding) makes it info, explained by
-    the window (``rules.maintenance._explains_finding``, ``apply_explanations``)."""
+    the window (``rules.maintenance.explains_finding``, ``apply_explanations``)."""
     if not windows:
         return found
     bundle = EvidenceBundle(
@@ -290,7 +290,7 @@ def _maintenance_explained(
         if f.code not in EXPLAINABLE:
             continue
         for w in windows:
-            if _explains_finding(w, f, bundle):
+            if explains_finding(w, f, bundle):
                 notes.append(
                     RuleFinding(
                         code=codes.MAINTENANCE_EXPLAINED,
@@ -322,7 +322,7 @@ def cycle_suspects(
     shards = sorted(shards, key=lambda s: tuple(s.get("order", ())))  # as the workers finished: any order
     paths = sorted((VerdictPath.of(v) for s in shards for v in s.get("paths", ())), key=lambda p: (p.src, p.dst))
     items = [(p, ep) for p in paths for ep in p.episodes if not ep.maintenance]
-    clusters = [c for c in _clusters(items) if len({frozenset((p.src, p.dst)) for p, _ in c}) >= 2]
+    clusters = [c for c in episode_clusters(items) if len({frozenset((p.src, p.dst)) for p, _ in c}) >= 2]
     trunks: dict[str, list[str]] = {}
     for s in shards:
         trunks.update(s.get("trunks", {}))
@@ -350,7 +350,7 @@ def cycle_suspects(
             ]
             ranked = rank_shared_elements(degraded, routes, carriers, corroboration)
             in_cluster.update((p.key, ep.start) for p, ep in cluster)
-            out += [_shared_finding(s, cluster, start, end, ranked, set(trunks)) for s in ranked]
+            out += [shared_finding(s, cluster, start, end, ranked, set(trunks)) for s in ranked]
     order = {p.key: (p.src, p.dst) for p in paths}
     load = [_finding_of(f) for s in shards for f in s.get("load", ())]
     load.sort(key=lambda f: order.get(f.evidence["degraded_path"], ("", "")))

@@ -45,7 +45,7 @@ def _degraded_episodes(ctx: RuleContext) -> list[tuple[PathAssessment, Episode]]
     return out
 
 
-def _clusters(items: list[tuple[PathAssessment, Episode]]) -> list[list[tuple[PathAssessment, Episode]]]:
+def episode_clusters(items: list[tuple[PathAssessment, Episode]]) -> list[list[tuple[PathAssessment, Episode]]]:
     items = sorted(items, key=lambda x: x[1].start)
     clusters: list[list[tuple[PathAssessment, Episode]]] = []
     end: datetime | None = None
@@ -81,7 +81,7 @@ def _healthy(
     return out
 
 
-def _effective_hops(a: PathAssessment, start: datetime, end: datetime) -> tuple[str, ...]:
+def effective_hops(a: PathAssessment, start: datetime, end: datetime) -> tuple[str, ...]:
     """Inventory hops, plus equipment a traceroute showed during the period (a changed route counts)."""
     hops = list(a.path.hops)
     known = {base_equipment(h) for h in hops}
@@ -94,7 +94,7 @@ def _effective_hops(a: PathAssessment, start: datetime, end: datetime) -> tuple[
     return tuple(hops)
 
 
-def _corroboration(ctx: RuleContext) -> dict[str, list[str]]:
+def corroborating_findings(ctx: RuleContext) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for f in ctx.findings:
         if f.code in (codes.INTERFACE_ERRORS, codes.LINK_CONGESTION) and "equipment" in f.subject:
@@ -105,7 +105,7 @@ def _corroboration(ctx: RuleContext) -> dict[str, list[str]]:
     return out
 
 
-def _carrier_elements(ctx: RuleContext) -> set[str]:
+def carrier_element_names(ctx: RuleContext) -> set[str]:
     return {e.name for e in ctx.bundle.equipment if e.carrier and not e.site}
 
 
@@ -134,18 +134,18 @@ def shared_equipment_suspects(ctx: RuleContext) -> list[RuleFinding]:
     through it rises, even far below the link capacity (SC1 CERN-FNAL).
     """
     out: list[RuleFinding] = []
-    corroboration = _corroboration(ctx)
-    carriers = _carrier_elements(ctx)
+    corroboration = corroborating_findings(ctx)
+    carriers = carrier_element_names(ctx)
     trunk_names = ctx.trunk_names
     in_cluster: set[tuple[str, datetime]] = set()
-    for cluster in _clusters(_degraded_episodes(ctx)):
+    for cluster in episode_clusters(_degraded_episodes(ctx)):
         keys = {a.key for a, _ in cluster}
         if len({frozenset((a.path.src, a.path.dst)) for a, _ in cluster}) < 2:
             continue
         start = min(ep.start for _, ep in cluster)
         end = max(ep.end for _, ep in cluster)
         degraded = [
-            DegradedPath(a.path.src, a.path.dst, ep.start, ep.end, _effective_hops(a, ep.start, ep.end))
+            DegradedPath(a.path.src, a.path.dst, ep.start, ep.end, effective_hops(a, ep.start, ep.end))
             for a, ep in cluster
         ]
         kinds = {kind for _, ep in cluster for kind in ep.kinds}
@@ -154,7 +154,7 @@ def shared_equipment_suspects(ctx: RuleContext) -> list[RuleFinding]:
         for a, ep in cluster:
             in_cluster.add((a.key, ep.start))
         for s in ranked:
-            out.append(_shared_finding(s, cluster, start, end, ranked, trunk_names))
+            out.append(shared_finding(s, cluster, start, end, ranked, trunk_names))
     for a, ep in _degraded_episodes(ctx):
         if (a.key, ep.start) in in_cluster:
             continue
@@ -162,7 +162,7 @@ def shared_equipment_suspects(ctx: RuleContext) -> list[RuleFinding]:
     return out
 
 
-def _shared_finding(s: SuspectElement, cluster, start, end, ranked, trunk_names) -> RuleFinding:
+def shared_finding(s: SuspectElement, cluster, start, end, ranked, trunk_names) -> RuleFinding:
     return finding(
         codes.SHARED_EQUIPMENT_SUSPECT,
         severity=codes.CRITICAL if s.rank == 1 and not s.healthy_same_direction else codes.WARNING,

@@ -152,7 +152,7 @@ def _finding_elements(f: RuleFinding, bundle: EvidenceBundle) -> tuple[PathEvide
     return None, set()
 
 
-def _explains_finding(w: MaintenanceEvidence, f: RuleFinding, bundle: EvidenceBundle) -> str | None:
+def explains_finding(w: MaintenanceEvidence, f: RuleFinding, bundle: EvidenceBundle) -> str | None:
     if not covers(w, f.start, f.end):
         return None
     path, elements = _finding_elements(f, bundle)
@@ -226,7 +226,7 @@ def maintenance_explained(ctx: RuleContext) -> list[RuleFinding]:
         if f.code not in EXPLAINABLE:
             continue
         for w in ctx.bundle.maintenance:
-            element = _explains_finding(w, f, ctx.bundle)
+            element = explains_finding(w, f, ctx.bundle)
             if element:
                 group(w, element)["findings"].append(f)
                 break

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from wanmon.diagnosis import constants as dk
 from wanmon.diagnosis import physics
-from wanmon.diagnosis.loss import OWAMP, UDP, LossSource, lead_loss, owamp_source
+from wanmon.diagnosis.loss import OWAMP, lead_loss, owamp_source, udp_source
 
 
 @dataclass(frozen=True)
@@ -31,9 +31,12 @@ class PathInputs:
     loss_packets_sent: int = 0
     loss_owamp_sessions: int = 0
     loss_owamp_visible_lost: int | None = None  # lost in sessions a loss shows in (None: every loss counts)
+    loss_owamp_visible_sessions: int = 0
     udp_packets_lost: int = 0
     udp_packets_sent: int = 0
     udp_tests: int = 0
+    udp_visible_lost: int | None = None  # lost in tests that lost UDP_MIN_LOST_PACKETS or more
+    udp_visible_tests: int = 0
 
 
 @dataclass(frozen=True)
@@ -144,11 +147,15 @@ def probe_loss(inputs: PathInputs) -> tuple[float | None, float | None, str]:
     sources = []
     if inputs.loss_packets_sent > 0:
         visible = inputs.loss_owamp_visible_lost
-        sources.append(owamp_source(inputs.loss_packets_lost, inputs.loss_packets_sent,
-                                    inputs.loss_owamp_sessions or 1,
-                                    inputs.loss_packets_lost if visible is None else visible))
+        sessions = inputs.loss_owamp_sessions or 1
+        sources.append(owamp_source(inputs.loss_packets_lost, inputs.loss_packets_sent, sessions,
+                                    inputs.loss_packets_lost if visible is None else visible,
+                                    sessions if visible is None else inputs.loss_owamp_visible_sessions))
     if inputs.udp_packets_sent > 0:
-        sources.append(LossSource(UDP, inputs.udp_packets_lost, inputs.udp_packets_sent, inputs.udp_tests or 1))
+        tests, visible = inputs.udp_tests or 1, inputs.udp_visible_lost
+        sources.append(udp_source(inputs.udp_packets_lost, inputs.udp_packets_sent, tests,
+                                  inputs.udp_packets_lost if visible is None else visible,
+                                  tests if visible is None else inputs.udp_visible_tests))
     estimate = lead_loss(sources)
     probe = estimate.probe
     if probe is None:

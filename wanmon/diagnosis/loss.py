@@ -4,9 +4,11 @@ detection limits.
 Each source gives a rate and a 95 % confidence interval from its packet count (Wilson's score interval for a
 binomial proportion). The most precise source (the narrowest interval) leads; a source whose interval overlaps
 the leader's measures the same loss and does not override it, so a few stray owamp losses cannot outweigh a
-loss rate measured over millions of UDP packets. Single lost packets scattered over owamp sessions are below
-what a session can see (about 2e-3 of 600 packets, docs/diagnosis.md): they bound the loss, they do not
-measure it. One estimator for every rule and for the path page's derived figures (``lead_loss``).
+loss rate measured over millions of UDP packets. A less precise source overrides only with a loss its interval
+cannot share, seen in several runs that are lossy on their own (the loss changed while only it measured).
+Single lost packets scattered over owamp sessions are below what a session can see (about 2e-3 of 600
+packets, docs/diagnosis.md): they bound the loss, they do not measure it. One estimator for every rule and for
+the path page's derived figures (``lead_loss``).
 """
 
 from __future__ import annotations
@@ -51,9 +53,10 @@ class LossSource:
     lost: float
     sent: float
     samples: int
-    #: owamp: packets lost in sessions that lost at least OWAMP_MIN_LOST_PACKETS (a loss a session can see);
-    #: None for the other sources, whose every lost packet counts
+    #: packets lost in runs that are lossy evidence on their own (owamp sessions of OWAMP_MIN_LOST_PACKETS, UDP
+    #: tests of UDP_MIN_LOST_PACKETS and more) and how many such runs; None: not counted (every loss counts)
     visible_lost: float | None = None
+    visible_runs: int = 0
 
     @property
     def fraction(self) -> float:
@@ -73,7 +76,19 @@ class LossSource:
     @property
     def scattered(self) -> bool:
         """owamp sessions that each lost a packet or two: below what a session can see, a bound, not a rate."""
-        return self.visible_lost is not None and self.lost > 0 and self.visible_lost <= 0
+        return self.source == OWAMP and self.visible_lost is not None and self.lost > 0 and self.visible_lost <= 0
+
+    def overrides(self, leader: LossSource) -> bool:
+        """A less precise source's loss stands against the leader's when the loss it saw in runs that are lossy
+        on their own, in at least MIN_EPISODE_OBSERVATIONS of them, cannot be the leader's (interval above it):
+        the loss changed while only this one measured. One burst, or stray single losses, never override."""
+        if self.visible_lost is None:
+            lost, runs = self.lost, self.samples if self.lost > 0 else 0
+        else:
+            lost, runs = self.visible_lost, self.visible_runs
+        if lost <= 0 or runs < k.MIN_EPISODE_OBSERVATIONS:
+            return False
+        return wilson_interval(lost, self.sent)[0] > leader.interval[1]
 
     @property
     def detection_limit(self) -> float:
@@ -187,24 +202,16 @@ class LossEstimate:
 
 
 def _leading_probe(probes: Sequence[LossSource]) -> LossSource | None:
-    """The probe source whose figure stands: the most precise, unless a less precise one saw loss its interval
-    cannot share (the loss changed while only that one measured, or the leader cannot see it).
-
-    A source counts against the leader only with the loss it can see: owamp's single lost packets scattered
-    over sessions are below a session's detection limit and never override (they only bound the loss)."""
+    """The probe source whose figure stands: the most precise (narrowest interval), unless a less precise one saw a
+    loss its interval cannot share, in several runs of its own (``LossSource.overrides``). owamp's single losses
+    scattered over sessions are below a session's detection limit: they bound the loss and never lead."""
     if not probes:
         return None
     measuring = [s for s in probes if not s.scattered]
     if not measuring:
         return min(probes, key=lambda s: s.width)
     leader = min(measuring, key=lambda s: s.width)
-    above = []
-    for s in measuring:
-        if s is leader or s.lost <= 0:
-            continue
-        seen = LossSource(s.source, s.visible_lost if s.visible_lost is not None else s.lost, s.sent, s.samples)
-        if seen.lost > 0 and seen.interval[0] > leader.interval[1]:
-            above.append(s)
+    above = [s for s in measuring if s is not leader and s.overrides(leader)]
     return max(above, key=lambda s: s.fraction) if above else leader
 
 
@@ -259,9 +266,14 @@ def usable_udp(tests: Iterable[ThroughputTest], capacity_bps: float | None) -> l
     return out
 
 
-def owamp_source(lost: float, sent: float, sessions: int, visible_lost: float) -> LossSource:
-    """owamp's source from its sums (``visible_lost``: lost in sessions of at least OWAMP_MIN_LOST_PACKETS)."""
-    return LossSource(OWAMP, lost, sent, sessions, visible_lost)
+def owamp_source(lost: float, sent: float, sessions: int, visible_lost: float, visible_runs: int) -> LossSource:
+    """owamp's source from its sums (``visible_*``: the sessions that lost at least OWAMP_MIN_LOST_PACKETS)."""
+    return LossSource(OWAMP, lost, sent, sessions, visible_lost, visible_runs)
+
+
+def udp_source(lost: float, sent: float, tests: int, visible_lost: float, visible_runs: int) -> LossSource:
+    """UDP tests' source from their sums (``visible_*``: the tests that lost at least UDP_MIN_LOST_PACKETS)."""
+    return LossSource(UDP, lost, sent, tests, visible_lost, visible_runs)
 
 
 def estimate_loss(
@@ -275,19 +287,27 @@ def estimate_loss(
     sessions = usable_owamp(owamp_tests)
     if sessions:
         # a bucket of the cycle that lost packets is one session (selectors/series.py): its count is the session's
-        visible = sum(o.packets_lost for o in sessions if o.packets_lost >= k.OWAMP_MIN_LOST_PACKETS)
+        lossy = [o.packets_lost for o in sessions if o.packets_lost >= k.OWAMP_MIN_LOST_PACKETS]
         sources.append(
             owamp_source(
                 sum(o.packets_lost for o in sessions),
                 sum(o.packets_sent for o in sessions),
                 sum(max(1, len(o.session_times)) for o in sessions),
-                visible,
+                sum(lossy),
+                len(lossy),
             )
         )
     udp = usable_udp(udp_tests, capacity_bps)
     if udp:
+        lossy = [t.packets_lost or 0 for t in udp if (t.packets_lost or 0) >= k.UDP_MIN_LOST_PACKETS]
         sources.append(
-            LossSource(UDP, sum(t.packets_lost or 0 for t in udp), sum(t.packets_sent or 0 for t in udp), len(udp))
+            udp_source(
+                sum(t.packets_lost or 0 for t in udp),
+                sum(t.packets_sent or 0 for t in udp),
+                len(udp),
+                sum(lossy),
+                len(lossy),
+            )
         )
     lost = sent = 0.0
     n = 0

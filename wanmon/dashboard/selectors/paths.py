@@ -196,6 +196,8 @@ def _derived_samples(src_id, dst_id, start, end, exclude: Sequence[tuple[datetim
                    count(*) FILTER (WHERE packets_lost < packets_sent) AS sessions,
                    coalesce(sum(packets_lost) FILTER (WHERE packets_lost < packets_sent
                                                         AND packets_lost >= %(visible)s), 0) AS visible,
+                   count(*) FILTER (WHERE packets_lost < packets_sent AND packets_lost >= %(visible)s)
+                       AS visible_sessions,
                    {_positive_median("delay_min_ms")} AS delay
             FROM measurements_owamptest
             WHERE src_id = %(src)s AND dst_id = %(dst)s AND error IS NULL AND packets_sent > 0
@@ -203,12 +205,14 @@ def _derived_samples(src_id, dst_id, start, end, exclude: Sequence[tuple[datetim
         {**params, "visible": dk.OWAMP_MIN_LOST_PACKETS},
     )[0]
     udp = sql_rows(
-        f"""SELECT coalesce(sum(packets_lost), 0) AS lost, coalesce(sum(packets_sent), 0) AS sent, count(*) AS tests
+        f"""SELECT coalesce(sum(packets_lost), 0) AS lost, coalesce(sum(packets_sent), 0) AS sent, count(*) AS tests,
+                   coalesce(sum(packets_lost) FILTER (WHERE packets_lost >= %(udp_visible)s), 0) AS visible,
+                   count(*) FILTER (WHERE packets_lost >= %(udp_visible)s) AS visible_tests
             FROM measurements_throughputtest
             WHERE src_id = %(src)s AND dst_id = %(dst)s AND protocol = 'udp' AND error IS NULL
               AND packets_sent > 0 AND packets_lost IS NOT NULL AND packets_lost < packets_sent
               AND time >= %(start)s AND time < %(end)s AND {_OUTSIDE_WINDOWS}""",
-        params,
+        {**params, "udp_visible": dk.UDP_MIN_LOST_PACKETS},
     )[0]
 
     def one(value) -> list:
@@ -222,9 +226,12 @@ def _derived_samples(src_id, dst_id, start, end, exclude: Sequence[tuple[datetim
         "sent": int(probes["sent"]),
         "sessions": int(probes["sessions"] or 0),
         "visible": int(probes["visible"]),
+        "visible_sessions": int(probes["visible_sessions"] or 0),
         "udp_lost": int(udp["lost"]),
         "udp_sent": int(udp["sent"]),
         "udp_tests": int(udp["tests"] or 0),
+        "udp_visible": int(udp["visible"]),
+        "udp_visible_tests": int(udp["visible_tests"] or 0),
         "delays": one(probes["delay"]),
     }
 

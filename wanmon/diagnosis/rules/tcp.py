@@ -18,7 +18,7 @@ from wanmon.diagnosis.evidence import RuleFinding, ThroughputTest
 from wanmon.diagnosis.host_matching import match_host
 from wanmon.diagnosis.loss import LossEstimate
 from wanmon.diagnosis.path_elements import trunks_on_path
-from wanmon.diagnosis.stats import median
+from wanmon.diagnosis.stats import median, quantile
 
 
 def window_limited(ctx: RuleContext) -> list[RuleFinding]:
@@ -234,8 +234,8 @@ def loss_limited(ctx: RuleContext) -> list[RuleFinding]:
       * and it is "close to" the Mathis rate: at most LOSS_MATCH_MAX_RATIO x the
         stack's ceiling and at least LOSS_MATCH_MIN_RATIO x the conservative
         (C = 0.7) figure.
-    Not when a quarter of the period's tests ran faster than the stack's ceiling
-    for that loss (``tcp_beats_loss``: not their limit), not for BBR (it ignores
+    Not when a quarter of the period's tests ran faster than LOSS_MATCH_MAX_RATIO x
+    the stack's ceiling for that loss (not their limit), not for BBR (it ignores
     random loss), not when the only loss is TCP's own retransmits while UDP at
     comparable rates is clean (TCP_ONLY_DEGRADATION), and not from retransmits
     alone on a direction WINDOW_LIMITED found.
@@ -307,9 +307,10 @@ def _loss_finding(
         return None
     if not (k.LOSS_MATCH_MIN_RATIO * conservative <= thr <= k.LOSS_MATCH_MAX_RATIO * ceiling):
         return None
-    if a.tcp_beats_loss(p, tests):
-        # a quarter of the period's tests ran faster than this loss allows: it is not what limits them (the
-        # self-induced retransmits of fast tests pooled with slow ones give a loss none of them suffered)
+    upper = quantile([f.test.throughput_bps for f in tests if f.test.throughput_bps], k.SELF_REFERENCE_QUANTILE)
+    if upper is not None and upper > k.LOSS_MATCH_MAX_RATIO * ceiling:
+        # a quarter of the period's tests ran faster than this loss allows, even with the match's tolerance: it is
+        # not what limits them (the self-induced retransmits of fast tests pooled with slow ones)
         return None
     path = a.path
     target = k.TARGET_FRACTION_OF_CAPACITY * min(a.flow_capacity_bps, expected)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from wanmon.diagnosis import constants as dk
 from wanmon.diagnosis import physics
+from wanmon.diagnosis.loss import OWAMP, lead_loss, owamp_source, udp_source
 
 
 @dataclass(frozen=True)
@@ -26,8 +27,16 @@ class PathInputs:
     test_windows_bytes: Sequence[int] = ()
     owamp_min_delays_ms: Sequence[float] = ()
     reverse_owamp_min_delays_ms: Sequence[float] = ()
-    loss_packets_lost: int = 0
+    loss_packets_lost: int = 0  # owamp
     loss_packets_sent: int = 0
+    loss_owamp_sessions: int = 0
+    loss_owamp_visible_lost: int | None = None  # lost in sessions a loss shows in (None: every loss counts)
+    loss_owamp_visible_sessions: int = 0
+    udp_packets_lost: int = 0
+    udp_packets_sent: int = 0
+    udp_tests: int = 0
+    udp_visible_lost: int | None = None  # lost in tests that lost UDP_MIN_LOST_PACKETS or more
+    udp_visible_tests: int = 0
 
 
 @dataclass(frozen=True)
@@ -50,6 +59,7 @@ class DerivedFigures:
     loss_needed_for_capacity: float | None
     responsiveness_s: float | None
     single_stream_ceiling_bps: float | None
+    loss_note: str = "no probes"  # which probe the loss figure comes from, with its packets
 
     def rows(self) -> list[tuple[str, str, object, str]]:
         """(label, unit name for formatting, value, note) rows, in the order the page shows them."""
@@ -61,9 +71,7 @@ class DerivedFigures:
             ("Required window", "required_window_bytes", self.required_window_bytes, "2 x BDP"),
             ("Window in tests", "window_bytes", self.window_bytes, "median of the TCP tests"),
             ("Window-limited rate", "window_limited_rate_bps", self.window_limited_rate_bps, "W x 8 / RTT"),
-            ("Probe loss", "loss_fraction", self.loss_fraction,
-             "owamp over the range" if self.loss_fraction else
-             (f"none seen, below {self.loss_detection_limit:.2g}" if self.loss_detection_limit else "no probes")),
+            ("Probe loss", "loss_fraction", self.loss_fraction, self.loss_note),
             ("Mathis ceiling (C=0.7)", "mathis_ceiling_bps", self.mathis_ceiling_bps, "0.7 x MSS x 8 / (RTT x sqrt p)"),
             ("Mathis, classic Reno (C=1.22)", "mathis_reno_bps", self.mathis_reno_bps, "sqrt(3/2) instead of 0.7"),
             ("Loss allowed at full capacity", "loss_allowed_fraction", self.loss_needed_for_capacity,
@@ -96,12 +104,7 @@ def path_derived_figures(inputs: PathInputs) -> DerivedFigures:
     window = _median(inputs.test_windows_bytes)
     capacity = inputs.capacity_bps or None
 
-    loss = None
-    limit = None
-    if inputs.loss_packets_sent > 0:
-        loss = inputs.loss_packets_lost / inputs.loss_packets_sent
-        if inputs.loss_packets_lost == 0:
-            limit = dk.ZERO_LOSS_UPPER_BOUND_EVENTS / inputs.loss_packets_sent
+    loss, limit, loss_note = probe_loss(inputs)
 
     bdp = required = window_rate = mathis = reno = loss_needed = responsiveness = None
     if rtt:
@@ -133,4 +136,35 @@ def path_derived_figures(inputs: PathInputs) -> DerivedFigures:
         loss_needed_for_capacity=loss_needed,
         responsiveness_s=responsiveness,
         single_stream_ceiling_bps=min(ceilings) if ceilings else None,
+        loss_note=loss_note,
     )
+
+
+def probe_loss(inputs: PathInputs) -> tuple[float | None, float | None, str]:
+    """The probes' loss over the range, its detection limit when none was seen, and a note saying where it comes
+    from: the diagnosis's one estimator (wanmon/diagnosis/loss.py), so that the page's Mathis ceiling is the one
+    the findings quote (the most precise probe leads; single owamp losses scattered over sessions only bound it)."""
+    sources = []
+    if inputs.loss_packets_sent > 0:
+        visible = inputs.loss_owamp_visible_lost
+        sessions = inputs.loss_owamp_sessions or 1
+        sources.append(owamp_source(inputs.loss_packets_lost, inputs.loss_packets_sent, sessions,
+                                    inputs.loss_packets_lost if visible is None else visible,
+                                    sessions if visible is None else inputs.loss_owamp_visible_sessions))
+    if inputs.udp_packets_sent > 0:
+        tests, visible = inputs.udp_tests or 1, inputs.udp_visible_lost
+        sources.append(udp_source(inputs.udp_packets_lost, inputs.udp_packets_sent, tests,
+                                  inputs.udp_packets_lost if visible is None else visible,
+                                  tests if visible is None else inputs.udp_visible_tests))
+    estimate = lead_loss(sources)
+    probe = estimate.probe
+    if probe is None:
+        return None, None, "no probes"
+    label = "owamp" if probe.source == OWAMP else "UDP tests"
+    loss = estimate.probe_fraction
+    if loss:
+        return loss, None, f"{label} over the range ({probe.sent:,.0f} packets)"
+    limit = estimate.probe_detection_limit
+    if probe.scattered:
+        return loss, limit, f"owamp: {probe.lost:,.0f} single losses scattered over sessions, below {limit:.2g}"
+    return loss, limit, f"none seen, below {limit:.2g}"

@@ -421,6 +421,9 @@ def direction_derived(direction, reverse=None):
         reverse_owamp_min_delays_ms=reverse_samples.get("delays", ()),
         loss_packets_lost=samples.get("lost", 0),
         loss_packets_sent=samples.get("sent", 0),
+        loss_owamp_sessions=samples.get("sessions", 0),
+        loss_owamp_visible_lost=samples.get("visible"),
+        loss_owamp_visible_sessions=samples.get("visible_sessions", 0),
     ))
 
 

@@ -174,6 +174,7 @@ class PathAssessment:
             mathis_reno_bps=reno,
             responsiveness_s=physics.reno_responsiveness_s(cap, rtt, self.mss_bytes) if rtt else None,
             congestion_control=self.congestion_control,
+            loss_packets=loss.packets,
         )
 
 

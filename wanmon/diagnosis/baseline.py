@@ -23,7 +23,7 @@ from datetime import datetime
 from functools import cached_property
 
 from wanmon.diagnosis import constants as k
-from wanmon.diagnosis.stats import MAD_TO_SIGMA
+from wanmon.diagnosis.stats import MAD_TO_SIGMA, spread_below
 
 HOUR_S = 3600
 WEEK_H = 168
@@ -54,6 +54,11 @@ class LearnedLevel:
     def mad_bps(self) -> float | None:
         mid = self.median_bps
         return statistics.median(abs(r - mid) for r in self.rates_bps) if mid is not None else None
+
+    @cached_property
+    def spread_below_bps(self) -> float | None:
+        """Spread of healthy results below the level, surviving a ceiling they pile up against (stats.spread_below)."""
+        return spread_below(self.rates_bps)
 
 
 def hour_of_week(t: datetime) -> int:

@@ -79,6 +79,15 @@ SELF_REFERENCE_QUANTILE = 0.75
 SELF_REFERENCE_MIN_STAT_TESTS = 12
 #: Tests needed for a self reference or a baseline median to be meaningful.
 MIN_REFERENCE_TESTS = 3
+#: Results that pile up against a ceiling (97 % of a 10G line, a host limit) sit within a few per cent of it and
+#: the rest spread below: the MAD around the median then measures the pile, not the tail below it (0.36 Gb/s where
+#: the results below a 9.7 Gb/s cap spread by ~0.8 Gb/s), and ordinary tail results read as "4 sigma below". A
+#: series is piled up when its lower side (median - LOWER_TAIL_QUANTILE quantile) is more than PILEUP_ASYMMETRY
+#: times its upper side (the 1 - LOWER_TAIL_QUANTILE quantile - median); symmetric noise (host-limited, +-28 %)
+#: is not. Results below the level are then judged with the robust spread of the results below the pile
+#: (stats.spread_below). Read only from SELF_REFERENCE_MIN_STAT_TESTS results on.
+PILEUP_ASYMMETRY = 3.0
+LOWER_TAIL_QUANTILE = 0.1
 #: One bad test is not an incident: an episode needs at least this many degraded observations ...
 MIN_EPISODE_OBSERVATIONS = 2
 #: ... and when every TCP result of it stays above SEVERE_DROP_FRACTION of the reference (a busy test host

@@ -23,7 +23,7 @@ from wanmon.diagnosis.episodes import (
 )
 from wanmon.diagnosis.evidence import PathEvidence
 from wanmon.diagnosis.loss import OWAMP, TCP, UDP
-from wanmon.diagnosis.stats import MAD_TO_SIGMA, seconds
+from wanmon.diagnosis.stats import MAD_TO_SIGMA, seconds, spread_below
 
 if TYPE_CHECKING:
     from wanmon.diagnosis.assessment import PathAssessment, TestFigures
@@ -41,9 +41,9 @@ def reference_of(
         _, healthy = _self_references(figures)
         if len(healthy) >= k.MIN_REFERENCE_TESTS:
             ref = statistics.median(healthy)
-            sigma = statistics.median(abs(r - ref) for r in healthy) * MAD_TO_SIGMA
+            sigma = spread_below(healthy)
             ref_source = "median of the window's healthy tests (no baseline)"
-    test_sigma = _test_sigma(figures, ref, sigma) if ref_source == BASELINE_REFERENCE else sigma
+    test_sigma = _test_sigma(path, figures, ref, sigma) if ref_source == BASELINE_REFERENCE else sigma
     return ref, sigma, ref_source, test_sigma
 
 
@@ -67,23 +67,29 @@ def _reference(path: PathEvidence, figures: Sequence[TestFigures]) -> tuple[floa
     return None, None, "none (too few tests)"
 
 
-def _test_sigma(figures: Sequence[TestFigures], ref: float | None, sigma: float | None) -> float | None:
+def _test_sigma(
+    path: PathEvidence, figures: Sequence[TestFigures], ref: float | None, sigma: float | None
+) -> float | None:
     """Spread of single tests judged against a baseline: the baseline's, or the window's own when that is wider.
 
     The MAD of a short baseline (a dozen tests) is below the path's true run-to-run spread often enough (the
     first days of a host-limited path happened to be steady) to make every ordinary slower result "4 sigma
     below".  With SELF_REFERENCE_MIN_STAT_TESTS tests in the window their spread (clear drops left out) is
-    the better estimate when it is wider.  Lasting drops do not depend on it: they are judged on a day's
-    median against the baseline's own spread (``_level_shift``).
+    the better estimate when it is wider.  Both are spreads *below* the level (``stats.spread_below``): results
+    piled up against a ceiling (line rate, a host limit) are judged with the spread of the tail below it, not
+    with the MAD of the pile.  Lasting drops do not depend on it: they are judged on a day's median against the
+    baseline's own spread (``_level_shift``), and collapses on DEGRADED_FRACTION.
     """
+    level = path.baseline.tcp_level if path.baseline is not None else None
+    if level is not None and level.spread_below_bps is not None and sigma is not None:
+        sigma = max(sigma, level.spread_below_bps)
     if not ref:
         return sigma
     rates = [f.test.throughput_bps for f in figures if f.test.throughput_bps]
     rates = [r for r in rates if r >= k.DEGRADED_FRACTION * ref]
     if len(rates) < k.SELF_REFERENCE_MIN_STAT_TESTS:
         return sigma
-    mid = statistics.median(rates)
-    own = statistics.median(abs(r - mid) for r in rates) * MAD_TO_SIGMA
+    own = spread_below(rates) or 0.0
     return max(sigma or 0.0, own)
 
 
@@ -126,7 +132,7 @@ def _self_references(figures: Sequence[TestFigures]) -> tuple[list[tuple[float |
         if len(healthy) >= k.MIN_REFERENCE_TESTS:
             ref = statistics.median(healthy)
             if len(healthy) >= k.SELF_REFERENCE_MIN_STAT_TESTS:
-                sigma = statistics.median(abs(r - ref) for r in healthy) * MAD_TO_SIGMA
+                sigma = spread_below(healthy)
         refs.append((ref, sigma))
         # only a clear drop leaves the history: excluding the tests the spread criterion flags would narrow the
         # history to its upper half, shrink its spread and flag ever more ordinary tests

@@ -358,6 +358,7 @@ class DerivedFigures:
     mathis_reno_bps: float | None  # C = sqrt(3/2), per stream
     responsiveness_s: float | None
     congestion_control: str | None
+    loss_packets: float | None = None  # packets (segments) of the source the loss figure comes from
 
     def to_dict(self) -> dict[str, Any]:
         return jsonable(self.__dict__)

@@ -73,6 +73,7 @@ class MeshSpec:
     udp_interval_h: float | None = None
     udp_rate_bps: float = 2e9
     owamp_interval_min: float = 60.0
+    owamp_packets: int = OWAMP_PACKETS  # per session (a powstream-like 10-minute session sends 6000)
     traceroute_interval_h: float = 6.0
     snmp_interval_s: float = 300.0
     polled: tuple[str, ...] = ()  # "equipment:interface" polled by SNMP
@@ -269,6 +270,8 @@ class Mesh:
     def throughput_records(self, path: PathModel) -> list[dict]:
         spec, noise = self.spec, self.spec.noise
         r = rng(spec.seed, "tcp", path.src, path.dst)
+        # its own stream, so that meshes without a tail keep every other number
+        tail = rng(spec.seed, "capped-tail", path.src, path.dst) if noise.capped_tail_prob else None
         out: list[dict] = []
         # Noise events are isolated (a failure or a busy host between normal results), as
         # docs/diagnosis.md#what-the-rules-tolerate has it.
@@ -316,6 +319,8 @@ class Mesh:
             measured = ceiling * r.uniform(1 - noise.network_run_spread, 1.0)
             if mathis <= ceiling * 1.001:  # loss-limited: Reno-like stacks reach 60-100 % of the ceiling
                 measured = ceiling * r.uniform(0.6, 1.0)
+            elif tail is not None and tail.random() < noise.capped_tail_prob:
+                measured = ceiling * tail.uniform(*noise.capped_tail_factor)
             measured *= st.tcp_factor * st.rate_factor
             segments = physics.packets(measured, TCP_DURATION_S, mss)
             per_gbps = noise.retransmits_per_gbps_bbr if cc.startswith("bbr") else noise.retransmits_per_gbps_loss_based
@@ -390,18 +395,18 @@ class Mesh:
                 "dst": path.dst,
                 "src_host": SITES[path.src].address,
                 "dst_host": SITES[path.dst].address,
-                "packets_sent": OWAMP_PACKETS,
+                "packets_sent": spec.owamp_packets,
                 "duplicates": 0,
             }
-            lost = binomial(r, OWAMP_PACKETS, st.loss_fwd)
+            lost = binomial(r, spec.owamp_packets, st.loss_fwd)
             if not st.down:
                 roll = r.random()
                 if roll < noise.owamp_burst_prob:
                     lost += r.randint(*noise.owamp_burst_packets)
                 elif roll < noise.owamp_burst_prob + noise.owamp_single_loss_prob:
                     lost += 1
-            lost = min(lost, OWAMP_PACKETS)
-            received = OWAMP_PACKETS - lost
+            lost = min(lost, spec.owamp_packets)
+            received = spec.owamp_packets - lost
             rec["packets_lost"] = lost
             rec["reordered"] = binomial(r, received, st.reorder)
             if received:

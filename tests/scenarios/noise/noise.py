@@ -61,6 +61,10 @@ class NoiseSpec:
     host_run_spread: float = 0.28
     #: Network-limited streams vary a few per cent.
     network_run_spread: float = 0.03
+    #: Tests piled up against a ceiling (line rate): this share of them falls into a tail spread below it
+    #: (uniform in this range of the ceiling: a burst of cross traffic, a slower moment of the host). 0: none.
+    capped_tail_prob: float = 0.0
+    capped_tail_factor: tuple[float, float] = (0.70, 0.96)
     #: owamp: a session loses one packet now and then, rarely a short burst.
     owamp_single_loss_prob: float = 0.03
     owamp_burst_prob: float = 0.002

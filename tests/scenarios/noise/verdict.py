@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from wanmon.diagnosis.codes import SEVERITY_ORDER
@@ -141,9 +141,12 @@ def fault_onsets(case: Case) -> dict[int, datetime]:
     return out
 
 
-def replay_case(case: Case, directory: Path, *, since_h: float | None = None) -> Verdict:
+def replay_case(
+    case: Case, directory: Path, *, since_h: float | None = None, step: timedelta | None = None
+) -> Verdict:
     """Write the case (without expect) to ``directory``, replay it on production's road with a rollback (cycles
-    from ``since_h`` hours into the case, default from its start), and judge every finding opened."""
+    from ``since_h`` hours into the case, default from its start, every ``step``, default its shortest test
+    interval), and judge every finding opened."""
     from wanmon.diagnosis.replay import scenario_load, scenario_replay, shortest_test_interval
 
     doc = case.document()
@@ -154,7 +157,7 @@ def replay_case(case: Case, directory: Path, *, since_h: float | None = None) ->
     with json_first_parser():
         scenario = scenario_load(str(path))
     since = at(since_h) if since_h is not None else None
-    result = scenario_replay(scenario, step=shortest_test_interval(scenario.records), since=since)
+    result = scenario_replay(scenario, step=step or shortest_test_interval(scenario.records), since=since)
     seconds = time.perf_counter() - started
     findings = result.as_json()["findings"]
     verdict = judge(case.name, case.healthy, seconds, findings, expect, fault_onsets(case))

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 
 from wanmon.core.sql import sql_rows
 from wanmon.dashboard.path_ports import PathPort, path_ports
+from wanmon.diagnosis import constants as dk
 from wanmon.inventory.models import Interface, Path, Site
 from wanmon.inventory.selectors import (
     link_far_end_map,
@@ -187,13 +188,22 @@ def _derived_samples(src_id, dst_id, start, end, exclude: Sequence[tuple[datetim
               AND time >= %(start)s AND time < %(end)s AND {_OUTSIDE_WINDOWS}""",
         params,
     )[0]
+    # The sums the diagnosis's loss estimator takes (wanmon/diagnosis/loss.py): owamp with the loss its sessions
+    # can see (sessions of OWAMP_MIN_LOST_PACKETS and more); outages (all lost) are no loss rate. The UDP tests are
+    # not read yet (derived.PathInputs takes them): the page's probe loss has been owamp's.
     probes = sql_rows(
-        f"""SELECT coalesce(sum(packets_lost), 0) AS lost, coalesce(sum(packets_sent), 0) AS sent,
+        f"""SELECT coalesce(sum(packets_lost) FILTER (WHERE packets_lost < packets_sent), 0) AS lost,
+                   coalesce(sum(packets_sent) FILTER (WHERE packets_lost < packets_sent), 0) AS sent,
+                   count(*) FILTER (WHERE packets_lost < packets_sent) AS sessions,
+                   coalesce(sum(packets_lost) FILTER (WHERE packets_lost < packets_sent
+                                                        AND packets_lost >= %(visible)s), 0) AS visible,
+                   count(*) FILTER (WHERE packets_lost < packets_sent AND packets_lost >= %(visible)s)
+                       AS visible_sessions,
                    {_positive_median("delay_min_ms")} AS delay
             FROM measurements_owamptest
             WHERE src_id = %(src)s AND dst_id = %(dst)s AND error IS NULL AND packets_sent > 0
               AND time >= %(start)s AND time < %(end)s AND {_OUTSIDE_WINDOWS}""",
-        params,
+        {**params, "visible": dk.OWAMP_MIN_LOST_PACKETS},
     )[0]
 
     def one(value) -> list:
@@ -205,6 +215,9 @@ def _derived_samples(src_id, dst_id, start, end, exclude: Sequence[tuple[datetim
         "windows": one(tcp["window"]),
         "lost": int(probes["lost"]),
         "sent": int(probes["sent"]),
+        "sessions": int(probes["sessions"] or 0),
+        "visible": int(probes["visible"]),
+        "visible_sessions": int(probes["visible_sessions"] or 0),
         "delays": one(probes["delay"]),
     }
 

@@ -18,7 +18,7 @@ from wanmon.diagnosis.evidence import RuleFinding, ThroughputTest
 from wanmon.diagnosis.host_matching import match_host
 from wanmon.diagnosis.loss import LossEstimate
 from wanmon.diagnosis.path_elements import trunks_on_path
-from wanmon.diagnosis.stats import median
+from wanmon.diagnosis.stats import median, quantile
 
 
 def window_limited(ctx: RuleContext) -> list[RuleFinding]:
@@ -227,8 +227,10 @@ def loss_limited(ctx: RuleContext) -> list[RuleFinding]:
 
     Criterion (each degradation episode, with the loss measured around it, else the
     whole window -- a chronic limit has no episode of its own): a loss p > 0 was
-    measured (largest loss any probe saw, else the retransmit estimate) from at
-    least LOSS_MIN_EVENTS lost packets or retransmitted segments, and
+    measured (the leading probe's: the most precise source, not overridden by a
+    less precise one whose interval it shares, nor by scattered single owamp
+    losses; else the retransmit estimate: loss.lead_loss) from at least
+    LOSS_MIN_EVENTS lost packets or retransmitted segments, and
       * its ceiling -- Reno Mathis rate (C = sqrt(3/2)) x streams, doubled for
         CUBIC or an unknown stack -- is below LOSS_BINDING_MAX_FRACTION of
         min(capacity, W*8/RTT): the loss is the binding limit;
@@ -237,9 +239,11 @@ def loss_limited(ctx: RuleContext) -> list[RuleFinding]:
       * and it is "close to" the Mathis rate: at most LOSS_MATCH_MAX_RATIO x the
         stack's ceiling and at least LOSS_MATCH_MIN_RATIO x the conservative
         (C = 0.7) figure.
-    Not for BBR (it ignores random loss), not when the only loss is TCP's own
-    retransmits while UDP at comparable rates is clean (TCP_ONLY_DEGRADATION), and
-    not from retransmits alone on a direction WINDOW_LIMITED found.
+    Not when a quarter of the period's tests ran faster than LOSS_MATCH_MAX_RATIO x
+    the stack's ceiling for that loss (not their limit), not for BBR (it ignores
+    random loss), not when the only loss is TCP's own retransmits while UDP at
+    comparable rates is clean (TCP_ONLY_DEGRADATION), and not from retransmits
+    alone on a direction WINDOW_LIMITED found.
 
     Why: a Reno-like stream cannot exceed C*MSS*8/(RTT*sqrt(p)); on a long path a
     loss invisible to ping caps it far below the capacity.  The advice quotes the
@@ -308,6 +312,11 @@ def _loss_finding(
         return None
     if not (k.LOSS_MATCH_MIN_RATIO * conservative <= thr <= k.LOSS_MATCH_MAX_RATIO * ceiling):
         return None
+    upper = quantile([f.test.throughput_bps for f in tests if f.test.throughput_bps], k.SELF_REFERENCE_QUANTILE)
+    if upper is not None and upper > k.LOSS_MATCH_MAX_RATIO * ceiling:
+        # a quarter of the period's tests ran faster than this loss allows, even with the match's tolerance: it is
+        # not what limits them (the self-induced retransmits of fast tests pooled with slow ones)
+        return None
     path = a.path
     target = k.TARGET_FRACTION_OF_CAPACITY * min(a.flow_capacity_bps, expected)
     p_needed = physics.loss_for_rate(target / streams, a.mss_bytes, rtt)
@@ -342,16 +351,11 @@ def _loss_finding(
         "expected_bps": expected,
         "loss_fraction": p,
         "loss_source": loss.source,
-        "loss_sources": [
-            {
-                "source": s.source,
-                "lost": s.lost,
-                "sent": s.sent,
-                "runs": s.samples,
-                "detection_limit": s.detection_limit,
-            }
-            for s in loss.sources
-        ],
+        # which source led and how many packets stand behind it (the most precise leads: loss.py)
+        "loss_packets": used.sent,
+        "loss_lost": used.lost,
+        "loss_interval": list(used.interval),
+        "loss_sources": loss.evidence(),
         **ceilings,
     }
     return path_finding(

@@ -21,7 +21,7 @@ def path_figures(key: str, d: DerivedFigures, *, rtt_source: str, mss_source: st
         parts.append(f"window {text.size(d.window_bytes)} -> at most {text.rate(d.window_limited_rate_bps)}")
     if d.loss_fraction:
         parts.append(
-            f"loss {text.loss(d.loss_fraction)} from {d.loss_source} -> Mathis ceiling "
+            f"loss {text.loss(d.loss_fraction)} from {d.loss_source}{_packets(d)} -> Mathis ceiling "
             f"{text.rate(d.mathis_ceiling_bps)} per stream (C=0.7; {text.rate(d.mathis_reno_bps)} with C=1.22)"
         )
     elif d.loss_fraction == 0:
@@ -31,3 +31,11 @@ def path_figures(key: str, d: DerivedFigures, *, rtt_source: str, mss_source: st
     if d.responsiveness_s:
         parts.append(f"Reno needs {text.duration(d.responsiveness_s)} to recover from one loss at full rate")
     return "; ".join(parts) + "."
+
+
+def _packets(d: DerivedFigures) -> str:
+    """How many packets stand behind the loss figure (its leading source's: wanmon/diagnosis/loss.py)."""
+    if not d.loss_packets:
+        return ""
+    unit = "segments" if d.loss_source == "tcp_retransmits" else "packets"
+    return f" ({d.loss_packets:,.0f} {unit})"

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 from .. import faults as f
 from ..mesh import MeshSpec
+from ..noise import NoiseSpec
 from ..topology import build_topology
 from .healthy import (
     ECMP_100G,
@@ -42,10 +43,37 @@ def _small(spec: MeshSpec, sites: tuple[str, ...], **changes) -> MeshSpec:
     return replace(spec, sites=sites, polled=polled, **changes)
 
 
+#: Transatlantic 10G with loss measured precisely: 5 Gb/s UDP tests every hour (~700 000 datagrams each), and hourly
+#: 10-minute owamp sessions (6000 packets) whose receiver drops a single stray packet in about half of them: the
+#: density of the 32 stray losses in 343 200 packets of the meshes run minute by minute.
+TA_10G_UDP_PRECISE = MeshSpec(
+    name="noise-ta-10g-udp-precise",
+    description=(
+        "CERN, FNAL and BNL on 10G, CUBIC, hourly TCP and 5 Gb/s UDP tests, hourly 6000-packet owamp sessions with "
+        "a stray single lost packet in about half of them."
+    ),
+    sites=("CERN", "FNAL", "BNL"),
+    seed=910,
+    capacity_mbps=10_000,
+    tcp_interval_h=1.0,
+    udp_interval_h=1.0,
+    udp_rate_bps=5e9,
+    owamp_packets=6000,
+    noise=NoiseSpec(owamp_single_loss_prob=0.5),
+)
+
 EU4 = ("CERN", "FZK", "IN2P3", "SARA")
 TA4 = ("CERN", "FZK", "FNAL", "TRIUMF")
 
 FAULTY: tuple[FaultyCase, ...] = (
+    FaultyCase(
+        "fault-loss-limited-udp-precise-fnal",
+        "1.1e-5 random loss on CERN->FNAL (~98 ms) from day 6.5 (case 6 on a transatlantic 10G path): a CUBIC "
+        "stream falls from ~9.7 Gb/s to 0.4-0.7 Gb/s; the hourly UDP tests lose ~8 of 700 000 datagrams each, "
+        "while owamp's stray single losses alone would say about ten times more.",
+        TA_10G_UDP_PRECISE,
+        (f.PathLoss(start_h=6.5 * DAY, src="CERN", dst="FNAL", loss=1.1e-5, code="LOSS_LIMITED"),),
+    ),
     FaultyCase(
         "fault-loss-limited-1e-4-at-100ms",
         "0.01 % random loss on CERN->FNAL (~98 ms) from day 4: a CUBIC stream falls from ~9.9 Gb/s to ~150 Mb/s; "

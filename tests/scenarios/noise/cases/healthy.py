@@ -1,4 +1,4 @@
-"""Eight healthy 7-day meshes. Each carries the noise of docs/diagnosis.md#what-the-rules-tolerate in its own
+"""Healthy 7-day meshes. Each carries the noise of docs/diagnosis.md#what-the-rules-tolerate in its own
 mix; none has a fault, so a correct diagnosis reports nothing above info on any of them."""
 
 from __future__ import annotations
@@ -139,6 +139,21 @@ EU_10G_LARGE = MeshSpec(
     polled=("cern-border:et-0/0/0", "ndgf-border:et-0/0/0"),
 )
 
+EU_10G_CAPPED = MeshSpec(
+    name="noise-eu-10g-capped-line-rate",
+    description=(
+        "4 European sites on 10G jumbo paths, CUBIC, hourly throughput tests that pile up at ~97 % of line rate "
+        "(hosts faster than the line, little load on the uplinks) with a fifth of them in a tail 4-30 % below it; "
+        "single owamp packets lost in one session in ten."
+    ),
+    sites=("CERN", "FZK", "NDGF", "IN2P3"),
+    seed=909,
+    capacity_mbps=10_000,
+    tcp_interval_h=1.0,
+    diurnal=(0.02, 0.02),
+    noise=NoiseSpec(capped_tail_prob=0.2, owamp_single_loss_prob=0.1),
+)
+
 HEALTHY: tuple[MeshSpec, ...] = (
     EU_10G,
     LHCOPN_100G_BBR,
@@ -148,4 +163,5 @@ HEALTHY: tuple[MeshSpec, ...] = (
     EU_100G_FLAKY,
     ECMP_100G,
     EU_10G_LARGE,
+    EU_10G_CAPPED,
 )

@@ -10,6 +10,7 @@ from wanmon.diagnosis import codes
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext, finding
+from wanmon.diagnosis.degradation import history_of
 from wanmon.diagnosis.episodes import Episode
 from wanmon.diagnosis.evidence import RuleFinding, element_subject
 from wanmon.diagnosis.path_elements import base_equipment, interface_direction, interface_on_path
@@ -180,6 +181,7 @@ def _shared_finding(s: SuspectElement, cluster, start, end, ranked, trunk_names)
             "endpoint": s.endpoint,
             "corroboration": list(s.corroboration),
             "episodes": [{"path": a.key, "start": ep.start, "end": ep.end} for a, ep in cluster],
+            "history": {a.key: history_of(a.path) for a, _ in cluster},
         },
     )
 
@@ -297,6 +299,7 @@ def _load_findings(ctx: RuleContext, a: PathAssessment, ep: Episode, trunk_names
                     "other_paths": c["paths"],
                     "score": c["score"],
                     "exonerated_by": c.get("exonerated_by", []),
+                    "history": {a.key: history_of(a.path)},
                 },
             )
         )

@@ -18,14 +18,14 @@ HOUR = 60
 
 
 def test_a_night_fragment_does_not_set_the_level_of_a_short_history():
-    # given a history that starts at 18:00 (six night hours at 9.4 Gb/s) and then one whole day whose 16 daytime
-    # hours run at 7 Gb/s (a shared 10G link's diurnal load)
-    start = T0.replace(hour=18)  # 18:00 the day before midnight
+    # given a history that starts at 22:00 (two night hours at 9.4 Gb/s) and then one whole day whose 16 daytime
+    # hours run at 7 Gb/s (a shared 10G link's diurnal load), a result every 30 min
+    start = T0.replace(hour=22)  # 22:00, two hours before midnight
     results = []
-    for h in range(30):
-        t = start + timedelta(hours=h)
+    for half_hours in range(52):
+        t = start + timedelta(minutes=30 * half_hours)
         results.append((t, 7.0e9 if 6 <= t.hour < 22 else 9.4e9))
-    level = learn_level(results, end=start + timedelta(hours=30))
+    level = learn_level(results, end=start + timedelta(hours=26))
     # then the level is that of the whole day with its afternoon, not the night fragment's (calendar days made
     # the fragment the "good day" and left the whole day out as degraded)
     assert level.excluded == 0
@@ -116,13 +116,14 @@ def test_a_collapse_on_a_path_with_little_history_is_still_found_with_the_histor
 
 
 def test_a_throughput_asymmetry_between_new_paths_needs_a_collapse():
-    # given two new directions whose hosts differ (the reverse host is four times faster)
-    fwd = _new_path(lambda m: 2.2e9, history_rates=(2.2e9,) * 6)
-    back = PathEvidence(
-        "FZK", "CERN", 10e9, tuple(reversed(EU_HOPS)),
-        tuple(every(30, lambda m: tcp(m + 5, 9.1e9), end=360)),
-        baseline=summarise_path([tcp(-60 * i, 9.1e9) for i in range(1, 7)], start=at(-24 * 60), end=T0),
-    )  # fmt: skip
-    found = diagnose(bundle(fwd, back), at(360))
+    # given two new directions, no history yet, whose hosts differ (the reverse host is four times faster)
+    def direction(src, dst, hops, rate):
+        return PathEvidence(src, dst, 10e9, hops, tuple(every(30, lambda m: tcp(m, rate), end=360)))
+
+    back = direction("FZK", "CERN", tuple(reversed(EU_HOPS)), 9.1e9)
+    found = diagnose(bundle(direction("CERN", "FZK", EU_HOPS, 2.2e9), back), at(360))
     # then no asymmetry is claimed: 24 % is what two different hosts give, not a fault
     assert codes.ASYMMETRIC_PATH not in {f.code for f in found}
+    # while a direction at 4 % of the other is one even without history
+    found = diagnose(bundle(direction("CERN", "FZK", EU_HOPS, 0.4e9), back), at(360))
+    assert {"src": "CERN", "dst": "FZK"} in [dict(f.subject) for f in found if f.code == codes.ASYMMETRIC_PATH]

@@ -37,9 +37,10 @@ def asymmetric_path(ctx: RuleContext) -> list[RuleFinding]:
         ASYMMETRY_LOSS_FACTOR x the reverse's loss or detection limit.
     Critical below ASYMMETRY_CRITICAL_RATIO.  When either direction has little history
     (``degradation.little_history``: a new path), a throughput asymmetry counts only below
-    ASYMMETRY_CRITICAL_RATIO: the hosts of two directions differ (20-40 Gb/s one way, a busy host the other gives
-    15 %), which only each direction's settled past can tell from a fault.  A loss-only asymmetry whose losses
-    are periodic is left to PERIODIC_LOSS (a receiving host or a periodic event),
+    ASYMMETRY_CRITICAL_RATIO, unless the direction's own loss (probes or retransmits) caps it, by the physics, at
+    what it reaches: the hosts of two directions differ (20-40 Gb/s one way, a busy host the other gives 15 %),
+    which only each direction's settled past or an absolute cause can tell from a fault.  A loss-only asymmetry
+    whose losses are periodic is left to PERIODIC_LOSS (a receiving host or a periodic event),
     and a direction crossing a trunk whose TCP results split by host address to TRUNK_IMBALANCE; a throughput-only
     asymmetry of a direction WINDOW_LIMITED or TCP_ONLY_DEGRADATION found is that finding's.
 
@@ -134,7 +135,8 @@ def _compare(a: PathAssessment, r: PathAssessment | None, start: datetime, end: 
         ratio = my_thr / rev_thr
         reason = "throughput"
     limit = k.ASYMMETRY_MAX_RATIO
-    if little_history(a.path) or (r is not None and little_history(r.path)):
+    lossy = a.loss_is_significant(my_loss.fraction) and not a.tcp_beats_loss(my_loss.fraction, mine)
+    if not lossy and (little_history(a.path) or (r is not None and little_history(r.path))):
         limit = k.ASYMMETRY_CRITICAL_RATIO  # hosts' rates without their own past: only a collapse says enough
     thr_asym = ratio is not None and ratio < limit
 

@@ -112,8 +112,9 @@ LASTING_DROP_HALF_MIN_DROP = DEGRADED_STAT_MIN_DROP / 2
 #: a whole diurnal cycle (a night-only history makes every afternoon "degraded"),
 #: and one of fewer than twelve results has a spread that is near zero by chance often enough to make ordinary
 #: results "4 sigma below" (SELF_REFERENCE_MIN_STAT_TESTS).  Below either, judgements relative to the path's own
-#: past (degradation against its level, UNEXPLAINED_DEGRADATION, load correlation, throughput asymmetry) abstain;
-#: absolute evidence (failures, a collapse below SEVERE_DROP_FRACTION, loss, physics ceilings, MTU) does not.
+#: past that rest on its spread (4 sigma, day medians, lasting slight drops; load correlation and throughput
+#: asymmetry with them) abstain; absolute evidence (failures, a collapse below SEVERE_DROP_FRACTION, three clear drops
+#: in a row below DEGRADED_FRACTION, loss, physics ceilings, MTU) does not.
 HISTORY_MIN_SPAN_S = 20 * 3600.0
 HISTORY_MIN_RESULTS = SELF_REFERENCE_MIN_STAT_TESTS
 #: History a path's baseline is learned from (wanmon/diagnosis/baseline.py): three weeks, as the WLCG alarm work

@@ -327,7 +327,8 @@ def _persistent(
 
     A bad run of another measurement kind overlapping it (owamp loss, UDP loss) confirms any run.  Otherwise: a
     collapse (below SEVERE_DROP_FRACTION) counts at once; with little history (``settled`` false:
-    ``little_history``) nothing else does, for the rest is relative to a past the path does not have yet; a
+    ``little_history``) only MIN_MODERATE_EPISODE_OBSERVATIONS clear drops in a row (below DEGRADED_FRACTION)
+    count besides, for the spread the other criteria judge with needs a past the path does not have yet; a
     busy test host gives isolated results at 30-60 % of the usual rate, now and then two in a row, so a run of
     such drops needs MIN_MODERATE_EPISODE_OBSERVATIONS results; a slight drop (every result above
     SLIGHT_DROP_FRACTION of the reference) must last SLIGHT_DROP_MIN_SPAN_S, longer than a daytime dip: its
@@ -344,7 +345,12 @@ def _persistent(
     if any(_severe(o) for o in run):
         return True
     if not settled:
-        return False
+        # only the proportional criterion holds without a past: 40 % less is never noise (DEGRADED_FRACTION), the
+        # spread criteria need a history; a busy host gives such a result now and then, not three in a row
+        return len(run) >= k.MIN_MODERATE_EPISODE_OBSERVATIONS and all(
+            o.kind == TCP and o.reference and o.value is not None and o.value < k.DEGRADED_FRACTION * o.reference
+            for o in run
+        )
     slight = all(
         o.kind == TCP and o.reference and o.value is not None and o.value >= k.SLIGHT_DROP_FRACTION * o.reference
         for o in run

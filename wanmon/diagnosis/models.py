@@ -128,3 +128,18 @@ class PathEvaluation(models.Model):
 
     def __str__(self) -> str:
         return f"path {self.path_id} at {self.cycle_at:%Y-%m-%dT%H:%M:%SZ}"
+
+
+class ShardCorrelation(models.Model):
+    """What one shard of a cycle hands to the cycle's correlation stage (``wanmon.diagnosis.correlation_stage``):
+    the verdicts of the path directions it evaluated, compact (their hops, their degradation episodes, when each
+    kind of measurement saw them), written in the shard's transaction and read once when the cycle closes, which
+    deletes them. ``degraded`` (the directions with an episode, and the shard's load-rise suspects) is read every
+    cycle; ``healthy`` (the others) only when degraded directions of two site pairs overlap in time."""
+
+    cycle = models.ForeignKey(DiagnosisCycle, on_delete=models.CASCADE, related_name="+")
+    degraded = models.JSONField(default=dict, help_text="directions with an episode; corroboration, load suspects")
+    healthy = models.JSONField(default=list, help_text="directions without an episode, with their hops")
+
+    def __str__(self) -> str:
+        return f"shard correlation of cycle {self.cycle_id}"

@@ -18,6 +18,9 @@ Celery workers take, and each shard is evaluated and stored in one transaction.
 * **Findings.** A shard opens and updates what it finds and resolves the findings of its own path directions that
   it no longer finds. A finding on an element (interface, equipment, trunk, host) may be seen by several shards:
   it is resolved only when a whole cycle closes (every shard done) without anyone seeing it.
+* **Correlation.** SHARED_EQUIPMENT_SUSPECT is ranked once per cycle over every shard's paths: a shard stores the
+  verdicts its correlation rule worked from instead of its findings, and the shard that closes the cycle ranks them
+  all (``correlation_stage``).
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from django.db import connection, transaction
 
 from wanmon.diagnosis import engine
 from wanmon.diagnosis.choices import ACTIVE_STATUSES
+from wanmon.diagnosis.correlation_stage import cycle_correlation_sync, shard_correlation_store
+from wanmon.diagnosis.cycle_correlation import VerdictRecorder, shard_findings
 from wanmon.diagnosis.hooks import findings_tested
 from wanmon.diagnosis.models import DiagnosisCycle, Finding
 from wanmon.diagnosis.selectors import evidence_bundle_for_paths, paths_to_evaluate
@@ -160,9 +165,11 @@ def _shard_evaluate(*, cycle_id: int, path_ids: list[int], elements: bool, worke
             baseline_end=window_start,
             unpathed_interfaces=elements,
         )
-        found = engine.diagnose(bundle, now)
+        recorder = VerdictRecorder()  # the correlation is ranked over the whole cycle (correlation_stage)
+        found = engine.diagnose(bundle, now, recorder.rules)
         pairs = {(p.src, p.dst) for p in bundle.paths}
-        result = findings_sync(findings=found, now=now, resolve_ids=_path_finding_ids(pairs))
+        result = findings_sync(findings=shard_findings(found), now=now, resolve_ids=_path_finding_ids(pairs))
+        shard_correlation_store(cycle_id=cycle.id, verdicts=recorder.verdicts)
         with connection.cursor() as cursor:
             cursor.execute(
                 "UPDATE diagnosis_diagnosiscycle SET evaluated = evaluated + %s WHERE id = %s "
@@ -171,7 +178,7 @@ def _shard_evaluate(*, cycle_id: int, path_ids: list[int], elements: bool, worke
             )
             evaluated, planned, elements_done = cursor.fetchone()
         if evaluated >= planned and elements_done:
-            result.resolved += diagnosis_cycle_close(cycle=cycle)
+            result.resolved += diagnosis_cycle_close(cycle=cycle, stage=result)
     return result
 
 
@@ -195,10 +202,11 @@ def diagnosis_cycle_run(
     return total
 
 
-def diagnosis_cycle_close(*, cycle: DiagnosisCycle) -> list[int]:
-    """Every shard of the cycle is done: the active element findings nobody saw in it count a miss, and are
-    resolved after enough of them (``findings_mark_absent``; path findings are counted by their shard). A later
-    cycle already closed makes this one's view stale: nothing then."""
+def diagnosis_cycle_close(*, cycle: DiagnosisCycle, stage: SyncResult | None = None) -> list[int]:
+    """Every shard of the cycle is done: the correlation stage ranks the shared elements over every shard's paths
+    (``correlation_stage``, what it opened, updated or reopened added to ``stage``), then the active element findings
+    nobody saw in the cycle count a miss, and are resolved after enough of them (``findings_mark_absent``; path
+    findings are counted by their shard). A later cycle already closed makes this one's view stale: nothing then."""
     with connection.cursor() as cursor:
         cursor.execute(
             "UPDATE diagnosis_diagnosiscycle SET closed_at = now() WHERE id = %s AND closed_at IS NULL "
@@ -208,6 +216,10 @@ def diagnosis_cycle_close(*, cycle: DiagnosisCycle) -> list[int]:
         )
         if cursor.fetchone() is None:
             return []
+    correlated = cycle_correlation_sync(cycle=cycle)
+    if stage is not None:
+        for name in ("opened", "updated", "reopened"):
+            getattr(stage, name).extend(getattr(correlated, name))
     stale = (
         Finding.objects.select_for_update()
         .filter(status__in=ACTIVE_STATUSES, last_seen_at__lt=cycle.at)

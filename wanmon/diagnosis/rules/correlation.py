@@ -181,7 +181,6 @@ def _shared_finding(s: SuspectElement, cluster, start, end, ranked, trunk_names)
             "endpoint": s.endpoint,
             "corroboration": list(s.corroboration),
             "episodes": [{"path": a.key, "start": ep.start, "end": ep.end} for a, ep in cluster],
-            "history": {a.key: history_of(a.path) for a, _ in cluster},
         },
     )
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.engine import diagnose
 from wanmon.diagnosis.evidence import (
     EvidenceBundle,
@@ -87,8 +90,18 @@ def path(
 ) -> PathEvidence:
     tests, sessions, traces = tuple(tests), tuple(sessions), tuple(traces)
     if baseline is None and baseline_end_min is not None:
-        baseline = summarise_path(tests, sessions, traces, T0, at(baseline_end_min))
+        baseline = settled_baseline(tests, sessions, traces, baseline_end_min)
     return PathEvidence(src, dst, capacity_bps, tuple(hops), tests, sessions, traces, baseline)
+
+
+def settled_baseline(tests, sessions, traces, end_min: float, history_s: float = k.HISTORY_MIN_SPAN_S):
+    """The baseline of a path whose results from T0 to ``end_min`` are what it gave every such period of the
+    ``history_s`` before (the TCP tests repeated back in time): a path with enough history for relative
+    judgements (constants.HISTORY_MIN_SPAN_S), as the rule tests assume; their probes are counted once."""
+    period = [t for t in tests if T0 <= t.time <= at(end_min)]
+    copies = max(1, math.ceil(history_s / 60 / end_min)) if end_min > 0 else 0
+    history = [replace(t, time=t.time - timedelta(minutes=end_min * c)) for c in range(1, copies + 1) for t in period]
+    return summarise_path([*history, *tests], sessions, traces, at(-end_min * copies), at(end_min))
 
 
 def host(

@@ -29,7 +29,7 @@ def _history(src: Site, dst: Site, seed: int):
     tput, owamp, routes = [], [], []
     t = START - timedelta(hours=1)
     while t <= END + timedelta(hours=1):
-        degraded = t.date() == (END - timedelta(days=5)).date()
+        degraded = END - timedelta(days=6) <= t < END - timedelta(days=5)  # one day of the history (24 h to its end)
         rate = rng.uniform(7e9, 9e9) * (0.3 if degraded else 1.0) * (1.2 if t.hour in (2, 3) else 1.0)
         kind = rng.random()
         tput.append(

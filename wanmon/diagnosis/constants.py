@@ -96,14 +96,36 @@ MIN_MODERATE_EPISODE_OBSERVATIONS = 3
 SEVERE_DROP_FRACTION = 0.25
 #: A lasting level change is also judged on the median of a day of tests (diurnal load averages out): below
 #: the baseline by DEGRADED_STAT_MIN_DROP and by DEGRADED_STAT_SIGMAS standard errors of that median
-#: (1.2533 sigma / sqrt(n) for n tests), with at least 6 tests in the day.
+#: (1.2533 sigma / sqrt(n) for n tests), with at least 6 tests in the day.  The day is longer than the window
+#: (6 h): the evidence carries the path's TCP results of the day before the window for it.
 LEVEL_SHIFT_WINDOW_S = 86400.0
 LEVEL_SHIFT_MIN_TESTS = 6
 MEDIAN_STANDARD_ERROR_FACTOR = 1.2533
 #: A slight drop (every result still above 75 % of the reference: only the spread criterion sees it) must last
-#: half a day: shared links lose 15-25 % of a test's rate for a few hours every afternoon (diurnal load).
+#: half a day: shared links lose 15-25 % of a test's rate for a few hours every afternoon (diurnal load).  The
+#: median of a day of results that spans at least this long lies below the level only when more than half of
+#: them do: a drop judged on it has lasted, which a daytime dip of a few hours never does.
 SLIGHT_DROP_FRACTION = 0.75
 SLIGHT_DROP_MIN_SPAN_S = 12 * 3600.0
+#: Half a day of results (degradation._lasting_drop) is low when its median lies DEGRADED_STAT_MIN_DROP below the
+#: level and this many standard errors of that median, and the median of each of its halves at least
+#: LASTING_DROP_HALF_MIN_DROP below (the low level held from the first hours to the last: a dip of a few hours
+#: lowers one half only).  The halves make a healthy path's chance small enough for three standard errors where one
+#: median alone needs four: on a host-limited path (+-14 % run to run) the median of twelve results lies 15 % low
+#: with a chance of ~5e-4, and both halves 7.5 % low besides ~2 %; with four, twelve hourly results of such a path
+#: (4 SE = 18 %) would miss a 20 % drop one time in two, and halves of six held to 15 % each one time in three.
+LASTING_DROP_SIGMAS = 3.0
+LASTING_DROP_HALF_MIN_DROP = DEGRADED_STAT_MIN_DROP / 2
+#: Little history (a new path, site or deployment has hours of it, not weeks): a baseline whose TCP results span
+#: less than most of a day (20 h: a day of tests every 4 hours spans 20 h from the first to the last) has not seen
+#: a whole diurnal cycle (a night-only history makes every afternoon "degraded"),
+#: and one of fewer than twelve results has a spread that is near zero by chance often enough to make ordinary
+#: results "4 sigma below" (SELF_REFERENCE_MIN_STAT_TESTS).  Below either, judgements relative to the path's own
+#: past that rest on its spread (4 sigma, day medians, lasting slight drops; load correlation and throughput
+#: asymmetry with them) abstain; absolute evidence (failures, a collapse below SEVERE_DROP_FRACTION, three clear drops
+#: in a row below DEGRADED_FRACTION, loss, physics ceilings, MTU) does not.
+HISTORY_MIN_SPAN_S = 20 * 3600.0
+HISTORY_MIN_RESULTS = SELF_REFERENCE_MIN_STAT_TESTS
 #: History a path's baseline is learned from (wanmon/diagnosis/baseline.py): three weeks, as the WLCG alarm work
 #: on perfSONAR data uses, so that a fault of a week is a minority of it and every hour of the week is seen
 #: three times.

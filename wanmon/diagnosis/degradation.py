@@ -16,6 +16,7 @@ from wanmon.diagnosis.episodes import (
     DEGRADED,
     DOWN,
     OK,
+    Episode,
     Observation,
     build_runs,
     merge_runs,
@@ -23,7 +24,7 @@ from wanmon.diagnosis.episodes import (
 )
 from wanmon.diagnosis.evidence import PathEvidence
 from wanmon.diagnosis.loss import OWAMP, TCP, UDP
-from wanmon.diagnosis.stats import MAD_TO_SIGMA, seconds, spread_below
+from wanmon.diagnosis.stats import MAD_TO_SIGMA, cadence_s, seconds, spread_below
 
 if TYPE_CHECKING:
     from wanmon.diagnosis.assessment import PathAssessment, TestFigures
@@ -49,13 +50,52 @@ def reference_of(
 
 def judged(partial: PathAssessment) -> PathAssessment:
     """The assessment with every result judged (``observations``) and its degradation ``episodes``."""
-    observations = tuple(sorted(_observations(partial), key=lambda o: o.time))
+    lasting = _lasting_drop(partial)
+    shifted = {**_level_shift(partial), **{i: why for i, (why, _) in lasting.items()}}
+    observations = tuple(sorted(_observations(partial, shifted), key=lambda o: o.time))
     noise = unconfirmed_downs(observations)
     significant = [o for i, o in enumerate(observations) if i not in noise]
-    runs = build_runs(significant, frozenset({DEGRADED, DOWN}), k.MIN_EPISODE_OBSERVATIONS)
-    runs = [r for r in runs if _persistent(r, runs)]
-    episodes = tuple(merge_runs(runs))
+    since = {partial.tcp[i].test.time: t for i, (_, t) in lasting.items()}
+    # a result that ends half a day below the level is persistent on its own (the span says it lasted)
+    runs = [
+        r
+        for r in build_runs(significant, frozenset({DEGRADED, DOWN}), 1)
+        if len(r) >= k.MIN_EPISODE_OBSERVATIONS or all(o.time in since for o in r)
+    ]
+    settled = not little_history(partial.path)
+    runs = [r for r in runs if _persistent(r, runs, set(since), settled)]
+    episodes = tuple(_since(ep, since) for ep in merge_runs(runs))
     return replace(partial, observations=observations, episodes=episodes)
+
+
+def _since(ep: Episode, since: dict[datetime, datetime]) -> Episode:
+    """The episode from the first result below the level of a lasting drop it holds (before the window, if so)."""
+    starts = [since[o.time] for o in ep.observations if o.time in since]
+    return replace(ep, start=min(starts)) if starts and min(starts) < ep.start else ep
+
+
+def history_of(path: PathEvidence) -> dict:
+    """The age and size of the history a path's relative judgements rest on (every relative finding carries it):
+    the span from the oldest to the newest TCP result of its baseline (``span_s``, ``first``, ``last``), how many
+    there are (``results``; a summary built without a learned level counts its tests over its period) and whether
+    that is ``little`` (HISTORY_MIN_SPAN_S, HISTORY_MIN_RESULTS)."""
+    b = path.baseline
+    level = b.tcp_level if b is not None else None
+    if b is None:
+        span, results, first, last = 0.0, 0, None, None
+    elif level is not None and level.first_at is not None:
+        span, results, first, last = level.span_s, level.results, level.first_at, level.last_at
+    else:
+        span = (b.end - b.start).total_seconds() if b.start and b.end else 0.0
+        results, first, last = b.tcp_tests + b.tcp_excluded_tests, b.start, b.end
+    little = span < k.HISTORY_MIN_SPAN_S or results < k.HISTORY_MIN_RESULTS
+    return {"span_s": span, "results": results, "first": first, "last": last, "little": little}
+
+
+def little_history(path: PathEvidence) -> bool:
+    """True when the path's history is too little to judge it against its own past: its baseline spans less than
+    HISTORY_MIN_SPAN_S or holds fewer than HISTORY_MIN_RESULTS TCP results (a new path, site or deployment)."""
+    return history_of(path)["little"]
 
 
 def _reference(path: PathEvidence, figures: Sequence[TestFigures]) -> tuple[float | None, float | None, str]:
@@ -176,31 +216,98 @@ def _tcp_state(
     return OK, "as expected"
 
 
+def _tcp_results(a: PathAssessment) -> list[tuple[datetime, float]]:
+    """(time, rate) of the path's completed TCP tests: those of the day before the window, then the window's."""
+    start = a.window_start
+    earlier = [(t, r) for t, r in a.path.earlier_tcp_results if start is None or t < start]
+    return sorted(earlier) + [(f.test.time, f.test.throughput_bps or 0.0) for f in a.tcp]
+
+
+def _lasting_drop(a: PathAssessment) -> dict[int, tuple[str, datetime]]:
+    """TCP tests (by index) that end SLIGHT_DROP_MIN_SPAN_S of results lying below the baseline: their median
+    below it by DEGRADED_STAT_MIN_DROP and by LASTING_DROP_SIGMAS standard errors, and the median of each half of
+    them below it by LASTING_DROP_HALF_MIN_DROP; with why, and the first of the results at their end that lie
+    LASTING_DROP_HALF_MIN_DROP below (the drop's onset).
+
+    A slight drop (15-25 %) hides in the run-to-run spread of single tests; the median of the results since it
+    began does not.  Both halves low means the low level held from the first hours of the span to the last: a
+    daytime dip of a few hours lowers one half at most.  The span reaches before the window (the results of
+    the day before it, ``PathEvidence.earlier_tcp_results``): the window (6 h) is shorter than the drop must
+    last.  Only with a baseline; a test above the baseline is never marked.
+    """
+    ref, sigma = a.reference_bps, a.reference_sigma_bps
+    if a.reference_source != BASELINE_REFERENCE or not ref or not sigma:
+        return {}
+    results = _tcp_results(a)
+    cadence = cadence_s([t for t, _ in results]) or 0.0
+    span = timedelta(seconds=k.SLIGHT_DROP_MIN_SPAN_S)
+    low = (1 - k.DEGRADED_STAT_MIN_DROP) * ref
+    half_low = (1 - k.LASTING_DROP_HALF_MIN_DROP) * ref
+    offset = len(results) - len(a.tcp)
+    out: dict[int, tuple[str, datetime]] = {}
+    for i, f in enumerate(a.tcp):
+        t = f.test.time
+        timed = [(u, r) for u, r in results[: offset + i + 1] if t - u <= span]
+        stretch = [r for _, r in timed]
+        first = timed[0][0]
+        if len(stretch) < k.LEVEL_SHIFT_MIN_TESTS or seconds(t - first) < k.SLIGHT_DROP_MIN_SPAN_S - cadence:
+            continue  # not yet half a day of results
+        if (f.test.throughput_bps or 0.0) >= ref:
+            continue
+        half = len(stretch) // 2
+        med = statistics.median(stretch)
+        se = k.MEDIAN_STANDARD_ERROR_FACTOR * sigma / len(stretch) ** 0.5
+        halves = (statistics.median(stretch[:half]), statistics.median(stretch[half:]))
+        if med < low and med < ref - k.LASTING_DROP_SIGMAS * se and max(halves) < half_low:
+            out[i] = (
+                f"the median of the last {len(stretch)} tests ({text.duration(seconds(t - first))}), "
+                f"{text.rate(med)}, is {text.pct(1 - med / ref)} below the baseline {text.rate(ref)} "
+                f"(more than {k.LASTING_DROP_SIGMAS:g} standard errors of {text.rate(se)}), in both halves",
+                _run_start(timed, half_low),
+            )
+    return out
+
+
+def _run_start(timed: Sequence[tuple[datetime, float]], below: float) -> datetime:
+    """The first of the results at the end of ``timed`` that all lie below ``below`` (the last result's time if
+    it does not): where a drop that holds them down began."""
+    start = timed[-1][0]
+    for t, r in reversed(timed):
+        if r >= below:
+            break
+        start = t
+    return start
+
+
 def _level_shift(a: PathAssessment) -> dict[int, str]:
     """TCP tests (by index) that end a day whose median lies clearly below the baseline.
 
     One test varies with the hour (diurnal load) and the host; the median of a day of tests does not, and its
     standard error is about 1.25 sigma / sqrt(n).  A lasting 20 % loss of rate that no single test shows beyond
-    4 sigma is plain in it.  Only with a baseline (the path's own level); a test above the baseline is never
-    marked.
+    4 sigma is plain in it.  The day is longer than the window: the results of the day before it
+    (``PathEvidence.earlier_tcp_results``) count too.  Only with a baseline (the path's own level); a test above
+    the baseline is never marked.
     """
     ref, sigma = a.reference_bps, a.reference_sigma_bps
     if a.reference_source != BASELINE_REFERENCE or not ref or not sigma:
         return {}
     out: dict[int, str] = {}
     window = timedelta(seconds=k.LEVEL_SHIFT_WINDOW_S)
+    results = _tcp_results(a)
+    offset = len(results) - len(a.tcp)
     for i, f in enumerate(a.tcp):
         thr = f.test.throughput_bps or 0.0
         if thr >= ref:
             continue
-        day = [g.test.throughput_bps or 0.0 for g in a.tcp[: i + 1] if f.test.time - g.test.time < window]
+        day = [(t, r) for t, r in results[: offset + i + 1] if f.test.time - t < window]
         if len(day) < k.LEVEL_SHIFT_MIN_TESTS:
             continue
-        med = statistics.median(day)
+        med = statistics.median(r for _, r in day)
         se = k.MEDIAN_STANDARD_ERROR_FACTOR * sigma / len(day) ** 0.5
         if med < (1 - k.DEGRADED_STAT_MIN_DROP) * ref and med < ref - k.DEGRADED_STAT_SIGMAS * se:
+            span_s = seconds(f.test.time - min(t for t, _ in day))
             out[i] = (
-                f"the median of the last {len(day)} tests ({text.duration(k.LEVEL_SHIFT_WINDOW_S)}), "
+                f"the median of the last {len(day)} tests ({text.duration(span_s)}), "
                 f"{text.rate(med)}, is {text.pct(1 - med / ref)} below the baseline {text.rate(ref)} "
                 f"(more than {k.DEGRADED_STAT_SIGMAS:g} standard errors of {text.rate(se)})"
             )
@@ -216,14 +323,24 @@ def _severe(o: Observation) -> bool:
     )
 
 
-def _persistent(run: Sequence[Observation], runs: Sequence[Sequence[Observation]]) -> bool:
+def _persistent(
+    run: Sequence[Observation],
+    runs: Sequence[Sequence[Observation]],
+    lasting: frozenset[datetime] | set[datetime] = frozenset(),
+    settled: bool = True,
+) -> bool:
     """A run of bad TCP results is a degradation when it is severe, long, or confirmed by another kind.
 
     A bad run of another measurement kind overlapping it (owamp loss, UDP loss) confirms any run.  Otherwise: a
-    collapse (below SEVERE_DROP_FRACTION) counts at once; a busy test host gives isolated results at 30-60 % of
-    the usual rate, now and then two in a row, so a run of such drops needs MIN_MODERATE_EPISODE_OBSERVATIONS
-    results; a slight drop (every result above SLIGHT_DROP_FRACTION of the reference) must last
-    SLIGHT_DROP_MIN_SPAN_S, longer than a daytime dip.  Probe runs (owamp, UDP) are judged by their own loss criteria.
+    collapse (below SEVERE_DROP_FRACTION) counts at once; with little history (``settled`` false:
+    ``little_history``) only MIN_MODERATE_EPISODE_OBSERVATIONS clear drops in a row (below DEGRADED_FRACTION)
+    count besides, for the spread the other criteria judge with needs a past the path does not have yet; a
+    busy test host gives isolated results at 30-60 % of the usual rate, now and then two in a row, so a run of
+    such drops needs MIN_MODERATE_EPISODE_OBSERVATIONS results; a slight drop (every result above
+    SLIGHT_DROP_FRACTION of the reference) must last SLIGHT_DROP_MIN_SPAN_S, longer than a daytime dip: its
+    results span that long, or every one of them ends that long a span of results lying below the level
+    (``lasting``, the times of the results ``_lasting_drop`` marked).  Probe runs (owamp, UDP) are judged by
+    their own loss criteria.
     """
     slack = timedelta(seconds=k.EPISODE_MERGE_SLACK_S)
     if any(
@@ -233,6 +350,13 @@ def _persistent(run: Sequence[Observation], runs: Sequence[Sequence[Observation]
         return True  # confirmed by another kind of measurement
     if any(_severe(o) for o in run):
         return True
+    if not settled:
+        # only the proportional criterion holds without a past: 40 % less is never noise (DEGRADED_FRACTION), the
+        # spread criteria need a history; a busy host gives such a result now and then, not three in a row
+        return len(run) >= k.MIN_MODERATE_EPISODE_OBSERVATIONS and all(
+            o.kind == TCP and o.reference and o.value is not None and o.value < k.DEGRADED_FRACTION * o.reference
+            for o in run
+        )
     slight = all(
         o.kind == TCP and o.reference and o.value is not None and o.value >= k.SLIGHT_DROP_FRACTION * o.reference
         for o in run
@@ -240,6 +364,8 @@ def _persistent(run: Sequence[Observation], runs: Sequence[Sequence[Observation]
     if slight:
         # only the spread criterion saw it (15-25 % less): the daytime dip of a shared link looks the same for
         # a few hours every day; a fault of that size is a lasting level change
+        if all(o.time in lasting for o in run):
+            return True
         return seconds(run[-1].time - run[0].time) >= k.SLIGHT_DROP_MIN_SPAN_S
     return len(run) >= k.MIN_MODERATE_EPISODE_OBSERVATIONS
 
@@ -250,10 +376,9 @@ def _beats(a: PathAssessment, throughput_bps: float, loss_fraction: float | None
     return ceiling is not None and throughput_bps > ceiling
 
 
-def _observations(a: PathAssessment) -> list[Observation]:
+def _observations(a: PathAssessment, shifted: dict[int, str]) -> list[Observation]:
     out: list[Observation] = []
     refs = _self_references(a.tcp)[0] if a.reference_source != BASELINE_REFERENCE else [(None, None)] * len(a.tcp)
-    shifted = _level_shift(a)
     for i, (f, (ref, sigma)) in enumerate(zip(a.tcp, refs, strict=True)):
         state, why = _tcp_state(a, f, ref, sigma)
         if state == OK and i in shifted:

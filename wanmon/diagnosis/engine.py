@@ -14,6 +14,7 @@ from datetime import datetime
 from wanmon.diagnosis import codes
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.context import RuleContext
+from wanmon.diagnosis.degradation import history_of
 from wanmon.diagnosis.episodes import OK
 from wanmon.diagnosis.evidence import EvidenceBundle, RuleFinding
 from wanmon.diagnosis.registry import RULES, Rule, rule_context
@@ -104,7 +105,8 @@ def by_impact(ctx: RuleContext, findings: Iterable[RuleFinding]) -> list[RuleFin
 
 def with_confidence(ctx: RuleContext, findings: Iterable[RuleFinding]) -> list[RuleFinding]:
     """Every path finding carries its confidence: how many results it rests on, of which kinds, which were bad,
-    and what was ruled out (``evidence["confidence"]``)."""
+    and what was ruled out (``evidence["confidence"]``), and the age and size of the path's history
+    (``evidence["history"]``, ``degradation.history_of``)."""
     out = []
     for f in findings:
         p = _path_of(ctx, f)
@@ -130,5 +132,7 @@ def with_confidence(ctx: RuleContext, findings: Iterable[RuleFinding]) -> list[R
             "ruled_out": sorted((f.evidence.get("ruled_out") or {}).keys()),
             "loss_detection_limit": a.loss.detection_limit,
         }
-        out.append(replace(f, evidence={**f.evidence, "confidence": confidence}))
+        # the age and size of the path's history: what its own level and the relative judgements rest on
+        history = {"history": history_of(p)} if "history" not in f.evidence else {}
+        out.append(replace(f, evidence={**f.evidence, "confidence": confidence, **history}))
     return out

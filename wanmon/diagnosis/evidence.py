@@ -169,6 +169,9 @@ class PathEvidence(PathDirection):
     traceroutes: tuple[TracerouteObservation, ...] = ()
     baseline: PathSummary | None = None  # the path's own earlier period
     reverse: PathSummary | None = None  # reference for dst->src when that direction is not in the bundle
+    # (time, throughput_bps) of the completed TCP tests of the LEVEL_SHIFT_WINDOW_S before the window: a lasting
+    # level change is judged on the median of a day of results, longer than the window
+    earlier_tcp_results: tuple[tuple[datetime, float], ...] = ()
 
 
 # --------------------------------------------------------------------------- hosts
@@ -470,7 +473,7 @@ def summarise_path(
     tcp = [t for t in tests if t.protocol == "tcp" and t.error is None and t.throughput_bps]
     udp = [t for t in tests if t.protocol == "udp" and t.error is None and t.packets_sent]
     sessions = [o for o in owamp_tests if inside(o.time) and o.packets_sent and o.packets_lost < o.packets_sent]
-    level = learn_level(((t.time, t.throughput_bps) for t in tcp if t.throughput_bps is not None), excluded)
+    level = learn_level(((t.time, t.throughput_bps) for t in tcp if t.throughput_bps is not None), excluded, end)
     level_bps, mad = level.median_bps, level.mad_bps
 
     retrans_lost = 0.0

@@ -8,7 +8,7 @@ from wanmon.diagnosis import codes
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext, path_finding
-from wanmon.diagnosis.degradation import BASELINE_REFERENCE
+from wanmon.diagnosis.degradation import BASELINE_REFERENCE, little_history
 from wanmon.diagnosis.evidence import RuleFinding
 from wanmon.diagnosis.path_elements import trunks_on_path
 from wanmon.diagnosis.rules.loss_patterns import periodic_pattern
@@ -35,8 +35,12 @@ def asymmetric_path(ctx: RuleContext) -> list[RuleFinding]:
         ceiling is below half the expected rate), not contradicted by the
         direction's own TCP tests (they do not run above that ceiling), and at least
         ASYMMETRY_LOSS_FACTOR x the reverse's loss or detection limit.
-    Critical below ASYMMETRY_CRITICAL_RATIO.  A loss-only asymmetry whose losses
-    are periodic is left to PERIODIC_LOSS (a receiving host or a periodic event),
+    Critical below ASYMMETRY_CRITICAL_RATIO.  When either direction has little history
+    (``degradation.little_history``: a new path), a throughput asymmetry counts only below
+    ASYMMETRY_CRITICAL_RATIO, unless the direction's own loss (probes or retransmits) caps it, by the physics, at
+    what it reaches: the hosts of two directions differ (20-40 Gb/s one way, a busy host the other gives 15 %),
+    which only each direction's settled past or an absolute cause can tell from a fault.  A loss-only asymmetry
+    whose losses are periodic is left to PERIODIC_LOSS (a receiving host or a periodic event),
     and a direction crossing a trunk whose TCP results split by host address to TRUNK_IMBALANCE; a throughput-only
     asymmetry of a direction WINDOW_LIMITED or TCP_ONLY_DEGRADATION found is that finding's.
 
@@ -130,7 +134,11 @@ def _compare(a: PathAssessment, r: PathAssessment | None, start: datetime, end: 
     elif len(mine) >= 1 and my_thr is not None and rev_thr:
         ratio = my_thr / rev_thr
         reason = "throughput"
-    thr_asym = ratio is not None and ratio < k.ASYMMETRY_MAX_RATIO
+    limit = k.ASYMMETRY_MAX_RATIO
+    lossy = a.loss_is_significant(my_loss.fraction) and not a.tcp_beats_loss(my_loss.fraction, mine)
+    if not lossy and (little_history(a.path) or (r is not None and little_history(r.path))):
+        limit = k.ASYMMETRY_CRITICAL_RATIO  # hosts' rates without their own past: only a collapse says enough
+    thr_asym = ratio is not None and ratio < limit
 
     my_probe = my_loss.probe_fraction
     floor = max(v for v in (rev_probe, rev_limit, 0.0) if v is not None)

@@ -10,7 +10,7 @@ from wanmon.diagnosis import codes
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext, finding
-from wanmon.diagnosis.degradation import BASELINE_REFERENCE, baseline_reference_at
+from wanmon.diagnosis.degradation import BASELINE_REFERENCE, baseline_reference_at, history_of
 from wanmon.diagnosis.episodes import Episode
 from wanmon.diagnosis.evidence import RuleFinding, element_subject
 from wanmon.diagnosis.path_elements import base_equipment, interface_direction, interface_on_path
@@ -366,6 +366,7 @@ def _load_findings(ctx: RuleContext, a: PathAssessment, ep: Episode, trunk_names
                     "spare_bps": c["spare_bps"],
                     "score": c["score"],
                     "exonerated_by": c.get("exonerated_by", []),
+                    "history": {a.key: history_of(a.path)},
                 },
             )
         )

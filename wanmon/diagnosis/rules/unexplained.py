@@ -8,6 +8,7 @@ from wanmon.diagnosis import codes, text
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext, path_finding
+from wanmon.diagnosis.degradation import history_of
 from wanmon.diagnosis.evidence import PathSummary, RuleFinding
 from wanmon.diagnosis.loss import usable_owamp
 from wanmon.diagnosis.path_elements import interface_on_path, path_elements
@@ -260,6 +261,7 @@ def _episode_finding(ctx: RuleContext, a: PathAssessment, episodes) -> RuleFindi
         "reference_source": a.reference_source,
         "loss_fraction": loss.fraction,
         "loss_described": loss.describe(),
+        "history": history_of(a.path),
     }
     return path_finding(
         a,

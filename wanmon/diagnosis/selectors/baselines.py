@@ -84,7 +84,7 @@ def baseline_summaries(
         key = (r["src_id"], r["dst_id"])
         o = owamp.get(key) or {"sent": 0, "lost": 0, "delay_min_ms": None, "delay_median_ms": None}
         results = zip((datetime.fromtimestamp(x, UTC) for x in r["tcp_times"] or ()), r["tcp_rates"] or (), strict=True)
-        level = learn_level(results, works)
+        level = learn_level(results, works, end)
         probe_sent = int(o["sent"]) + int(r["udp_sent"])
         probe_lost = int(o["lost"]) + int(r["udp_lost"])
         retrans_sent = r["retrans_sent"] or 0.0
@@ -123,7 +123,7 @@ def baselines_cached(
     wanted = list(keys)
     if not wanted:
         return {}
-    names = {k: f"wanmon:diagnosis:baseline:v3:{k[0]}:{k[1]}:{end.isoformat()}" for k in wanted}
+    names = {k: f"wanmon:diagnosis:baseline:v4:{k[0]}:{k[1]}:{end.isoformat()}" for k in wanted}
     try:
         hits = cache.get_many(list(names.values()))
     except Exception:  # noqa: BLE001 -- Redis down: compute, the diagnosis must not stop for a cache

@@ -8,11 +8,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.db import connection
 
 from wanmon.core.units import bps_from_mbps
+from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.evidence import (
     AgentSchedule,
     EvidenceBundle,
@@ -30,6 +31,7 @@ from wanmon.diagnosis.selectors.common import (
     host_tcp_list,
     inventory_evidence,
     maintenance_windows_overlapping,
+    pairs_params,
     sql_rows,
 )
 from wanmon.diagnosis.selectors.records import THROUGHPUT_TESTS, TRACEROUTES
@@ -90,6 +92,7 @@ def evidence_bundle_for_paths(
     r_before = traceroutes_before(keys, window_start, baseline_start)
     t_before = throughput_before(keys, window_start, baseline_start)
     baselines = baselines_cached(keys, baseline_start, baseline_end)
+    earlier = _tcp_results_before(keys, now - timedelta(seconds=k.LEVEL_SHIFT_WINDOW_S), window_start)
 
     paths: list[PathEvidence] = []
     interface_ids: set[int] = set()
@@ -111,6 +114,7 @@ def evidence_bundle_for_paths(
                 # the last traceroute before the window first: slower than the window, it says the route before it
                 traceroutes=tuple(([r_before[key]] if key in r_before else []) + r_window.get(key, [])),
                 baseline=baseline,
+                earlier_tcp_results=earlier.get(key, ()),
             )
         )
 
@@ -169,6 +173,29 @@ def evidence_bundle_for_paths(
             equipment=Equipment.objects.select_related("site", "carrier").filter(name__in=equipment_names),
         ),
     )
+
+
+def _tcp_results_before(
+    keys: list[tuple[int, int]], start: datetime, end: datetime
+) -> dict[tuple[int, int], tuple[tuple[datetime, float], ...]]:
+    """(time, throughput_bps) of the completed TCP tests in [start, end) per direction, in time order: the day
+    before the window that a lasting level change is judged on (one statement, two columns a test)."""
+    if not keys or start >= end:
+        return {}
+    src, dst = pairs_params(keys)
+    rows = sql_rows(
+        """WITH k AS (SELECT unnest(%(src)s::bigint[]) AS src_id, unnest(%(dst)s::bigint[]) AS dst_id)
+           SELECT t.src_id, t.dst_id, t.time, t.throughput_bps
+           FROM measurements_throughputtest t JOIN k ON k.src_id = t.src_id AND k.dst_id = t.dst_id
+           WHERE t.time >= %(start)s AND t.time < %(end)s AND t.protocol = 'tcp' AND t.error IS NULL
+             AND t.throughput_bps > 0
+           ORDER BY t.time""",
+        {"src": src, "dst": dst, "start": start, "end": end},
+    )
+    out: dict[tuple[int, int], list[tuple[datetime, float]]] = defaultdict(list)
+    for r in rows:
+        out[(r["src_id"], r["dst_id"])].append((r["time"], float(r["throughput_bps"])))
+    return {key: tuple(v) for key, v in out.items()}
 
 
 def _agent_schedules_of(keys: list[tuple[int, int]], start: datetime, end: datetime) -> list[AgentSchedule]:

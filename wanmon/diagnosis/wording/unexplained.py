@@ -16,7 +16,9 @@ def unexplained_degradation(f: Mapping[str, Any]) -> tuple[str, str, list[str]]:
     """UNEXPLAINED_DEGRADATION. Facts: ``key``, ``hops``, ``ruled_out`` (the evidence's: why each rule does not
     apply); with ``delay`` (the evidence's now_ms, baseline_ms, limit_ms): a delay rise; else a degradation:
     ``start``, ``end``, ``observations`` (count of bad ones), ``reasons``, ``slow`` (TCP results among them),
-    ``throughput_bps``, ``reference_bps``, ``reference_source``, ``loss_fraction``, ``loss_described``."""
+    ``throughput_bps``, ``reference_bps``, ``reference_source``, ``loss_fraction``, ``loss_described``, and
+    optionally ``history`` (``degradation.history_of``: the span and number of the results the reference was
+    learned from)."""
     key = f["key"]
     if "delay" in f:
         d = f["delay"]
@@ -29,6 +31,9 @@ def unexplained_degradation(f: Mapping[str, Any]) -> tuple[str, str, list[str]]:
         return summary, explanation, [f"Look for queueing on the elements of {key} ({', '.join(f['hops'])})."]
     start, end, thr, reference = f["start"], f["end"], f["throughput_bps"], f["reference_bps"]
     ref = f"its reference {text.rate(reference)} ({f['reference_source']})" if reference else "its expected rate"
+    history = f.get("history")
+    if reference and history and history["results"]:
+        ref += f", learned from {history['results']} results over {text.duration(history['span_s'])}"
     if f["slow"] and thr and reference:
         figures = f": {text.rate(thr)} vs {text.rate(reference)}"
     elif f["loss_fraction"]:

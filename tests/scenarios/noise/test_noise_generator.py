@@ -41,8 +41,9 @@ def _t(value: str) -> datetime:
 
 
 def test_the_corpus_has_eight_healthy_week_long_meshes_and_a_fault_for_every_code():
-    assert len(HEALTHY) >= 8
-    assert all(c.spec.days == 7 for c in CASES.values())
+    assert len([c for c in HEALTHY if c.spec.days == 7]) >= 8
+    # A week, or a new deployment's first two days.
+    assert {c.spec.days for c in CASES.values()} == {7, 2}
     assert {s for c in HEALTHY for s in (c.spec.capacity_mbps,)} == {10_000, 100_000}
     assert {c.spec.mtu for c in HEALTHY} == {1500, 9000}
     ccs = {c.spec.cc(site) for c in HEALTHY for site in c.spec.sites}
@@ -74,7 +75,7 @@ def test_every_record_is_valid_and_physically_possible(name):
     case = CASES[name]
     doc = case.document()
     records = decode_records(doc["measurements"], path="measurements")  # raises RecordError listing problems
-    assert len(records) == len(doc["measurements"]) > 3000
+    assert len(records) == len(doc["measurements"]) > 3000 * case.spec.days / 7
     capacity = {(p["src"], p["dst"]): p["capacity_mbps"] * 1e6 for p in doc["topology"]["paths"]}
     speed = {(i["equipment"], i["name"]): i["speed_mbps"] * 1e6 for i in doc["topology"]["interfaces"]}
     mtu = case.spec.mtu

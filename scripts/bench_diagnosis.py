@@ -2,12 +2,16 @@
 
 Everything here runs production's road: the diagnosis cycle the Celery beat runs every minute, with the stored
 findings' lifecycle. First the noise corpus (tests/scenarios/noise) replayed case by case at each case's shortest
-test interval -- warning or critical findings opened on its healthy meshes per 100 path-days, the injected faults
-found with the right code and subject, the time from each fault's onset to its first warning and the error of the
-reported onset; then the 12-site mesh's 132 paths with hourly TCP and owamp: `--hours` of them replayed a cycle a
-minute after `--history-days` of history, and one cycle that evaluates every path. The corpus's last line is
+test interval, with the alerting after every cycle -- warning or critical findings opened on its healthy meshes and
+the incidents that would have been e-mailed, per 100 path-days; the injected faults found with the right code and
+subject, the time from each fault's onset to its first warning (minutes and measurement intervals), the error of
+the reported onset and the rank-1 localisations; then the regression corpus's nine case studies through the same
+road (``replay --check``); then the 12-site mesh's 132 paths with hourly TCP and owamp: `--hours` of them replayed a
+cycle a minute after `--history-days` of history, and one cycle that evaluates every path. The corpus's last line is
 machine-readable:
-    noise_false_warnings_per_100_path_days=<float> noise_detection_rate=<float> detect_median_min=<float> ...
+    noise_false_warnings_per_100_path_days=<float> noise_incidents_per_100_path_days=<float> ...
+and so are the case studies':
+    regression_case_studies_passed=<int>/<int> regression_case_study_warnings=<int> ...
 and so is the case memory's retrieval (``bench_case_memory``):
     cases_top1=<float> cases_top3=<float> cases_false_suggestions=<float> ...
 and the mesh's:

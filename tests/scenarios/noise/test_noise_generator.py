@@ -327,3 +327,6 @@ def test_verdict_times_detection_from_the_onset_to_the_first_finding_shown():
     verdict.step_min = 60.0
     assert verdict.detect_min == [30.0, 120.0] and verdict.detect_intervals == [0.5, 2.0]
     assert verdict.onset_error_min == [5.0, -10.0]
+
+    early = [finding("ROUTE_CHANGE", "info", "2026-06-05T09:00:00Z", "2026-06-05T08:55:00Z", src="A", dst="B")]
+    assert judge("f", False, 1.0, early, {"findings": [route]}, {0: onset}).missed == [route]

@@ -700,6 +700,40 @@ def test_two_faults_at_once_reach_their_own_sites_and_their_carrier_with_the_ons
     assert "Suspect geant-fra: https://wanmon.example.org/equipment/geant-fra/" in to_fzk
 
 
+def test_a_trunk_member_down_is_grouped_under_its_bundle_and_emailed_to_the_bundles_operator(smtp):
+    # given the CANARIE bundle on TRIUMF->CERN losing a member, reported as the rule reports it (a finding about
+    # {trunk, member}), while TRIUMF->CERN degrades across it
+    from wanmon.inventory.topology import topology_import
+
+    topology_import(TWO_FAULTS_TOPOLOGY, as_of=T - timedelta(days=30))
+    onset = T - timedelta(minutes=50)
+    member = {"trunk": "canarie-lag", "member": "canarie-mtl:xe-0/0/1"}
+    findings_sync(findings=[
+        RuleFinding(code="TRUNK_IMBALANCE", severity="critical", subject=member, start=onset, end=T,
+                    summary="canarie-lag: member canarie-mtl:xe-0/0/1 down since 11:10, 10 of 20 Gb/s left",
+                    explanation="x", evidence={"member_down": {"member": member["member"]}},
+                    actions=("Check canarie-mtl:xe-0/0/1 on canarie-mtl",)),
+        RuleFinding(code="LOSS_LIMITED", severity="critical", subject={"src": "TRIUMF", "dst": "CERN"}, start=onset,
+                    end=T, summary="LOSS_LIMITED here", explanation="x", evidence={}, actions=("Check loss",)),
+    ], now=T)
+    process(T, flush=True)
+    # then one incident, the bundle's, rooted at the member down
+    [incident] = Incident.objects.all()
+    assert incident.key == "trunk:canarie-lag"
+    assert incident.root_finding.subject == member
+    assert {m.finding.code for m in incident.members.all()} == {"TRUNK_IMBALANCE", "LOSS_LIMITED"}
+    # e-mailed to the sites of the paths across it and to the bundle's operator, CANARIE, named as such
+    sent = {n.recipient: n for n in Notification.objects.filter(incident=incident)}
+    assert set(sent) == {"noc@cern.test", "noc@triumf.test", "noc@canarie.test"}
+    assert sent["noc@canarie.test"].reason == "operator of canarie-lag (carrier CANARIE)"
+    messages = smtp.wait_for(3, 5)
+    to_canarie = next(m for m in messages if m.rcpt_tos == ["noc@canarie.test"]).text
+    assert "Operated by: carrier CANARIE (noc@canarie.test)" in to_canarie
+    assert "canarie-lag: member canarie-mtl:xe-0/0/1 down since 11:10, 10 of 20 Gb/s left" in to_canarie
+    to_triumf = next(m for m in messages if m.rcpt_tos == ["noc@triumf.test"]).text
+    assert "Suspect canarie-lag: https://wanmon.example.org/trunks/canarie-lag/" in to_triumf
+
+
 def test_a_crawl_from_every_alert_emails_links_reaches_the_findings_both_path_pages_and_the_suspect(smtp, client):
     # given the two faults at once, e-mailed through the real SMTP server
     test_two_faults_at_once_reach_their_own_sites_and_their_carrier_with_the_onset_and_the_circuit(smtp)

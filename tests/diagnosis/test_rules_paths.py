@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -28,11 +29,13 @@ from .builders import (
     bundle,
     every,
     failed,
+    find,
     healthy_eu,
     host,
     iface,
     owamp,
     path,
+    run,
     tcp,
     trace,
 )
@@ -412,3 +415,132 @@ def test_delay_levels_are_told_apart_by_their_robust_spread_not_their_extreme_mi
     levels = delay_levels(level(5.365, 128) + level(6.065, 40))
     assert len(levels) == 2
     assert levels[1].median_ms - levels[0].median_ms == pytest.approx(0.7, abs=0.02)
+
+
+# --------------------------------------------------------------------------- ECMP alternation, steady new levels
+ECMP_HOPS = ("cern-border", "geant-gva", "geant-fra2", "dfn-fra", "fzk-border")  # the equal-cost twin at Frankfurt
+
+
+def _ecmp_path(degraded: bool, dmin=lambda m: 4.9, routes=(EU_HOPS, ECMP_HOPS)):
+    """CERN->FZK, traceroutes every 30 min alternating between ``routes`` (the baseline saw both) and a TCP drop
+    from minute 60 when ``degraded``; owamp every 5 min at ``dmin``."""
+    tests = every(30, lambda m: tcp(m, 3e8 if degraded and m >= 60 else 9.2e8, window_bytes=2_450_000, rtt_ms=9.8))
+    base = PathSummary(
+        start=T0 - timedelta(days=21),
+        end=T0,
+        tcp_tests=500,
+        tcp_throughput_median_bps=9.2e8,
+        tcp_throughput_mad_bps=1e7,
+        delay_min_ms=4.88,
+        delay_median_ms=5.2,
+        traceroute_hops=EU_HOPS,
+        traceroute_routes=(EU_HOPS, ECMP_HOPS),
+    )
+    traces = every(30, lambda m: trace(m, routes[int(m // 30) % len(routes)]), start=15)
+    return path("CERN", "FZK", 1e9, EU_HOPS, tests, every(5, lambda m: owamp(m, dmin(m))), traces, baseline=base)
+
+
+def test_ecmp_alternation_with_a_degradation_is_info_not_a_warning():
+    # the issue's case: equal-length alternates, the delay moved by 0.01 ms, a drop that ECMP did not cause
+    [f] = route_change(ctx(_ecmp_path(True, dmin=lambda m: 4.9 + 0.01 * ((m // 30) % 2))))
+    assert f.severity == codes.INFO
+    assert f.evidence["alternation"] is True and f.evidence["degraded_after"] is True
+    assert "equal-cost" in f.explanation
+
+
+def test_a_new_route_with_a_delay_step_and_a_degradation_stays_a_warning():
+    # Paris was never on this path and the minimum delay rises by 0.7 ms with it: a real route change
+    alt = ("cern-border", "geant-gva", "geant-par", "geant-fra", "dfn-fra", "fzk-border")
+    p = _ecmp_path(True, dmin=lambda m: 5.6 if m >= 75 else 4.9, routes=(EU_HOPS,))
+    p = path(
+        p.src,
+        p.dst,
+        1e9,
+        EU_HOPS,
+        p.throughput_tests,
+        p.owamp_tests,
+        [trace(m, alt if m >= 75 else EU_HOPS) for m in (15, 45, 75, 105, 135)],
+        baseline=p.baseline,
+    )
+    [f] = route_change(ctx(p))
+    assert f.severity == codes.WARNING
+    assert f.evidence["alternation"] is False
+
+
+def test_alternation_onto_known_routes_with_a_delay_step_is_no_ecmp():
+    # back and forth between two known routes, but 0.7 ms apart: not equal-cost, the change is reported as before
+    [f] = route_change(ctx(_ecmp_path(True, dmin=lambda m: 5.6 if (m - 15) // 30 % 2 else 4.9)))
+    assert f.severity == codes.WARNING and f.evidence["alternation"] is False
+
+
+def test_a_route_never_seen_before_is_no_alternation_even_without_delay_data():
+    p = _ecmp_path(True, dmin=lambda m: 4.9)
+    p = path(
+        p.src,
+        p.dst,
+        1e9,
+        EU_HOPS,
+        p.throughput_tests,
+        (),
+        [trace(15, EU_HOPS), trace(75, ECMP_HOPS)],
+        baseline=replace(p.baseline, traceroute_routes=(EU_HOPS,)),
+    )
+    [f] = route_change(ctx(p))
+    assert f.severity == codes.WARNING
+
+
+def test_the_last_traceroute_before_the_window_is_the_route_before_it():
+    # the window's first traceroute differs from the baseline's last, but the path was already on it before the
+    # window: no change in the window (the change before it was reported while it was in the window)
+    base = PathSummary(start=T0 - timedelta(days=21), end=T0, traceroute_hops=EU_HOPS)
+    alt = ("cern-border", "geant-gva", "geant-par", "geant-fra", "dfn-fra", "fzk-border")
+    p = path("CERN", "FZK", 1e9, EU_HOPS, (), (), [trace(-40, alt), trace(60, alt)], baseline=base)
+    assert route_change(ctx(p)) == []
+    [f] = route_change(ctx(path("CERN", "FZK", 1e9, EU_HOPS, (), (), [trace(60, alt)], baseline=base)))
+    assert f.evidence["route_before_window_age_s"] is None
+
+
+def test_mtu_from_the_last_traceroute_before_the_window_with_its_age():
+    p = path("CERN", "FZK", 1e10, EU_HOPS, (), (), [trace(-120, EU_HOPS, pmtu=1500)])
+    hosts = (host("CERN", "c1", mtu=9000), host("FZK", "f1", mtu=9000))
+    [f] = mtu_mismatch(ctx(p, hosts=hosts))
+    assert f.evidence["path_mtu_bytes"] == 1500
+    assert f.evidence["path_mtu_age_s"] == pytest.approx((NOW - at(-120)).total_seconds())
+
+
+def _long_path(dmin, dmedian):
+    """FZK->FNAL-like path whose baseline sat at 145 ms minimum, 149 ms median, steady TCP; owamp every 5 min."""
+    base = PathSummary(
+        start=T0 - timedelta(days=21),
+        end=T0,
+        tcp_tests=500,
+        tcp_throughput_median_bps=9.2e8,
+        tcp_throughput_mad_bps=1e7,
+        delay_min_ms=145.0,
+        delay_median_ms=149.0,
+        traceroute_hops=EU_HOPS,
+    )
+    tests = every(30, lambda m: tcp(m, 9.2e8, window_bytes=2_450_000, rtt_ms=2 * dmin(m)))
+    sessions = every(5, lambda m: owamp(m, dmin(m), delay_median_ms=dmedian(m)))
+    return path("FZK", "FNAL", 1e9, EU_HOPS, tests, sessions, [], baseline=base)
+
+
+def test_a_steady_longer_path_after_its_route_change_left_the_window_is_no_fresh_degradation():
+    # the issue's case: 189 vs 149 ms, the route change that explained it now before the window; the path sits on
+    # the new level all window long, its queueing unchanged
+    findings = run(bundle(_long_path(lambda m: 185.0, lambda m: 189.0)))
+    assert not find(findings, codes.UNEXPLAINED_DEGRADATION)
+
+
+def test_queueing_on_the_old_path_is_still_an_unexplained_delay_degradation():
+    # the minimum stays at 145 ms while the median climbs to 189 ms: a standing queue, not a longer path
+    findings = run(bundle(_long_path(lambda m: 145.2, lambda m: 189.0)))
+    [f] = find(findings, codes.UNEXPLAINED_DEGRADATION)
+    assert f.evidence["delay"]["now_ms"] == pytest.approx(189.0)
+
+
+def test_a_delay_step_inside_the_window_without_an_explanation_is_still_judged():
+    # a step in the window is not a steady level: DELAY_LEVEL_SHIFT reports it (no traceroute) and explains it
+    findings = run(bundle(_long_path(lambda m: 185.0 if m >= 120 else 145.2, lambda m: 189.0 if m >= 120 else 149)))
+    assert find(findings, codes.DELAY_LEVEL_SHIFT)
+    assert not find(findings, codes.UNEXPLAINED_DEGRADATION)

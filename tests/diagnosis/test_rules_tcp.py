@@ -37,6 +37,17 @@ def test_window_limited_4mib_at_125ms():
     assert f.derived.required_window_bytes == pytest.approx(312.5e6)
 
 
+
+def test_window_limited_with_tests_every_4_hours_counts_the_last_test_before_the_window():
+    # a 6-hour window holds one test of a path tested every 4 h half of the time: the last test before the window
+    # is the second (the finding must not come and go with the window), and its age is in the evidence
+    tests = [tcp(m, 2.55e8, window_bytes=4 * MiB, rtt_ms=125.0, mss_bytes=1448) for m in (-100, 140)]
+    p = path("CERN", "BNL", 10e9, HOPS, tests, every(5, lambda m: owamp(m, 62.5)))
+    [f] = rule(window_limited, p)
+    assert [t["time"] for t in f.evidence["tests"]] == [tests[0].time, tests[1].time]
+    assert f.evidence["oldest_test_age_s"] == pytest.approx(460 * 60)
+    assert f.start == tests[0].time
+
 def test_window_limit_of_several_streams():
     [f] = rule(window_limited, transatlantic(1.0e9, streams=4))
     assert f.evidence["window_limited_rate_bps"] == pytest.approx(4 * 268.4e6, rel=1e-3)

@@ -74,6 +74,9 @@ class PathAssessment:
     episodes: tuple[Episode, ...]
     #: spread of single tests against a baseline: the baseline's, or the window's own when that is wider
     test_sigma_bps: float | None = None
+    #: the last completed TCP test before the window (tests can be slower than the window), with its figures:
+    #: for the rules that judge a level over several tests (WINDOW_LIMITED), never a degradation episode
+    tcp_before_window: tuple[TestFigures, ...] = ()
 
     @property
     def key(self) -> str:
@@ -208,9 +211,9 @@ def assess_path(path: PathEvidence, bundle: EvidenceBundle, now: datetime) -> Pa
     cc_factor = loss_tolerance_factor(cc)
     flow_cap = path_figures.flow_capacity(bundle, path, streams)
 
-    figures = []
     caps = {streams: flow_cap}
-    for t in tcp_ok:
+
+    def figures_of(t: ThroughputTest) -> TestFigures:
         t_rtt = t.rtt_ms or rtt
         window, why = path_figures.effective_window(bundle, path, t)
         n = max(1, t.streams or 1)
@@ -219,7 +222,15 @@ def assess_path(path: PathEvidence, bundle: EvidenceBundle, now: datetime) -> Pa
             caps[n] = path_figures.flow_capacity(bundle, path, n)
         cap = caps[n]
         expected = min(cap, r_w) if r_w else cap
-        figures.append(TestFigures(t, t_rtt, window, why, r_w, cap, expected))
+        return TestFigures(t, t_rtt, window, why, r_w, cap, expected)
+
+    figures = [figures_of(t) for t in tcp_ok]
+    earlier = [
+        t
+        for t in path.throughput_tests
+        if start is not None and t.time < start and t.protocol == TCP and t.error is None and t.throughput_bps
+    ]
+    before_window = (figures_of(max(earlier, key=lambda t: t.time)),) if earlier else ()
     expected_path = median(f.expected_bps for f in figures) or flow_cap
 
     loss = estimate_loss(owamp, udp, [f.test for f in figures], path.capacity_bps)
@@ -250,5 +261,6 @@ def assess_path(path: PathEvidence, bundle: EvidenceBundle, now: datetime) -> Pa
             observations=(),
             episodes=(),
             test_sigma_bps=test_sigma,
+            tcp_before_window=before_window,
         )
     )

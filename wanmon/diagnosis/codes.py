@@ -39,7 +39,7 @@ MEASUREMENT_GAP = "MEASUREMENT_GAP"
 PATH = "path"  # {src, dst}
 EQUIPMENT = "equipment"  # {equipment} or {equipment, interface}
 INTERFACE = "interface"  # {equipment, interface}
-TRUNK = "trunk"  # {trunk}
+TRUNK = "trunk"  # {trunk}, or {trunk, member} for a member out of its bundle
 SITE = "site"  # {site} or {site, host}
 
 

@@ -171,6 +171,16 @@ TRUNK_MAX_MEMBER_RATIO = 0.5
 #: which includes the balanced time before the fault, does not show it.
 TRUNK_BIN_S = 1800.0
 TRUNK_MIN_IMBALANCED_S = 3600.0
+#: Members are compared over the same intervals only (the time every compared member was in service and polled):
+#: at least 10 min of it (two 5-minute polls), and a member in service for less than half the time of the most
+#: polled one at its end is left out of the comparison rather than shrinking it.
+TRUNK_MIN_COMMON_S = 600.0
+TRUNK_MIN_COVERAGE_SHARE = 0.5
+#: A member whose agent reports no oper status is out of the bundle when it carries nothing (below 1e-4 of its
+#: speed both ways: LACP's own frames are a few hundred bit/s) in INTERFACE_DOWN_MIN_SAMPLES consecutive polls
+#: while a sibling at its end carries at least 1 % of its speed (a quiet bundle at night says nothing).
+TRUNK_IDLE_MEMBER_UTILISATION = 1e-4
+TRUNK_IDLE_SIBLING_UTILISATION = 0.01
 #: Odd/even groups: slower group median below half the faster one, each with at least two tests.
 BIMODAL_MAX_RATIO = 0.5
 BIMODAL_MIN_TESTS_PER_GROUP = 2
@@ -222,6 +232,8 @@ CONGESTION_MIN_INTERVALS = 3
 IMPLAUSIBLE_UTILISATION = 1.05
 #: Interface down on a path: two consecutive polls (or the latest poll).
 INTERFACE_DOWN_MIN_SAMPLES = 2
+#: The IF-MIB oper statuses that mean the port carries nothing ('testing', 'dormant' and 'unknown' do not say so).
+DOWN_STATUSES = frozenset({"down", "lowerlayerdown", "notpresent"})
 
 # --------------------------------------------------------------------------- PATH_DOWN
 #: Consecutive failed tests / sessions with 100 % loss of one kind needed; a single one needs another kind

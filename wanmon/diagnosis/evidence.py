@@ -132,6 +132,10 @@ class PathSummary:
     rtt_ms: float | None = None
     mss_bytes: int | None = None
     traceroute_hops: tuple[str | None, ...] | None = None  # last traceroute of the period
+    # The distinct hop lists the period's traceroutes saw, the most recently seen first (at most
+    # ROUTES_REMEMBERED): the routes the path takes in its ordinary state, ECMP alternates among them, so that a
+    # traceroute of the window on one of them is no new route.
+    traceroute_routes: tuple[tuple[str | None, ...], ...] = ()
     tcp_excluded_tests: int = 0  # results left out of the level (excluded periods, degraded days, clear drops)
     tcp_level: LearnedLevel | None = None  # the learned level with its time-of-day/week profile
 
@@ -500,4 +504,24 @@ def summarise_path(
         rtt_ms=median(rtts),
         mss_bytes=int(statistics.median(msss)) if msss else None,
         traceroute_hops=tuple(routes[-1].hops) if routes else None,
+        traceroute_routes=routes_seen((r.time, r.hops) for r in routes),
     )
+
+
+#: How many distinct hop lists a baseline remembers (the most recently seen): ECMP alternates and traceroutes with
+#: a silent hop here or there are a handful; more is history no rule needs.
+ROUTES_REMEMBERED = 32
+
+
+def routes_seen(
+    observations: Iterable[tuple[datetime, Sequence[str | None]]],
+) -> tuple[tuple[str | None, ...], ...]:
+    """The distinct hop lists of these traceroutes (time, hops), the most recently seen first, at most
+    ROUTES_REMEMBERED of them (ties in time by hop list, as the database orders them)."""
+    last: dict[tuple[str | None, ...], datetime] = {}
+    for t, hops in observations:
+        key = tuple(hops)
+        if key not in last or t > last[key]:
+            last[key] = t
+    ordered = sorted(last.items(), key=lambda kv: (kv[1], [h or "" for h in kv[0]]), reverse=True)
+    return tuple(h for h, _ in ordered[:ROUTES_REMEMBERED])

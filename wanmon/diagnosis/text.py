@@ -84,13 +84,14 @@ def _sig(x: float) -> str:
 
 def subject_label(subject: Mapping[str, str]) -> str:
     """A finding's subject as people write it, whatever the order of its keys: ``FZK->CERN``,
-    ``geant-fra:xe-1/0/0``, ``geant-fra``, ``ral-lag``, ``ASGC/asgc-dt01``, ``ASGC``."""
+    ``geant-fra:xe-1/0/0``, ``geant-fra``, ``ral-lag``, ``ral-lag/janet-lon:xe-0/0/1`` (a member of the bundle),
+    ``ASGC/asgc-dt01``, ``ASGC``."""
     if "src" in subject and "dst" in subject:
         return f"{subject['src']}->{subject['dst']}"
     if subject.get("equipment"):
         return f"{subject['equipment']}:{subject['interface']}" if subject.get("interface") else subject["equipment"]
     if "trunk" in subject:
-        return str(subject["trunk"])
+        return f"{subject['trunk']}/{subject['member']}" if subject.get("member") else str(subject["trunk"])
     if "site" in subject:
         return f"{subject['site']}/{subject['host']}" if subject.get("host") else str(subject["site"])
     return ";".join(f"{k}={v}" for k, v in sorted(subject.items()))

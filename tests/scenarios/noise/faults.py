@@ -479,6 +479,29 @@ class TrunkHashing(Fault):
 
 
 @dataclass(frozen=True)
+class TrunkMemberDown(TrunkHashing):
+    """The site uplink is a LAG of two members; the second member's optic dies: it goes oper down (counters still)
+    and the bundle hashes every flow onto the member left, whose load doubles."""
+
+    @property
+    def member(self) -> str:
+        return self.members[1]
+
+    def iface(self, mesh, name, t_h, st):
+        members = self.members
+        if name not in members:
+            return st
+        if not self.active(t_h):
+            return super().iface(mesh, name, t_h, st)
+        if name == self.member:
+            return replace(st, util_in=0.0, util_out=0.0, oper_up=False)
+        return replace(st, util_in=min(0.98, st.util_in * 2), util_out=min(0.98, st.util_out * 2))
+
+    def expect(self, mesh):
+        return [{"code": "TRUNK_IMBALANCE", "subject": {"trunk": self.trunk, "member": self.member}}]
+
+
+@dataclass(frozen=True)
 class TestsStop(DirectionFault):
     """The remote test daemon died: no measurement of this path direction arrives any more."""
 

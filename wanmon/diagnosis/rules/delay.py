@@ -126,11 +126,26 @@ def _queueing_not_propagation(levels: Sequence[Level], sessions) -> bool:
     return all(q > 2 * lowest + k.DELAY_LEVEL_MIN_STEP_MS for q in spreads[1:])
 
 
+def last_before_window(a: PathAssessment) -> TracerouteObservation | None:
+    """The last traceroute before the window (the evidence carries it: traceroutes are slower than the window)."""
+    earlier = [t for t in a.path.traceroutes if a.window_start is not None and t.time < a.window_start]
+    return max(earlier, key=lambda t: t.time) if earlier else None
+
+
+def _age_s(a: PathAssessment, t: TracerouteObservation | None) -> float | None:
+    return (a.now - t.time).total_seconds() if t is not None else None
+
+
 def _routes(a: PathAssessment) -> list[tuple[datetime | None, tuple[str | None, ...]]]:
+    """The route before the window (time None: the last traceroute before it, else the baseline's last), then
+    the window's traceroutes in time order; traceroutes with no responding hop say nothing and are left out."""
     start = a.window_start
     out: list[tuple[datetime | None, tuple[str | None, ...]]] = []
     b = a.path.baseline
-    if b and b.traceroute_hops and normalise_hops(b.traceroute_hops):
+    prior = last_before_window(a)
+    if prior is not None and normalise_hops(prior.hops):
+        out.append((None, tuple(prior.hops)))
+    elif b and b.traceroute_hops and normalise_hops(b.traceroute_hops):
         out.append((None, tuple(b.traceroute_hops)))
     trs: list[TracerouteObservation] = sorted(
         (t for t in a.path.traceroutes if (start is None or t.time >= start) and t.time <= a.now), key=lambda t: t.time
@@ -140,7 +155,7 @@ def _routes(a: PathAssessment) -> list[tuple[datetime | None, tuple[str | None, 
 
 
 def route_changes(a: PathAssessment) -> list[dict]:
-    """Consecutive traceroutes (the baseline's last one first) whose hop lists differ."""
+    """Consecutive traceroutes (the last one before the window first) whose hop lists differ."""
     routes = _routes(a)
     out = []
     for (_, before_raw), (t, after_raw) in zip(routes, routes[1:], strict=False):
@@ -244,6 +259,7 @@ def delay_level_shift(ctx: RuleContext) -> list[RuleFinding]:
                     ],
                     "explained_by_route_change": [{"before_time": p[0], "after_time": c[0]} for p, c in explained],
                     "traceroutes": n_routes,
+                    "route_before_window_age_s": _age_s(a, last_before_window(a)),
                     "step_ms": step,
                     "extra_fibre_km": physics.fibre_km_for_delay_ms(step),
                 },
@@ -253,19 +269,59 @@ def delay_level_shift(ctx: RuleContext) -> list[RuleFinding]:
     return out
 
 
+def known_route(hops: Sequence[str | None], known: Sequence[Sequence[str | None]]) -> bool:
+    """True when ``hops`` is one of the ``known`` routes (``same_route``: silent hops match anything)."""
+    return any(same_route(hops, r) for r in known)
+
+
+def _alternation(a: PathAssessment, changes: Sequence[dict]) -> bool:
+    """True when every change of the window led onto a route the path had taken before: one its baseline period
+    saw, or one earlier in the window. ECMP hashing flows onto equal routes looks like this, and so does a path
+    that keeps returning to its usual routes; a route never seen before is a new route."""
+    b = a.path.baseline
+    seen: list[tuple[str | None, ...]] = list(b.traceroute_routes) if b else []
+    at_change = {c["time"] for c in changes}
+    for t, hops in _routes(a):
+        if t in at_change and not known_route(hops, seen):
+            return False
+        seen.append(hops)
+    return True
+
+
+def _delay_step_ms(sessions, changes: Sequence[dict]) -> float | None:
+    """The largest move of the median minimum one-way delay across the route changes: the sessions between two
+    changes against those between the next two (None: fewer than DELAY_LEVEL_MIN_SAMPLES sessions on either
+    side of every change)."""
+    bounds = [c["time"] for c in changes]
+    spans = list(zip([None, *bounds], [*bounds, None], strict=True))
+    medians = []
+    for lo, hi in spans:
+        values = [o.delay_min_ms for o in sessions if (lo is None or o.time >= lo) and (hi is None or o.time < hi)]
+        medians.append(median(values) if len(values) >= k.DELAY_LEVEL_MIN_SAMPLES else None)
+    steps = [abs(y - x) for x, y in zip(medians, medians[1:], strict=False) if x is not None and y is not None]
+    return max(steps) if steps else None
+
+
 def route_change(ctx: RuleContext) -> list[RuleFinding]:
     """ROUTE_CHANGE: the traceroute hop list of a path direction changed.
 
-    Evidence: the traceroutes of the window (and the last one of the baseline),
-    owamp minimum delays (trusted clocks only) before and after the change, and
-    the path's degradation episodes.
+    Evidence: the traceroutes of the window (and the last one before it), the
+    routes the baseline period saw, owamp minimum delays (trusted clocks only)
+    before and after each change, and the path's degradation episodes.
 
-    Criterion: two consecutive traceroutes whose responding hops (equipment
+    Criterion: two consecutive traceroutes (the last one before the window
+    first, else the baseline's last) whose responding hops (equipment
     names; silent hops ignored) differ.  Warning when the path degrades within
-    CORRELATION_SLACK_S after the change, info otherwise.
+    CORRELATION_SLACK_S after the change, info otherwise; info too when the
+    path only alternates between routes it took before (in the baseline or
+    earlier in the window) and the minimum delay did not move by
+    DELAY_LEVEL_MIN_STEP_MS across the changes (unknown counts as not moved).
 
     Why: a new route explains delay changes and links the path to equipment it
-    did not cross before, which correlation must take into account.
+    did not cross before, which correlation must take into account.  ECMP
+    alternation between equal routes is normal (docs/diagnosis.md, "What the
+    rules tolerate"): it moves no delay and explains no degradation, so a
+    degradation that happens to follow it is not the route's doing.
     """
     out: list[RuleFinding] = []
     untrusted = ctx.untrusted_delay_pairs()
@@ -274,18 +330,22 @@ def route_change(ctx: RuleContext) -> list[RuleFinding]:
         if not changes:
             continue
         first = changes[0]["time"]
-        before = after = km = None
+        before = after = km = step = None
         if (a.path.src, a.path.dst) not in untrusted:
             sessions = [o for o in usable_owamp(a.owamp) if o.delay_min_ms is not None]
             before = median(o.delay_min_ms for o in sessions if o.time < first)
             after = median(o.delay_min_ms for o in sessions if o.time >= first)
             if before is not None and after is not None:
                 km = physics.fibre_km_for_delay_ms(abs(after - before))
+            around_first = abs(after - before) if before is not None and after is not None else None
+            moves = [m for m in (_delay_step_ms(sessions, changes), around_first) if m is not None]
+            step = max(moves) if moves else None
         degraded_after = [
             ep
             for ep in a.episodes
             if abs((ep.start - first).total_seconds()) <= k.CORRELATION_SLACK_S or ep.start <= first <= ep.end
         ]
+        ecmp = _alternation(a, changes) and (step is None or step < k.DELAY_LEVEL_MIN_STEP_MS)
         original, final = changes[0]["before"], changes[-1]["after"]
         new = [h for h in final if h not in original]  # on the route now, not on the one before the first change
         back = not new and normalise_hops(original) == normalise_hops(final)
@@ -304,9 +364,17 @@ def route_change(ctx: RuleContext) -> list[RuleFinding]:
                     "delay_before_ms": before,
                     "delay_after_ms": after,
                     "fibre_km": km,
+                    "alternation": ecmp,
                 },
-                evidence={"changes": changes, "degraded_after": bool(degraded_after)},
-                severity=codes.WARNING if degraded_after else codes.INFO,
+                evidence={
+                    "changes": changes,
+                    "degraded_after": bool(degraded_after),
+                    "alternation": ecmp,
+                    "delay_step_ms": step,
+                    "known_routes": len(a.path.baseline.traceroute_routes) if a.path.baseline else 0,
+                    "route_before_window_age_s": _age_s(a, last_before_window(a)),
+                },
+                severity=codes.WARNING if degraded_after and not ecmp else codes.INFO,
             )
         )
     return out

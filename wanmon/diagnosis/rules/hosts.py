@@ -42,8 +42,9 @@ def _buffer_settings(h: HostTcpEvidence) -> list[tuple[str, int]]:
 def host_tcp_tuning(ctx: RuleContext) -> list[RuleFinding]:
     """HOST_TCP_TUNING on a host whose sysctls cannot fill its site's longest path.
 
-    Evidence: the latest host_tcp report of each host (rmem_max, wmem_max,
-    tcp_rmem, tcp_wmem, congestion control, MTU, NIC speed) and the capacity and
+    Evidence: the latest host_tcp report of each host, the last one before the
+    window when none arrived in it (rmem_max, wmem_max, tcp_rmem, tcp_wmem,
+    congestion control, MTU, NIC speed; its age), and the capacity and
     measured RTT of every path from or to its site.
 
     Criterion: a buffer maximum below HOST_BUFFER_MIN_BDP_FACTOR x the BDP of the
@@ -133,6 +134,8 @@ def host_tcp_tuning(ctx: RuleContext) -> list[RuleFinding]:
         facts["window_limited_paths"] = [f"{f.subject['src']}->{f.subject['dst']}" for f in seen]
         evidence["sysctl"] = facts["sysctl"] = lines
         t = h.time or ctx.now
+        # reports come every few hours: the latest may predate the window, and says how old the settings read are
+        evidence["settings_age_s"] = (ctx.now - h.time).total_seconds() if h.time else None
         out.append(
             finding(
                 codes.HOST_TCP_TUNING,

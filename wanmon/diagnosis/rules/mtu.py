@@ -28,8 +28,9 @@ def mtu_mismatch(ctx: RuleContext) -> list[RuleFinding]:
     """MTU_MISMATCH on a path whose MTU is below what its endpoints use.
 
     Evidence: host_tcp MTUs of both ends (matched by test address, else the
-    site's hosts), traceroute path MTU, the MSS of the TCP tests and of the
-    baseline, and the MTU of interfaces that are hops of the path.
+    site's hosts), traceroute path MTU (the window's traceroutes, else the last
+    one before the window, its age in the evidence), the MSS of the TCP tests
+    and of the baseline, and the MTU of interfaces that are hops of the path.
 
     Criterion: with E = min(sender MTU, receiver MTU) (one host's MTU when only
     one reports, else the MTU the tests' MSS implies), any of: traceroute path
@@ -71,6 +72,11 @@ def mtu_mismatch(ctx: RuleContext) -> list[RuleFinding]:
         trs = [
             t for t in a.path.traceroutes if t.pmtu_bytes and (start is None or t.time >= start) and t.time <= ctx.now
         ]
+        # traceroutes are slower than the window: without one in it, the last one before it says the path MTU
+        before = [t for t in a.path.traceroutes if t.pmtu_bytes and start is not None and t.time < start]
+        if not trs and before:
+            trs = [max(before, key=lambda t: t.time)]
+            evidence["path_mtu_age_s"] = (ctx.now - trs[0].time).total_seconds()
         if endpoint and trs:
             pmtu = min(t.pmtu_bytes for t in trs)
             evidence["path_mtu_bytes"] = pmtu

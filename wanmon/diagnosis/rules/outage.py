@@ -11,10 +11,11 @@ from wanmon.diagnosis.episodes import DOWN, Observation, consecutive_down_runs, 
 from wanmon.diagnosis.evidence import EvidenceBundle, InterfaceEvidence, PathEvidence, RuleFinding
 from wanmon.diagnosis.path_elements import interface_on_path, trunks_on_path
 
-DOWN_STATUSES = frozenset({"down", "lowerlayerdown", "notpresent"})
+DOWN_STATUSES = k.DOWN_STATUSES
 
 
-def _status_samples(iface: InterfaceEvidence) -> list[tuple[datetime, str]]:
+def status_samples(iface: InterfaceEvidence) -> list[tuple[datetime, str]]:
+    """The interface's oper-status samples, lower case, by time (its status polls and the status its rates carry)."""
     samples = {s.time: s.oper_status.lower() for s in iface.status}
     for r in iface.rates:
         if r.oper_status:
@@ -22,7 +23,7 @@ def _status_samples(iface: InterfaceEvidence) -> list[tuple[datetime, str]]:
     return sorted(samples.items())
 
 
-def _down_spans(samples: list[tuple[datetime, str]]) -> list[tuple[datetime, datetime, int]]:
+def down_spans(samples: list[tuple[datetime, str]]) -> list[tuple[datetime, datetime, int]]:
     """Runs of consecutive down samples: at least INTERFACE_DOWN_MIN_SAMPLES long, or the latest sample."""
     spans = [[t for t, _ in run] for run in consecutive_runs(samples, lambda s: s[1] in DOWN_STATUSES)]
     ongoing = bool(samples) and samples[-1][1] in DOWN_STATUSES
@@ -42,7 +43,7 @@ def _down_interfaces(bundle: EvidenceBundle) -> dict[str, list[tuple[datetime, d
     those few are then placed on each path, instead of every interface on every path)."""
     hit = _DOWN_MEMO.get(id(bundle))
     if hit is None or hit[0] is not bundle:
-        spans = {i.name: s for i in bundle.all_interfaces() if (s := _down_spans(_status_samples(i)))}
+        spans = {i.name: s for i in bundle.all_interfaces() if (s := down_spans(status_samples(i)))}
         _DOWN_MEMO.clear()  # holds the latest bundle only
         hit = _DOWN_MEMO[id(bundle)] = (bundle, spans)
     return hit[1]
@@ -57,7 +58,7 @@ def interfaces_down_on_path(bundle: EvidenceBundle, path: PathEvidence) -> list[
         if name not in members and interface_on_path(name, path, bundle) == "exact":
             out += [(name, s, e, n) for s, e, n in spans]
     for trunk in trunks_on_path(bundle, path):
-        member_spans = [_down_spans(_status_samples(m)) for m in trunk.members]
+        member_spans = [down_spans(status_samples(m)) for m in trunk.members]
         if not trunk.members or any(not spans for spans in member_spans):
             continue
         start = max(spans[0][0] for spans in member_spans)

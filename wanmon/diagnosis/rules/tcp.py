@@ -24,7 +24,8 @@ from wanmon.diagnosis.stats import median
 def window_limited(ctx: RuleContext) -> list[RuleFinding]:
     """WINDOW_LIMITED: the TCP window, not the network, caps the path.
 
-    Evidence: the path's TCP tests (window_bytes, rtt_ms, streams, throughput_bps)
+    Evidence: the path's TCP tests (window_bytes, rtt_ms, streams, throughput_bps;
+    those of the window and the last one before it, its age in the evidence)
     and the hosts' buffer maxima, which silently cap a requested window
     (net.core.rmem_max/wmem_max) or autotuning (tcp_rmem/tcp_wmem max).
 
@@ -46,10 +47,13 @@ def window_limited(ctx: RuleContext) -> list[RuleFinding]:
     """
     out: list[RuleFinding] = []
     for a in ctx.assessments():
-        matches = [f for f in a.tcp if _at_window_limit(f)]
+        # the last test before the window counts too: at one test every 4-6 h the window holds one test or two,
+        # and the finding would come and go with them
+        tests = a.tcp_before_window + a.tcp
+        matches = [f for f in tests if _at_window_limit(f)]
         # the share counts from the first matching test: a window cut mid-window (a host reconfigured) holds
         # every test since, not half of the window's
-        since = [f for f in a.tcp if matches and f.test.time >= matches[0].test.time]
+        since = [f for f in tests if matches and f.test.time >= matches[0].test.time]
         if len(matches) < k.WINDOW_MIN_TESTS or len(matches) < k.WINDOW_MIN_SHARE * len(since):
             continue
         if not _window_steady(matches):
@@ -162,6 +166,7 @@ def _window_finding(ctx: RuleContext, a: PathAssessment, matches: Sequence[TestF
         "recommended_window_bytes": need,
         "window_caps": caps,
         "sysctl": lines,
+        "oldest_test_age_s": (ctx.now - matches[0].test.time).total_seconds(),
     }
     return path_finding(
         a,

@@ -8,9 +8,10 @@ from wanmon.diagnosis import codes, text
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext, path_finding
-from wanmon.diagnosis.evidence import RuleFinding
+from wanmon.diagnosis.evidence import PathSummary, RuleFinding
 from wanmon.diagnosis.loss import usable_owamp
 from wanmon.diagnosis.path_elements import interface_on_path, path_elements
+from wanmon.diagnosis.rules.delay import delay_levels
 from wanmon.diagnosis.stats import median
 
 #: Path-subject findings that explain a throughput/loss degradation of their path.
@@ -206,7 +207,10 @@ def unexplained_degradation(ctx: RuleContext) -> list[RuleFinding]:
     an element on it overlapping in time (an ASYMMETRIC_PATH without asymmetric
     loss says where, not why, and does not count); or a median one-way delay (trusted
     clocks) above the baseline's by more than max(DELAY_DEGRADED_MIN_MS,
-    DELAY_DEGRADED_FRACTION x the baseline minimum) with no delay explanation.
+    DELAY_DEGRADED_FRACTION x the baseline minimum) with no delay explanation
+    (``_delay_explained``: a route change or level shift explains the level it
+    moved the path to for as long as the path stays on it) and not a steady
+    longer path (``steady_longer_path``: the step that made it left the window).
 
     Why: an expert system that stays silent about what it cannot explain hides
     exactly the new problems.  The finding lists the evidence and, for each rule,
@@ -229,7 +233,7 @@ def unexplained_degradation(ctx: RuleContext) -> list[RuleFinding]:
             out.append(_episode_finding(ctx, a, pending))
             continue
         delay = _delay_degradation(ctx, a)
-        if delay and not explaining_findings(ctx, a, delay["start"], delay["end"], DELAY_EXPLANATIONS):
+        if delay and not _delay_explained(ctx, a, delay):
             out.append(_delay_finding(ctx, a, delay))
     return out
 
@@ -297,6 +301,8 @@ def _delay_degradation(ctx: RuleContext, a: PathAssessment) -> dict | None:
     limit = max(k.DELAY_DEGRADED_MIN_MS, k.DELAY_DEGRADED_FRACTION * base_min)
     if now_median - b.delay_median_ms <= limit:
         return None
+    if steady_longer_path(sessions, b, limit):
+        return None
     return {
         "start": recent[0].time,
         "end": recent[-1].time,
@@ -304,6 +310,50 @@ def _delay_degradation(ctx: RuleContext, a: PathAssessment) -> dict | None:
         "baseline_ms": b.delay_median_ms,
         "limit_ms": limit,
     }
+
+
+#: Delay explanations that move the path onto a new level and leave it there: they explain the level for as long
+#: as the path stays on it, not only while they overlap the period judged.
+LEVEL_CHANGES = (codes.ROUTE_CHANGE, codes.DELAY_LEVEL_SHIFT)
+
+
+def _delay_explained(ctx: RuleContext, a: PathAssessment, delay: dict) -> bool:
+    """A finding of DELAY_EXPLANATIONS overlapping the delay's period explains it; a route change or level shift
+    of the path before it too, when the minimum delays since its last jump form one level (the path stayed where
+    the change put it). ECMP alternation (a ROUTE_CHANGE that moved no delay, rules/delay.py) explains no delay
+    rise."""
+    for f in explaining_findings(ctx, a, delay["start"], delay["end"], DELAY_EXPLANATIONS):
+        if not (f.code == codes.ROUTE_CHANGE and f.evidence.get("alternation")):
+            return True
+    sessions = [o for o in usable_owamp(a.owamp) if o.delay_min_ms is not None]
+    for f in ctx.findings:
+        if f.code not in LEVEL_CHANGES or f.evidence.get("alternation") or f.end > delay["end"]:
+            continue
+        if f.subject.get("src") != a.path.src or f.subject.get("dst") != a.path.dst:
+            continue
+        since = [o.delay_min_ms for o in sessions if o.time >= f.end]
+        if len(delay_levels(since)) <= 1:
+            return True
+    return False
+
+
+def steady_longer_path(sessions, b: PathSummary, limit_ms: float) -> bool:
+    """True when the window's delay is one steady level that is longer than the baseline's in propagation, not in
+    queueing: its minimum one-way delays form a single level (``delay_levels``: no step inside the window) and the
+    queueing on it (median less minimum) exceeds the baseline's by no more than ``limit_ms``.
+
+    Why: the minimum delay moves only when the light travels another distance, and a step of it is a route change
+    or a protection switch (ROUTE_CHANGE, DELAY_LEVEL_SHIFT), found while the step lies in the window. Once the
+    step has slid out, the path sits on its new level: that level is explained by the same step for as long as
+    the path stays on it (docs/diagnosis.md, "One road"), not a fresh degradation against the older baseline.
+    A queue that builds up moves the median, not the minimum, and stays a delay degradation."""
+    mins = [o.delay_min_ms for o in sessions if o.delay_min_ms is not None]
+    if b.delay_min_ms is None or len(mins) < k.DELAY_LEVEL_MIN_SAMPLES or len(delay_levels(mins)) != 1:
+        return False
+    level_ms = median(mins) or 0.0
+    queue_ms = (median(o.delay_median_ms for o in sessions) or 0.0) - level_ms
+    base_queue_ms = (b.delay_median_ms or 0.0) - b.delay_min_ms
+    return level_ms - b.delay_min_ms > limit_ms and queue_ms - base_queue_ms <= limit_ms
 
 
 def _delay_finding(ctx: RuleContext, a: PathAssessment, d: dict) -> RuleFinding:

@@ -4,6 +4,7 @@
   used by the cycle in production and by everything that replays or measures it;
 - series.py: the set-based reads both of the latter share with the baselines (tests, sessions, SNMP rates);
 - baselines.py: the baseline summaries learned from the history before the window;
+- before_window.py: the last value before the window of the evidence slower than it (traceroutes, host settings);
 - findings.py: stored findings, and the path directions a cycle must evaluate;
 - common.py: what they all share (raw rows, counter discontinuities, host TCP settings, maintenance); the path
   versions in force come from the inventory's path_list_valid_at.

@@ -18,9 +18,9 @@ from datetime import UTC, datetime
 from django.core.cache import cache
 
 from wanmon.diagnosis.baseline import learn_level
-from wanmon.diagnosis.evidence import PathSummary
+from wanmon.diagnosis.evidence import PathSummary, routes_seen
 from wanmon.diagnosis.selectors.common import maintenance_periods, pairs_params, sql_rows
-from wanmon.diagnosis.selectors.series import last_traceroutes
+from wanmon.diagnosis.selectors.series import routes_of_period
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ def baseline_summaries(
             params,
         )
     }
-    routes = last_traceroutes(keys, start, end)
+    routes = routes_of_period(keys, start, end)
     works = maintenance_periods(start, end)
     out = {}
     for r in tests:
@@ -88,7 +88,7 @@ def baseline_summaries(
         probe_sent = int(o["sent"]) + int(r["udp_sent"])
         probe_lost = int(o["lost"]) + int(r["udp_lost"])
         retrans_sent = r["retrans_sent"] or 0.0
-        route = routes.get(key)
+        known = routes_seen(routes.get(key, ()))
         out[key] = PathSummary(
             start=start,
             end=end,
@@ -104,7 +104,8 @@ def baseline_summaries(
             delay_median_ms=o["delay_median_ms"],
             rtt_ms=r["rtt_ms"],
             mss_bytes=int(r["mss_bytes"]) if r["mss_bytes"] is not None else None,
-            traceroute_hops=route.hops if route else None,
+            traceroute_hops=known[0] if known else None,
+            traceroute_routes=known,
         )
     return out
 

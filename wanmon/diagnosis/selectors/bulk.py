@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import replace
 from datetime import datetime
 
 from django.db import connection
@@ -18,6 +19,12 @@ from wanmon.diagnosis.evidence import (
     PathEvidence,
 )
 from wanmon.diagnosis.selectors.baselines import baselines_cached
+from wanmon.diagnosis.selectors.before_window import (
+    host_tcp_before,
+    throughput_before,
+    traceroutes_before,
+    with_last_before,
+)
 from wanmon.diagnosis.selectors.common import (
     direction_records,
     host_tcp_list,
@@ -26,7 +33,7 @@ from wanmon.diagnosis.selectors.common import (
     sql_rows,
 )
 from wanmon.diagnosis.selectors.records import THROUGHPUT_TESTS, TRACEROUTES
-from wanmon.diagnosis.selectors.series import WINDOW_BUCKET_S, interfaces_bulk, owamp_bucketed
+from wanmon.diagnosis.selectors.series import WINDOW_BUCKET_S, interfaces_bulk, owamp_bucketed, status_before
 from wanmon.inventory.models import Equipment, Host, Trunk
 
 # Schedules that a scenario file declares for its agents (docs/scenario-format.md, ``agents``): what the agents of a
@@ -80,6 +87,8 @@ def evidence_bundle_for_paths(
     tests = direction_records(THROUGHPUT_TESTS, window_start, now, keys)
     o_window = owamp_bucketed(keys, window_start, now, WINDOW_BUCKET_S)
     r_window = direction_records(TRACEROUTES, window_start, now, keys)
+    r_before = traceroutes_before(keys, window_start, baseline_start)
+    t_before = throughput_before(keys, window_start, baseline_start)
     baselines = baselines_cached(keys, baseline_start, baseline_end)
 
     paths: list[PathEvidence] = []
@@ -97,9 +106,10 @@ def evidence_bundle_for_paths(
                 dst=r["dst"],
                 capacity_bps=bps_from_mbps(r["capacity_mbps"]) or 0.0,
                 hops=tuple(label for label, _ in hops[r["id"]]),
-                throughput_tests=tuple(t for t in t_all if t.time >= window_start),
+                throughput_tests=tuple(([t_before[key]] if key in t_before else []) + t_all),
                 owamp_tests=tuple(o_window.get(key, [])),
-                traceroutes=tuple(r_window.get(key, [])),
+                # the last traceroute before the window first: slower than the window, it says the route before it
+                traceroutes=tuple(([r_before[key]] if key in r_before else []) + r_window.get(key, [])),
                 baseline=baseline,
             )
         )
@@ -129,6 +139,9 @@ def evidence_bundle_for_paths(
     member_ids = {m.id for t in trunks for m in t.members.all()}
     interface_ids |= member_ids
     ifaces = interfaces_bulk(interface_ids, window_start, now, raw_ids=member_ids, bucket_s=WINDOW_BUCKET_S)
+    # a trunk member down since before the window is down since the day it went down, not since the window's edge
+    for i, before in status_before(member_ids & ifaces.keys(), window_start).items():
+        ifaces[i] = replace(ifaces[i], status=(*before, *ifaces[i].status))
     site_codes = {p.src for p in paths} | {p.dst for p in paths}
     hosts_qs = Host.objects.select_related("site")
     if not unpathed_interfaces:
@@ -139,7 +152,14 @@ def evidence_bundle_for_paths(
     return EvidenceBundle(
         paths=tuple(paths),
         window_start=window_start,
-        hosts=tuple(h for h in host_tcp_list(window_start, now, known) if unpathed_interfaces or h.site in site_codes),
+        hosts=tuple(
+            h
+            for h in with_last_before(
+                host_tcp_list(window_start, now, known),
+                host_tcp_before([(x.site_id, x.name) for x in hosts], window_start, baseline_start, known),
+            )
+            if unpathed_interfaces or h.site in site_codes
+        ),
         maintenance=tuple(maintenance_windows_overlapping(window_start, now)),
         agent_schedules=tuple(_agent_schedules_of(keys, window_start, now)) + _DECLARED_SCHEDULES.get(),
         **inventory_evidence(

@@ -73,21 +73,27 @@ def counter_discontinuities(
     return out
 
 
+def host_tcp_of(r: dict, known: dict[str, str | None]) -> HostTcpEvidence:
+    """One measurements_hosttcp row (with its site's code as ``site``) as evidence; ``known`` maps the inventory's
+    host names to their addresses."""
+    return HostTcpEvidence(
+        site=r["site"],
+        host=r["host"],
+        time=r["time"],
+        rmem_max=r["rmem_max"],
+        wmem_max=r["wmem_max"],
+        tcp_rmem=tuple(r["tcp_rmem"]) if r["tcp_rmem"] else None,
+        tcp_wmem=tuple(r["tcp_wmem"]) if r["tcp_wmem"] else None,
+        congestion_control=r["congestion_control"],
+        mtu=r["mtu"],
+        address=known.get(r["host"]),
+        nic_speed_mbps=r["nic_speed_mbps"],
+    )
+
+
 def host_tcp_list(start: datetime, end: datetime, known: dict[str, str | None]) -> list[HostTcpEvidence]:
     return [
-        HostTcpEvidence(
-            site=r["site"],
-            host=r["host"],
-            time=r["time"],
-            rmem_max=r["rmem_max"],
-            wmem_max=r["wmem_max"],
-            tcp_rmem=tuple(r["tcp_rmem"]) if r["tcp_rmem"] else None,
-            tcp_wmem=tuple(r["tcp_wmem"]) if r["tcp_wmem"] else None,
-            congestion_control=r["congestion_control"],
-            mtu=r["mtu"],
-            address=known.get(r["host"]),
-            nic_speed_mbps=r["nic_speed_mbps"],
-        )
+        host_tcp_of(r, known)
         for r in sql_rows(
             """SELECT h.time, s.code AS site, h.host, h.rmem_max, h.wmem_max, h.tcp_rmem, h.tcp_wmem,
                       h.congestion_control, h.mtu, h.nic_speed_mbps

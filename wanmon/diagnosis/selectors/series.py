@@ -14,15 +14,15 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 
 from wanmon.core.units import bps_from_mbps
+from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.evidence import (
     InterfaceEvidence,
     InterfaceRate,
     InterfaceStatus,
     OwampTest,
-    TracerouteObservation,
 )
 from wanmon.diagnosis.selectors.common import DIRECTIONS_CTE, counter_discontinuities, pairs_params, sql_rows
-from wanmon.diagnosis.selectors.records import interface_rate_of, owamp_test_of, traceroute_of
+from wanmon.diagnosis.selectors.records import interface_rate_of, owamp_test_of
 from wanmon.measurements.selectors import weighted_mean_sql
 
 WINDOW_BUCKET_S = 300  # window: 72 buckets in 6 hours
@@ -60,19 +60,20 @@ def owamp_bucketed(keys: list[tuple[int, int]], start: datetime, end: datetime, 
     return out
 
 
-def last_traceroutes(keys: list[tuple[int, int]], start: datetime, end: datetime):
-    """The last traceroute of each of these path directions in [start, end] (all a baseline summary keeps)."""
-    out: dict[tuple[int, int], TracerouteObservation] = {}
+def routes_of_period(keys: list[tuple[int, int]], start: datetime, end: datetime):
+    """The hop lists the traceroutes of each of these path directions saw in [start, end], each with the last time
+    it was seen (all a baseline summary keeps: its last route and the routes it knows, ``evidence.routes_seen``)."""
+    out: dict[tuple[int, int], list[tuple[datetime, tuple[str | None, ...]]]] = defaultdict(list)
     if not keys:
         return out
     for r in sql_rows(
         f"""{DIRECTIONS_CTE}
-           SELECT DISTINCT ON (t.src_id, t.dst_id) t.id, t.time, t.src_id, t.dst_id, t.hops, t.pmtu_bytes
+           SELECT t.src_id, t.dst_id, t.hops, max(t.time) AS time
            FROM measurements_traceroute t JOIN k ON k.src_id = t.src_id AND k.dst_id = t.dst_id
-           WHERE t.time >= %s AND t.time <= %s AND t.error IS NULL ORDER BY t.src_id, t.dst_id, t.time DESC""",
+           WHERE t.time >= %s AND t.time <= %s AND t.error IS NULL GROUP BY t.src_id, t.dst_id, t.hops""",
         [*pairs_params(keys), start, end],
     ):
-        out[(r["src_id"], r["dst_id"])] = traceroute_of(r)
+        out[(r["src_id"], r["dst_id"])].append((r["time"], tuple(r["hops"])))
     return out
 
 
@@ -155,4 +156,46 @@ def interfaces_bulk(
             status=tuple(status[r["id"]]),
             mtu_bytes=r["mtu"],
         )
+    return out
+
+
+# How far back the state a trunk member was in when the window opened is looked for: a member down for a week is
+# "down since" the day it went down, not since the window's edge.
+STATUS_LOOKBACK_S = 7 * 86400
+
+
+def status_before(interface_ids: set[int], start: datetime) -> dict[int, list[InterfaceStatus]]:
+    """The oper status these interfaces were in when the window opened at ``start``: the last sample before it and,
+    when that one is down, the first sample of that down run (when the port went down), within STATUS_LOOKBACK_S.
+    Two index probes per interface (a port is polled every minute: its week is 10 000 samples)."""
+    out: dict[int, list[InterfaceStatus]] = defaultdict(list)
+    if not interface_ids:
+        return out
+    for r in sql_rows(
+        """WITH last AS (
+               SELECT i.id AS interface_id, x.time, x.oper_status FROM unnest(%(ids)s::bigint[]) AS i(id)
+               CROSS JOIN LATERAL (
+                   SELECT time, oper_status FROM measurements_snmpsample s
+                   WHERE s.interface_id = i.id AND s.time < %(start)s AND s.time >= %(floor)s
+                     AND s.oper_status IS NOT NULL ORDER BY s.time DESC LIMIT 1) x),
+           went_down AS (
+               SELECT l.interface_id, f.time, f.oper_status FROM last l
+               CROSS JOIN LATERAL (
+                   SELECT max(u.time) AS t FROM measurements_snmpsample u
+                   WHERE u.interface_id = l.interface_id AND u.time < l.time AND u.time >= %(floor)s
+                     AND NOT lower(u.oper_status) = ANY(%(down)s)) up
+               CROSS JOIN LATERAL (
+                   SELECT s.time, s.oper_status FROM measurements_snmpsample s
+                   WHERE s.interface_id = l.interface_id AND s.time > coalesce(up.t, %(floor)s - interval '1 second')
+                     AND s.time < l.time AND s.oper_status IS NOT NULL ORDER BY s.time LIMIT 1) f
+               WHERE lower(l.oper_status) = ANY(%(down)s))
+           SELECT * FROM went_down UNION ALL SELECT * FROM last ORDER BY 2""",
+        {
+            "ids": sorted(interface_ids),
+            "start": start,
+            "floor": start - timedelta(seconds=STATUS_LOOKBACK_S),
+            "down": sorted(k.DOWN_STATUSES),
+        },
+    ):
+        out[r["interface_id"]].append(InterfaceStatus(r["time"], r["oper_status"]))
     return out

@@ -84,8 +84,10 @@ def route_change(f: Mapping[str, Any]) -> tuple[str, str, list[str]]:
     """ROUTE_CHANGE. Facts: ``key``, ``changes`` (the evidence's: time, before and after hop lists), ``new_hops``
     (on the route now, not before the first change), ``back`` (on its original route again), ``degraded_after``,
     ``delay_before_ms`` and ``delay_after_ms`` (minimum one-way delays around the first change; None: unknown or
-    untrusted), ``fibre_km`` (the fibre length of their difference)."""
+    untrusted), ``fibre_km`` (the fibre length of their difference), ``alternation`` (only routes the path took
+    before, with no delay step: ECMP)."""
     key, changes, new, back = f["key"], f["changes"], f["new_hops"], f["back"]
+    alternation = f.get("alternation", False)
     desc = "; ".join(
         f"at {c['time']:%H:%M} UTC {' > '.join(c['before'])} became {' > '.join(c['after'])}" for c in changes
     )
@@ -103,7 +105,12 @@ def route_change(f: Mapping[str, Any]) -> tuple[str, str, list[str]]:
         f"The traceroute of {key} changed: {desc}.{delay_note}"
         + (f" New elements on the path: {', '.join(new)}." if new else "")
         + (" The path is back on its original route." if back else "")
-        + (" The path degraded right after the change." if f["degraded_after"] else "")
+        + (
+            " The path only alternates between routes it took before and its delay did not move: equal-cost "
+            "multipath, normal, and no explanation of any degradation."
+            if alternation
+            else (" The path degraded right after the change." if f["degraded_after"] else "")
+        )
     )
     actions = [
         "Check with the carriers why traffic was rerouted and whether the new route has the expected capacity and MTU.",

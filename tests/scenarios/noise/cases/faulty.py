@@ -81,6 +81,12 @@ FIRST_FAULTS: tuple[FaultyCase, ...] = (
         (f.TrunkHashing(start_h=4 * DAY, site="SARA", share=0.8),),
     ),
     FaultyCase(
+        "fault-trunk-member-down-sara",
+        "SARA's uplink is a 2-member LAG; from day 4.5 one member is down and the other carries the whole load.",
+        _small(EU_10G, EU4),
+        (f.TrunkMemberDown(start_h=4.5 * DAY, site="SARA"),),
+    ),
+    FaultyCase(
         "fault-shared-line-card-nyc",
         "A line card in esnet-nyc drops 0.02 % of the packets from day 4.5: every path through New York "
         "(transatlantic and BNL<->FNAL) degrades, FNAL<->TRIUMF and the European paths do not.",

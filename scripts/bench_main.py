@@ -424,6 +424,11 @@ def main() -> None:
         help="only this problem of the case memory's retrieval (repeatable; tests/cases/retrieval.py)",
     )
     diagnosis.add_argument("--skip-cases", action="store_true", help="no case memory retrieval")
+    diagnosis.add_argument("--skip-regression", action="store_true", help="no replay of the nine case studies")
+    diagnosis.add_argument("--skip-mesh", action="store_true", help="no timings of the 132-path mesh")
+    diagnosis.add_argument(
+        "--no-notify", action="store_true", help="the noise corpus without the alerting after each cycle (no incidents)"
+    )
     dashboard = sub.add_parser("dashboard")
     dashboard.add_argument("--days", type=int, default=90)
     dashboard.add_argument("--interfaces", type=int, default=100)
@@ -441,7 +446,8 @@ def main() -> None:
         from scripts.bench_diagnosis import bench_diagnosis
 
         bench_diagnosis(args.hours, args.history_days, None if args.skip_corpus else args.case, args.corpus_days,
-                        None if args.skip_cases else args.cases_problem)
+                        None if args.skip_cases else args.cases_problem, regression=not args.skip_regression,
+                        notify=not args.no_notify, mesh=not args.skip_mesh)
 
 
 if __name__ == "__main__":

@@ -82,6 +82,10 @@ class MeshSpec:
     ecmp_pops: tuple[str, ...] = ()
     silent_last_hop_sites: tuple[str, ...] = ()
     noise: NoiseSpec = field(default_factory=NoiseSpec)
+    #: Of a shared link's other traffic, the share that yields to a test stream; 0: tests get only the spare capacity.
+    elastic_share: float = ELASTIC_SHARE
+    #: Sites that joined the mesh late, with the hour their first tests ran: their paths have a short history.
+    joined_h: tuple[tuple[str, float], ...] = ()
 
     def cc(self, site: str) -> str:
         return dict(self.congestion_control_by_site).get(site, self.congestion_control)
@@ -225,7 +229,7 @@ class Mesh:
             st = self.iface_state(name, t_h)
             util = st.util_in if direction == "in" else st.util_out
             # A test stream gets the spare capacity plus part of what the (partly elastic) transfers use.
-            available = min(available, st.speed_bps * (max(1.0 - util, 0.0) + ELASTIC_SHARE * min(util, 1.0)))
+            available = min(available, st.speed_bps * (max(1.0 - util, 0.0) + self.spec.elastic_share * min(util, 1.0)))
             u = min(util, 0.98)
             queue_ms += min(2.0, 0.02 * u / (1 - u))
             pkts = st.speed_bps * util / 8 / MEAN_FRAME_BYTES
@@ -247,12 +251,17 @@ class Mesh:
             pmtu=mtu,
             pops=path.pops,
             down=down,
+            silent=self._not_joined(t_h, path.src, path.dst),
         )
         for fault in self.faults:
             state = fault.path(self, path, t_h, state)
         if state.down:
             state = replace(state, loss_fwd=1.0)
         return state
+
+    def _not_joined(self, t_h: float, *sites: str) -> bool:
+        """A site that joined late runs no test (and reports no host settings) before it joined."""
+        return any(site in sites and t_h < since for site, since in self.spec.joined_h)
 
     # ------------------------------------------------------------------ measurements
     def _schedule(self, interval_h: float, label: str, path: PathModel, jitter_h: float) -> list[float]:
@@ -302,6 +311,8 @@ class Mesh:
             previous_noise = busy
             if busy:
                 host_run *= r.uniform(*noise.busy_host_factor)
+            # Drawn only where the mesh has such a spread, so that the other meshes' numbers stay as they were.
+            below_cap = noise.below_cap_prob > 0 and not busy and r.random() < noise.below_cap_prob
             # ACKs lost on the reverse path hardly matter unless the reverse path is very lossy.
             loss = st.loss_fwd + (st.loss_rev if st.loss_rev > 0.05 else 0.0)
             ceiling = physics.tcp_ceiling_bps(
@@ -321,6 +332,8 @@ class Mesh:
                 measured = ceiling * r.uniform(0.6, 1.0)
             elif tail is not None and tail.random() < noise.capped_tail_prob:
                 measured = ceiling * tail.uniform(*noise.capped_tail_factor)
+            elif below_cap:
+                measured = ceiling * r.uniform(*noise.below_cap_factor)
             measured *= st.tcp_factor * st.rate_factor
             segments = physics.packets(measured, TCP_DURATION_S, mss)
             per_gbps = noise.retransmits_per_gbps_bbr if cc.startswith("bbr") else noise.retransmits_per_gbps_loss_based
@@ -531,6 +544,8 @@ class Mesh:
         for site in self.spec.sites:
             for day in range(math.ceil(self.spec.days)):
                 t_h = day * 24 + r.uniform(0.05, 1.0)
+                if self._not_joined(t_h, site):
+                    continue
                 st = self.host_state(site, t_h)
                 out.append(
                     {

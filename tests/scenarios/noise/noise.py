@@ -84,3 +84,7 @@ class NoiseSpec:
     retransmits_per_gbps_bbr: tuple[float, float] = (0.2, 3.0)
     #: Traceroutes: a router that rate-limits ICMP leaves a '*' in the middle now and then.
     traceroute_star_prob: float = 0.03
+    #: Tests that pile up at a ceiling (97 % of a 10G line) with the rest spreading below it: this share of the
+    #: results meets transfers on the hosts' LAN and lands anywhere in ``below_cap_factor`` of the ceiling.
+    below_cap_prob: float = 0.0
+    below_cap_factor: tuple[float, float] = (0.7, 0.95)

@@ -2,11 +2,14 @@
 
 Each case goes through the real ingest, then production's diagnosis cycle runs at the case's shortest test interval
 with the findings' whole lifecycle. Healthy meshes: no warning or critical finding opened at any step (info
-allowed). Faulty ones: every injected fault found with its code and subject, its first warning no later than
+allowed; the incidents the alerting would have e-mailed are ``scripts/bench diagnosis``'s, which runs it after
+every cycle). Faulty ones: every injected fault found with its code and subject, its first warning no later than
 ``DETECT_MAX_INTERVALS`` test intervals after the onset (the goal is two; ``scripts/bench diagnosis`` prints the
-median). The whole corpus over every day of every case is ``scripts/bench diagnosis``'s (about half
-an hour on two cores); here a representative part, each healthy mesh over its last two days (the five days before
-are its history) and each fault from half a day before its onset.
+median), and the onset it reports within one test interval of the true one (``ONSET_GAPS``: not yet). The whole
+corpus over every day of every case is ``scripts/bench diagnosis``'s (hours on a loaded machine); here a
+representative part, each healthy mesh over its last two days (the five days before are its history) and each
+fault from half a day before its onset. The thin spots' cases (``cases.healthy.THIN``, ``cases.faulty.THIN_FAULTS``)
+join it once today's rules pass them.
 """
 
 from __future__ import annotations
@@ -32,6 +35,9 @@ LEAD_H = 12  # a fault's cycles start half a day before it
 # Today's road: 1-5 hourly intervals from onset to the first warning, host settings (reported every 6 h) the
 # slowest; a fault found later than this is a regression.
 DETECT_MAX_INTERVALS = 7
+# Today's road reports these faults' onsets more than one test interval away from the true one (measured on
+# 2026-11-29: CRC errors +270 min, the window limit's TRIUMF->CERN +168, the 6-hour collapse -106).
+ONSET_GAPS = {"fault-crc-patch-panel-fzk", "fault-window-triumf", "fault-collapse-6h-fzk-cern"}
 
 
 def _fault_start_h(name: str) -> float:
@@ -50,3 +56,8 @@ def test_injected_fault_is_found_with_its_code_and_subject_in_time(name, tmp_pat
     verdict = replay_case(CASES[name], tmp_path, since_h=_fault_start_h(name) - LEAD_H)
     assert verdict.detected and not verdict.missed, "\n".join(verdict.lines())
     assert max(verdict.detect_min, default=0) <= DETECT_MAX_INTERVALS * verdict.step_min, "\n".join(verdict.lines())
+    within = bool(verdict.onset_error_min) and all(abs(m) <= verdict.step_min for m in verdict.onset_error_min)
+    if name in ONSET_GAPS:  # a strict expected failure: fixing it makes this say so
+        assert not within, f"{name}: its onsets are now within one test interval; take it out of ONSET_GAPS"
+    else:
+        assert within, "\n".join(verdict.lines())

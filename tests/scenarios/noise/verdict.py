@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from wanmon.diagnosis.codes import SEVERITY_ORDER
+from wanmon.diagnosis.codes import CODES, SEVERITY_ORDER
 
 from .corpus import Case
 from .mesh import at
@@ -43,6 +43,12 @@ class Verdict:
     step_min: float = 0.0
     detect_min: list[float] = field(default_factory=list)  # per detected fault: onset -> first warning, minutes
     onset_error_min: list[float] = field(default_factory=list)  # per detected fault: reported onset - true onset
+    incidents: list[dict] = field(default_factory=list)  # opened by the alerting (``notify``), as replay lists them
+
+    @property
+    def detect_intervals(self) -> list[float]:
+        """Time to detect in measurement intervals: the cycle's step is the case's shortest test interval."""
+        return [m / self.step_min for m in self.detect_min] if self.step_min else []
 
     @property
     def passed(self) -> bool:
@@ -72,6 +78,10 @@ def _worst(finding: dict) -> str:
     return finding.get("worst_severity") or finding["severity"]
 
 
+def _before(finding: dict, onset: datetime | None) -> bool:
+    return onset is not None and bool(finding.get("first_seen_at")) and _time(finding["first_seen_at"]) < onset
+
+
 def _time(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
@@ -86,16 +96,20 @@ def judge(
 ) -> Verdict:
     """Healthy: nothing above ``max_severity`` at any step. Faulty: each expected (code, subject[, rank]) opened at
     some step; with ``onsets`` (the true start of expectation i), the minutes from it to the first warning or
-    critical finding that matches, and how far the reported onset lies from it."""
+    critical finding that matches (any severity for a code that is info by default), and how far the reported
+    onset lies from it."""
     verdict = Verdict(case, healthy, seconds, findings)
     limit = expect.get("max_severity")
     if limit is not None:
         verdict.alarms = [f for f in findings if SEVERITY_ORDER[_worst(f)] > SEVERITY_ORDER[limit]]
     for i, e in enumerate(expect.get("findings") or []):
-        found = [f for f in findings if _matches(f, e)]
-        (verdict.detected if found else verdict.missed).append(e)
         onset = (onsets or {}).get(i)
-        paging = [f for f in found if SEVERITY_ORDER[_worst(f)] >= SEVERITY_ORDER["warning"] and f.get("first_seen_at")]
+        # A finding opened before the fault began (a route change read into ECMP alternation) did not find it.
+        found = [f for f in findings if _matches(f, e) and not _before(f, onset)]
+        (verdict.detected if found else verdict.missed).append(e)
+        # A code that is info by default (a route change, a maintenance) is detected when it is shown at all.
+        shown = min(SEVERITY_ORDER["warning"], SEVERITY_ORDER[CODES[e["code"]].severity])
+        paging = [f for f in found if SEVERITY_ORDER[_worst(f)] >= shown and f.get("first_seen_at")]
         if onset is not None and paging:
             first = min(paging, key=lambda f: f["first_seen_at"])
             verdict.detect_min.append((_time(first["first_seen_at"]) - onset).total_seconds() / 60)
@@ -142,12 +156,23 @@ def fault_onsets(case: Case) -> dict[int, datetime]:
 
 
 def replay_case(
-    case: Case, directory: Path, *, since_h: float | None = None, step: timedelta | None = None
+    case: Case, directory: Path, *, since_h: float | None = None, step: timedelta | None = None, notify: bool = False
 ) -> Verdict:
     """Write the case (without expect) to ``directory``, replay it on production's road with a rollback (cycles
     from ``since_h`` hours into the case, default from its start, every ``step``, default its shortest test
-    interval), and judge every finding opened."""
+    interval), and judge every finding opened. With ``notify`` the alerting runs after every cycle, as the beat
+    runs it (``replay --notify``), and the incidents it opened are in the verdict."""
     from wanmon.diagnosis.replay import scenario_load, scenario_replay, shortest_test_interval
+
+    after_step = incidents = None
+    if notify:
+        from wanmon.alerts.selectors import incidents_of_findings
+        from wanmon.alerts.services import alerts_process_now
+
+        def after_step(moment: datetime) -> None:
+            alerts_process_now(now=moment, flush=False)
+
+        incidents = incidents_of_findings
 
     doc = case.document()
     expect = doc.pop("expect")
@@ -157,9 +182,16 @@ def replay_case(
     with json_first_parser():
         scenario = scenario_load(str(path))
     since = at(since_h) if since_h is not None else None
-    result = scenario_replay(scenario, step=step or shortest_test_interval(scenario.records), since=since)
+    result = scenario_replay(
+        scenario,
+        step=step or shortest_test_interval(scenario.records),
+        since=since,
+        after_step=after_step,
+        incidents=incidents,
+    )
     seconds = time.perf_counter() - started
-    findings = result.as_json()["findings"]
-    verdict = judge(case.name, case.healthy, seconds, findings, expect, fault_onsets(case))
+    doc = result.as_json()
+    verdict = judge(case.name, case.healthy, seconds, doc["findings"], expect, fault_onsets(case))
     verdict.steps, verdict.step_min = result.steps, result.step_s / 60
+    verdict.incidents = doc["incidents"]
     return verdict

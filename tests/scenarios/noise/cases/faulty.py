@@ -2,7 +2,10 @@
 
 Each case is a healthy mesh (usually with fewer sites, to keep the replay cheap), the same noise, and one fault
 starting after the baseline (the first third of the 7 days). Its ``expect`` names the code and the subject
-the fault must produce.
+the fault must produce. The cases after them (THIN_FAULTS) put faults into the thin spots' meshes: a drop hidden
+among results piled up at line rate or under an 85 % diurnal load, congestion at the load's peak, a TCP-only
+fault on BBR hosts with 1500-byte frames, a route change among ECMP alternates, and outages and loss on paths
+with one or two days of history; most start and end inside the file.
 """
 
 from __future__ import annotations
@@ -14,12 +17,18 @@ from ..mesh import MeshSpec
 from ..noise import NoiseSpec
 from ..topology import build_topology
 from .healthy import (
+    BBR_1500_100G,
+    CAPPED_10G_BBR,
+    DIURNAL_85,
+    ECMP_30MIN,
     ECMP_100G,
     EU_10G,
     EU_10G_RENO_1500,
     EU_100G_FLAKY,
     LHCONE_100G_ASGC,
     LHCOPN_100G_BBR,
+    NEW_DEPLOYMENT_2D,
+    NEW_SITE,
     TRANSATLANTIC_10G_MIXED,
 )
 
@@ -65,7 +74,7 @@ TA_10G_UDP_PRECISE = MeshSpec(
 EU4 = ("CERN", "FZK", "IN2P3", "SARA")
 TA4 = ("CERN", "FZK", "FNAL", "TRIUMF")
 
-FAULTY: tuple[FaultyCase, ...] = (
+FIRST_FAULTS: tuple[FaultyCase, ...] = (
     FaultyCase(
         "fault-loss-limited-udp-precise-fnal",
         "1.1e-5 random loss on CERN->FNAL (~98 ms) from day 6.5 (case 6 on a transatlantic 10G path): a CUBIC "
@@ -246,3 +255,64 @@ FAULTY: tuple[FaultyCase, ...] = (
         ),
     ),
 )
+
+THIN_FAULTS: tuple[FaultyCase, ...] = (
+    FaultyCase(
+        "fault-drop-20pct-20h-capped-ndgf-cern",
+        "For 20 hours of day 4 an inline device forwarding at 80 % of line rate sits in NDGF->CERN, whose hourly "
+        "results pile up at ~97 % of the 10G line with a quarter of them spreading below; then it is removed.",
+        _small(CAPPED_10G_BBR, ("CERN", "FZK", "NDGF", "SARA")),
+        (f.RateFactor(start_h=4 * DAY + 3, end_h=4 * DAY + 23, src="NDGF", dst="CERN", factor=0.8),),
+    ),
+    FaultyCase(
+        "fault-drop-20pct-under-diurnal-load-pic-fzk",
+        "From day 4 PIC->FZK carries 20 % less than the spare capacity its tests get, on uplinks loaded up to 85 % "
+        "every afternoon: the results swing with the load every day, and sit a fifth lower at the same load.",
+        _small(DIURNAL_85, ("CERN", "FZK", "IN2P3", "PIC")),
+        (f.RateFactor(start_h=4 * DAY + 5, src="PIC", dst="FZK", factor=0.8),),
+    ),
+    FaultyCase(
+        "fault-congestion-at-diurnal-peak-cnaf",
+        "On day 6 unplanned traffic on top of CNAF's afternoon peak (up to 85 %) saturates its 10G uplink "
+        "outbound for 6 hours (99 %, tail drops, a standing queue).",
+        _small(DIURNAL_85, ("CERN", "CNAF", "IN2P3", "PIC")),
+        (f.Congestion(start_h=5 * DAY + 9, end_h=5 * DAY + 15, interface="cnaf-border:et-0/0/0"),),
+    ),
+    FaultyCase(
+        "fault-tcp-only-bbr-mtu1500-fzk-sara",
+        "From day 4 to day 5.5 a middlebox holds TCP on FZK->SARA to a tenth of its rate while UDP at 2 Gb/s and "
+        "owamp stay clean, on BBR hosts with 1500-byte frames.",
+        _small(BBR_1500_100G, ("CERN", "FZK", "SARA", "FNAL")),
+        (f.TcpOnly(start_h=4 * DAY, end_h=5.5 * DAY, src="FZK", dst="SARA", factor=0.1),),
+    ),
+    FaultyCase(
+        "fault-route-change-among-ecmp-alternates-cnaf",
+        "From day 4.4 to day 5.4 CERN->CNAF is routed through Paris, in a mesh whose traceroutes every 30 minutes "
+        "alternate between equal-length alternates at every PoP.",
+        _small(ECMP_30MIN, ("CERN", "FZK", "CNAF", "IN2P3")),
+        (f.RouteChange(start_h=4.4 * DAY, end_h=5.4 * DAY, src="CERN", dst="CNAF", via="geant-par"),),
+    ),
+    FaultyCase(
+        "fault-path-down-2-days-history-fzk-sara",
+        "A new deployment with two days of tests: FZK<->SARA's prefixes are withdrawn for 6 hours on its second "
+        "day, then restored.",
+        _small(NEW_DEPLOYMENT_2D, ("CERN", "FZK", "IN2P3", "SARA")),
+        (f.PrefixWithdrawn(start_h=30, end_h=36, src="FZK", dst="SARA"),),
+    ),
+    FaultyCase(
+        "fault-reverse-loss-2-days-history-in2p3",
+        "A new deployment with two days of tests: from hour 28 a dirty fibre loses 1 % of IN2P3->CERN's packets "
+        "while CERN->IN2P3 keeps its rate.",
+        _small(NEW_DEPLOYMENT_2D, ("CERN", "FZK", "IN2P3", "SARA")),
+        (f.PathLoss(start_h=28, src="IN2P3", dst="CERN", loss=0.01, code="ASYMMETRIC_PATH"),),
+    ),
+    FaultyCase(
+        "fault-path-down-new-site-cern-ndgf",
+        "NDGF joined the mesh on day 5.5; on day 6.5 CERN<->NDGF's prefixes are withdrawn for 4 hours, then "
+        "restored.",
+        _small(NEW_SITE, ("CERN", "FZK", "PIC", "NDGF")),
+        (f.PrefixWithdrawn(start_h=6.5 * DAY, end_h=6.5 * DAY + 4, src="CERN", dst="NDGF"),),
+    ),
+)
+
+FAULTY: tuple[FaultyCase, ...] = (*FIRST_FAULTS, *THIN_FAULTS)

@@ -1,5 +1,8 @@
-"""Healthy 7-day meshes. Each carries the noise of docs/diagnosis.md#what-the-rules-tolerate in its own
-mix; none has a fault, so a correct diagnosis reports nothing above info on any of them."""
+"""Healthy meshes. Each carries the noise of docs/diagnosis.md#what-the-rules-tolerate in its own mix; none has a
+fault, so a correct diagnosis reports nothing above info on any of them. The first eight are 7-day meshes; the
+ones after them (THIN) cover what the first meshes run minute by minute showed the corpus lacked: BBR-only hosts,
+1500-byte frames, diurnal load up to 85 % of a shared link with tests getting only the spare capacity, ECMP
+alternates in every traceroute, tests piled up at line rate, and paths with one or two days of history."""
 
 from __future__ import annotations
 
@@ -154,6 +157,105 @@ EU_10G_CAPPED = MeshSpec(
     noise=NoiseSpec(capped_tail_prob=0.2, owamp_single_loss_prob=0.1),
 )
 
+CAPPED_10G_BBR = MeshSpec(
+    name="noise-10g-bbr-capped-at-line-rate",
+    description=(
+        "6 European sites on dedicated 10G jumbo-frame circuits (1-3 % load), BBR hosts, hourly tests: the results "
+        "pile up at ~97 % of the line and a quarter of them, meeting transfers on the hosts' LAN, spread down to "
+        "70 % of it."
+    ),
+    sites=("CERN", "FZK", "NDGF", "SARA", "IN2P3", "CNAF"),
+    seed=909,
+    capacity_mbps=10_000,
+    congestion_control="bbr",
+    tcp_interval_h=1.0,
+    diurnal=(0.01, 0.02),
+    polled=("cern-border:et-0/0/0", "ndgf-border:et-0/0/0"),
+    noise=NoiseSpec(below_cap_prob=0.25),
+)
+
+DIURNAL_85 = MeshSpec(
+    name="noise-10g-diurnal-85pct-spare-only",
+    description=(
+        "6 European sites on 10G whose uplinks carry production traffic that ramps every morning to up to 85 % of "
+        "the link at the peak and falls every night; a test gets only the spare capacity (nothing yields to it), "
+        "so its result follows the load; every uplink polled."
+    ),
+    sites=("CERN", "FZK", "CNAF", "IN2P3", "PIC", "RAL"),
+    seed=1010,
+    capacity_mbps=10_000,
+    tcp_interval_h=2.0,
+    diurnal=(0.12, 0.62),
+    elastic_share=0.0,
+    polled=(
+        "cern-border:et-0/0/0",
+        "fzk-border:et-0/0/0",
+        "cnaf-border:et-0/0/0",
+        "in2p3-border:et-0/0/0",
+        "pic-border:et-0/0/0",
+        "ral-border:et-0/0/0",
+    ),
+)
+
+BBR_1500_100G = MeshSpec(
+    name="noise-100g-bbr-only-mtu1500",
+    description=(
+        "CERN, three European and two US sites on 100G with 1500-byte frames everywhere and BBR on every host "
+        "(few retransmits, host-limited single streams); UDP at 2 Gb/s twice a day; the transatlantic link polled."
+    ),
+    sites=("CERN", "FZK", "SARA", "NDGF", "FNAL", "BNL"),
+    seed=1111,
+    capacity_mbps=100_000,
+    mtu=1500,
+    congestion_control="bbr",
+    buffer_max_bytes=LINUX_MAX_BUFFER,
+    tcp_interval_h=3.0,
+    udp_interval_h=12.0,
+    polled=("cern-border:et-0/0/0", "geant-ams:et-7/0/0", "esnet-nyc:et-3/0/0"),
+)
+
+ECMP_30MIN = MeshSpec(
+    name="noise-10g-ecmp-alternates-30min-traceroutes",
+    description=(
+        "6 European sites on 10G; every GEANT PoP is a pair of routers with equal-cost paths, so the traceroutes, "
+        "every 30 minutes, alternate between alternates of equal length on every path; nothing else changes."
+    ),
+    sites=("CERN", "FZK", "CNAF", "IN2P3", "SARA", "PIC"),
+    seed=1212,
+    capacity_mbps=10_000,
+    traceroute_interval_h=0.5,
+    ecmp_pops=("geant-gva", "geant-fra", "geant-mil", "geant-par", "geant-ams", "geant-mad"),
+    polled=("cern-border:et-0/0/0",),
+)
+
+NEW_DEPLOYMENT_2D = MeshSpec(
+    name="noise-new-deployment-2-days",
+    description=(
+        "A new deployment: 5 European sites on 10G whose tests began two days ago; the diagnosis runs from its "
+        "first measurement, with hours of history and then a day or two."
+    ),
+    sites=("CERN", "FZK", "IN2P3", "SARA", "NDGF"),
+    seed=1313,
+    capacity_mbps=10_000,
+    days=2.0,
+    polled=("cern-border:et-0/0/0", "fzk-border:et-0/0/0"),
+)
+
+NEW_SITE = MeshSpec(
+    name="noise-eu-10g-new-site-joins",
+    description=(
+        "6 European sites on 10G over 7 days; NDGF joins the mesh on day 5.5, so its ten path directions have a "
+        "day and a half of history beside paths with a week of it."
+    ),
+    sites=("CERN", "FZK", "IN2P3", "SARA", "PIC", "NDGF"),
+    seed=1414,
+    capacity_mbps=10_000,
+    joined_h=(("NDGF", 5.5 * 24),),
+    polled=("cern-border:et-0/0/0", "ndgf-border:et-0/0/0"),
+)
+
+THIN: tuple[MeshSpec, ...] = (CAPPED_10G_BBR, DIURNAL_85, BBR_1500_100G, ECMP_30MIN, NEW_DEPLOYMENT_2D, NEW_SITE)
+
 HEALTHY: tuple[MeshSpec, ...] = (
     EU_10G,
     LHCOPN_100G_BBR,
@@ -164,4 +266,5 @@ HEALTHY: tuple[MeshSpec, ...] = (
     ECMP_100G,
     EU_10G_LARGE,
     EU_10G_CAPPED,
+    *THIN,
 )

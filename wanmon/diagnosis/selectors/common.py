@@ -9,6 +9,7 @@ from contextvars import ContextVar
 from datetime import datetime
 from typing import TypeVar
 
+import psycopg
 from django.db import connection
 
 from wanmon.diagnosis.evidence import (
@@ -59,7 +60,16 @@ def cycle_read(key: Hashable, read: Callable[[], T], alone: Callable[[], T] | No
 DIRECTIONS_CTE = "WITH k AS (SELECT unnest(%s::bigint[]) AS src_id, unnest(%s::bigint[]) AS dst_id)"
 
 
-def sql_rows(sql: str, params) -> list[dict]:
+def sql_rows(sql: str, params, *, binary: bool = False) -> list[dict]:
+    """The rows of a statement as dicts. ``binary``: parameters and results in PostgreSQL's binary format, for the
+    wide reads (the window's owamp buckets with their sessions' times): no time is formatted as text by the
+    database and parsed back by Python, a third of the CPU on both sides; the same values come back."""
+    if binary:
+        connection.ensure_connection()
+        with psycopg.Cursor(connection.connection) as cursor:
+            cursor.execute(sql, params, binary=True)
+            names = [d[0] for d in cursor.description]
+            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         names = [d[0] for d in cursor.description]

@@ -252,7 +252,7 @@ def test_a_cycle_in_one_process_reads_what_its_shards_share_once_and_a_quiet_min
     assert made == dict.fromkeys(SHARED_READS, 1)
 
     # and a minute later, with no new result and no finding left open, the cycle plans nothing and its elements
-    # shard (run every cycle) stays a handful of statements (25 when every shard made its own reads, the cycle's
+    # shard (run every cycle) stays a handful of statements (24 when every shard made its own reads, the cycle's
     # row took a transaction of four and a shard that found nothing still opened a savepoint)
     Finding.objects.all().delete()
     with CaptureQueriesContext(connection) as quiet:

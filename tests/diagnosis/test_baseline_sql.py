@@ -130,3 +130,29 @@ def test_the_whole_evaluation_and_the_cycle_read_the_same_baseline():
     direct = baselines.baseline_summaries(keys, START, END)
     assert baselines.baselines_cached(keys, START, END) == direct
     assert baselines.baselines_cached(keys, START, END) == direct
+
+
+def test_the_window_owamp_buckets_read_in_binary_give_the_values_of_the_text_read(monkeypatch):
+    from wanmon.diagnosis.selectors import common, series
+
+    # given two hours of one-minute sessions, every 17th one losing a packet, one without a delay
+    src, dst = Site.objects.create(code="SRCB", name="a"), Site.objects.create(code="DSTB", name="b")
+    m.OwampTest.objects.bulk_create(
+        m.OwampTest(
+            time=END - timedelta(minutes=i, seconds=i % 7), src_id=src.id, dst_id=dst.id, packets_sent=600,
+            packets_lost=1 if i % 17 == 0 else 0, duplicates=i % 2, reordered=0, delay_min_ms=10 + i / 1000,
+            delay_median_ms=None if i == 40 else 10.2 + i / 7, delay_max_ms=11.5, jitter_ms=0.05 * i,
+            clock_error_ms=0.1,
+        )
+        for i in range(120)
+    )
+    key = (src.id, dst.id)
+    binary = series.owamp_bucketed([key], END - timedelta(hours=2), END, 300)[key]
+    # when the same statement is read through the text-format cursor
+    monkeypatch.setattr(series, "sql_rows", lambda sql, params, binary=False: common.sql_rows(sql, params))
+    text = series.owamp_bucketed([key], END - timedelta(hours=2), END, 300)[key]
+    # then every bucket is the same, to the session times and their zone
+    assert binary == text
+    assert len(binary) == 32 and sum(o.packets_lost for o in binary) == 8  # 24 clean buckets, 8 lossy sessions
+    assert [o.time.tzinfo for o in binary] == [o.time.tzinfo for o in text] == [UTC] * 32
+    assert sum(len(o.session_times) for o in binary) == 112

@@ -224,3 +224,38 @@ def test_the_elements_shard_is_queued_before_the_path_shards(world, monkeypatch)
     # then the longest shard goes first (taken last, it would run alone while the other workers idle)
     assert queued[0] == (result["cycle"], [], True)
     assert len(queued) == result["shards"] and all(len(a) == 2 and a[1] for a in queued[1:])
+
+
+# Statements that read what every shard of a cycle reads alike: the maintenance in force, the trunks, hosts and
+# equipment of the inventory, the window's host TCP reports.
+SHARED_READS = {
+    "maintenance": 'FROM "maintenance_maintenancewindow"',
+    "trunks": 'FROM "inventory_trunk"',
+    "hosts": 'FROM "inventory_host"',
+    "equipment": 'FROM "inventory_equipment"',
+    "host reports": "FROM measurements_hosttcp",
+}
+
+
+def test_a_cycle_in_one_process_reads_what_its_shards_share_once_and_a_quiet_minute_costs_little(world):
+    from django.test.utils import CaptureQueriesContext
+
+    from wanmon.diagnosis.shards import diagnosis_cycle_run
+
+    # given 60 directions with fresh results, evaluated in 8 shards and the elements shard by one cycle
+    now = timezone.now().replace(second=0, microsecond=0)
+    with CaptureQueriesContext(connection) as busy:
+        diagnosis_cycle_run(now=now, size=SHARD_PATHS)
+    assert DiagnosisCycle.objects.get(at=now).shards == 9
+    # then each read the shards share was made once for the whole cycle, not once a shard
+    made = {name: sum(1 for q in busy.captured_queries if table in q["sql"]) for name, table in SHARED_READS.items()}
+    assert made == dict.fromkeys(SHARED_READS, 1)
+
+    # and a minute later, with no new result and no finding left open, the cycle plans nothing and its elements
+    # shard (run every cycle) stays a handful of statements (24 when every shard made its own reads, the cycle's
+    # row took a transaction of four and a shard that found nothing still opened a savepoint)
+    Finding.objects.all().delete()
+    with CaptureQueriesContext(connection) as quiet:
+        diagnosis_cycle_run(now=now + timedelta(minutes=1), size=SHARD_PATHS)
+    assert DiagnosisCycle.objects.get(at=now + timedelta(minutes=1)).planned == 0
+    assert len(quiet.captured_queries) <= 16, [q["sql"][:60] for q in quiet.captured_queries]

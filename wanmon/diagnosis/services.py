@@ -98,6 +98,8 @@ def findings_sync(*, findings: list[RuleFinding], now: datetime, resolve_ids: li
     same element from opening it twice.
     """
     result = SyncResult()
+    if not findings and resolve_ids is not None and not resolve_ids:
+        return result  # a shard that found nothing and owns no active finding: nothing to store
     with transaction.atomic():
         active_qs = Finding.objects.select_for_update().filter(status__in=ACTIVE_STATUSES)
         if resolve_ids is not None:

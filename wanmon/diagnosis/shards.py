@@ -38,7 +38,7 @@ from wanmon.diagnosis.correlation_stage import cycle_correlation_sync, shard_cor
 from wanmon.diagnosis.cycle_correlation import VerdictRecorder, shard_findings
 from wanmon.diagnosis.hooks import findings_tested
 from wanmon.diagnosis.models import DiagnosisCycle, Finding
-from wanmon.diagnosis.selectors import evidence_bundle_for_paths, paths_to_evaluate
+from wanmon.diagnosis.selectors import cycle_reads_shared, evidence_bundle_for_paths, paths_to_evaluate
 from wanmon.diagnosis.services import DEFAULT_BASELINE, DEFAULT_WINDOW, SyncResult, findings_mark_absent, findings_sync
 
 LATE_S = 600  # a test is still 'new' this long after a later evaluation: results arrive after their session
@@ -79,10 +79,16 @@ def diagnosis_cycle_open(*, now: datetime, size: int | None = None) -> CyclePlan
     """Plan a cycle as of ``now``: the paths to evaluate, in shards. Recorded as a DiagnosisCycle."""
     paths = paths_to_evaluate(now=now, late_s=LATE_S, window=DEFAULT_WINDOW)
     shards = shards_partition(paths, size or settings.DIAGNOSIS_SHARD_PATHS)
-    cycle, _ = DiagnosisCycle.objects.update_or_create(
-        at=now, defaults={"planned": sum(len(s) for s in shards), "shards": len(shards) + 1, "evaluated": 0}
-    )
-    return CyclePlan(cycle.id, now, shards)
+    with connection.cursor() as cursor:  # one statement (update_or_create is a transaction of four)
+        cursor.execute(
+            """INSERT INTO diagnosis_diagnosiscycle (at, planned, shards, evaluated, elements_done)
+               VALUES (%s, %s, %s, 0, false)
+               ON CONFLICT (at) DO UPDATE SET planned = EXCLUDED.planned, shards = EXCLUDED.shards, evaluated = 0
+               RETURNING id""",
+            [now, sum(len(s) for s in shards), len(shards) + 1],
+        )
+        cycle_id = cursor.fetchone()[0]
+    return CyclePlan(cycle_id, now, shards)
 
 
 def _claim(cycle: DiagnosisCycle, path_ids: list[int], worker: str) -> list[int]:
@@ -192,13 +198,14 @@ def diagnosis_cycle_run(
     a replay has no agents and must stay deterministic)."""
     plan = diagnosis_cycle_open(now=now, size=size)
     total = SyncResult()
-    for path_ids, elements in [([], True), *((shard, False) for shard in plan.shards)]:
-        result = diagnosis_shard_evaluate(
-            cycle_id=plan.cycle_id, path_ids=path_ids, elements=elements, worker=worker, tests=tests
-        )
-        if result is not None:
-            for name in ("opened", "updated", "resolved", "reopened", "absent"):
-                getattr(total, name).extend(getattr(result, name))
+    with cycle_reads_shared():  # the shards run one after the other here: what they all read is read once
+        for path_ids, elements in [([], True), *((shard, False) for shard in plan.shards)]:
+            result = diagnosis_shard_evaluate(
+                cycle_id=plan.cycle_id, path_ids=path_ids, elements=elements, worker=worker, tests=tests
+            )
+            if result is not None:
+                for name in ("opened", "updated", "resolved", "reopened", "absent"):
+                    getattr(total, name).extend(getattr(result, name))
     return total
 
 

@@ -12,10 +12,12 @@
 
 from wanmon.diagnosis.maintenance_windows import maintenance_windows_overlapping
 from wanmon.diagnosis.selectors.bulk import agent_schedules_declared, evidence_bundle_for_paths
+from wanmon.diagnosis.selectors.common import cycle_reads_shared
 from wanmon.diagnosis.selectors.findings import finding_list, paths_to_evaluate
 
 __all__ = [
     "agent_schedules_declared",
+    "cycle_reads_shared",
     "evidence_bundle_for_paths",
     "finding_list",
     "maintenance_windows_overlapping",

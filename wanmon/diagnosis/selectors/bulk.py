@@ -27,10 +27,11 @@ from wanmon.diagnosis.selectors.before_window import (
     with_last_before,
 )
 from wanmon.diagnosis.selectors.common import (
+    cycle_read,
     direction_records,
     host_tcp_list,
     inventory_evidence,
-    maintenance_windows_overlapping,
+    maintenance_evidence,
     pairs_params,
     sql_rows,
 )
@@ -68,14 +69,15 @@ def evidence_bundle_for_paths(
     what the element rules judge without paths: errors or discards, or a counter reset (the shard that looks
     after elements alone; a clean interface off every path can give no finding, and reading the polls of the
     thousands of them was most of the cycle's work)."""
-    path_rows = sql_rows(
+    # the elements shard has no paths: nothing to read for them
+    path_rows = [] if not path_ids else sql_rows(
         """SELECT p.id, p.src_id, p.dst_id, s.code AS src, d.code AS dst, p.capacity_mbps
            FROM inventory_path p JOIN inventory_site s ON s.id = p.src_id JOIN inventory_site d ON d.id = p.dst_id
            WHERE p.id = ANY(%s) ORDER BY s.code, d.code""",
         [list(path_ids)],
     )
     hops: dict[int, list[tuple[str, int | None]]] = defaultdict(list)
-    for r in sql_rows(
+    for r in [] if not path_ids else sql_rows(
         """SELECT h.path_id, e.name AS equipment, h.interface_id, i.name AS interface
            FROM inventory_pathhop h JOIN inventory_equipment e ON e.id = h.equipment_id
            LEFT JOIN inventory_interface i ON i.id = h.interface_id
@@ -135,7 +137,7 @@ def evidence_bundle_for_paths(
     labels = {label for p in paths for label in p.hops}
     trunks = [
         t
-        for t in Trunk.objects.prefetch_related("members__equipment")
+        for t in cycle_read(("trunks",), lambda: list(Trunk.objects.prefetch_related("members__equipment")))
         if unpathed_interfaces
         or t.name in labels
         or any(m.id in interface_ids or m.equipment.name in labels for m in t.members.all())
@@ -147,10 +149,7 @@ def evidence_bundle_for_paths(
     for i, before in status_before(member_ids & ifaces.keys(), window_start).items():
         ifaces[i] = replace(ifaces[i], status=(*before, *ifaces[i].status))
     site_codes = {p.src for p in paths} | {p.dst for p in paths}
-    hosts_qs = Host.objects.select_related("site")
-    if not unpathed_interfaces:
-        hosts_qs = hosts_qs.filter(site_id__in=site_ids)
-    hosts = list(hosts_qs)
+    hosts = _hosts_of(None if unpathed_interfaces else site_ids)
     known = {h.name: h.address for h in hosts}
     equipment_names = {label.partition(":")[0] for label in labels} | {i.equipment for i in ifaces.values()}
     return EvidenceBundle(
@@ -164,13 +163,13 @@ def evidence_bundle_for_paths(
             )
             if unpathed_interfaces or h.site in site_codes
         ),
-        maintenance=tuple(maintenance_windows_overlapping(window_start, now)),
+        maintenance=maintenance_evidence(window_start, now),
         agent_schedules=tuple(_agent_schedules_of(keys, window_start, now)) + _DECLARED_SCHEDULES.get(),
         **inventory_evidence(
             trunks=trunks,
             ifaces=ifaces,
             hosts=hosts,
-            equipment=Equipment.objects.select_related("site", "carrier").filter(name__in=equipment_names),
+            equipment=_equipment_named(equipment_names),
         ),
     )
 
@@ -196,6 +195,23 @@ def _tcp_results_before(
     for r in rows:
         out[(r["src_id"], r["dst_id"])].append((r["time"], float(r["throughput_bps"])))
     return {key: tuple(v) for key, v in out.items()}
+
+
+def _hosts_of(site_ids: set[int] | None) -> list[Host]:
+    """The hosts of these sites (of every site: None), sites joined, in the inventory's order; within a cycle's
+    shared reads every host is read once and each shard takes its sites' ones."""
+    hosts = Host.objects.select_related("site")
+    mine = hosts if site_ids is None else hosts.filter(site_id__in=site_ids)
+    every = cycle_read(("hosts",), lambda: list(hosts), alone=lambda: list(mine))
+    return every if site_ids is None else [h for h in every if h.site_id in site_ids]
+
+
+def _equipment_named(names: set[str]) -> list[Equipment]:
+    """The equipment of these names, sites and carriers joined, in the inventory's order (by name); within a
+    cycle's shared reads all of it is read once and each shard takes what it names."""
+    equipment = Equipment.objects.select_related("site", "carrier")
+    every = cycle_read(("equipment",), lambda: list(equipment), alone=lambda: list(equipment.filter(name__in=names)))
+    return [e for e in every if e.name in names]
 
 
 def _agent_schedules_of(keys: list[tuple[int, int]], start: datetime, end: datetime) -> list[AgentSchedule]:

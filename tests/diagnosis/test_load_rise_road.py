@@ -101,6 +101,11 @@ def _suspects(findings, severities=("warning", "critical")):
     return [f for f in findings if f.code == "SHARED_EQUIPMENT_SUSPECT" and f.worst_severity in severities]
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="the 12-hour file holds less history than the cold-start minimum (20 h), so the lower results are not "
+    "judged at all; the scenario needs a day of history before the ramp (docs/diagnosis.md, known gaps)",
+)
 def test_a_morning_ramp_that_leaves_the_tests_less_room_is_no_suspect_on_the_road(tmp_path):
     # given the morning ramp to 85 % of a 100G port, replayed every 30 min from 07:00 (the ramp's first hour)
     findings = _replay(load_ramp_healthy, tmp_path, 30, "07:00")
@@ -117,6 +122,11 @@ def test_a_morning_ramp_that_leaves_the_tests_less_room_is_no_suspect_on_the_roa
     assert [f.code for f in findings if f.code == "UNEXPLAINED_DEGRADATION"] == []
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="the 12-hour file holds less history than the cold-start minimum (20 h), so the lower results are not "
+    "judged at all; the scenario needs a day of history before the ramp (docs/diagnosis.md, known gaps)",
+)
 def test_a_fault_during_the_ramp_is_not_explained_by_the_ramp_on_the_road(tmp_path):
     # given a 30 % loss of rate at 10:00 while the port's load ramps to 70 % (still room for the path's 30 Gb/s)
     findings = _replay(load_ramp_fault, tmp_path, 30, "07:00")

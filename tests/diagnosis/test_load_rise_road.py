@@ -1,9 +1,9 @@
 """SHARED_EQUIPMENT_SUSPECT's load rise on production's road: small scenarios (one or two path directions, 5-minute
 SNMP polls, tests every 30-60 min) replayed through the cycle at their test interval, as the beat would run it.
 
-The shared link's load ramps up every morning (DIAGNOSIS.md section 4): the tests on it get the capacity the other
-traffic leaves, which says nothing of the equipment; a fault that starts during the ramp is not the ramp's doing;
-and a path tested hourly for days did not "start" its traffic at the window's edge.
+The shared link's load ramps up every morning (docs/diagnosis.md, what the rules tolerate): the tests on it get
+the capacity the other traffic leaves, which says nothing of the equipment; a fault that starts during the ramp is
+not the ramp's doing; and a path tested hourly for days did not "start" its traffic at the window's edge.
 """
 
 from __future__ import annotations

@@ -263,7 +263,8 @@ def _tcp_rates(mesh: Mesh, src: str, dst: str) -> list[float]:
 
 
 def test_thin_spots_results_pile_up_at_line_rate_with_a_tail_below():
-    """DIAGNOSIS.md section 4: most results within a few % of 97 % of the 10G line, the rest spread below it."""
+    """What the rules tolerate (docs/diagnosis.md): most results within a few % of 97 % of the 10G line, the rest
+    spread below it."""
     mesh = case_named("noise-10g-bbr-capped-at-line-rate").mesh()
     rates = _tcp_rates(mesh, "NDGF", "CERN")
     median = rates[len(rates) // 2]

@@ -3,7 +3,7 @@ noisy meshes replayed through the cycle at their shortest test interval, each ov
 
 - ECMP: CERN<->FZK whose traceroutes alternate hourly between Frankfurt's two equal-cost routers, and a
   drop on CERN->FZK that the route has nothing to do with: the route "changes" are shown, at info, never as a
-  warning (DIAGNOSIS.md section 4: ECMP alternation is normal).
+  warning (docs/diagnosis.md, what the rules tolerate: ECMP alternation is normal).
 - Slow evidence and explanations that last: host settings reported once a day (too small buffers at CNAF) and a
   detour through Madrid on CERN->FZK (+~10 ms one way): HOST_TCP_TUNING stays one open finding while the window
   holds no report (the last report before it is the evidence, with its age), and once the route change has slid

@@ -14,13 +14,29 @@ from wanmon.diagnosis.rules.outage import consecutive_down_runs, other_kinds_nea
 from wanmon.diagnosis.stats import cadence_s
 
 
+def measured_before(a: PathAssessment, kind: str) -> bool:
+    """True when the baseline period (the days before the window) measured this kind on the path: GAP_MIN_HISTORY
+    completed TCP tests, or owamp sessions that got packets through (only they give the baseline a minimum delay).
+    UDP's packets are summed with owamp's there, so UDP has only the window's own results to go by."""
+    b = a.path.baseline
+    if b is None:
+        return False
+    if kind == "tcp":
+        return b.tcp_tests >= k.GAP_MIN_HISTORY
+    return kind == "owamp" and b.delay_min_ms is not None
+
+
 def stopped_kinds(a: PathAssessment, now: datetime) -> list[dict]:
-    """Measurement kinds of a path that ran regularly and then stopped arriving before ``now``."""
+    """Measurement kinds of a path that ran regularly and then stopped arriving before ``now``.
+
+    The history that makes a kind regular is the window's results, or the baseline period's when the window holds
+    fewer than GAP_MIN_HISTORY: a kind run every hour leaves at most three results in a 6-hour window once three of
+    its intervals are missing, and a rule counting only the window would never see an hourly test stop."""
     out = []
     for kind in sorted({o.kind for o in a.observations}):
         times = sorted(o.time for o in a.observations if o.kind == kind)
         cad = cadence_s(times)
-        if cad is None or len(times) < k.GAP_MIN_HISTORY:
+        if cad is None or (len(times) < k.GAP_MIN_HISTORY and not measured_before(a, kind)):
             continue
         silent_s = (now - times[-1]).total_seconds()
         if silent_s > max(k.GAP_MISSING_INTERVALS * cad, k.GAP_MIN_SILENCE_S):

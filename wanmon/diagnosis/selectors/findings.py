@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.models import Finding
 from wanmon.diagnosis.selectors.common import sql_rows
 
@@ -23,8 +24,9 @@ def finding_list(*, status: str | None = None, code: str | None = None, active_o
 def paths_to_evaluate(*, now: datetime, late_s: int, window) -> list[tuple[int, str, str]]:
     """(path id, src, dst) of the current path directions a cycle at ``now`` must evaluate: never evaluated, a
     test newer than the newest their last evaluation saw (tests older than the previous cycle minus ``late_s``
-    count as seen), an active finding on them, or an active finding on an element they cross or a site they
-    join. Set-based: one statement whatever the number of paths."""
+    count as seen), not evaluated for GAP_RECHECK_S (a path whose tests stopped brings no new test, and only an
+    evaluation tells MEASUREMENT_GAP that it fell silent), an active finding on them, or an active finding on an
+    element they cross or a site they join. Set-based: one statement whatever the number of paths."""
     element_names: set[str] = set()
     site_codes: set[str] = set()
     for subject in (
@@ -65,6 +67,7 @@ def paths_to_evaluate(*, now: datetime, late_s: int, window) -> list[tuple[int, 
            LEFT JOIN fresh f ON f.src_id = cur.src_id AND f.dst_id = cur.dst_id
            WHERE e.path_id IS NULL
               OR f.t > coalesce(e.evidence_until, e.cycle_at - %(late)s * interval '1 second')
+              OR e.cycle_at <= %(recheck)s
               OR EXISTS (SELECT 1 FROM flagged g WHERE g.src = cur.src AND g.dst = cur.dst)
               OR cur.id IN (SELECT path_id FROM crossing)
               OR cur.src = ANY(%(sites)s) OR cur.dst = ANY(%(sites)s)
@@ -73,6 +76,7 @@ def paths_to_evaluate(*, now: datetime, late_s: int, window) -> list[tuple[int, 
             "now": now,
             "floor": now - window,
             "late": late_s,
+            "recheck": now - timedelta(seconds=k.GAP_RECHECK_S),
             "elements": sorted(element_names),
             "sites": sorted(site_codes),
         },

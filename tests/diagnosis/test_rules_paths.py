@@ -453,6 +453,22 @@ def test_ecmp_alternation_with_a_degradation_is_info_not_a_warning():
     assert "equal-cost" in f.explanation
 
 
+def test_ecmp_alternation_alone_is_no_finding():
+    # the path's ordinary state: a finding for it would stay open for good and hide the day a new route comes
+    assert route_change(ctx(_ecmp_path(False))) == []
+
+
+def test_a_new_equal_length_route_among_alternates_is_a_route_change_from_its_first_traceroute():
+    # equal-length alternates at Frankfurt, then Milan instead of Geneva: a router the path never crossed
+    new = ("cern-border", "geant-mil", "geant-fra2", "dfn-fra", "fzk-border")
+    routes = (EU_HOPS, ECMP_HOPS, EU_HOPS, ECMP_HOPS, new, ECMP_HOPS)
+    p = _ecmp_path(False)
+    p = replace(p, traceroutes=tuple(trace(15 + 30 * i, r) for i, r in enumerate(routes)))
+    [f] = route_change(ctx(p))
+    assert f.evidence["alternation"] is False
+    assert f.start == at(135)  # the first traceroute through Milan, not the first ECMP flip
+
+
 def test_a_new_route_with_a_delay_step_and_a_degradation_stays_a_warning():
     # Paris was never on this path and the minimum delay rises by 0.7 ms with it: a real route change
     alt = ("cern-border", "geant-gva", "geant-par", "geant-fra", "dfn-fra", "fzk-border")

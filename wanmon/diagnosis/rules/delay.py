@@ -274,18 +274,19 @@ def known_route(hops: Sequence[str | None], known: Sequence[Sequence[str | None]
     return any(same_route(hops, r) for r in known)
 
 
-def _alternation(a: PathAssessment, changes: Sequence[dict]) -> bool:
-    """True when every change of the window led onto a route the path had taken before: one its baseline period
-    saw, or one earlier in the window. ECMP hashing flows onto equal routes looks like this, and so does a path
-    that keeps returning to its usual routes; a route never seen before is a new route."""
+def first_new_route(a: PathAssessment, changes: Sequence[dict]) -> datetime | None:
+    """The time of the first change of the window onto a route the path had not taken before (neither in its
+    baseline period nor earlier in the window); None when every change led onto a known route. ECMP hashing
+    flows onto equal routes looks like the latter, and so does a path that keeps returning to its usual routes;
+    a route never seen before is a new route, whatever its length."""
     b = a.path.baseline
     seen: list[tuple[str | None, ...]] = list(b.traceroute_routes) if b else []
     at_change = {c["time"] for c in changes}
     for t, hops in _routes(a):
         if t in at_change and not known_route(hops, seen):
-            return False
+            return t
         seen.append(hops)
-    return True
+    return None
 
 
 def _delay_step_ms(sessions, changes: Sequence[dict]) -> float | None:
@@ -315,7 +316,9 @@ def route_change(ctx: RuleContext) -> list[RuleFinding]:
     CORRELATION_SLACK_S after the change, info otherwise; info too when the
     path only alternates between routes it took before (in the baseline or
     earlier in the window) and the minimum delay did not move by
-    DELAY_LEVEL_MIN_STEP_MS across the changes (unknown counts as not moved).
+    DELAY_LEVEL_MIN_STEP_MS across the changes (unknown counts as not moved);
+    such an alternation is reported only beside a degradation (to say the
+    route is not its cause), not on its own.
 
     Why: a new route explains delay changes and links the path to equipment it
     did not cross before, which correlation must take into account.  ECMP
@@ -345,7 +348,12 @@ def route_change(ctx: RuleContext) -> list[RuleFinding]:
             for ep in a.episodes
             if abs((ep.start - first).total_seconds()) <= k.CORRELATION_SLACK_S or ep.start <= first <= ep.end
         ]
-        ecmp = _alternation(a, changes) and (step is None or step < k.DELAY_LEVEL_MIN_STEP_MS)
+        new_at = first_new_route(a, changes)
+        ecmp = new_at is None and (step is None or step < k.DELAY_LEVEL_MIN_STEP_MS)
+        if ecmp and not degraded_after:
+            # the path's ordinary state: reported, it would stay open for good on an ECMP path and hide the day
+            # it takes a route it never took (that finding would be this one, opened long before)
+            continue
         original, final = changes[0]["before"], changes[-1]["after"]
         new = [h for h in final if h not in original]  # on the route now, not on the one before the first change
         back = not new and normalise_hops(original) == normalise_hops(final)
@@ -353,7 +361,8 @@ def route_change(ctx: RuleContext) -> list[RuleFinding]:
             path_finding(
                 a,
                 codes.ROUTE_CHANGE,
-                start=first,
+                # among alternates the change that matters is the one onto a new route: the episode starts there
+                start=new_at or first,
                 end=changes[-1]["time"],
                 facts={
                     "key": a.key,

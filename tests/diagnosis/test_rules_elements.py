@@ -58,6 +58,15 @@ def test_errors_during_work_on_that_port_or_its_device_are_explained_not_during_
     assert bool(f.explained_by) is explained
 
 
+def test_crc_errors_growing_from_none_start_where_the_first_error_came():
+    # a connector going bad: from minute 60 errors grow by 0.001/s a minute and pass 1e-6 of the 70 k packets/s
+    # (0.07/s) at minute 130; the fault began with its first error, not where the share crossed the criterion
+    rows = every(1, lambda m: rate_row(m, 5e8, 5e8, in_errors_per_s=max(0.0, 0.001 * (m - 60)), in_pkts_per_s=7e4))
+    [f] = interface_errors(ctx(healthy_eu(hops=HOPS), interfaces=(iface("geant-gva", "xe-0/0/0", 10e9, rows),)))
+    assert f.evidence["rows"][0]["time"] == at(130)  # the polls above the criterion
+    assert f.start == at(61)
+
+
 def test_a_single_error_burst_is_not_reported():
     rows = every(1, lambda m: rate_row(m, 5e8, 5e8, in_errors_per_s=20.0 if m == 100 else 0.0))
     assert interface_errors(ctx(interfaces=(iface("geant-gva", "xe-0/0/0", 10e9, rows),))) == []

@@ -143,6 +143,24 @@ def persistent_error_runs(rows: Sequence[InterfaceRate], speed_bps: float | None
     return [run for run in runs if len(run) >= k.INTERFACE_ERRORS_MIN_INTERVALS]
 
 
+def error_lead_in_start(rows: Sequence[InterfaceRate], run: Sequence[PollErrors]) -> datetime:
+    """Where a run of CRC errors began: its first poll, or earlier when the polls just before it already counted
+    errors below INTERFACE_ERROR_FRACTION (a clean optical link counts none: a connector going bad makes a few
+    errors first, then more, and the errors before the fraction was reached are the same fault growing).
+    Walks back over consecutive valid polls with errors; a clean poll or a counter gap stops it. Discards are
+    no lead-in: a busy port counts a few all along."""
+    start = run[0].time
+    if not any(pe.errors_per_s and pe.error_fraction >= k.INTERFACE_ERROR_FRACTION for pe in run):
+        return start  # a run of discards
+    earlier = [r for r in rows if r.time < start]
+    max_gap_s = run_max_gap_s([r.time for r in rows])
+    for r in reversed(earlier):
+        if (start - r.time).total_seconds() > max_gap_s or not ((r.in_errors_per_s or 0) + (r.out_errors_per_s or 0)):
+            break
+        start = r.time
+    return start
+
+
 def _finite_median(values) -> float | None:
     return median(v for v in values if v is not None and math.isfinite(v))
 
@@ -178,7 +196,7 @@ def interface_errors(ctx: RuleContext) -> list[RuleFinding]:
             continue
         polls = [pe for run in runs for pe in run]
         bad = [pe.row for pe in polls]
-        start, end = bad[0].time, bad[-1].time
+        start, end = error_lead_in_start(rows, runs[0]), bad[-1].time
         rate = median(pe.errors_per_s + pe.discards_per_s for pe in polls) or 0.0
         in_err = median((r.in_errors_per_s or 0.0) for r in bad) or 0.0
         disc = median((r.in_discards_per_s or 0.0) for r in bad) or 0.0

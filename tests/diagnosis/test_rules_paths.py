@@ -488,6 +488,16 @@ def test_a_new_route_with_a_delay_step_and_a_degradation_stays_a_warning():
     assert f.evidence["alternation"] is False
 
 
+def test_a_route_change_starts_where_the_minimum_delay_moved_before_the_traceroute_saw_it():
+    # traceroutes 3 h apart; the minimum one-way delay rises by 0.7 ms at minute 100, the traceroute shows Paris
+    # at minute 195: the light took the longer path from minute 100
+    alt = ("cern-border", "geant-gva", "geant-par", "geant-fra", "dfn-fra", "fzk-border")
+    p = _ecmp_path(False, dmin=lambda m: 5.6 if m >= 100 else 4.9, routes=(EU_HOPS,))
+    p = replace(p, traceroutes=(trace(15, EU_HOPS), trace(195, alt)))
+    [f] = route_change(ctx(p))
+    assert f.start == at(100)
+
+
 def test_alternation_onto_known_routes_with_a_delay_step_is_no_ecmp():
     # back and forth between two known routes, but 0.7 ms apart: not equal-cost, the change is reported as before
     [f] = route_change(ctx(_ecmp_path(True, dmin=lambda m: 5.6 if (m - 15) // 30 % 2 else 4.9)))

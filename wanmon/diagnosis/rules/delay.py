@@ -303,6 +303,29 @@ def _delay_step_ms(sessions, changes: Sequence[dict]) -> float | None:
     return max(steps) if steps else None
 
 
+def delay_moved_at(a: PathAssessment, sessions, t: datetime) -> datetime | None:
+    """When the route that traceroute saw first at ``t`` began, from the minimum one-way delay: the earliest
+    session since the traceroute before (else the window's start) from which every session sits nearer the delay
+    after ``t`` than the one before, when the two are DELAY_LEVEL_MIN_STEP_MS apart or more (None otherwise).
+
+    Traceroutes run every 30 min to 6 h and owamp every few minutes: the minimum delay moves only when the light
+    travels another distance, so the session where it moved dates the change the later traceroute only shows."""
+    routes = [rt for rt, _ in _routes(a) if rt is not None and rt < t]
+    prev = max(routes) if routes else a.window_start
+    if prev is None:
+        return None
+    before = median(o.delay_min_ms for o in sessions if o.time <= prev)
+    after = median(o.delay_min_ms for o in sessions if o.time >= t)
+    if before is None or after is None or abs(after - before) < k.DELAY_LEVEL_MIN_STEP_MS:
+        return None
+    moved = None
+    for o in sorted((o for o in sessions if prev < o.time < t), key=lambda o: o.time, reverse=True):
+        if abs(o.delay_min_ms - after) >= abs(o.delay_min_ms - before):
+            break
+        moved = o.time
+    return moved
+
+
 def route_change(ctx: RuleContext) -> list[RuleFinding]:
     """ROUTE_CHANGE: the traceroute hop list of a path direction changed.
 
@@ -334,6 +357,7 @@ def route_change(ctx: RuleContext) -> list[RuleFinding]:
             continue
         first = changes[0]["time"]
         before = after = km = step = None
+        sessions = []
         if (a.path.src, a.path.dst) not in untrusted:
             sessions = [o for o in usable_owamp(a.owamp) if o.delay_min_ms is not None]
             before = median(o.delay_min_ms for o in sessions if o.time < first)
@@ -354,6 +378,10 @@ def route_change(ctx: RuleContext) -> list[RuleFinding]:
             # the path's ordinary state: reported, it would stay open for good on an ECMP path and hide the day
             # it takes a route it never took (that finding would be this one, opened long before)
             continue
+        # among alternates the change that matters is the one onto a new route: the episode starts there, or at
+        # the session whose minimum delay moved to that route's before the traceroute saw it
+        seen_at = new_at or first
+        start = delay_moved_at(a, sessions, seen_at) or seen_at
         original, final = changes[0]["before"], changes[-1]["after"]
         new = [h for h in final if h not in original]  # on the route now, not on the one before the first change
         back = not new and normalise_hops(original) == normalise_hops(final)
@@ -361,8 +389,7 @@ def route_change(ctx: RuleContext) -> list[RuleFinding]:
             path_finding(
                 a,
                 codes.ROUTE_CHANGE,
-                # among alternates the change that matters is the one onto a new route: the episode starts there
-                start=new_at or first,
+                start=start,
                 end=changes[-1]["time"],
                 facts={
                     "key": a.key,

@@ -19,6 +19,7 @@ from wanmon.diagnosis.episodes import Episode, Observation
 from wanmon.diagnosis.evidence import DerivedFigures, EvidenceBundle, OwampTest, PathEvidence, ThroughputTest
 from wanmon.diagnosis.host_matching import loss_tolerance_factor
 from wanmon.diagnosis.loss import TCP, UDP, LossEstimate, estimate_loss
+from wanmon.diagnosis.shared_elements import polled_ports_on_path, tightest_spare
 from wanmon.diagnosis.stats import median, quantile
 
 
@@ -33,6 +34,10 @@ class TestFigures:
     window_limited_rate_bps: float | None  # all streams
     flow_capacity_bps: float
     expected_bps: float  # min(flow capacity, window limit)
+    #: the capacity the other traffic left the test on the tightest polled port of the path, and that port
+    #: (None: no port of the path polled at the time): a test on a shared link gets no more than that
+    spare_bps: float | None = None
+    spare_port: str | None = None
 
     @property
     def autotuned(self) -> bool:
@@ -213,6 +218,7 @@ def assess_path(path: PathEvidence, bundle: EvidenceBundle, now: datetime) -> Pa
     flow_cap = path_figures.flow_capacity(bundle, path, streams)
 
     caps = {streams: flow_cap}
+    ports = polled_ports_on_path(path, bundle)
 
     def figures_of(t: ThroughputTest) -> TestFigures:
         t_rtt = t.rtt_ms or rtt
@@ -223,7 +229,8 @@ def assess_path(path: PathEvidence, bundle: EvidenceBundle, now: datetime) -> Pa
             caps[n] = path_figures.flow_capacity(bundle, path, n)
         cap = caps[n]
         expected = min(cap, r_w) if r_w else cap
-        return TestFigures(t, t_rtt, window, why, r_w, cap, expected)
+        spare = tightest_spare(ports, t) if ports else None
+        return TestFigures(t, t_rtt, window, why, r_w, cap, expected, *(spare if spare is not None else (None, None)))
 
     figures = [figures_of(t) for t in tcp_ok]
     earlier = [

@@ -52,7 +52,8 @@ def judged(partial: PathAssessment) -> PathAssessment:
     """The assessment with every result judged (``observations``) and its degradation ``episodes``."""
     lasting = _lasting_drop(partial)
     shifted = {**_level_shift(partial), **{i: why for i, (why, _) in lasting.items()}}
-    observations = tuple(sorted(_observations(partial, shifted), key=lambda o: o.time))
+    short_of_room: set[datetime] = set()
+    observations = tuple(sorted(_observations(partial, shifted, short_of_room), key=lambda o: o.time))
     noise = unconfirmed_downs(observations)
     significant = [o for i, o in enumerate(observations) if i not in noise]
     since = {partial.tcp[i].test.time: t for i, (_, t) in lasting.items()}
@@ -63,7 +64,7 @@ def judged(partial: PathAssessment) -> PathAssessment:
         if len(r) >= k.MIN_EPISODE_OBSERVATIONS or all(o.time in since for o in r)
     ]
     settled = not little_history(partial.path)
-    runs = [r for r in runs if _persistent(r, runs, set(since), settled)]
+    runs = [r for r in runs if _persistent(r, runs, set(since), settled, short_of_room)]
     episodes = tuple(_since(ep, since) for ep in merge_runs(runs))
     return replace(partial, observations=observations, episodes=episodes)
 
@@ -181,12 +182,46 @@ def _self_references(figures: Sequence[TestFigures]) -> tuple[list[tuple[float |
     return refs, healthy
 
 
+def got_the_spare(f: TestFigures) -> bool:
+    """True when the test got (nearly: LOAD_SPARE_MATCH_FRACTION) all the capacity the other traffic left it on
+    the tightest polled port of its path: a busy shared link, what the load predicts, never a degradation."""
+    thr = f.test.throughput_bps or 0.0
+    return f.spare_bps is not None and thr >= k.LOAD_SPARE_MATCH_FRACTION * f.spare_bps
+
+
+def _spare_state(f: TestFigures, ref: float | None) -> tuple[str, str] | None:
+    """Judge a test by the capacity the load left it where a port of its path is polled (None: not judged so).
+
+    A test on a shared link gets what the other traffic leaves it: one that got most of it
+    (LOAD_SPARE_MATCH_FRACTION) is as expected, however far below the path's level (an afternoon at 85 % load
+    leaves a 10G path 1.5 Gb/s).  When that room was below the path's level, the load and not the path set the
+    test's ceiling, and a test that got clearly less than the room is degraded against it: what stopped it is
+    not the other traffic.  With room for the path's level the usual judgement against the level holds (its
+    hosts, not the load, limit it).
+    """
+    spare = f.spare_bps
+    if spare is None:
+        return None
+    thr = f.test.throughput_bps or 0.0
+    if got_the_spare(f):
+        return OK, f"{text.rate(thr)} is what the other traffic left on {f.spare_port} ({text.rate(spare)})"
+    if ref and spare < ref:
+        return DEGRADED, (
+            f"{text.rate(thr)} is below {k.LOAD_SPARE_MATCH_FRACTION:.0%} of the {text.rate(spare)} the other "
+            f"traffic left on {f.spare_port} (the level {text.rate(ref)})"
+        )
+    return None
+
+
 def _tcp_state(
     a: PathAssessment, f: TestFigures, ref: float | None = None, sigma: float | None = None
 ) -> tuple[str, str]:
     thr = f.test.throughput_bps or 0.0
     if a.reference_source == BASELINE_REFERENCE:
         ref, sigma = baseline_reference_at(a, f.test.time), a.test_sigma_bps
+    by_load = _spare_state(f, ref)
+    if by_load is not None:
+        return by_load
     state, why = _reference_state(thr, ref, sigma)
     if state != OK:
         return state, why
@@ -328,6 +363,7 @@ def _persistent(
     runs: Sequence[Sequence[Observation]],
     lasting: frozenset[datetime] | set[datetime] = frozenset(),
     settled: bool = True,
+    short_of_room: frozenset[datetime] | set[datetime] = frozenset(),
 ) -> bool:
     """A run of bad TCP results is a degradation when it is severe, long, or confirmed by another kind.
 
@@ -339,8 +375,10 @@ def _persistent(
     such drops needs MIN_MODERATE_EPISODE_OBSERVATIONS results; a slight drop (every result above
     SLIGHT_DROP_FRACTION of the reference) must last SLIGHT_DROP_MIN_SPAN_S, longer than a daytime dip: its
     results span that long, or every one of them ends that long a span of results lying below the level
-    (``lasting``, the times of the results ``_lasting_drop`` marked).  Probe runs (owamp, UDP) are judged by
-    their own loss criteria.
+    (``lasting``, the times of the results ``_lasting_drop`` marked).  A run of results that each got clearly
+    less than the room the measured load left them (``short_of_room``, ``_spare_state``) needs
+    MIN_MODERATE_EPISODE_OBSERVATIONS however slight: the daytime dip the half day guards against is the load's,
+    and it is measured.  Probe runs (owamp, UDP) are judged by their own loss criteria.
     """
     slack = timedelta(seconds=k.EPISODE_MERGE_SLACK_S)
     if any(
@@ -361,7 +399,7 @@ def _persistent(
         o.kind == TCP and o.reference and o.value is not None and o.value >= k.SLIGHT_DROP_FRACTION * o.reference
         for o in run
     )
-    if slight:
+    if slight and not all(o.time in short_of_room for o in run):
         # only the spread criterion saw it (15-25 % less): the daytime dip of a shared link looks the same for
         # a few hours every day; a fault of that size is a lasting level change
         if all(o.time in lasting for o in run):
@@ -376,14 +414,28 @@ def _beats(a: PathAssessment, throughput_bps: float, loss_fraction: float | None
     return ceiling is not None and throughput_bps > ceiling
 
 
-def _observations(a: PathAssessment, shifted: dict[int, str]) -> list[Observation]:
+def _observations(
+    a: PathAssessment, shifted: dict[int, str], short_of_room: set[datetime] | None = None
+) -> list[Observation]:
+    """Every result of the window judged; the times of the TCP results degraded against the room the measured
+    load left them are added to ``short_of_room``."""
     out: list[Observation] = []
     refs = _self_references(a.tcp)[0] if a.reference_source != BASELINE_REFERENCE else [(None, None)] * len(a.tcp)
     for i, (f, (ref, sigma)) in enumerate(zip(a.tcp, refs, strict=True)):
         state, why = _tcp_state(a, f, ref, sigma)
-        if state == OK and i in shifted:
-            state, why = DEGRADED, shifted[i]
         used = baseline_reference_at(a, f.test.time) if a.reference_source == BASELINE_REFERENCE else ref
+        # the level the medians are judged against (``_level_shift``, ``_lasting_drop``): the baseline median
+        level = max(used or 0.0, a.reference_bps or 0.0)
+        by_load = got_the_spare(f) or (f.spare_bps is not None and f.spare_bps < level)
+        if state == OK and i in shifted and not by_load:
+            # a median of results says nothing of one the load is measured for: it got its room, or the room
+            # was below the level and it was judged against that (``_spare_state``); a day of a busy link's
+            # results lies low for twelve hours every day
+            state, why = DEGRADED, shifted[i]
+        if used and f.spare_bps is not None and f.spare_bps < used:
+            used = f.spare_bps  # the load left less than the level: that room is what the test could get
+            if state == DEGRADED and short_of_room is not None:
+                short_of_room.add(f.test.time)
         out.append(
             Observation(
                 f.test.time, TCP, state, f.test.throughput_bps, f.expected_bps, why, f.test.measurement_id, used

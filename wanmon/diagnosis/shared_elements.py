@@ -6,7 +6,9 @@
   direction-aware;
 * ``interface_load_rise``, ``bundle_load_rise``, ``path_load_rise`` -- for a single degraded path, whether the
   load (SNMP) of an element on it, or the traffic of another path through it, rose when it degraded (equipment
-  at its limits, LHC SC1 CERN-FNAL).
+  at its limits, LHC SC1 CERN-FNAL);
+* ``polled_ports_on_path``, ``tightest_spare`` -- the capacity the other traffic left a test on the tightest
+  polled port of its path (every result is judged against it: ``degradation``).
 """
 
 from __future__ import annotations
@@ -16,12 +18,16 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from wanmon.diagnosis import constants as k
-from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.degradation import BASELINE_REFERENCE
-from wanmon.diagnosis.evidence import InterfaceEvidence, PathDirection, ThroughputTest
-from wanmon.diagnosis.path_elements import base_equipment
+from wanmon.diagnosis.evidence import EvidenceBundle, InterfaceEvidence, PathDirection, PathEvidence, ThroughputTest
+from wanmon.diagnosis.path_elements import base_equipment, interface_direction, interface_on_path
+
+if TYPE_CHECKING:
+    # the assessment judges each test against the capacity the load left it (``tightest_spare``): it imports this
+    from wanmon.diagnosis.assessment import PathAssessment
 
 Edge = tuple[str, str]
 
@@ -414,6 +420,81 @@ def spare_at_tests_bps(
     polls = _polls(iface)
     others = [v for v in (_test_load(polls, t, direction) for t in tests) if v is not None]
     return max(iface.speed_bps - statistics.median(others), 0.0) if others else None
+
+
+@dataclass(frozen=True)
+class PolledPort:
+    """A port of a path with polls, the side the path uses (its out or in counters) and its valid polls."""
+
+    name: str
+    direction: str
+    speed_bps: float
+    polls: _Polls
+
+
+#: The polls of the interfaces of the latest bundles, by identity: every path through a border port reads the
+#: same polls, worked out once (a cycle judges tens of paths through each uplink).
+_POLLS_CACHE: dict[int, tuple[InterfaceEvidence, _Polls]] = {}
+_POLLS_CACHE_MAX = 4096
+
+
+def _cached_polls(iface: InterfaceEvidence) -> _Polls:
+    hit = _POLLS_CACHE.get(id(iface))
+    if hit is not None and hit[0] is iface:
+        return hit[1]
+    if len(_POLLS_CACHE) >= _POLLS_CACHE_MAX:
+        _POLLS_CACHE.clear()
+    polls = _polls(iface)
+    _POLLS_CACHE[id(iface)] = (iface, polls)
+    return polls
+
+
+def path_port_direction(name: str, path: PathEvidence, bundle: EvidenceBundle) -> str | None:
+    """The side of port ``name`` the path uses: 'in' when it is named on the path's last hop (the path arrives
+    there by it: ``port_direction``; it leaves by no port at its end), else the inventory's answer
+    (``interface_direction``: 'out' when a hop leaves by it, 'in' when the path arrives by its far end)."""
+    if hop_position(path.hops, name) == len(path.hops) - 1 and ":" in path.hops[-1]:
+        return "in"
+    return interface_direction(name, path, bundle)
+
+
+def polled_ports_on_path(path: PathEvidence, bundle: EvidenceBundle) -> tuple[PolledPort, ...]:
+    """The ports the path leaves or arrives by (named on its hops) that have a speed and polls (pure).
+
+    Only a port the path is known to cross, in a known direction, says what room the path had: another port of
+    a router it crosses carries someone else's link, and a bundle member carries only the flows hashed onto it.
+    """
+    equipment = {base_equipment(h) for h in path.hops}
+    out = []
+    for iface in bundle.interfaces:
+        if iface.equipment not in equipment or not iface.speed_bps or not iface.rates:
+            continue
+        if interface_on_path(iface.name, path, bundle) != "exact":
+            continue
+        direction = path_port_direction(iface.name, path, bundle)
+        if direction not in ("in", "out"):
+            continue
+        polls = _cached_polls(iface)
+        if polls.ends:
+            out.append(PolledPort(iface.name, direction, iface.speed_bps, polls))
+    return tuple(out)
+
+
+def tightest_spare(ports: Sequence[PolledPort], test: ThroughputTest) -> tuple[float, str] | None:
+    """The capacity the other traffic left ``test`` on the tightest of ``ports`` (its speed less the load of the
+    polls covering the test's seconds, ``load_at_test_bps``) and that port's name; None when no poll covers it.
+
+    A test on a shared link gets what the other traffic leaves it: this is what it could get at best.
+    """
+    best: tuple[float, str] | None = None
+    for port in ports:
+        load = _test_load(port.polls, test, port.direction)
+        if load is None:
+            continue
+        spare = max(port.speed_bps - load, 0.0)
+        if best is None or spare < best[0]:
+            best = (spare, port.name)
+    return best
 
 
 def bundle_load_rise(members: Sequence[InterfaceEvidence], step: DropStep) -> float | None:

@@ -13,7 +13,7 @@ from wanmon.diagnosis.context import RuleContext, finding
 from wanmon.diagnosis.degradation import BASELINE_REFERENCE, baseline_reference_at, history_of
 from wanmon.diagnosis.episodes import Episode
 from wanmon.diagnosis.evidence import RuleFinding, element_subject
-from wanmon.diagnosis.path_elements import base_equipment, interface_direction, interface_on_path
+from wanmon.diagnosis.path_elements import base_equipment, interface_on_path
 from wanmon.diagnosis.shared_elements import (
     DegradedPath,
     DropStep,
@@ -26,6 +26,7 @@ from wanmon.diagnosis.shared_elements import (
     interface_load_rise,
     load_verdict,
     path_load_rise,
+    path_port_direction,
     port_direction,
     rank_shared_elements,
     spare_at_tests_bps,
@@ -205,7 +206,7 @@ def _interface_rise_candidates(ctx: RuleContext, a: PathAssessment, step: DropSt
         how = interface_on_path(iface.name, a.path, ctx.bundle)
         if not how:
             continue
-        rise = interface_load_rise(iface, step, interface_direction(iface.name, a.path, ctx.bundle))
+        rise = interface_load_rise(iface, step, path_port_direction(iface.name, a.path, ctx.bundle))
         if not rise:
             continue
         # a member of a bundle: traffic moved over from a sibling is not extra traffic
@@ -249,7 +250,7 @@ def _measured_spare(ctx: RuleContext, a: PathAssessment, step: DropStep, element
         return None
     for iface in ctx.all_interfaces():
         if iface.name == element:
-            return spare_at_tests_bps(iface, step.after, interface_direction(element, a.path, ctx.bundle))
+            return spare_at_tests_bps(iface, step.after, path_port_direction(element, a.path, ctx.bundle))
     return None
 
 

@@ -1,0 +1,59 @@
+"""Busy uplinks on production's road: four sites on 10G whose polled uplinks carry production traffic ramping every
+day to up to 85 % of the link, where a test gets only the capacity the other traffic leaves (docs/diagnosis.md,
+"Load on the path").
+
+The afternoon's lower results are what the load left the tests, not a degradation: no episode, so no
+UNEXPLAINED_DEGRADATION and no SHARED_EQUIPMENT_SUSPECT cluster of every path through a busy uplink. And a path
+that gets a fifth less than that room under the same load is found within its first afternoon.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from .cases.faulty import THIN_FAULTS
+from .corpus import Case
+from .verdict import replay_case
+
+pytestmark = pytest.mark.django_db
+
+#: The rules this file holds to (LOSS_LIMITED and ASYMMETRIC_PATH on this mesh are other rules' matter).
+LOAD_JUDGED = {"UNEXPLAINED_DEGRADATION", "SHARED_EQUIPMENT_SUSPECT"}
+
+_FAULT = next(fc for fc in THIN_FAULTS if fc.name == "fault-drop-20pct-under-diurnal-load-pic-fzk")
+(_DROP,) = _FAULT.faults
+#: four days of history, then the day the drop starts (05:00 local): its first afternoon and evening
+DAYS = 5.0
+
+BUSY_UPLINKS = Case("diurnal-85pct-4-sites", True, replace(_FAULT.base, name="diurnal-85pct-4-sites", days=DAYS))
+DROP_UNDER_LOAD = Case(
+    _FAULT.name, False, replace(_FAULT.base, days=DAYS), replace(_FAULT, base=replace(_FAULT.base, days=DAYS))
+)
+
+
+def test_a_day_of_busy_uplinks_opens_no_degradation_on_the_road(tmp_path):
+    # given four days of history, then the last day replayed at the test interval
+    verdict = replay_case(BUSY_UPLINKS, tmp_path, since_h=(DAYS - 1) * 24)
+    assert verdict.steps >= 20
+    # then no path is degraded, unexplained or sharing a suspect element: the tests got what the load left them
+    alarms = [a for a in verdict.alarms if a["code"] in LOAD_JUDGED]
+    assert alarms == [], "\n".join(verdict.lines())
+
+
+def test_a_fifth_less_than_the_room_under_the_same_load_is_found_on_the_road(tmp_path):
+    # given PIC->FZK carrying 20 % less than the room the load leaves it from 05:00 on day 5, replayed from 2 h
+    # before
+    verdict = replay_case(DROP_UNDER_LOAD, tmp_path, since_h=_DROP.start_h - 2)
+    # then it is found, with its code and subject, within the day
+    assert verdict.detected and not verdict.missed, "\n".join(verdict.lines())
+    [minutes] = verdict.detect_min
+    assert minutes <= 24 * 60, "\n".join(verdict.lines())
+    # and no other path is reported degraded
+    others = [
+        (f["code"], f["subject"], f["summary"])
+        for f in verdict.findings
+        if f["code"] in LOAD_JUDGED and f["worst_severity"] != "info" and f["subject"] != {"src": "PIC", "dst": "FZK"}
+    ]
+    assert others == []

@@ -12,7 +12,9 @@ from wanmon.diagnosis.degradation import BASELINE_REFERENCE, little_history
 from wanmon.diagnosis.evidence import RuleFinding
 from wanmon.diagnosis.path_elements import trunks_on_path
 from wanmon.diagnosis.rules.loss_patterns import periodic_pattern
+from wanmon.diagnosis.rules.tcp import path_spare_bps
 from wanmon.diagnosis.rules.trunk import host_bimodality
+from wanmon.diagnosis.shared_elements import load_verdict
 from wanmon.diagnosis.stats import median
 
 
@@ -42,7 +44,8 @@ def asymmetric_path(ctx: RuleContext) -> list[RuleFinding]:
     which only each direction's settled past or an absolute cause can tell from a fault.  A loss-only asymmetry
     whose losses are periodic is left to PERIODIC_LOSS (a receiving host or a periodic event),
     and a direction crossing a trunk whose TCP results split by host address to TRUNK_IMBALANCE; a throughput-only
-    asymmetry of a direction WINDOW_LIMITED or TCP_ONLY_DEGRADATION found is that finding's.
+    asymmetry of a direction WINDOW_LIMITED or TCP_ONLY_DEGRADATION found is that finding's, and one whose slow
+    tests got the capacity the load on a polled port of the path left them (``_load_explained``) is the load's.
 
     Why: something lies on one direction's route only (a dirty fibre of a pair,
     a bad patch panel, an asymmetric route).  A bad return path also hurts the
@@ -65,9 +68,20 @@ def asymmetric_path(ctx: RuleContext) -> list[RuleFinding]:
                 best = result
         if best and not best["loss_asymmetric"] and _tcp_explained(ctx, a):
             continue  # a throughput-only asymmetry the direction's own TCP finding already explains
+        if best and not best["loss_asymmetric"] and _load_explained(ctx, a, best):
+            continue  # the slow direction's tests got what the other traffic left them: a busy uplink, not the path
         if best:
             out.append(_finding(a, r, best))
     return out
+
+
+def _load_explained(ctx: RuleContext, a: PathAssessment, c: dict) -> bool:
+    """The direction's tests of the period got (nearly) all the capacity the other traffic left them on a polled
+    port of the path (``shared_elements.load_verdict`` 'spare'): the load at the time predicts their rate, and
+    the reverse direction, whose ports were less loaded, carried more -- a busy link, not an asymmetric path."""
+    tests = [f.test for f in a.tcp_between(c["start"], c["end"])]
+    spare = path_spare_bps(ctx, a, tests) if tests else None
+    return c["my_thr"] is not None and load_verdict(c["my_thr"], c["my_thr"], spare) == "spare"
 
 
 def _tcp_explained(ctx: RuleContext, a: PathAssessment) -> bool:

@@ -130,8 +130,10 @@ def host_tcp_tuning(ctx: RuleContext) -> list[RuleFinding]:
             if a is not None:
                 mss = physics.mss_from_mtu(h.mtu, timestamps=True) if h.mtu else a.mss_bytes
                 rho = physics.reno_responsiveness_s(a.path.capacity_bps, a.rtt_ms, mss)
-            # on short paths Reno recovers in minutes: a choice, not a problem worth a warning
-            if rho is None or rho > k.HOST_CC_MAX_RESPONSIVENESS_S:
+            # on short paths Reno recovers in minutes: a choice, not a problem worth a warning; without a path of
+            # the site in the evidence (the cycle's elements shard holds hosts and no path) nothing says what it
+            # costs, and the shards holding the site's paths judge it
+            if rho is not None and rho > k.HOST_CC_MAX_RESPONSIVENESS_S:
                 facts.update(problem_congestion_control=cc, reno_recovery_s=rho)
                 lines.append(f"net.ipv4.tcp_congestion_control = {k.RECOMMENDED_CONGESTION_CONTROL}")
         costs = reno_costs(ctx, h) if facts["problem_congestion_control"] else None

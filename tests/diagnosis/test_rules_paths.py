@@ -35,6 +35,7 @@ from .builders import (
     iface,
     owamp,
     path,
+    rate_row,
     run,
     settled_baseline,
     tcp,
@@ -62,6 +63,22 @@ def test_asymmetric_warning_between_10_and_30_percent():
     fwd, back = healthy_eu(baseline=settled), healthy_eu("FZK", "CERN", EU_HOPS_BACK, thr=2e8, baseline=settled)
     [f] = asymmetric_path(ctx(fwd, back))
     assert f.severity == codes.WARNING
+
+
+def test_a_direction_that_got_what_its_busy_uplink_left_is_no_asymmetric_path():
+    # FZK->CERN at 200 Mb/s of its settled 920 Mb/s while FZK's uplink carried 780 Mb/s of other traffic out: the
+    # tests got the 220 Mb/s the load left them, and the reverse, entering FZK by the other fibre, did not compete
+    settled = settled_baseline(healthy_eu().throughput_tests, (), (), 360)
+    hops = ("fzk-border:et-0/0/0", *EU_HOPS_BACK[1:])
+    fwd, back = healthy_eu(baseline=settled), healthy_eu("FZK", "CERN", hops, thr=2e8, baseline=settled)
+
+    def uplink(out_bps):
+        return iface("fzk-border", "et-0/0/0", 1e9, [rate_row(m, in_bps=1e8, out_bps=out_bps) for m in range(-5, 366)])
+
+    assert asymmetric_path(ctx(fwd, back, interfaces=(uplink(7.8e8),))) == []
+    # with room on the uplink the slow direction is slow on its own: the asymmetry stands
+    [f] = asymmetric_path(ctx(fwd, back, interfaces=(uplink(1e8),)))
+    assert f.subject == {"src": "FZK", "dst": "CERN"}
 
 
 def test_symmetric_pair_is_quiet():

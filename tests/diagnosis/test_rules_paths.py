@@ -81,6 +81,22 @@ def test_a_direction_that_got_what_its_busy_uplink_left_is_no_asymmetric_path():
     assert f.subject == {"src": "FZK", "dst": "CERN"}
 
 
+def test_one_slow_test_is_no_asymmetric_path():
+    # FZK->CERN tested every 6 hours: the window's one test at 200 Mb/s of its settled 920 Mb/s (a busy host)
+    settled = settled_baseline(healthy_eu().throughput_tests, (), (), 360)
+    fwd = healthy_eu(baseline=settled)
+
+    def tested_every_6h(before_bps):
+        tests = [tcp(-200, before_bps, window_bytes=2_450_000, rtt_ms=9.8), tcp(160, 2e8, window_bytes=2_450_000,
+                                                                                rtt_ms=9.8)]
+        return path("FZK", "CERN", 1e9, EU_HOPS_BACK, tests, every(5, lambda m: owamp(m, 4.9)), baseline=settled)
+
+    assert asymmetric_path(ctx(fwd, tested_every_6h(9.2e8))) == []
+    # the test before it as slow: two tests say it
+    [f] = asymmetric_path(ctx(fwd, tested_every_6h(2.1e8)))
+    assert f.subject == {"src": "FZK", "dst": "CERN"}
+
+
 def test_symmetric_pair_is_quiet():
     assert asymmetric_path(ctx(healthy_eu(), healthy_eu("FZK", "CERN", EU_HOPS_BACK, thr=8e8))) == []
 

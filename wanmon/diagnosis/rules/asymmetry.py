@@ -38,6 +38,8 @@ def asymmetric_path(ctx: RuleContext) -> list[RuleFinding]:
         ceiling is below half the expected rate), not contradicted by the
         direction's own TCP tests (they do not run above that ceiling), and at least
         ASYMMETRY_LOSS_FACTOR x the reverse's loss or detection limit.
+    A throughput asymmetry not explained by the direction's own loss needs MIN_EPISODE_OBSERVATIONS of its tests
+    (one slow test, and the one before it: ``_earlier_test_agrees``).
     Critical below ASYMMETRY_CRITICAL_RATIO.  When either direction has little history
     (``degradation.little_history``: a new path), a throughput asymmetry counts only below
     ASYMMETRY_CRITICAL_RATIO, unless the direction's own loss (probes or retransmits, these judged test by test:
@@ -157,6 +159,10 @@ def _compare(a: PathAssessment, r: PathAssessment | None, start: datetime, end: 
     if not lossy and (little_history(a.path) or (r is not None and little_history(r.path))):
         limit = k.ASYMMETRY_CRITICAL_RATIO  # hosts' rates without their own past: only a collapse says enough
     thr_asym = ratio is not None and ratio < limit
+    if thr_asym and not lossy and len(mine) < k.MIN_EPISODE_OBSERVATIONS:
+        # one slow test is no asymmetry (a busy host, a stream at a fifth of its usual rate now and then): the
+        # direction's test before it must have been as far below the reverse's
+        thr_asym = _earlier_test_agrees(a, start, my_thr, ratio, limit)
 
     my_probe = my_loss.probe_fraction
     floor = max(v for v in (rev_probe, rev_limit, 0.0) if v is not None)
@@ -192,6 +198,18 @@ def _compare(a: PathAssessment, r: PathAssessment | None, start: datetime, end: 
         "rev_limit": rev_limit,
         "tests": len(mine),
     }
+
+
+def _earlier_test_agrees(
+    a: PathAssessment, start: datetime, my_thr: float | None, ratio: float | None, limit: float
+) -> bool:
+    """The direction's last test before ``start`` (in the window or the last one before it) ran as far below the
+    reverse direction as the period's one test: its own rate in place of that test's gives a ratio below
+    ``limit`` too.  None before: a single test, not yet an asymmetry."""
+    earlier = [f for f in (*a.tcp_before_window, *a.tcp) if f.test.time < start and f.test.throughput_bps]
+    if not earlier or not my_thr or ratio is None:
+        return False
+    return ratio * earlier[-1].test.throughput_bps / my_thr < limit
 
 
 def _held_by_own_loss(a: PathAssessment, tests) -> bool:

@@ -137,7 +137,7 @@ def host_tcp_tuning(ctx: RuleContext) -> list[RuleFinding]:
                 facts.update(problem_congestion_control=cc, reno_recovery_s=rho)
                 lines.append(f"net.ipv4.tcp_congestion_control = {k.RECOMMENDED_CONGESTION_CONTROL}")
         costs = reno_costs(ctx, h) if facts["problem_congestion_control"] else None
-        evidence["short_paths"] = costs
+        evidence["short_paths"] = facts["short_paths"] = costs
         if not facts["too_small"] and not facts["problem_congestion_control"]:
             continue
         seen = [f for f in confirmed if h.site in (f.subject.get("src"), f.subject.get("dst"))]

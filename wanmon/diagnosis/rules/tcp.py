@@ -7,14 +7,14 @@ allows: min(capacity, W*8/RTT, Mathis ceiling for the measured loss).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 
 from wanmon.diagnosis import advice, codes, physics
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment, TestFigures
 from wanmon.diagnosis.context import RuleContext, path_finding
-from wanmon.diagnosis.evidence import RuleFinding, ThroughputTest
+from wanmon.diagnosis.evidence import InterfaceEvidence, RuleFinding, ThroughputTest
 from wanmon.diagnosis.host_matching import match_host
 from wanmon.diagnosis.loss import RETRANSMITS, UDP, LossEstimate
 from wanmon.diagnosis.path_elements import interface_direction, interface_on_path, trunks_on_path
@@ -310,34 +310,32 @@ def self_induced(ctx: RuleContext, a: PathAssessment, tests: Sequence[TestFigure
     return judged > 0 and full > judged / 2
 
 
+def _polled_ports(ctx: RuleContext, a: PathAssessment) -> Iterator[tuple[InterfaceEvidence, str | None]]:
+    """The polled ports the path leaves or enters by, each with the direction of its counters the path uses."""
+    for iface in ctx.all_interfaces():
+        if iface.rates and iface.speed_bps and interface_on_path(iface.name, a.path, ctx.bundle) == "exact":
+            yield iface, interface_direction(iface.name, a.path, ctx.bundle)
+
+
 def path_utilisation(ctx: RuleContext, a: PathAssessment, test: ThroughputTest) -> float | None:
     """Share of the speed of the path's most loaded polled port that the other traffic and ``test`` used at the
     time of the test (None: no polled port of the path, or no poll covering the test)."""
     if not test.throughput_bps:
         return None
-    best = None
-    for iface in ctx.all_interfaces():
-        if not iface.rates or not iface.speed_bps or interface_on_path(iface.name, a.path, ctx.bundle) != "exact":
-            continue
-        spare = spare_at_tests_bps(iface, [test], interface_direction(iface.name, a.path, ctx.bundle))
-        if spare is None:
-            continue
-        util = (iface.speed_bps - spare + test.throughput_bps) / iface.speed_bps
-        best = util if best is None else max(best, util)
-    return best
+    most = None
+    for iface, direction in _polled_ports(ctx, a):
+        spare = spare_at_tests_bps(iface, [test], direction)
+        if spare is not None:
+            util = (iface.speed_bps - spare + test.throughput_bps) / iface.speed_bps
+            most = util if most is None else max(most, util)
+    return most
 
 
 def path_spare_bps(ctx: RuleContext, a: PathAssessment, tests: Sequence[ThroughputTest]) -> float | None:
     """The capacity the other traffic left ``tests`` on the path's most loaded polled port (the least spare of
     the ports the path leaves or enters by, ``shared_elements.spare_at_tests_bps``); None when none is polled."""
-    least = None
-    for iface in ctx.all_interfaces():
-        if not iface.rates or interface_on_path(iface.name, a.path, ctx.bundle) != "exact":
-            continue
-        spare = spare_at_tests_bps(iface, tests, interface_direction(iface.name, a.path, ctx.bundle))
-        if spare is not None and (least is None or spare < least):
-            least = spare
-    return least
+    spares = [spare_at_tests_bps(iface, tests, direction) for iface, direction in _polled_ports(ctx, a)]
+    return min((v for v in spares if v is not None), default=None)
 
 
 def _loss_finding(

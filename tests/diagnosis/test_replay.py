@@ -21,11 +21,7 @@ FZK = next(p for p in CORPUS if p.name == "reverse-path-loss-fzk.yaml")
 # What production's road still gets wrong in the regression corpus (docs/diagnosis.md, "Known gaps"): each case
 # passes when replayed once over its whole timeline, not yet cycle after cycle at its test interval. Strict: a fix
 # turns the mark into a failure until it is removed.
-KNOWN_GAPS: dict[str, str] = {
-    "interface-errors-cnaf": "ASYMMETRIC_PATH CERN->CNAF is missed: on this 6-hour file (little history) a throughput "
-    "asymmetry counts only when the direction's own loss explains it, and the loss estimator led by the most "
-    "precise source no longer gives that loss (docs/diagnosis.md, known gaps)",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def replay(*args) -> tuple[int, str, str]:

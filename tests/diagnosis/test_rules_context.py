@@ -70,6 +70,30 @@ def test_reno_is_flagged_with_its_responsiveness():
     assert "Set the maxima" not in f.explanation  # its buffers are fine
 
 
+def nordic(level_bps, now_bps):
+    """CERN->NDGF, 10G at 40 ms with 1500-byte frames (Reno needs ~11 min to recover from one loss): its results
+    settled at ``level_bps``, ``now_bps`` in the window."""
+    tests = every(30, lambda m: tcp(m, level_bps if m < 150 else now_bps, window_bytes=64 * MiB, rtt_ms=40.0,
+                                    mss_bytes=1448))
+    return path("CERN", "NDGF", 10e9, ("cern-border", "ndgf-border"), tests, baseline_end_min=150)
+
+
+def test_reno_whose_host_reaches_its_paths_rates_is_advice_not_a_warning():
+    reno = (host("CERN", "cern-ps01", buf=64 * MiB, cc="reno", mtu=1500),)
+    [f] = host_tcp_tuning(rule_context(bundle(nordic(9.4e9, 9.4e9), hosts=reno), NOW))
+    assert f.evidence["sysctl"] == ["net.ipv4.tcp_congestion_control = cubic"]
+    assert f.severity == codes.INFO and f.evidence["short_paths"] == []
+    # the same host once its results fall to a fifth of the path's level: Reno costs, a warning
+    [f] = host_tcp_tuning(rule_context(bundle(nordic(9.4e9, 1.9e9), hosts=reno), NOW))
+    assert f.severity == codes.WARNING and f.evidence["short_paths"] == ["CERN->NDGF"]
+
+
+def test_a_congestion_control_is_not_judged_without_a_path_of_its_site():
+    # the cycle's elements shard holds every host and no path: what Reno costs is for the shards with its paths
+    reno = (host("CERN", "cern-ps01", buf=64 * MiB, cc="reno", mtu=1500),)
+    assert host_tcp_tuning(rule_context(bundle(hosts=reno), NOW)) == []
+
+
 # --------------------------------------------------------------------------- maintenance impacts
 @pytest.mark.parametrize(
     ("impact", "explains"),

@@ -35,6 +35,7 @@ from .builders import (
     iface,
     owamp,
     path,
+    rate_row,
     run,
     settled_baseline,
     tcp,
@@ -62,6 +63,38 @@ def test_asymmetric_warning_between_10_and_30_percent():
     fwd, back = healthy_eu(baseline=settled), healthy_eu("FZK", "CERN", EU_HOPS_BACK, thr=2e8, baseline=settled)
     [f] = asymmetric_path(ctx(fwd, back))
     assert f.severity == codes.WARNING
+
+
+def test_a_direction_that_got_what_its_busy_uplink_left_is_no_asymmetric_path():
+    # FZK->CERN at 200 Mb/s of its settled 920 Mb/s while FZK's uplink carried 780 Mb/s of other traffic out: the
+    # tests got the 220 Mb/s the load left them, and the reverse, entering FZK by the other fibre, did not compete
+    settled = settled_baseline(healthy_eu().throughput_tests, (), (), 360)
+    hops = ("fzk-border:et-0/0/0", *EU_HOPS_BACK[1:])
+    fwd, back = healthy_eu(baseline=settled), healthy_eu("FZK", "CERN", hops, thr=2e8, baseline=settled)
+
+    def uplink(out_bps):
+        return iface("fzk-border", "et-0/0/0", 1e9, [rate_row(m, in_bps=1e8, out_bps=out_bps) for m in range(-5, 366)])
+
+    assert asymmetric_path(ctx(fwd, back, interfaces=(uplink(7.8e8),))) == []
+    # with room on the uplink the slow direction is slow on its own: the asymmetry stands
+    [f] = asymmetric_path(ctx(fwd, back, interfaces=(uplink(1e8),)))
+    assert f.subject == {"src": "FZK", "dst": "CERN"}
+
+
+def test_one_slow_test_is_no_asymmetric_path():
+    # FZK->CERN tested every 6 hours: the window's one test at 200 Mb/s of its settled 920 Mb/s (a busy host)
+    settled = settled_baseline(healthy_eu().throughput_tests, (), (), 360)
+    fwd = healthy_eu(baseline=settled)
+
+    def tested_every_6h(before_bps):
+        tests = [tcp(-200, before_bps, window_bytes=2_450_000, rtt_ms=9.8), tcp(160, 2e8, window_bytes=2_450_000,
+                                                                                rtt_ms=9.8)]
+        return path("FZK", "CERN", 1e9, EU_HOPS_BACK, tests, every(5, lambda m: owamp(m, 4.9)), baseline=settled)
+
+    assert asymmetric_path(ctx(fwd, tested_every_6h(9.2e8))) == []
+    # the test before it as slow: two tests say it
+    [f] = asymmetric_path(ctx(fwd, tested_every_6h(2.1e8)))
+    assert f.subject == {"src": "FZK", "dst": "CERN"}
 
 
 def test_symmetric_pair_is_quiet():

@@ -4,7 +4,21 @@ from __future__ import annotations
 
 import pytest
 
-from tests.diagnosis.builders import MiB, bundle, codes_of, every, find, host, one, owamp, path, tcp, udp
+from tests.diagnosis.builders import (
+    MiB,
+    bundle,
+    codes_of,
+    every,
+    find,
+    host,
+    iface,
+    one,
+    owamp,
+    path,
+    rate_row,
+    tcp,
+    udp,
+)
 from wanmon.diagnosis import codes, physics
 from wanmon.diagnosis.evidence import ThroughputTest
 from wanmon.diagnosis.registry import rule_context
@@ -141,6 +155,39 @@ def test_retransmit_loss_alone_counts_when_no_probe_contradicts_it():
     [f] = rule(loss_limited, p)
     assert f.evidence["loss_source"] == "tcp_retransmits"
     assert f.evidence["loss_fraction"] == pytest.approx(1 / 12155, rel=2e-2)
+
+
+def european_10g(thr, retransmits, hops=("a-border:et-0/0/0", "carrier-x", "b-border"), udp_tests=()):
+    """A 10G path across Europe (11 ms, jumbo frames) whose tests lose ``retransmits`` segments each."""
+    tests = every(30, lambda m: tcp(m, thr, window_bytes=64 * MiB, rtt_ms=11.0, retransmits=retransmits))
+    return path("A", "B", 10e9, hops, [*tests, *udp_tests])
+
+
+def uplink(out_bps):
+    """The sender's polled uplink, carrying ``out_bps`` of other traffic every minute of the window."""
+    return iface("a-border", "et-0/0/0", 10e9, [rate_row(m, in_bps=1e9, out_bps=out_bps) for m in range(-5, 366)])
+
+
+def test_retransmits_alone_at_a_full_uplink_are_the_flows_own_congestion_not_path_loss():
+    # 1.5 Gb/s for 10 s is ~210 000 segments: 21 retransmits each give 1e-4, whose CUBIC ceiling at 11 ms
+    # (1.6 Gb/s) the tests match -- but the uplink carried 8.4 Gb/s of other traffic: with the test 99 % of it
+    p = european_10g(1.5e9, 21)
+    assert rule(loss_limited, p, interfaces=(uplink(8.4e9),)) == []
+    # the same tests on an uplink with room: nothing of theirs filled a queue, the loss is the path's
+    [f] = rule(loss_limited, p, interfaces=(uplink(1.0e9),))
+    assert f.evidence["loss_source"] == "tcp_retransmits"
+
+
+def test_retransmits_alone_never_match_a_flow_running_above_their_ceiling():
+    # 3.2 Gb/s with 15 retransmits of ~447 000 segments (3.4e-5): four times the conservative figure (0.79 Gb/s),
+    # above CUBIC's ceiling of that loss (2.75 Gb/s); measured in these very flows, that loss does not hold them
+    assert rule(loss_limited, european_10g(3.2e9, 15)) == []
+
+
+def test_retransmits_alone_against_udp_that_lost_less():
+    # UDP datagrams of the period: 0 of 3 x 700 000 lost (below 1.8e-6), where the retransmits say 1e-4
+    udp_tests = [udp(m, 2e9, 700_000, 0) for m in (40, 160, 280)]
+    assert rule(loss_limited, european_10g(1.5e9, 21, udp_tests=udp_tests)) == []
 
 
 # --------------------------------------------------------------------------- TCP_ONLY_DEGRADATION

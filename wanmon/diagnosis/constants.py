@@ -175,6 +175,10 @@ TARGET_FRACTION_OF_CAPACITY = 0.9
 #: A loss rate needs at least this many lost packets (or retransmitted segments) behind it: with one or two
 #: events the 95 % interval of the rate spans two orders of magnitude (rule of three), not a figure to blame.
 LOSS_MIN_EVENTS = 3
+#: A port carrying 90 % of its speed or more with a test in it has a standing queue (an M/D/1 queue at load 0.9
+#: holds ~4.5 packets on average and far more in bursts): a loss-based sender's window bursts overflow it, and
+#: its retransmits count its own congestion losses, not a loss of the path.
+LOSS_SELF_INDUCED_UTILISATION = 0.9
 
 # --------------------------------------------------------------------------- ASYMMETRIC_PATH
 #: One direction below 30 % of the other's efficiency (throughput / expected) "differs strongly".

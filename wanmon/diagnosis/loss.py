@@ -276,6 +276,16 @@ def udp_source(lost: float, sent: float, tests: int, visible_lost: float, visibl
     return LossSource(UDP, lost, sent, tests, visible_lost, visible_runs)
 
 
+def retransmit_counts(t: ThroughputTest) -> tuple[float, float] | None:
+    """Segments one TCP test retransmitted and sent (delivered + retransmitted); None when it did not say."""
+    if t.protocol != TCP or t.error is not None:
+        return None
+    if t.retransmits is None or t.throughput_bps is None or not t.duration_s or not t.mss_bytes:
+        return None
+    delivered = t.throughput_bps * t.duration_s / 8.0 / t.mss_bytes
+    return float(t.retransmits), delivered + t.retransmits
+
+
 def estimate_loss(
     owamp_tests: Iterable[OwampTest],
     udp_tests: Iterable[ThroughputTest],
@@ -312,13 +322,11 @@ def estimate_loss(
     lost = sent = 0.0
     n = 0
     for t in tcp_tests:
-        if t.protocol != TCP or t.error is not None:
+        counts = retransmit_counts(t)
+        if counts is None:
             continue
-        if t.retransmits is None or t.throughput_bps is None or not t.duration_s or not t.mss_bytes:
-            continue
-        delivered = t.throughput_bps * t.duration_s / 8.0 / t.mss_bytes
-        lost += t.retransmits
-        sent += delivered + t.retransmits
+        lost += counts[0]
+        sent += counts[1]
         n += 1
     if n and sent > 0:
         sources.append(LossSource(RETRANSMITS, lost, sent, n))

@@ -10,9 +10,12 @@ from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext, path_finding
 from wanmon.diagnosis.degradation import BASELINE_REFERENCE, little_history
 from wanmon.diagnosis.evidence import RuleFinding
+from wanmon.diagnosis.loss import RETRANSMITS, retransmit_counts
 from wanmon.diagnosis.path_elements import trunks_on_path
 from wanmon.diagnosis.rules.loss_patterns import periodic_pattern
+from wanmon.diagnosis.rules.tcp import tests_spare_bps
 from wanmon.diagnosis.rules.trunk import host_bimodality
+from wanmon.diagnosis.shared_elements import load_verdict
 from wanmon.diagnosis.stats import median
 
 
@@ -35,14 +38,18 @@ def asymmetric_path(ctx: RuleContext) -> list[RuleFinding]:
         ceiling is below half the expected rate), not contradicted by the
         direction's own TCP tests (they do not run above that ceiling), and at least
         ASYMMETRY_LOSS_FACTOR x the reverse's loss or detection limit.
+    A throughput asymmetry not explained by the direction's own loss needs MIN_EPISODE_OBSERVATIONS of its tests
+    (one slow test, and the one before it: ``_earlier_test_agrees``).
     Critical below ASYMMETRY_CRITICAL_RATIO.  When either direction has little history
     (``degradation.little_history``: a new path), a throughput asymmetry counts only below
-    ASYMMETRY_CRITICAL_RATIO, unless the direction's own loss (probes or retransmits) caps it, by the physics, at
-    what it reaches: the hosts of two directions differ (20-40 Gb/s one way, a busy host the other gives 15 %),
-    which only each direction's settled past or an absolute cause can tell from a fault.  A loss-only asymmetry
-    whose losses are periodic is left to PERIODIC_LOSS (a receiving host or a periodic event),
-    and a direction crossing a trunk whose TCP results split by host address to TRUNK_IMBALANCE; a throughput-only
-    asymmetry of a direction WINDOW_LIMITED or TCP_ONLY_DEGRADATION found is that finding's.
+    ASYMMETRY_CRITICAL_RATIO, unless the direction's own loss (probes or retransmits, these judged test by test:
+    ``_held_by_own_loss``) caps it, by the physics, at what it reaches: the hosts of two directions differ
+    (20-40 Gb/s one way, a busy host the other gives 15 %), which only each direction's settled past or an
+    absolute cause can tell from a fault.  A loss-only asymmetry whose losses are periodic is left to
+    PERIODIC_LOSS (a receiving host or a periodic event), and a direction crossing a trunk whose TCP results
+    split by host address to TRUNK_IMBALANCE; a throughput-only asymmetry of a direction WINDOW_LIMITED or
+    TCP_ONLY_DEGRADATION found is that finding's, and one whose slow tests got the capacity the load on a polled
+    port of the path left them (``_load_explained``) is the load's.
 
     Why: something lies on one direction's route only (a dirty fibre of a pair,
     a bad patch panel, an asymmetric route).  A bad return path also hurts the
@@ -65,9 +72,19 @@ def asymmetric_path(ctx: RuleContext) -> list[RuleFinding]:
                 best = result
         if best and not best["loss_asymmetric"] and _tcp_explained(ctx, a):
             continue  # a throughput-only asymmetry the direction's own TCP finding already explains
+        if best and not best["loss_asymmetric"] and _load_explained(ctx, a, best):
+            continue  # the slow direction's tests got what the other traffic left them: a busy uplink, not the path
         if best:
             out.append(_finding(a, r, best))
     return out
+
+
+def _load_explained(ctx: RuleContext, a: PathAssessment, c: dict) -> bool:
+    """The direction's tests of the period got (nearly) all the capacity the other traffic left them on a polled
+    port of the path (``shared_elements.load_verdict`` 'spare'): the load at the time predicts their rate, and
+    the reverse direction, whose ports were less loaded, carried more -- a busy link, not an asymmetric path."""
+    spare = tests_spare_bps(a.tcp_between(c["start"], c["end"]))
+    return c["my_thr"] is not None and load_verdict(c["my_thr"], c["my_thr"], spare) == "spare"
 
 
 def _tcp_explained(ctx: RuleContext, a: PathAssessment) -> bool:
@@ -136,9 +153,15 @@ def _compare(a: PathAssessment, r: PathAssessment | None, start: datetime, end: 
         reason = "throughput"
     limit = k.ASYMMETRY_MAX_RATIO
     lossy = a.loss_is_significant(my_loss.fraction) and not a.tcp_beats_loss(my_loss.fraction, mine)
+    if not lossy and my_loss.source == RETRANSMITS:
+        lossy = _held_by_own_loss(a, mine)
     if not lossy and (little_history(a.path) or (r is not None and little_history(r.path))):
         limit = k.ASYMMETRY_CRITICAL_RATIO  # hosts' rates without their own past: only a collapse says enough
     thr_asym = ratio is not None and ratio < limit
+    if thr_asym and not lossy and len(mine) < k.MIN_EPISODE_OBSERVATIONS:
+        # one slow test is no asymmetry (a busy host, a stream at a fifth of its usual rate now and then): the
+        # direction's test before it must have been as far below the reverse's
+        thr_asym = _earlier_test_agrees(a, start, my_thr, ratio, limit)
 
     my_probe = my_loss.probe_fraction
     floor = max(v for v in (rev_probe, rev_limit, 0.0) if v is not None)
@@ -174,6 +197,40 @@ def _compare(a: PathAssessment, r: PathAssessment | None, start: datetime, end: 
         "rev_limit": rev_limit,
         "tests": len(mine),
     }
+
+
+def _earlier_test_agrees(
+    a: PathAssessment, start: datetime, my_thr: float | None, ratio: float | None, limit: float
+) -> bool:
+    """The direction's last test before ``start`` (in the window or the last one before it) ran as far below the
+    reverse direction as the period's one test: its own rate in place of that test's gives a ratio below
+    ``limit`` too.  None before: a single test, not yet an asymmetry."""
+    earlier = [f for f in (*a.tcp_before_window, *a.tcp) if f.test.time < start and f.test.throughput_bps]
+    if not earlier or not my_thr or ratio is None:
+        return False
+    return ratio * earlier[-1].test.throughput_bps / my_thr < limit
+
+
+def _held_by_own_loss(a: PathAssessment, tests) -> bool:
+    """Most of the tests ran at the stack's Mathis ceiling of their own retransmits (at most LOSS_MATCH_MAX_RATIO
+    above it), a loss that alone caps the path below half of what it should give (``loss_is_significant``).
+
+    A loss that grows over the period (a connector dirtier by the hour) holds each test at its own level; pooled
+    over the period, the retransmits give the early, faster tests a ceiling they never had, and they seem to beat
+    it (``tcp_beats_loss``).
+    """
+    held = judged = 0
+    for f in tests:
+        counts = retransmit_counts(f.test)
+        if counts is None or not f.test.throughput_bps:
+            continue
+        judged += 1
+        p = counts[0] / counts[1] if counts[1] > 0 else 0.0
+        if counts[0] < k.LOSS_MIN_EVENTS or not a.loss_is_significant(p, f.expected_bps):
+            continue
+        ceiling = a.mathis_ceiling_bps(p, f.test.streams or 1)
+        held += ceiling is not None and f.test.throughput_bps <= k.LOSS_MATCH_MAX_RATIO * ceiling
+    return judged > 0 and held > judged / 2
 
 
 def _contemporaneous(r: PathAssessment, mine, start: datetime, end: datetime, slack_s: float):

@@ -6,8 +6,10 @@ from wanmon.diagnosis import advice, codes, physics
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext, finding
+from wanmon.diagnosis.degradation import BASELINE_REFERENCE
 from wanmon.diagnosis.evidence import HostTcpEvidence, RuleFinding
 from wanmon.diagnosis.host_matching import latest_hosts
+from wanmon.diagnosis.stats import median
 
 
 def longest_path(ctx: RuleContext, site: str, host: HostTcpEvidence | None = None) -> PathAssessment | None:
@@ -59,6 +61,10 @@ def host_tcp_tuning(ctx: RuleContext) -> list[RuleFinding]:
     stream never leaves the host faster than its NIC.  Reno's
     recovery time C*RTT^2/(2*MSS*8) reaches hours on long fast paths.  The
     advice gives exact sysctl lines computed from that path.
+
+    Severity: warning, except a congestion control alone (buffers large enough)
+    whose host's results do not fall short (``reno_costs``): the hosts reach what
+    their paths give, and switching is advice (info), not a fault.
     """
     out: list[RuleFinding] = []
     confirmed = ctx.findings_with(codes.WINDOW_LIMITED)
@@ -124,10 +130,14 @@ def host_tcp_tuning(ctx: RuleContext) -> list[RuleFinding]:
             if a is not None:
                 mss = physics.mss_from_mtu(h.mtu, timestamps=True) if h.mtu else a.mss_bytes
                 rho = physics.reno_responsiveness_s(a.path.capacity_bps, a.rtt_ms, mss)
-            # on short paths Reno recovers in minutes: a choice, not a problem worth a warning
-            if rho is None or rho > k.HOST_CC_MAX_RESPONSIVENESS_S:
+            # on short paths Reno recovers in minutes: a choice, not a problem worth a warning; without a path of
+            # the site in the evidence (the cycle's elements shard holds hosts and no path) nothing says what it
+            # costs, and the shards holding the site's paths judge it
+            if rho is not None and rho > k.HOST_CC_MAX_RESPONSIVENESS_S:
                 facts.update(problem_congestion_control=cc, reno_recovery_s=rho)
                 lines.append(f"net.ipv4.tcp_congestion_control = {k.RECOMMENDED_CONGESTION_CONTROL}")
+        costs = reno_costs(ctx, h) if facts["problem_congestion_control"] else None
+        evidence["short_paths"] = facts["short_paths"] = costs
         if not facts["too_small"] and not facts["problem_congestion_control"]:
             continue
         seen = [f for f in confirmed if h.site in (f.subject.get("src"), f.subject.get("dst"))]
@@ -136,10 +146,12 @@ def host_tcp_tuning(ctx: RuleContext) -> list[RuleFinding]:
         t = h.time or ctx.now
         # reports come every few hours: the latest may predate the window, and says how old the settings read are
         evidence["settings_age_s"] = (ctx.now - h.time).total_seconds() if h.time else None
+        # the congestion control alone is worth a warning only when the host's results show what it costs
+        severity = codes.WARNING if facts["too_small"] or costs else codes.INFO
         out.append(
             finding(
                 codes.HOST_TCP_TUNING,
-                severity=codes.WARNING,
+                severity=severity,
                 subject={"site": h.site, "host": h.host},
                 start=t,
                 end=max(t, ctx.now) if h.time is None else t,
@@ -148,3 +160,26 @@ def host_tcp_tuning(ctx: RuleContext) -> list[RuleFinding]:
             )
         )
     return out
+
+
+def reno_costs(ctx: RuleContext, h: HostTcpEvidence) -> list[str] | None:
+    """The paths on which the host sends whose TCP results fall short of what the path gives: the median below
+    UNDERPERFORMANCE_FRACTION of the path's baseline (its level before), or of min(capacity, W*8/RTT) without one.
+    The congestion control acts at the sender: a Reno host that still reaches what its paths give (10 Gb/s across
+    Europe, where one loss costs it minutes) is not held back by it.  The last test before the window counts too
+    (tests every few hours).  None: the site sent no TCP test at all (nothing says whether Reno costs)."""
+    short, judged = [], 0
+    for p in ctx.bundle.paths:
+        if p.src != h.site:
+            continue
+        a = ctx.assessment(p)
+        tests = [f for f in a.tcp_before_window + a.tcp if f.test.throughput_bps]
+        if not tests:
+            continue
+        judged += 1
+        level = a.reference_bps if a.reference_source == BASELINE_REFERENCE and a.reference_bps else None
+        level = min(level or a.expected_bps, a.expected_bps)
+        thr = median(f.test.throughput_bps for f in tests) or 0.0
+        if thr < k.UNDERPERFORMANCE_FRACTION * level:
+            short.append(a.key)
+    return short if judged else None

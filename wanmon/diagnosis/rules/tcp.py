@@ -16,8 +16,9 @@ from wanmon.diagnosis.assessment import PathAssessment, TestFigures
 from wanmon.diagnosis.context import RuleContext, path_finding
 from wanmon.diagnosis.evidence import RuleFinding, ThroughputTest
 from wanmon.diagnosis.host_matching import match_host
-from wanmon.diagnosis.loss import LossEstimate
+from wanmon.diagnosis.loss import RETRANSMITS, UDP, LossEstimate
 from wanmon.diagnosis.path_elements import trunks_on_path
+from wanmon.diagnosis.shared_elements import polled_ports_on_path
 from wanmon.diagnosis.stats import median, quantile
 
 
@@ -243,7 +244,13 @@ def loss_limited(ctx: RuleContext) -> list[RuleFinding]:
     the stack's ceiling for that loss (not their limit), not for BBR (it ignores
     random loss), not when the only loss is TCP's own retransmits while UDP at
     comparable rates is clean (TCP_ONLY_DEGRADATION), and not from retransmits
-    alone on a direction WINDOW_LIMITED found.
+    alone on a direction WINDOW_LIMITED found.  Retransmits alone (no probe saw
+    the loss) need more: the flow cannot tell its own congestion losses from the
+    path's, so it must not have filled the capacity the other traffic left it on
+    a polled port of the path (``self_induced``), UDP datagrams of the period must
+    not contradict the loss (their interval below it), and the median must not run
+    above the stack's ceiling of that loss (no tolerance: the loss was measured in
+    these very flows).
 
     Why: a Reno-like stream cannot exceed C*MSS*8/(RTT*sqrt(p)); on a long path a
     loss invisible to ping caps it far below the capacity.  The advice quotes the
@@ -266,11 +273,11 @@ def loss_limited(ctx: RuleContext) -> list[RuleFinding]:
             for f in ctx.findings_with(codes.WINDOW_LIMITED)
         )
         for start, end, tests, loss in periods:
-            if window_limited and loss.source == "tcp_retransmits":
+            if window_limited and loss.source == RETRANSMITS:
                 # the window already holds the flow back, and TCP's own retransmits cannot tell path loss from
                 # the losses a flow causes itself: with no probe that saw loss, say less
                 continue
-            finding = _loss_finding(a, start, end, tests, loss)
+            finding = _loss_finding(ctx, a, start, end, tests, loss)
             if finding:
                 out.append(finding)
                 break
@@ -286,8 +293,36 @@ def _episode_loss(a: PathAssessment, start: datetime, end: datetime) -> LossEsti
     return a.loss_between(start, end, k.LOSS_NEIGHBOURHOOD_S / 2)
 
 
+def self_induced(ctx: RuleContext, a: PathAssessment, tests: Sequence[TestFigures]) -> bool:
+    """Most of the tests ran on a polled port of the path that carried at least LOSS_SELF_INDUCED_UTILISATION of
+    its speed with the test in it (the other traffic at the time of each test on the path's tightest polled port,
+    ``TestFigures.spare_bps``, plus the test; judged test by test: a diurnal link's load differs from one test to
+    the next).  At such a link a loss-based sender's window overflows the port's queue: its retransmits measure its
+    own congestion, not a loss of the path."""
+    speeds = {p.name: p.speed_bps for p in polled_ports_on_path(a.path, ctx.bundle)}
+    full = judged = 0
+    for f in tests:
+        thr, speed = f.test.throughput_bps, speeds.get(f.spare_port or "")
+        if f.spare_bps is None or not thr or not speed:
+            continue
+        judged += 1
+        full += (speed - f.spare_bps + thr) / speed >= k.LOSS_SELF_INDUCED_UTILISATION
+    return judged > 0 and full > judged / 2
+
+
+def tests_spare_bps(tests: Sequence[TestFigures]) -> float | None:
+    """The capacity the other traffic left ``tests`` on their path's tightest polled port (the median over the
+    tests that a poll covered, ``TestFigures.spare_bps``); None when no polled port of the path saw them."""
+    return median(f.spare_bps for f in tests if f.spare_bps is not None)
+
+
 def _loss_finding(
-    a: PathAssessment, start: datetime, end: datetime, tests: Sequence[TestFigures], loss: LossEstimate
+    ctx: RuleContext,
+    a: PathAssessment,
+    start: datetime,
+    end: datetime,
+    tests: Sequence[TestFigures],
+    loss: LossEstimate,
 ) -> RuleFinding | None:
     p = loss.fraction
     if not p or len(tests) < 1:
@@ -297,12 +332,19 @@ def _loss_finding(
         return None  # one or two lost packets are not a loss rate
     thr = median(f.test.throughput_bps for f in tests) or 0.0
     expected = median(f.expected_bps for f in tests) or a.expected_bps
-    if loss.source == "tcp_retransmits":
+    if loss.source == RETRANSMITS:
         clean, lossy = _clean_comparable_udp(a, [t for t in a.udp if start <= t.time <= end] or list(a.udp), thr)
         if clean and not lossy:
             return None
+        udp = loss.source_named(UDP)
+        if udp is not None and udp.interval[1] < p:
+            return None  # UDP datagrams of TCP's size crossed the path in the period and lost less than that
     streams = int(median(f.test.streams or 1 for f in tests) or 1)
     ceiling = a.mathis_ceiling_bps(p, streams)
+    if loss.source == RETRANSMITS and ceiling is not None and thr > ceiling:
+        # the loss was counted in these flows: a flow it holds back cannot outrun its ceiling (the tolerance above
+        # it is for probe losses, measured on other packets at other times)
+        return None
     rtt = a.rtt_ms or 0.0
     conservative = physics.mathis_rate_bps(a.mss_bytes, rtt, p) * streams
     reno = physics.mathis_rate_bps(a.mss_bytes, rtt, p, c=k.MATHIS_C_RENO) * streams
@@ -316,6 +358,8 @@ def _loss_finding(
     if upper is not None and upper > k.LOSS_MATCH_MAX_RATIO * ceiling:
         # a quarter of the period's tests ran faster than this loss allows, even with the match's tolerance: it is
         # not what limits them (the self-induced retransmits of fast tests pooled with slow ones)
+        return None
+    if loss.source == RETRANSMITS and self_induced(ctx, a, tests):
         return None
     path = a.path
     target = k.TARGET_FRACTION_OF_CAPACITY * min(a.flow_capacity_bps, expected)

@@ -53,6 +53,11 @@ def _problems(f: Mapping[str, Any]) -> list[str]:
         if f["reno_recovery_s"] is not None:
             why += f"; on {f['longest_path']} Reno needs {text.duration(f['reno_recovery_s'])} to regain full rate "
             why += "after one loss"
+        short = f.get("short_paths")
+        if short:
+            why += f"; the results fall short of what {', '.join(short)} give(s)"
+        elif short is not None:
+            why += "; its tests still reach what its paths give (advice: switching costs nothing)"
         problems.append(f"congestion control '{cc}': {why}")
     return problems
 
@@ -62,8 +67,9 @@ def host_tcp_tuning(f: Mapping[str, Any]) -> tuple[str, str, list[str]]:
     buffers are fine), ``longest_path`` (None: no path), ``capacity_bps``, ``fill_rate_bps``, ``nic_limited``,
     ``rtt_ms``, ``bdp_bytes``, ``recommended_window_bytes``, ``streams_at_cap`` (streams that carry 2 x BDP at
     Linux's largest window), ``smallest_buffer_bytes``, ``capped_rate_bps``,
-    ``problem_congestion_control`` (None: fine), ``reno_recovery_s``, ``window_limited_paths`` (keys of the
-    WINDOW_LIMITED findings that confirm it), ``sysctl``."""
+    ``problem_congestion_control`` (None: fine), ``reno_recovery_s``, ``short_paths`` (the paths the site sends
+    on whose results fall short, None: not judged), ``window_limited_paths`` (keys of the WINDOW_LIMITED findings
+    that confirm it), ``sysctl``."""
     host, need, key = f["host"], f["recommended_window_bytes"], f["longest_path"]
     problems = _problems(f)
     small_buffers = bool(f["too_small"])

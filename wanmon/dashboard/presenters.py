@@ -424,6 +424,11 @@ def direction_derived(direction, reverse=None):
         loss_owamp_sessions=samples.get("sessions", 0),
         loss_owamp_visible_lost=samples.get("visible"),
         loss_owamp_visible_sessions=samples.get("visible_sessions", 0),
+        udp_packets_lost=samples.get("udp_lost", 0),
+        udp_packets_sent=samples.get("udp_sent", 0),
+        udp_tests=samples.get("udp_tests", 0),
+        udp_visible_lost=samples.get("udp_visible"),
+        udp_visible_tests=samples.get("udp_visible_tests", 0),
     ))
 
 

@@ -20,6 +20,8 @@ from wanmon.dashboard import constants as k
 from wanmon.dashboard.health import Health, PathObservation, path_health
 from wanmon.dashboard.selectors.findings import finding_list_active_at, path_findings_by_direction
 from wanmon.dashboard.selectors.maintenance import MaintenanceItem, maintenance_explains_on_path, maintenance_list
+from wanmon.dashboard.selectors.probe_loss import probe_loss_estimate, probe_loss_sums
+from wanmon.diagnosis.loss import LossEstimate
 from wanmon.diagnosis.models import Finding
 from wanmon.inventory.models import Agent, Equipment, Interface, Path, Site
 from wanmon.inventory.selectors import path_list_valid_at, path_membership_inputs
@@ -107,20 +109,11 @@ def _latest_tcp(at: datetime) -> dict[tuple[int, int], dict]:
     return {(r["src_id"], r["dst_id"]): r for r in rows}
 
 
-def _recent_loss(at: datetime) -> dict[tuple[int, int], tuple[int, int]]:
-    """(lost, sent) of one-way probes and UDP tests per direction over the loss window before ``at``."""
-    rows = sql_rows(
-        """SELECT src_id, dst_id, sum(packets_lost) AS lost, sum(packets_sent) AS sent FROM (
-               SELECT src_id, dst_id, packets_lost, packets_sent FROM measurements_owamptest
-               WHERE time > %(since)s AND time <= %(at)s AND packets_sent > 0 AND error IS NULL
-               UNION ALL
-               SELECT src_id, dst_id, packets_lost, packets_sent FROM measurements_throughputtest
-               WHERE protocol = 'udp' AND time > %(since)s AND time <= %(at)s AND packets_sent > 0
-                 AND error IS NULL) t
-           GROUP BY src_id, dst_id""",
-        {"since": at - k.LOSS_WINDOW, "at": at},
-    )
-    return {(r["src_id"], r["dst_id"]): (int(r["lost"] or 0), int(r["sent"] or 0)) for r in rows}
+def _recent_loss(at: datetime) -> dict[tuple[int, int], LossEstimate]:
+    """Each direction's probe loss (owamp and UDP) over the loss window before ``at``, as the diagnosis estimates
+    it: stray owamp losses scattered over sessions do not turn a cell amber that no finding would."""
+    sums = probe_loss_sums(start=at - k.LOSS_WINDOW, end=at + timedelta(microseconds=1))
+    return {key: probe_loss_estimate(kinds) for key, kinds in sums.items()}
 
 
 def maintenance_running(at: datetime) -> list[MaintenanceItem]:
@@ -145,7 +138,8 @@ def path_observations(
     for path in paths:
         key = (path.src_id, path.dst_id)
         test = latest.get(key)
-        lost, sent = loss.get(key, (0, 0))
+        estimate = loss.get(key)
+        probe = estimate.probe if estimate else None
         findings = [f for f in by_direction.get((path.src.code, path.dst.code), []) if f.code != "ROUTE_CHANGE"]
         maintenance: tuple[str, ...] = ()
         if running:
@@ -158,8 +152,8 @@ def path_observations(
             latest_time=test["time"] if test else None,
             latest_bps=test["throughput_bps"] if test else None,
             latest_error=test["error"] if test else None,
-            loss_fraction=lost / sent if sent else None,
-            loss_packets=sent or None,
+            loss_fraction=estimate.probe_fraction if probe else None,
+            loss_packets=int(probe.sent) if probe else None,
             finding_severities=tuple(f.severity for f in findings),
             maintenance=maintenance,
         )

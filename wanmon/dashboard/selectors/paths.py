@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 
 from wanmon.core.sql import sql_rows
 from wanmon.dashboard.path_ports import PathPort, path_ports
-from wanmon.diagnosis import constants as dk
+from wanmon.dashboard.selectors.probe_loss import OUTSIDE_WINDOWS, probe_loss_sums
 from wanmon.inventory.models import Interface, Path, Site
 from wanmon.inventory.selectors import (
     link_far_end_map,
@@ -166,11 +166,6 @@ def _positive_median(column: str) -> str:
             f"FILTER (WHERE {column} > 0 AND {column}::float8 < 'Infinity'::float8)")
 
 
-#: Rows outside the maintenance windows given as two arrays of starts and ends (%(ms)s, %(me)s).
-_OUTSIDE_WINDOWS = """NOT EXISTS (SELECT 1 FROM unnest(%(ms)s::timestamptz[], %(me)s::timestamptz[]) AS w(s, e)
-                                  WHERE time >= w.s AND time < w.e)"""
-
-
 def _derived_samples(src_id, dst_id, start, end, exclude: Sequence[tuple[datetime, datetime]] = ()) -> dict:
     """Inputs of the derived figures over the range: medians of TCP RTT, MSS and window and of the probes'
     minimum delay (computed by the database: a year holds ~100 000 probe sessions), probe loss; the rows inside
@@ -185,26 +180,22 @@ def _derived_samples(src_id, dst_id, start, end, exclude: Sequence[tuple[datetim
                    {_positive_median("window_bytes")} AS window
             FROM measurements_throughputtest
             WHERE src_id = %(src)s AND dst_id = %(dst)s AND protocol = 'tcp' AND error IS NULL
-              AND time >= %(start)s AND time < %(end)s AND {_OUTSIDE_WINDOWS}""",
+              AND time >= %(start)s AND time < %(end)s AND {OUTSIDE_WINDOWS}""",
         params,
     )[0]
-    # The sums the diagnosis's loss estimator takes (wanmon/diagnosis/loss.py): owamp with the loss its sessions
-    # can see (sessions of OWAMP_MIN_LOST_PACKETS and more); outages (all lost) are no loss rate. The UDP tests are
-    # not read yet (derived.PathInputs takes them): the page's probe loss has been owamp's.
-    probes = sql_rows(
-        f"""SELECT coalesce(sum(packets_lost) FILTER (WHERE packets_lost < packets_sent), 0) AS lost,
-                   coalesce(sum(packets_sent) FILTER (WHERE packets_lost < packets_sent), 0) AS sent,
-                   count(*) FILTER (WHERE packets_lost < packets_sent) AS sessions,
-                   coalesce(sum(packets_lost) FILTER (WHERE packets_lost < packets_sent
-                                                        AND packets_lost >= %(visible)s), 0) AS visible,
-                   count(*) FILTER (WHERE packets_lost < packets_sent AND packets_lost >= %(visible)s)
-                       AS visible_sessions,
-                   {_positive_median("delay_min_ms")} AS delay
-            FROM measurements_owamptest
+    delay = sql_rows(
+        f"""SELECT {_positive_median("delay_min_ms")} AS delay FROM measurements_owamptest
             WHERE src_id = %(src)s AND dst_id = %(dst)s AND error IS NULL AND packets_sent > 0
-              AND time >= %(start)s AND time < %(end)s AND {_OUTSIDE_WINDOWS}""",
-        {**params, "visible": dk.OWAMP_MIN_LOST_PACKETS},
-    )[0]
+              AND packets_lost < packets_sent AND time >= %(start)s AND time < %(end)s AND {OUTSIDE_WINDOWS}""",
+        params,
+    )[0]["delay"]
+    # The sums the diagnosis's loss estimator takes (owamp sessions and UDP tests, each with the loss its runs can
+    # see): the page's Mathis ceiling is the one the findings quote.
+    sums = probe_loss_sums(start=start, end=end, src_id=src_id, dst_id=dst_id, exclude=exclude).get(
+        (src_id, dst_id), {}
+    )
+    owamp = sums.get("owamp") or dict.fromkeys(("lost", "sent", "runs", "visible", "visible_runs"), 0)
+    udp = sums.get("udp") or dict.fromkeys(("lost", "sent", "runs", "visible", "visible_runs"), 0)
 
     def one(value) -> list:
         return [] if value is None else [value]
@@ -213,12 +204,17 @@ def _derived_samples(src_id, dst_id, start, end, exclude: Sequence[tuple[datetim
         "rtts": one(tcp["rtt"]),
         "mss": one(tcp["mss"]),
         "windows": one(tcp["window"]),
-        "lost": int(probes["lost"]),
-        "sent": int(probes["sent"]),
-        "sessions": int(probes["sessions"] or 0),
-        "visible": int(probes["visible"]),
-        "visible_sessions": int(probes["visible_sessions"] or 0),
-        "delays": one(probes["delay"]),
+        "lost": owamp["lost"],
+        "sent": owamp["sent"],
+        "sessions": owamp["runs"],
+        "visible": owamp["visible"],
+        "visible_sessions": owamp["visible_runs"],
+        "udp_lost": udp["lost"],
+        "udp_sent": udp["sent"],
+        "udp_tests": udp["runs"],
+        "udp_visible": udp["visible"],
+        "udp_visible_tests": udp["visible_runs"],
+        "delays": one(delay),
     }
 
 def direction_data(*, src: str, dst: str, start: datetime, end: datetime, bucket_s: int, raw: bool,

@@ -22,23 +22,18 @@ def finding_list(*, status: str | None = None, code: str | None = None, active_o
 
 
 def paths_to_evaluate(*, now: datetime, late_s: int, window) -> list[tuple[int, str, str]]:
-    """(path id, src, dst) of the current path directions a cycle at ``now`` must evaluate: never evaluated, a
-    test newer than the newest their last evaluation saw (tests older than the previous cycle minus ``late_s``
-    count as seen), not evaluated for GAP_RECHECK_S (a path whose tests stopped brings no new test, and only an
-    evaluation tells MEASUREMENT_GAP that it fell silent), an active finding on them, or an active finding on an
-    element they cross or a site they join. Set-based: one statement whatever the number of paths."""
-    element_names: set[str] = set()
-    site_codes: set[str] = set()
-    for subject in (
-        Finding.objects.exclude(status="resolved")
-        .exclude(subject__has_keys=["src", "dst"])
-        .values_list("subject", flat=True)
-    ):
-        for key in ("equipment", "trunk"):
-            if subject.get(key):
-                element_names.add(str(subject[key]))
-        if subject.get("site"):
-            site_codes.add(str(subject["site"]))
+    """(path id, src, dst) of the current path directions a cycle at ``now`` must evaluate: those whose verdict
+    something since their last evaluation may have changed (docs/diagnosis.md, "Planning"). Set-based: one statement
+    whatever the number of paths and findings. A direction is planned when
+
+    * it was never evaluated, or a test arrived that its last evaluation did not see (tests older than the previous
+      cycle minus ``late_s`` count as seen);
+    * a result slid out of its window since the previous cycle (the window's verdict changes without anything new);
+    * it has been silent for ``GAP_MIN_SILENCE_S`` while its last results are still in the window (only its
+      silence says something: MEASUREMENT_GAP);
+    * it has an active finding, or an element it crosses or a site it joins has one;
+
+    and with it the other direction of its site pair (asymmetry compares the two: a shard holds both)."""
     rows = sql_rows(
         """WITH cur AS (
                SELECT p.id, p.src_id, p.dst_id, s.code AS src, d.code AS dst
@@ -56,29 +51,47 @@ def paths_to_evaluate(*, now: datetime, late_s: int, window) -> list[tuple[int, 
                    UNION ALL SELECT src_id, dst_id, time FROM measurements_traceroute
                    WHERE time > (SELECT t FROM since) AND time <= %(now)s) x
                GROUP BY src_id, dst_id),
+           leaving AS (  -- results that were in the previous cycle's window and are not in this one's
+               SELECT DISTINCT src_id, dst_id FROM (
+                   SELECT src_id, dst_id FROM measurements_owamptest
+                   WHERE time >= (SELECT t FROM since) - %(window)s AND time < %(floor)s
+                   UNION ALL SELECT src_id, dst_id FROM measurements_throughputtest
+                   WHERE time >= (SELECT t FROM since) - %(window)s AND time < %(floor)s
+                   UNION ALL SELECT src_id, dst_id FROM measurements_traceroute
+                   WHERE time >= (SELECT t FROM since) - %(window)s AND time < %(floor)s) x),
+           active AS (SELECT f.subject FROM diagnosis_finding f WHERE f.status <> 'resolved'),
            flagged AS (
-               SELECT f.subject->>'src' AS src, f.subject->>'dst' AS dst FROM diagnosis_finding f
-               WHERE f.status <> 'resolved' AND f.subject ? 'src' AND f.subject ? 'dst'),
+               SELECT a.subject->>'src' AS src, a.subject->>'dst' AS dst FROM active a
+               WHERE a.subject ? 'src' AND a.subject ? 'dst'),
+           elsewhere AS (  -- the active findings on an element (equipment or trunk) or a site
+               SELECT a.subject->>'equipment' AS element, a.subject->>'trunk' AS trunk, a.subject->>'site' AS site
+               FROM active a WHERE NOT (a.subject ? 'src' AND a.subject ? 'dst')),
+           sites AS (SELECT site FROM elsewhere WHERE site <> ''),
            crossing AS (
                SELECT DISTINCT h.path_id FROM inventory_pathhop h JOIN inventory_equipment e ON e.id = h.equipment_id
-               WHERE e.name = ANY(%(elements)s))
+               WHERE e.name IN (SELECT element FROM elsewhere WHERE element <> ''
+                                UNION SELECT trunk FROM elsewhere WHERE trunk <> '')),
+           wanted AS (
+               SELECT cur.src, cur.dst FROM cur
+               LEFT JOIN diagnosis_pathevaluation e ON e.path_id = cur.id
+               LEFT JOIN fresh f ON f.src_id = cur.src_id AND f.dst_id = cur.dst_id
+               WHERE e.path_id IS NULL
+                  OR f.t > coalesce(e.evidence_until, e.cycle_at - %(late)s * interval '1 second')
+                  OR EXISTS (SELECT 1 FROM leaving l WHERE l.src_id = cur.src_id AND l.dst_id = cur.dst_id)
+                  OR (e.evidence_until < %(silent)s AND e.evidence_until >= %(floor)s)
+                  OR EXISTS (SELECT 1 FROM flagged g WHERE g.src = cur.src AND g.dst = cur.dst)
+                  OR cur.id IN (SELECT path_id FROM crossing)
+                  OR cur.src IN (SELECT site FROM sites) OR cur.dst IN (SELECT site FROM sites))
            SELECT cur.id, cur.src, cur.dst FROM cur
-           LEFT JOIN diagnosis_pathevaluation e ON e.path_id = cur.id
-           LEFT JOIN fresh f ON f.src_id = cur.src_id AND f.dst_id = cur.dst_id
-           WHERE e.path_id IS NULL
-              OR f.t > coalesce(e.evidence_until, e.cycle_at - %(late)s * interval '1 second')
-              OR e.cycle_at <= %(recheck)s
-              OR EXISTS (SELECT 1 FROM flagged g WHERE g.src = cur.src AND g.dst = cur.dst)
-              OR cur.id IN (SELECT path_id FROM crossing)
-              OR cur.src = ANY(%(sites)s) OR cur.dst = ANY(%(sites)s)
+           WHERE EXISTS (SELECT 1 FROM wanted w WHERE (w.src = cur.src AND w.dst = cur.dst)
+                                                   OR (w.src = cur.dst AND w.dst = cur.src))
            ORDER BY cur.src, cur.dst""",
         {
             "now": now,
             "floor": now - window,
+            "window": window,
             "late": late_s,
-            "recheck": now - timedelta(seconds=k.GAP_RECHECK_S),
-            "elements": sorted(element_names),
-            "sites": sorted(site_codes),
+            "silent": now - timedelta(seconds=k.GAP_MIN_SILENCE_S),
         },
     )
     return [(r["id"], r["src"], r["dst"]) for r in rows]

@@ -39,9 +39,9 @@ def paths_to_evaluate(*, now: datetime, late_s: int, window) -> list[tuple[int, 
                SELECT p.id, p.src_id, p.dst_id, s.code AS src, d.code AS dst
                FROM inventory_path p JOIN inventory_site s ON s.id = p.src_id JOIN inventory_site d ON d.id = p.dst_id
                WHERE p.valid_from <= %(now)s AND (p.valid_to IS NULL OR p.valid_to > %(now)s)),
+           previous AS (SELECT max(c.at) AS at FROM diagnosis_diagnosiscycle c WHERE c.at < %(now)s),
            since AS (  -- tests before the previous cycle's horizon were new to that cycle already
-               SELECT greatest(%(floor)s::timestamptz, max(c.at) - %(late)s * interval '1 second') AS t
-               FROM diagnosis_diagnosiscycle c WHERE c.at < %(now)s),
+               SELECT greatest(%(floor)s::timestamptz, at - %(late)s * interval '1 second') AS t FROM previous),
            fresh AS (
                SELECT src_id, dst_id, max(time) AS t FROM (
                    SELECT src_id, dst_id, time FROM measurements_owamptest
@@ -54,11 +54,11 @@ def paths_to_evaluate(*, now: datetime, late_s: int, window) -> list[tuple[int, 
            leaving AS (  -- results that were in the previous cycle's window and are not in this one's
                SELECT DISTINCT src_id, dst_id FROM (
                    SELECT src_id, dst_id FROM measurements_owamptest
-                   WHERE time >= (SELECT t FROM since) - %(window)s AND time < %(floor)s
+                   WHERE time >= (SELECT at FROM previous) - %(window)s AND time < %(floor)s
                    UNION ALL SELECT src_id, dst_id FROM measurements_throughputtest
-                   WHERE time >= (SELECT t FROM since) - %(window)s AND time < %(floor)s
+                   WHERE time >= (SELECT at FROM previous) - %(window)s AND time < %(floor)s
                    UNION ALL SELECT src_id, dst_id FROM measurements_traceroute
-                   WHERE time >= (SELECT t FROM since) - %(window)s AND time < %(floor)s) x),
+                   WHERE time >= (SELECT at FROM previous) - %(window)s AND time < %(floor)s) x),
            active AS (SELECT f.subject FROM diagnosis_finding f WHERE f.status <> 'resolved'),
            flagged AS (
                SELECT a.subject->>'src' AS src, a.subject->>'dst' AS dst FROM active a

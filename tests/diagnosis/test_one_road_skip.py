@@ -33,7 +33,7 @@ SLIDES = FaultyCase(
         sites=("CERN", "FZK", "CNAF"),
         seed=2612,
         capacity_mbps=10_000,
-        days=1.5,
+        days=1.42,  # to hour 34: both findings resolved before its end
         tcp_interval_h=1.0,
         owamp_interval_min=30.0,
         traceroute_interval_h=1.0,
@@ -60,7 +60,7 @@ def _lifecycles(findings: list[dict]) -> list[tuple]:
 
 def test_a_planned_replay_finds_what_evaluating_every_path_at_every_cycle_finds(tmp_path, monkeypatch):
     case = Case(SLIDES.name, False, SLIDES.base, SLIDES)
-    # given the scenario replayed as the beat plans it, from hour 26 to its end (hour 36)
+    # given the scenario replayed as the beat plans it, from hour 26 to its end (hour 34)
     planned = replay_case(case, tmp_path, since_h=26, step=STEP)
     # and the same replay evaluating every path direction at every cycle
     monkeypatch.setattr(shards, "paths_to_evaluate", _every_path)

@@ -295,10 +295,6 @@ GAP_MISSING_INTERVALS = 3.0
 GAP_MIN_SILENCE_S = 3600.0
 #: ... after at least 6 regular results (a kind run only for a while in a scenario has no cadence to miss).
 GAP_MIN_HISTORY = 6
-#: A path that brought no new test is evaluated again after this long: its silence is a measurement gap only once
-#: it lasts GAP_MIN_SILENCE_S, so looking twice in that span finds it at most half of it late, and costs two
-#: evaluations an hour per silent path (a path with tests is evaluated as they arrive).
-GAP_RECHECK_S = GAP_MIN_SILENCE_S / 2
 
 # --------------------------------------------------------------------------- PERIODIC_LOSS
 #: At least four loss events (three intervals) to call a period.

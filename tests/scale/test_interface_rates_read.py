@@ -1,6 +1,6 @@
 """The window's SNMP rates of a shard are read in PostgreSQL's binary format (a shard reads ~30 polls an interface,
 each with its time: parsed from text, they were a third of a shard's CPU a path); the values are those of the text
-read. The speed a device reports is its last sample with one in the window (an index probe per interface)."""
+read."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from wanmon.diagnosis.selectors import common, series
 from wanmon.inventory.models import Equipment, Interface, Site
-from wanmon.measurements.models import InterfaceRate, SnmpSample
+from wanmon.measurements.models import InterfaceRate
 
 pytestmark = pytest.mark.django_db
 
@@ -33,11 +33,6 @@ def test_the_window_interface_rates_read_in_binary_give_the_values_of_the_text_r
         for i in range(120)
         for port in ports
     )  # fmt: skip
-    # and the first port reporting 10G, then 100G after an upgrade, then a poll without a speed
-    SnmpSample.objects.bulk_create(
-        SnmpSample(time=END - timedelta(minutes=m), equipment_id=eq.id, interface_id=ports[0].id, speed_mbps=speed)
-        for m, speed in ((90, 10_000.0), (20, 100_000.0), (5, None))
-    )
     ids, member = {p.id for p in ports}, {ports[1].id}
     start = END - timedelta(hours=2)
     binary = series.interfaces_bulk(ids, start, END, raw_ids=member, bucket_s=300)
@@ -50,5 +45,3 @@ def test_the_window_interface_rates_read_in_binary_give_the_values_of_the_text_r
     assert len(binary[ports[1].id].rates) == 120  # the member: every poll
     assert 30 < len(binary[ports[0].id].rates) < 120  # bucketed before the last half hour
     assert {r.time.tzinfo for r in rates} == {UTC}
-    # and the speed is the last one the device reported in the window, the inventory's without any
-    assert (binary[ports[0].id].speed_bps, binary[ports[1].id].speed_bps) == (100e9, 10e9)

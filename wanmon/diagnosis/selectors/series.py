@@ -136,12 +136,10 @@ def interfaces_bulk(
         status[r["interface_id"]].append(InterfaceStatus(r["time"], r["oper_status"]))
     # the speed the device reports (ifHighSpeed) wins over the inventory's: after a port upgrade the inventory
     # may still say 10G while the port runs at 100G, and utilisation against the old speed is a false congestion
-    # (the last sample with a speed: an index probe per interface, not a sort of the window's every sample)
     for r in sql_rows(
-        """SELECT i.id AS interface_id, x.speed_mbps FROM unnest(%s::bigint[]) AS i(id) CROSS JOIN LATERAL (
-               SELECT s.speed_mbps FROM measurements_snmpsample s
-               WHERE s.interface_id = i.id AND s.time >= %s AND s.time <= %s AND s.speed_mbps > 0
-               ORDER BY s.time DESC LIMIT 1) x""",
+        """SELECT DISTINCT ON (interface_id) interface_id, speed_mbps FROM measurements_snmpsample
+           WHERE interface_id = ANY(%s) AND time >= %s AND time <= %s AND speed_mbps > 0
+           ORDER BY interface_id, time DESC""",
         [ids, start, end],
     ):
         reported[r["interface_id"]] = r["speed_mbps"] * 1e6

@@ -114,7 +114,6 @@ def interfaces_bulk(
             WHERE interface_id = ANY(%s) AND time >= %s AND time <= %s AND (interface_id = ANY(%s) OR time >= %s)
             ORDER BY 1""",
         [ids, raw, start, recent, bucket_s, ids, start, end, raw, recent],
-        binary=True,  # ~30 polls an interface with their times: parsed from text, a third of a shard's CPU a path
     ):
         rates[r["interface_id"]].append(interface_rate_of(r))
     gaps = counter_discontinuities(ids, start, end)

@@ -49,7 +49,8 @@ def asymmetric_path(ctx: RuleContext) -> list[RuleFinding]:
     PERIODIC_LOSS (a receiving host or a periodic event), and a direction crossing a trunk whose TCP results
     split by host address to TRUNK_IMBALANCE; a throughput-only asymmetry of a direction WINDOW_LIMITED or
     TCP_ONLY_DEGRADATION found is that finding's, and one whose slow tests got the capacity the load on a polled
-    port of the path left them (``_load_explained``) is the load's.
+    port of the path left them (``_load_explained``) is the load's.  An episode that shows the asymmetry as
+    strongly as the whole window (``_as_strong``) gives the finding its period and onset.
 
     Why: something lies on one direction's route only (a dirty fibre of a pair,
     a bad patch panel, an asymmetric route).  A bad return path also hurts the

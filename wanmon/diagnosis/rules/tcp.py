@@ -44,7 +44,8 @@ def window_limited(ctx: RuleContext) -> list[RuleFinding]:
     limit, on a path whose capacity is clearly higher, is held back by its window
     (4 MiB at 125 ms gives 268 Mb/s whatever the capacity).  The advice is a
     window of 2 * BDP computed from this path's RTT and capacity, and the
-    sysctl values that allow it.
+    sysctl values that allow it.  The onset is the first host report that showed the limiting setting
+    (``_window_onset``), when it came before the first matching test.
     """
     out: list[RuleFinding] = []
     for a in ctx.assessments():

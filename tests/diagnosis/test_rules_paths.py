@@ -65,6 +65,17 @@ def test_asymmetric_warning_between_10_and_30_percent():
     assert f.severity == codes.WARNING
 
 
+def test_asymmetric_path_dates_from_the_degradation_episode_not_the_window_edge():
+    # FZK->CERN ran at its settled 920 Mb/s until minute 180, then at 40 Mb/s: the episode since 180 shows the
+    # asymmetry as strongly as the whole window, whose start is only its edge
+    settled = settled_baseline(healthy_eu().throughput_tests, (), (), 360)
+    tests = every(30, lambda m: tcp(m, 9.2e8 if m < 180 else 4e7, window_bytes=2_450_000, rtt_ms=9.8))
+    back = path("FZK", "CERN", 1e9, EU_HOPS_BACK, tests, every(5, lambda m: owamp(m, 4.9)), baseline=settled)
+    [f] = asymmetric_path(ctx(healthy_eu(baseline=settled), back))
+    assert f.subject == {"src": "FZK", "dst": "CERN"} and f.severity == codes.CRITICAL
+    assert f.start == at(180)
+
+
 def test_a_direction_that_got_what_its_busy_uplink_left_is_no_asymmetric_path():
     # FZK->CERN at 200 Mb/s of its settled 920 Mb/s while FZK's uplink carried 780 Mb/s of other traffic out: the
     # tests got the 220 Mb/s the load left them, and the reverse, entering FZK by the other fibre, did not compete

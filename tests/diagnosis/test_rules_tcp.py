@@ -6,6 +6,7 @@ import pytest
 
 from tests.diagnosis.builders import (
     MiB,
+    at,
     bundle,
     codes_of,
     every,
@@ -61,6 +62,30 @@ def test_window_limited_with_tests_every_4_hours_counts_the_last_test_before_the
     assert [t["time"] for t in f.evidence["tests"]] == [tests[0].time, tests[1].time]
     assert f.evidence["oldest_test_age_s"] == pytest.approx(460 * 60)
     assert f.start == tests[0].time
+
+def _window_onset_case(good_min: float, report_mins: tuple[float, ...]):
+    # a receiver reconfigured to 4 MiB: one fast test before (2 Gb/s), then tests at the window's limit
+    kw = {"window_bytes": 64 * MiB, "rtt_ms": 125.0, "mss_bytes": 1448, "dst_host": "198.51.100.7"}
+    tests = [tcp(good_min, 2.0e9, **kw), *(tcp(m, 2.55e8, **kw) for m in (60, 180, 300))]
+    p = path("CERN", "BNL", 10e9, HOPS, tests, every(5, lambda m: owamp(m, 62.5)))
+    reports = [host("BNL", "bnl-dt01", buf=512 * MiB, address="198.51.100.7", minute=-600)]
+    reports += [host("BNL", "bnl-dt01", buf=4 * MiB, address="198.51.100.7", minute=m) for m in report_mins]
+    [f] = rule(window_limited, p, hosts=tuple(reports))
+    return f, tests
+
+
+def test_window_limited_dates_from_the_host_report_that_first_showed_the_setting():
+    # hosts report every few hours: the report at -200 min already showed the 4 MiB that holds every later test
+    f, tests = _window_onset_case(-300, (-200, 240))
+    assert f.start == at(-200)
+    assert f.evidence["tests"][0]["time"] == tests[1].time
+
+
+def test_window_limited_setting_reported_before_a_fast_test_did_not_limit_it():
+    # the 4 MiB report at -350 came before a test that still ran at 2 Gb/s: the first slow test dates the limit
+    f, tests = _window_onset_case(-300, (-350, 240))
+    assert f.start == tests[1].time
+
 
 def test_window_limit_of_several_streams():
     [f] = rule(window_limited, transatlantic(1.0e9, streams=4))

@@ -49,7 +49,8 @@ def asymmetric_path(ctx: RuleContext) -> list[RuleFinding]:
     PERIODIC_LOSS (a receiving host or a periodic event), and a direction crossing a trunk whose TCP results
     split by host address to TRUNK_IMBALANCE; a throughput-only asymmetry of a direction WINDOW_LIMITED or
     TCP_ONLY_DEGRADATION found is that finding's, and one whose slow tests got the capacity the load on a polled
-    port of the path left them (``_load_explained``) is the load's.
+    port of the path left them (``_load_explained``) is the load's.  An episode that shows the asymmetry as
+    strongly as the whole window (``_as_strong``) gives the finding its period and onset.
 
     Why: something lies on one direction's route only (a dirty fibre of a pair,
     a bad patch panel, an asymmetric route).  A bad return path also hurts the
@@ -61,15 +62,14 @@ def asymmetric_path(ctx: RuleContext) -> list[RuleFinding]:
         if trunks_on_path(ctx.bundle, a.path) and host_bimodality(ctx, a) is not None:
             continue  # results split by host address behind a trunk: TRUNK_IMBALANCE / TCP_ONLY_DEGRADATION say it
         r = ctx.assessment_of(a.path.dst, a.path.src)
-        periods = []
-        if a.first_time and a.last_time:
-            periods.append((a.first_time, a.last_time))
-        periods += [(ep.start, ep.end) for ep in a.episodes]
         best = None
-        for start, end in periods:
-            result = _compare(a, r, start, end)
+        for ep in a.episodes:
+            result = _compare(a, r, ep.start, ep.end)
             if result and (best is None or result["ratio"] < best["ratio"]):
                 best = result
+        whole = _compare(a, r, a.first_time, a.last_time) if a.first_time and a.last_time else None
+        if whole and (best is None or not _as_strong(best, whole)):
+            best = whole
         if best and not best["loss_asymmetric"] and _tcp_explained(ctx, a):
             continue  # a throughput-only asymmetry the direction's own TCP finding already explains
         if best and not best["loss_asymmetric"] and _load_explained(ctx, a, best):
@@ -250,12 +250,28 @@ def _contemporaneous(r: PathAssessment, mine, start: datetime, end: datetime, sl
     return chosen or r.tcp_between(start, end, slack_s)
 
 
+def _as_strong(episode: dict, whole: dict) -> bool:
+    """A degradation episode shows the asymmetry as the whole window does: as low a ratio, or the same kind
+    (throughput or loss) at the same severity.  It then dates the finding: the whole window also holds the tests
+    from before the change, and its start is only the window's edge."""
+    if episode["ratio"] <= whole["ratio"]:
+        return True
+    same_kind = episode["reason"] == whole["reason"] and episode["loss_asymmetric"] == whole["loss_asymmetric"]
+    return same_kind and _critical(episode) == _critical(whole)
+
+
+def _critical(c: dict) -> bool:
+    """A comparison's asymmetry is critical: throughput below ASYMMETRY_CRITICAL_RATIO of the reverse's, or an
+    asymmetric probe loss of 1 % or more."""
+    ratio = c["throughput_ratio"]
+    return bool((ratio is not None and ratio < k.ASYMMETRY_CRITICAL_RATIO) or (
+        c["loss_asymmetric"] and c["my_probe"] and c["my_probe"] >= 0.01
+    ))
+
+
 def _finding(a: PathAssessment, r: PathAssessment | None, c: dict) -> RuleFinding:
     rev_key = f"{a.path.dst}->{a.path.src}"
-    ratio = c["throughput_ratio"] if c["throughput_ratio"] is not None else None
-    critical = (ratio is not None and ratio < k.ASYMMETRY_CRITICAL_RATIO) or (
-        c["loss_asymmetric"] and c["my_probe"] and c["my_probe"] >= 0.01
-    )
+    critical = _critical(c)
     spurious = None
     if r is not None:
         rl = r.loss_between(c["start"], c["end"], k.CORRELATION_SLACK_S)

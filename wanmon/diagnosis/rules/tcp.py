@@ -44,7 +44,8 @@ def window_limited(ctx: RuleContext) -> list[RuleFinding]:
     limit, on a path whose capacity is clearly higher, is held back by its window
     (4 MiB at 125 ms gives 268 Mb/s whatever the capacity).  The advice is a
     window of 2 * BDP computed from this path's RTT and capacity, and the
-    sysctl values that allow it.
+    sysctl values that allow it.  The onset is the first host report that showed the limiting setting
+    (``_window_onset``), when it came before the first matching test.
     """
     out: list[RuleFinding] = []
     for a in ctx.assessments():
@@ -59,8 +60,50 @@ def window_limited(ctx: RuleContext) -> list[RuleFinding]:
             continue
         if not _window_steady(matches):
             continue
-        out.append(_window_finding(ctx, a, matches))
+        out.append(_window_finding(ctx, a, matches, _window_onset(ctx, a, tests, matches)))
     return out
+
+
+def _window_onset(
+    ctx: RuleContext, a: PathAssessment, tests: Sequence[TestFigures], matches: Sequence[TestFigures]
+) -> datetime:
+    """When the window began to limit the path: the first host report that showed a buffer maximum as small as
+    the tests' window (the receiver's rmem, the sender's wmem: socket buffers for a requested window, autotuning
+    maxima without one), when it came before the first matching test -- hosts report every few hours and the
+    evidence holds the last report before the window.  Bounded below by the last test before that one that did
+    not match (a setting reported before a test that still ran at its path's rate did not limit it) and by a
+    later report of a larger setting.  Else the first matching test."""
+    first = matches[0]
+    window = first.effective_window_bytes
+    if not window:
+        return first.test.time
+    t = first.test
+    sender = match_host(ctx.bundle, a.path.src, t.src_host, t.mss_bytes)
+    receiver = match_host(ctx.bundle, a.path.dst, t.dst_host, t.mss_bytes)
+    settings = ("rmem_max", "wmem_max") if t.window_bytes else ("tcp_rmem", "tcp_wmem")
+    earlier = [f.test.time for f in tests if f.test.time < t.time and not _at_window_limit(f)]
+    floor = max(earlier, default=None)
+    onset = t.time
+    for host, setting in zip((receiver, sender), settings, strict=True):
+        if host is None:
+            continue
+        reports = sorted(
+            (h.time, _buffer_max(h, setting))
+            for h in ctx.bundle.hosts
+            if (h.site, h.host) == (host.site, host.host) and h.time is not None and h.time < t.time
+        )
+        # the run of reports at the limiting setting up to the first slow test, after the last good test
+        for when, value in reversed(reports):
+            if value is None or value > window or (floor is not None and when <= floor):
+                break
+            onset = min(onset, when)
+    return onset
+
+
+def _buffer_max(h, setting: str) -> int | None:
+    """A host report's buffer maximum: net.core.rmem_max/wmem_max, or the third value of tcp_rmem/tcp_wmem."""
+    value = getattr(h, setting)
+    return value[2] if isinstance(value, tuple) else value
 
 
 def _window_steady(matches: Sequence[TestFigures]) -> bool:
@@ -94,7 +137,9 @@ def _loose(f: TestFigures) -> bool:
     return f.autotuned or not r_w or not thr or thr / r_w < k.WINDOW_MATCH_MIN_RATIO
 
 
-def _window_finding(ctx: RuleContext, a: PathAssessment, matches: Sequence[TestFigures]) -> RuleFinding:
+def _window_finding(
+    ctx: RuleContext, a: PathAssessment, matches: Sequence[TestFigures], start: datetime
+) -> RuleFinding:
     path = a.path
     thr = median(f.test.throughput_bps for f in matches) or 0.0
     r_w = median(f.window_limited_rate_bps for f in matches) or 0.0
@@ -172,7 +217,7 @@ def _window_finding(ctx: RuleContext, a: PathAssessment, matches: Sequence[TestF
     return path_finding(
         a,
         codes.WINDOW_LIMITED,
-        start=matches[0].test.time,
+        start=start,
         end=matches[-1].test.time,
         facts=facts,
         evidence={**evidence, "at_linux_cap": at_cap, "nic_bound": nic_bound},

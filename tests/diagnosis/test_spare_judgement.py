@@ -4,7 +4,9 @@ that got clearly less still is, and a path without a polled port is judged as be
 
 from __future__ import annotations
 
-from tests.diagnosis.builders import NOW, bundle, codes_of, every, iface, path, rate_row, run, settled_baseline, tcp
+from dataclasses import replace
+
+from tests.diagnosis.builders import NOW, at, bundle, codes_of, every, iface, path, rate_row, run, settled_baseline, tcp
 from wanmon.diagnosis.assessment import assess_path
 from wanmon.diagnosis.episodes import DEGRADED, OK
 from wanmon.diagnosis.evidence import ThroughputTest
@@ -72,6 +74,30 @@ def test_with_room_for_the_level_the_usual_judgement_holds():
     # given a quiet uplink (1 Gb/s of other traffic: 9 Gb/s left, more than the level) and tests at half the level
     # then they are degraded against the level, as without polls
     assert _states(4e9, _uplinks(1e9)) == {DEGRADED}
+
+
+def _diurnal_night(rate_bps: float, reached_bps: float) -> set[str]:
+    """States of a night window's tests at ``rate_bps`` when the uplink leaves 7.5 Gb/s, on a path whose median
+    level over its busy days is 6 Gb/s and whose tests reached ``reached_bps`` the night before (the room was
+    larger then)."""
+    history = every(30, lambda m: tcp(m, 6e9 * (1 + 0.01 * ((m // 30) % 3 - 1))))
+    tests = every(30, lambda m: tcp(m, rate_bps * (1 + 0.01 * ((m // 30) % 3 - 1))))
+    p = path("PIC", "FZK", SPEED_BPS, PIC_FZK, tests, baseline=settled_baseline(history, (), (), 360))
+    p = replace(p, earlier_tcp_results=((at(-600), reached_bps), (at(-480), 6e9)))
+    a = assess_path(p, bundle(p, interfaces=_uplinks(2.5e9)), NOW)
+    return {o.state for o in a.observations if o.kind == "tcp"}
+
+
+def test_a_night_room_above_the_level_that_the_path_reached_before_is_still_the_tests_ceiling():
+    # given a diurnal path (median level 6 Gb/s) whose tests got 8 Gb/s of a night's room the night before,
+    # and tonight's tests at 5.5 Gb/s, 73 % of the 7.5 Gb/s the load leaves: above the level, short of the room
+    # then they are degraded against the room: its hosts carried more, the load did not stop them
+    assert _diurnal_night(5.5e9, 8e9) == {DEGRADED}
+    # and when they get the room they are as expected
+    assert _diurnal_night(7.3e9, 8e9) == {OK}
+    # and a path that never reached above its level (its hosts limit it, the room above is not its ceiling) is
+    # judged against the level, as before
+    assert _diurnal_night(5.5e9, 5.9e9) == {OK}
 
 
 def test_a_busy_afternoon_opens_no_finding_on_the_path():

@@ -189,15 +189,27 @@ def got_the_spare(f: TestFigures) -> bool:
     return f.spare_bps is not None and thr >= k.LOAD_SPARE_MATCH_FRACTION * f.spare_bps
 
 
-def _spare_state(f: TestFigures, ref: float | None) -> tuple[str, str] | None:
+def reached_before(a: PathAssessment, t: datetime) -> float:
+    """The highest rate the path's TCP tests reached in the LEVEL_SHIFT_WINDOW_S before ``t`` (0: none).
+
+    What its hosts and stacks have shown they can carry: room below it is what limits a test, not the hosts.
+    On a busy shared link the level (a median over the day) lies below what the night's tests reach: the
+    night's room is above the level and still the test's ceiling."""
+    window = timedelta(seconds=k.LEVEL_SHIFT_WINDOW_S)
+    return max((r for u, r in _tcp_results(a) if u < t and t - u < window), default=0.0)
+
+
+def _spare_state(f: TestFigures, ref: float | None, reached_bps: float = 0.0) -> tuple[str, str] | None:
     """Judge a test by the capacity the load left it where a port of its path is polled (None: not judged so).
 
     A test on a shared link gets what the other traffic leaves it: one that got most of it
     (LOAD_SPARE_MATCH_FRACTION) is as expected, however far below the path's level (an afternoon at 85 % load
-    leaves a 10G path 1.5 Gb/s).  When that room was below the path's level, the load and not the path set the
-    test's ceiling, and a test that got clearly less than the room is degraded against it: what stopped it is
-    not the other traffic.  With room for the path's level the usual judgement against the level holds (its
-    hosts, not the load, limit it).
+    leaves a 10G path 1.5 Gb/s).  When that room was below the path's level, or below the rate its tests
+    reached in the last day (``reached_bps``: its hosts carry that much, a night's room above a diurnal
+    path's median level is still what its test could get), the load and not the path set the test's ceiling,
+    and a test that got clearly less than the room is degraded against it: what stopped it is not the other
+    traffic.  With room above both the usual judgement against the level holds (its hosts, not the load, limit
+    it).
     """
     spare = f.spare_bps
     if spare is None:
@@ -205,21 +217,22 @@ def _spare_state(f: TestFigures, ref: float | None) -> tuple[str, str] | None:
     thr = f.test.throughput_bps or 0.0
     if got_the_spare(f):
         return OK, f"{text.rate(thr)} is what the other traffic left on {f.spare_port} ({text.rate(spare)})"
-    if ref and spare < ref:
+    if ref and spare < max(ref, reached_bps):
+        above = f"the level {text.rate(ref)}" if spare < ref else f"{text.rate(reached_bps)} reached in the last day"
         return DEGRADED, (
             f"{text.rate(thr)} is below {k.LOAD_SPARE_MATCH_FRACTION:.0%} of the {text.rate(spare)} the other "
-            f"traffic left on {f.spare_port} (the level {text.rate(ref)})"
+            f"traffic left on {f.spare_port} ({above})"
         )
     return None
 
 
 def _tcp_state(
-    a: PathAssessment, f: TestFigures, ref: float | None = None, sigma: float | None = None
+    a: PathAssessment, f: TestFigures, ref: float | None = None, sigma: float | None = None, reached_bps: float = 0.0
 ) -> tuple[str, str]:
     thr = f.test.throughput_bps or 0.0
     if a.reference_source == BASELINE_REFERENCE:
         ref, sigma = baseline_reference_at(a, f.test.time), a.test_sigma_bps
-    by_load = _spare_state(f, ref)
+    by_load = _spare_state(f, ref, reached_bps)
     if by_load is not None:
         return by_load
     state, why = _reference_state(thr, ref, sigma)
@@ -422,18 +435,20 @@ def _observations(
     out: list[Observation] = []
     refs = _self_references(a.tcp)[0] if a.reference_source != BASELINE_REFERENCE else [(None, None)] * len(a.tcp)
     for i, (f, (ref, sigma)) in enumerate(zip(a.tcp, refs, strict=True)):
-        state, why = _tcp_state(a, f, ref, sigma)
+        reached = reached_before(a, f.test.time) if f.spare_bps is not None else 0.0
+        state, why = _tcp_state(a, f, ref, sigma, reached)
         used = baseline_reference_at(a, f.test.time) if a.reference_source == BASELINE_REFERENCE else ref
         # the level the medians are judged against (``_level_shift``, ``_lasting_drop``): the baseline median
         level = max(used or 0.0, a.reference_bps or 0.0)
-        by_load = got_the_spare(f) or (f.spare_bps is not None and f.spare_bps < level)
+        by_load = got_the_spare(f) or (f.spare_bps is not None and f.spare_bps < max(level, reached))
         if state == OK and i in shifted and not by_load:
             # a median of results says nothing of one the load is measured for: it got its room, or the room
             # was below the level and it was judged against that (``_spare_state``); a day of a busy link's
             # results lies low for twelve hours every day
             state, why = DEGRADED, shifted[i]
-        if used and f.spare_bps is not None and f.spare_bps < used:
-            used = f.spare_bps  # the load left less than the level: that room is what the test could get
+        if used and f.spare_bps is not None and f.spare_bps < max(used, reached):
+            # the load left less than the level, or than the path reached: that room is what the test could get
+            used = f.spare_bps
             if state == DEGRADED and short_of_room is not None:
                 short_of_room.add(f.test.time)
         out.append(

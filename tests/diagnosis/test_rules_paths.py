@@ -518,17 +518,6 @@ def test_a_route_change_starts_where_the_delay_moved_with_hourly_owamp_and_the_r
     assert f.start == at(253)
 
 
-def test_a_delay_jump_no_traceroute_has_followed_yet_is_a_level_shift_at_once():
-    # a protection switch adds 0.8 ms at minute 240; the last traceroute (minute 15) saw the usual route and the
-    # next is hours away: by then the 6-hour window no longer holds two sessions of the level before
-    p = _ecmp_path(False, routes=(EU_HOPS,))
-    hourly = every(60, lambda m: owamp(m, 5.7 if m >= 240 else 4.9), start=13, end=320)
-    p = replace(p, traceroutes=(trace(15, EU_HOPS),), owamp_tests=tuple(hourly))
-    [f] = delay_level_shift(ctx(p))
-    assert f.subject == {"src": "CERN", "dst": "FZK"} and f.severity == codes.INFO
-    assert f.evidence["transitions"][0]["after_time"] == at(253)
-
-
 def test_alternation_onto_known_routes_with_a_delay_step_is_no_ecmp():
     # back and forth between two known routes, but 0.7 ms apart: not equal-cost, the change is reported as before
     [f] = route_change(ctx(_ecmp_path(True, dmin=lambda m: 5.6 if (m - 15) // 30 % 2 else 4.9)))

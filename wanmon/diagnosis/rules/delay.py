@@ -192,8 +192,7 @@ def delay_level_shift(ctx: RuleContext) -> list[RuleFinding]:
     DELAY_LEVEL_MIN_STEP_MS apart and DELAY_LEVEL_SPREAD_FACTOR x their internal
     spread, each level holding DELAY_LEVEL_MIN_SAMPLES sessions, and at least one
     jump between them is not matched by a change of the traceroute hop list
-    around it (a jump no traceroute has followed yet counts: the route before
-    it is known and nothing says it changed).
+    around it.
 
     Why: the minimum delay is propagation plus fixed processing; it moves only
     when the light travels a different distance (0.3 ms ~ 60 km of fibre).  If
@@ -225,14 +224,7 @@ def delay_level_shift(ctx: RuleContext) -> list[RuleFinding]:
         if not unexplained:
             continue
         n_routes = len([r for r in routes if r[0] is not None])
-        # a jump no traceroute has followed yet (every 6 h) is reported at once when no jump of the window was a
-        # route change: the route before it is known and nothing says it changed; the traceroute after it comes
-        # when the window (6 h) may no longer hold the level before, and a route change it shows then explains
-        # the jump and closes the finding
-        pending = not explained and any(
-            not conf and _route_at(routes, c[0], after=True) is None for _, c, conf in unexplained
-        )
-        if n_routes and not any(conf for _, _, conf in unexplained) and not pending:
+        if n_routes and not any(conf for _, _, conf in unexplained):
             continue  # every jump traceroutes bracket is a route change; the others are most likely the same
         step = max(abs(levels[c[1]].median_ms - levels[p[1]].median_ms) for p, c, _ in unexplained)
         confirmed = all(conf for _, _, conf in unexplained)

@@ -396,6 +396,15 @@ def test_sum_of_one_way_delays_far_above_rtt():
     assert "sum_vs_rtt" in kinds and "one_way_above_rtt" in kinds
 
 
+def test_one_way_delay_of_a_new_route_is_not_held_to_the_old_routes_rtt():
+    # A detour adds 6 ms to CERN->FZK at minute 180; the TCP tests (RTT 9.8 ms) all ran on the old route, so
+    # the new 10.9 ms one-way delay above them says nothing about the clocks: the sum rose with it.
+    tests = every(30, lambda m: tcp(m, 9e8, window_bytes=2_450_000, rtt_ms=9.8), end=150)
+    fwd = path("CERN", "FZK", 1e9, EU_HOPS, tests, every(5, lambda m: owamp(m, 10.9 if m >= 180 else 4.9)))
+    rev = path("FZK", "CERN", 1e9, EU_HOPS_BACK, tests, every(5, lambda m: owamp(m, 4.9)))
+    assert clock_unsync(ctx(fwd, rev)) == []
+
+
 def test_clock_step_changes_offset_not_sum():
     tests = every(30, lambda m: tcp(m, 9e8, window_bytes=2_450_000, rtt_ms=9.8))
     fwd = path("CERN", "FZK", 1e9, EU_HOPS, tests, every(5, lambda m: owamp(m, 4.9 + (2.0 if m >= 180 else 0))))
@@ -540,6 +549,17 @@ def test_a_route_change_starts_where_the_minimum_delay_moved_before_the_tracerou
     p = replace(p, traceroutes=(trace(15, EU_HOPS), trace(195, alt)))
     [f] = route_change(ctx(p))
     assert f.start == at(100)
+
+
+def test_a_route_change_starts_where_the_delay_moved_with_hourly_owamp_and_the_route_before_out_of_the_window():
+    # traceroutes every 6 h: the one before lies before the window, the one at minute 320 shows Paris; owamp hourly,
+    # so no session follows that traceroute yet in the cycle that first sees it. The minimum delay moved at 253.
+    alt = ("cern-border", "geant-gva", "geant-par", "geant-fra", "dfn-fra", "fzk-border")
+    p = _ecmp_path(False, routes=(EU_HOPS,))
+    hourly = every(60, lambda m: owamp(m, 5.6 if m >= 240 else 4.9), start=13, end=320)
+    p = replace(p, traceroutes=(trace(320, alt),), owamp_tests=tuple(hourly))
+    [f] = route_change(ctx(p))
+    assert f.start == at(253)
 
 
 def test_alternation_onto_known_routes_with_a_delay_step_is_no_ecmp():

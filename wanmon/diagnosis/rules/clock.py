@@ -41,15 +41,40 @@ def _rtt_ms(ctx: RuleContext, fwd: PathEvidence, rev: PathEvidence | None) -> fl
     return None
 
 
-def _rtts(ctx: RuleContext, fwd: PathEvidence, rev: PathEvidence | None) -> list[float]:
+def _rtt_tests(ctx: RuleContext, fwd: PathEvidence, rev: PathEvidence | None) -> list[tuple[datetime, float]]:
+    """(time, RTT) of the window's TCP tests of both directions."""
     start = ctx.bundle.window_start
     return [
-        t.rtt_ms
+        (t.time, t.rtt_ms)
         for p in (fwd, rev)
         if p
         for t in p.throughput_tests
         if t.rtt_ms and t.error is None and (start is None or t.time >= start) and t.time <= ctx.now
     ]
+
+
+def _rtts(ctx: RuleContext, fwd: PathEvidence, rev: PathEvidence | None) -> list[float]:
+    return [rtt for _, rtt in _rtt_tests(ctx, fwd, rev)]
+
+
+def _delay_at(obs: Sequence[OwampTest]):
+    """A function of time giving this direction's minimum one-way delay in the session nearest in time.
+
+    The minimum moves with the route's length (a clock offset moves it too, but then every session and every
+    RTT test sees the same offset): an RTT and a one-way delay are only compared when the minima at their times
+    agree, i.e. on the same route.  None when the direction has no session.
+    """
+    ordered = [o for o in obs if o.delay_min_ms is not None]
+    times = [o.time for o in ordered]
+
+    def at(t: datetime) -> float | None:
+        i = bisect.bisect_left(times, t)
+        near = [j for j in (i - 1, i) if 0 <= j < len(times)]
+        if not near:
+            return None
+        return ordered[min(near, key=lambda j: abs((times[j] - t).total_seconds()))].delay_min_ms
+
+    return at
 
 
 def error_threshold_ms(one_way_ms: float | None) -> float:
@@ -120,12 +145,25 @@ def _clock_step(pairs: Sequence[tuple[OwampTest, OwampTest]]) -> dict | None:
     return None
 
 
+def _same_route_rtt(delay_ms: float, rtt_ms: float, rtt_levels, tol_ms: float) -> float | None:
+    """The highest RTT measured while the one-way minimum was within ``tol_ms`` of ``delay_ms`` (same route).
+
+    ``rtt_levels``: (RTT, one-way minimum nearest that test).  Without TCP tests in the window, the baseline's
+    ``rtt_ms`` (no route to tell it by); None when every test ran on a route of another length.
+    """
+    if not rtt_levels:
+        return rtt_ms
+    same = [r for r, at in rtt_levels if at is not None and abs(at - delay_ms) <= tol_ms]
+    return max(same, default=None)
+
+
 def check_direction_pair(ctx: RuleContext, fwd: PathEvidence, rev: PathEvidence | None) -> dict[str, list[dict]]:
     """Problems per direction key ('SRC->DST') of one site pair."""
     problems: dict[str, list[dict]] = {fwd.key: []}
     if rev is not None:
         problems[rev.key] = []
-    rtt = max(_rtts(ctx, fwd, rev), default=None) or _rtt_ms(ctx, fwd, rev)
+    rtt_tests = _rtt_tests(ctx, fwd, rev)
+    rtt = max((r for _, r in rtt_tests), default=None) or _rtt_ms(ctx, fwd, rev)
     sessions = {fwd.key: _sessions(ctx, fwd)}
     if rev is not None:
         sessions[rev.key] = _sessions(ctx, rev)
@@ -154,8 +192,19 @@ def check_direction_pair(ctx: RuleContext, fwd: PathEvidence, rev: PathEvidence 
                 }
             )
         if rtt:
+            # After a route change the one-way delay of the new route must not be held to the RTT of the old
+            # one (a 5 ms detour put the one-way delay above the RTT of the TCP tests run before it): each
+            # session is compared with the RTTs measured while this direction's minimum was at its level.
             tol = max(k.CLOCK_RTT_TOLERANCE_MS, k.CLOCK_RTT_TOLERANCE_FRACTION * rtt)
-            above = [o for o in obs if o.delay_min_ms is not None and o.delay_min_ms > rtt + tol]
+            delay_at = _delay_at(obs)
+            rtt_levels = [(r, delay_at(t)) for t, r in rtt_tests]
+            above = [
+                o
+                for o in obs
+                if o.delay_min_ms is not None
+                and (same := _same_route_rtt(o.delay_min_ms, rtt, rtt_levels, tol)) is not None
+                and o.delay_min_ms > same + tol
+            ]
             if above:
                 problems[key].append(
                     {
@@ -245,7 +294,8 @@ def clock_unsync(ctx: RuleContext) -> list[RuleFinding]:
       * a negative one-way delay (one session suffices: it is impossible);
       * a reported clock error above max(CLOCK_ERROR_FLOOR_MS, min(CLOCK_ERROR_MAX_MS,
         CLOCK_ERROR_DELAY_FRACTION x the one-way delay)) in CLOCK_MIN_ERROR_SESSIONS sessions;
-      * a one-way minimum above the RTT (+ tolerance): impossible;
+      * a one-way minimum above the RTT (+ tolerance) measured on the same route (TCP tests while the
+        direction's minimum was at that session's level): impossible;
       * forward + reverse minimum delay off the RTT by more than max(CLOCK_RTT_TOLERANCE_MS,
         CLOCK_RTT_TOLERANCE_FRACTION x RTT) in half of the paired sessions;
       * the offset (forward - reverse) jumping while the sum stays: a clock step.

@@ -316,6 +316,15 @@ def delay_moved_at(a: PathAssessment, sessions, t: datetime) -> datetime | None:
         return None
     before = median(o.delay_min_ms for o in sessions if o.time <= prev)
     after = median(o.delay_min_ms for o in sessions if o.time >= t)
+    between = sorted((o for o in sessions if prev < o.time < t), key=lambda o: o.time)
+    if before is None and between:
+        # the traceroute before lies before the window (traceroutes every 6 h, a window of hours): the window's
+        # first session is the earliest witness of the route before
+        before = between[0].delay_min_ms
+    if after is None and between:
+        # the cycle right after the traceroute that saw the route (hourly owamp): no session since it yet, and
+        # the episode keeps the onset of its first cycle; the latest session is the best witness of the route
+        after = between[-1].delay_min_ms
     if before is None or after is None or abs(after - before) < k.DELAY_LEVEL_MIN_STEP_MS:
         return None
     moved = None

@@ -203,10 +203,10 @@ def test_retransmits_alone_at_a_full_uplink_are_the_flows_own_congestion_not_pat
     assert f.evidence["loss_source"] == "tcp_retransmits"
 
 
-def test_retransmits_alone_never_match_a_flow_running_above_their_ceiling():
-    # 3.2 Gb/s with 15 retransmits of ~447 000 segments (3.4e-5): four times the conservative figure (0.79 Gb/s),
-    # above CUBIC's ceiling of that loss (2.75 Gb/s); measured in these very flows, that loss does not hold them
-    assert rule(loss_limited, european_10g(3.2e9, 15)) == []
+def test_retransmits_alone_do_not_match_a_flow_running_far_above_their_ceiling():
+    # 6 Gb/s with 15 retransmits of ~840 000 segments (1.8e-5): 1.6 x CUBIC's ceiling of that loss, more than
+    # LOSS_MATCH_MAX_RATIO above it; measured in these very flows, that loss does not hold them
+    assert rule(loss_limited, european_10g(6e9, 15)) == []
 
 
 def test_retransmits_alone_against_udp_that_lost_less():

@@ -21,6 +21,7 @@ from tests.diagnosis.builders import (
     udp,
 )
 from wanmon.diagnosis import codes, physics
+from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.evidence import ThroughputTest
 from wanmon.diagnosis.registry import rule_context
 from wanmon.diagnosis.rules.tcp import loss_limited, tcp_only_degradation, window_limited
@@ -207,6 +208,23 @@ def test_retransmits_alone_do_not_match_a_flow_running_far_above_their_ceiling()
     # 6 Gb/s with 15 retransmits of ~840 000 segments (1.8e-5): 1.6 x CUBIC's ceiling of that loss, more than
     # LOSS_MATCH_MAX_RATIO above it; measured in these very flows, that loss does not hold them
     assert rule(loss_limited, european_10g(6e9, 15)) == []
+
+
+def test_retransmits_alone_do_not_hold_a_cubic_flow_at_more_than_twice_its_reno_figure():
+    # 6.2 Gb/s with 10 retransmits of ~866 000 segments (1.2e-5): Reno's figure 2.34 Gb/s, CUBIC's doubled
+    # ceiling 4.67, and 6.2 is within LOSS_MATCH_MAX_RATIO of that ceiling -- the probes' tolerance, which a
+    # healthy CUBIC mesh's own congestion retransmits met (RAL->SARA 6.22 Gb/s). At 11 ms CUBIC's response is
+    # Reno's: the random-loss margin belongs on the Reno figure, which these flows run at 2.7 times.
+    p = european_10g(6.2e9, 10)
+    a = rule_context(bundle(p), p.throughput_tests[-1].time).assessment(p)
+    reno = physics.mathis_rate_bps(a.mss_bytes, 11.0, a.loss.fraction, c=k.MATHIS_C_RENO)
+    assert reno == pytest.approx(2.34e9, rel=0.02)
+    assert a.mathis_ceiling_bps(a.loss.fraction) == pytest.approx(2 * reno, rel=1e-3)
+    assert rule(loss_limited, p) == []
+    # flows at 2.8 Gb/s with 10 retransmits of ~391 000 segments (2.6e-5): 1.8 x Reno's figure, within the
+    # doubled ceiling (3.14 Gb/s) -- held by that loss
+    [f] = rule(loss_limited, european_10g(2.8e9, 10))
+    assert f.evidence["loss_source"] == "tcp_retransmits"
 
 
 def test_retransmits_alone_against_udp_that_lost_less():

@@ -294,9 +294,11 @@ def loss_limited(ctx: RuleContext) -> list[RuleFinding]:
     path's, so it must not have filled the capacity the other traffic left it on
     a polled port of the path (``self_induced``), UDP datagrams of the period must
     not contradict the loss (their interval below it).  The median may run up to
-    LOSS_MATCH_MAX_RATIO above the stack's ceiling, as for probe losses: the Mathis
-    constant is a model of periodic loss, and a Reno flow under random loss runs
-    about a third above it (the lab's 0.1 % at 100 ms: 6.0 Mb/s against 4.5).
+    LOSS_MATCH_MAX_RATIO above the Reno figure (the Mathis constant is a model of
+    periodic loss, and a Reno flow under random loss runs about a third above it:
+    the lab's 0.1 % at 100 ms, 6.0 Mb/s against 4.5), or up to the stack's ceiling
+    where that is higher; not the probe losses' LOSS_MATCH_MAX_RATIO above a doubled
+    CUBIC ceiling (``_most_under_loss``).
 
     Why: a Reno-like stream cannot exceed C*MSS*8/(RTT*sqrt(p)); on a long path a
     loss invisible to ping caps it far below the capacity.  The advice quotes the
@@ -362,6 +364,20 @@ def tests_spare_bps(tests: Sequence[TestFigures]) -> float | None:
     return median(f.spare_bps for f in tests if f.spare_bps is not None)
 
 
+def _most_under_loss(source: str | None, ceiling: float, reno_bps: float) -> float:
+    """The fastest median that loss ``source`` can still be said to hold back.
+
+    A probe's loss is the path's: up to LOSS_MATCH_MAX_RATIO x the stack's ceiling.  Retransmits alone may be the
+    flow's own congestion, so they get only the random-loss tolerance, and on the Reno figure it was measured on:
+    a Reno flow under random loss runs about a third above Mathis, and the doubled CUBIC ceiling already holds that
+    margin (at 10 ms CUBIC's response is Reno's).  A CUBIC flow far above twice its Reno figure is not limited by
+    the retransmits it counts.
+    """
+    if source == RETRANSMITS:
+        return max(ceiling, k.LOSS_MATCH_MAX_RATIO * reno_bps)
+    return k.LOSS_MATCH_MAX_RATIO * ceiling
+
+
 def _loss_finding(
     ctx: RuleContext,
     a: PathAssessment,
@@ -394,10 +410,11 @@ def _loss_finding(
         return None
     if thr > k.LOSS_LIMITED_MAX_FRACTION_OF_EXPECTED * expected:
         return None
-    if not (k.LOSS_MATCH_MIN_RATIO * conservative <= thr <= k.LOSS_MATCH_MAX_RATIO * ceiling):
+    most = _most_under_loss(loss.source, ceiling, reno)
+    if not (k.LOSS_MATCH_MIN_RATIO * conservative <= thr <= most):
         return None
     upper = quantile([f.test.throughput_bps for f in tests if f.test.throughput_bps], k.SELF_REFERENCE_QUANTILE)
-    if upper is not None and upper > k.LOSS_MATCH_MAX_RATIO * ceiling:
+    if upper is not None and upper > most:
         # a quarter of the period's tests ran faster than this loss allows, even with the match's tolerance: it is
         # not what limits them (the self-induced retransmits of fast tests pooled with slow ones)
         return None

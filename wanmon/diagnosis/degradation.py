@@ -5,6 +5,7 @@ why), and which runs of bad results make a degradation episode."""
 from __future__ import annotations
 
 import statistics
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -189,14 +190,36 @@ def got_the_spare(f: TestFigures) -> bool:
     return f.spare_bps is not None and thr >= k.LOAD_SPARE_MATCH_FRACTION * f.spare_bps
 
 
-def reached_before(a: PathAssessment, t: datetime) -> float:
-    """The highest rate the path's TCP tests reached in the LEVEL_SHIFT_WINDOW_S before ``t`` (0: none).
+def room_binds(f: TestFigures, level_bps: float | None, reached_bps: float = 0.0) -> bool:
+    """True when the other traffic left the test less room on its path's tightest polled port than the path's
+    level or than the rate its tests reached in the last day (``reached_before``): the load, not the path's
+    hosts, set that test's ceiling, and the room is what it is judged against."""
+    return f.spare_bps is not None and f.spare_bps < max(level_bps or 0.0, reached_bps)
+
+
+def reached_before(a: PathAssessment) -> dict[datetime, float]:
+    """For each of the window's TCP tests (by time), the highest rate the path's TCP tests reached in the
+    LEVEL_SHIFT_WINDOW_S before it (0: none).
 
     What its hosts and stacks have shown they can carry: room below it is what limits a test, not the hosts.
     On a busy shared link the level (a median over the day) lies below what the night's tests reach: the
-    night's room is above the level and still the test's ceiling."""
+    night's room is above the level and still the test's ceiling.  One pass over the results in time order
+    (a sliding maximum), not one scan per test."""
     window = timedelta(seconds=k.LEVEL_SHIFT_WINDOW_S)
-    return max((r for u, r in _tcp_results(a) if u < t and t - u < window), default=0.0)
+    results = sorted(_tcp_results(a))
+    out: dict[datetime, float] = {}
+    best: deque[tuple[datetime, float]] = deque()  # rates falling from the front, times rising
+    j = 0
+    for t in sorted({f.test.time for f in a.tcp}):
+        while j < len(results) and results[j][0] < t:
+            while best and best[-1][1] <= results[j][1]:
+                best.pop()
+            best.append(results[j])
+            j += 1
+        while best and t - best[0][0] >= window:
+            best.popleft()
+        out[t] = best[0][1] if best else 0.0
+    return out
 
 
 def _spare_state(f: TestFigures, ref: float | None, reached_bps: float = 0.0) -> tuple[str, str] | None:
@@ -217,7 +240,7 @@ def _spare_state(f: TestFigures, ref: float | None, reached_bps: float = 0.0) ->
     thr = f.test.throughput_bps or 0.0
     if got_the_spare(f):
         return OK, f"{text.rate(thr)} is what the other traffic left on {f.spare_port} ({text.rate(spare)})"
-    if ref and spare < max(ref, reached_bps):
+    if ref and room_binds(f, ref, reached_bps):
         above = f"the level {text.rate(ref)}" if spare < ref else f"{text.rate(reached_bps)} reached in the last day"
         return DEGRADED, (
             f"{text.rate(thr)} is below {k.LOAD_SPARE_MATCH_FRACTION:.0%} of the {text.rate(spare)} the other "
@@ -434,19 +457,20 @@ def _observations(
     load left them are added to ``short_of_room``."""
     out: list[Observation] = []
     refs = _self_references(a.tcp)[0] if a.reference_source != BASELINE_REFERENCE else [(None, None)] * len(a.tcp)
+    reached_at = reached_before(a) if any(f.spare_bps is not None for f in a.tcp) else {}
     for i, (f, (ref, sigma)) in enumerate(zip(a.tcp, refs, strict=True)):
-        reached = reached_before(a, f.test.time) if f.spare_bps is not None else 0.0
+        reached = reached_at[f.test.time] if f.spare_bps is not None else 0.0
         state, why = _tcp_state(a, f, ref, sigma, reached)
         used = baseline_reference_at(a, f.test.time) if a.reference_source == BASELINE_REFERENCE else ref
         # the level the medians are judged against (``_level_shift``, ``_lasting_drop``): the baseline median
         level = max(used or 0.0, a.reference_bps or 0.0)
-        by_load = got_the_spare(f) or (f.spare_bps is not None and f.spare_bps < max(level, reached))
+        by_load = got_the_spare(f) or room_binds(f, level, reached)
         if state == OK and i in shifted and not by_load:
             # a median of results says nothing of one the load is measured for: it got its room, or the room
             # was below the level and it was judged against that (``_spare_state``); a day of a busy link's
             # results lies low for twelve hours every day
             state, why = DEGRADED, shifted[i]
-        if used and f.spare_bps is not None and f.spare_bps < max(used, reached):
+        if used and room_binds(f, used, reached):
             # the load left less than the level, or than the path reached: that room is what the test could get
             used = f.spare_bps
             if state == DEGRADED and short_of_room is not None:

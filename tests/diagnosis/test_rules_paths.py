@@ -161,6 +161,27 @@ def test_the_latest_failed_test_alone_is_not_an_outage_but_one_confirmed_by_owam
     assert {o["kind"] for o in f.evidence["failed"]} == {"tcp", "owamp"}
 
 
+def test_one_hourly_session_each_way_losing_everything_is_an_outage():
+    # hourly sessions, the prefixes withdrawn at minute 300: CERN->FZK's session at 310 and FZK->CERN's at 340
+    # lose all 600 packets. One session alone waits for the next one, an hour later; the other end's probes
+    # losing everything too since a packet last got through is the pair cut off, found after one each.
+    fwd = path("CERN", "FZK", 1e9, EU_HOPS, (), every(60, lambda m: owamp(m + 10, 4.9, lost=600 if m >= 300 else 0),
+                                                      end=300))
+    back = path("FZK", "CERN", 1e9, EU_HOPS_BACK, (), every(60, lambda m: owamp(m + 40, 4.9,
+                                                                                 lost=600 if m >= 300 else 0), end=300))
+    found = path_down(ctx(fwd, back))
+    assert {(f.subject["src"], f.subject["dst"]) for f in found} == {("CERN", "FZK"), ("FZK", "CERN")}
+    assert {f.start for f in found} == {at(310), at(340)}
+    assert all(f.evidence["ongoing"] and f.severity == codes.CRITICAL for f in found)
+    # a reverse that carried its packets, or that only lost everything before this direction's last success, is
+    # no confirmation: one session is a sender or receiver problem until the next one
+    clean_back = path("FZK", "CERN", 1e9, EU_HOPS_BACK, (), every(60, lambda m: owamp(m + 40, 4.9), end=300))
+    assert path_down(ctx(fwd, clean_back)) == []
+    early = path("FZK", "CERN", 1e9, EU_HOPS_BACK, (), every(60, lambda m: owamp(m + 40, 4.9,
+                                                                                 lost=600 if m == 180 else 0), end=300))
+    assert path_down(ctx(fwd, early)) == []
+
+
 def test_failures_while_owamp_carries_packets_are_not_an_outage():
     # given three tests refused in a row while owamp gets every packet through
     tests = every(30, lambda m: failed(m) if 240 <= m <= 300 else tcp(m, 9e8, window_bytes=2_450_000, rtt_ms=9.8))

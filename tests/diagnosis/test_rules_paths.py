@@ -133,6 +133,28 @@ def test_asymmetric_loss_without_throughput_tests():
     assert f.evidence["reverse_detection_limit"] == pytest.approx(3 / (73 * 600))
 
 
+def test_asymmetric_loss_found_after_two_hourly_sessions_against_the_reverses_usual_loss():
+    # a dirty fibre one way: the last two hourly sessions of FZK->CERN lose 1 % (6 of 600), CERN->FZK's lose
+    # nothing in them and one stray packet earlier in the window. Its one session of the episode bounds its loss at
+    # 3/600 = 5e-3, the window's 1 of 3600 at ~1.6e-3: neither a tenth of 1 %. Its baseline, 100 800 packets
+    # at 2e-5, says its usual loss is below 3/100 800 = 3.0e-5, and the episode's clean session that it held.
+    lossy = path("FZK", "CERN", 1e9, EU_HOPS_BACK, (), every(60, lambda m: owamp(m, 4.9, lost=6 if m >= 300 else 0)))
+    sessions = every(60, lambda m: owamp(m + 20, 4.9, lost=1 if m == 60 else 0), end=300)
+    usual = PathSummary(T0 - timedelta(days=21), T0, probe_packets=100_800, probe_loss_fraction=2e-5)
+    clean = path("CERN", "FZK", 1e9, EU_HOPS, (), sessions, baseline=usual)
+    [f] = asymmetric_path(ctx(clean, lossy))
+    assert f.subject == {"src": "FZK", "dst": "CERN"}
+    assert f.start == at(300)
+    assert f.evidence["probe_loss_fraction"] == pytest.approx(0.01)
+    assert f.evidence["reverse_detection_limit"] == pytest.approx(3 / 100_800)
+    assert f.severity == codes.CRITICAL
+    # without the reverse's history its few clean sessions cannot say the loss is ten times theirs yet
+    assert asymmetric_path(ctx(path("CERN", "FZK", 1e9, EU_HOPS, (), sessions), lossy)) == []
+    # and the same loss both ways is no asymmetry
+    both = every(60, lambda m: owamp(m + 20, 4.9, lost=6 if m >= 280 else 0), end=300)
+    assert asymmetric_path(ctx(path("CERN", "FZK", 1e9, EU_HOPS, (), both, baseline=usual), lossy)) == []
+
+
 def test_reverse_summary_used_when_the_reverse_path_is_not_in_the_bundle():
     ref = PathSummary(
         T0, NOW, tcp_tests=12, tcp_throughput_median_bps=9e8, probe_packets=43_800, probe_loss_fraction=0.0
@@ -159,6 +181,27 @@ def test_the_latest_failed_test_alone_is_not_an_outage_but_one_confirmed_by_owam
     [f] = path_down(ctx(path("CERN", "FZK", 1e9, EU_HOPS, tests, sessions)))
     assert f.start == at(355) and f.evidence["ongoing"]
     assert {o["kind"] for o in f.evidence["failed"]} == {"tcp", "owamp"}
+
+
+def test_one_hourly_session_each_way_losing_everything_is_an_outage():
+    # hourly sessions, the prefixes withdrawn at minute 300: CERN->FZK's session at 310 and FZK->CERN's at 340
+    # lose all 600 packets. One session alone waits for the next one, an hour later; the other end's probes
+    # losing everything too since a packet last got through is the pair cut off, found after one each.
+    fwd = path("CERN", "FZK", 1e9, EU_HOPS, (), every(60, lambda m: owamp(m + 10, 4.9, lost=600 if m >= 300 else 0),
+                                                      end=300))
+    back = path("FZK", "CERN", 1e9, EU_HOPS_BACK, (), every(60, lambda m: owamp(m + 40, 4.9,
+                                                                                 lost=600 if m >= 300 else 0), end=300))
+    found = path_down(ctx(fwd, back))
+    assert {(f.subject["src"], f.subject["dst"]) for f in found} == {("CERN", "FZK"), ("FZK", "CERN")}
+    assert {f.start for f in found} == {at(310), at(340)}
+    assert all(f.evidence["ongoing"] and f.severity == codes.CRITICAL for f in found)
+    # a reverse that carried its packets, or that only lost everything before this direction's last success, is
+    # no confirmation: one session is a sender or receiver problem until the next one
+    clean_back = path("FZK", "CERN", 1e9, EU_HOPS_BACK, (), every(60, lambda m: owamp(m + 40, 4.9), end=300))
+    assert path_down(ctx(fwd, clean_back)) == []
+    early = path("FZK", "CERN", 1e9, EU_HOPS_BACK, (), every(60, lambda m: owamp(m + 40, 4.9,
+                                                                                 lost=600 if m == 180 else 0), end=300))
+    assert path_down(ctx(fwd, early)) == []
 
 
 def test_failures_while_owamp_carries_packets_are_not_an_outage():

@@ -88,6 +88,27 @@ def test_window_limited_setting_reported_before_a_fast_test_did_not_limit_it():
     assert f.start == tests[1].time
 
 
+def test_window_cut_found_from_the_first_test_at_the_new_limit():
+    # tests every 3 hours: at -60 min a 400 MiB window ran at 2 Gb/s; at 120 the window is 4 MiB (268 Mb/s at
+    # 125 ms) and the stream runs at 255 Mb/s. 2 Gb/s is 7.5 x what 4 MiB allows: the window was cut between the
+    # two, and the first test since is held at the new limit; the second one would come only at 300 min.
+    kw = {"rtt_ms": 125.0, "mss_bytes": 1448}
+    before = tcp(-60, 2.0e9, window_bytes=400 * MiB, **kw)
+    cut = tcp(120, 2.55e8, window_bytes=4 * MiB, **kw)
+    owd = every(5, lambda m: owamp(m, 62.5))
+    [f] = rule(window_limited, path("CERN", "BNL", 10e9, HOPS, [before, cut], owd))
+    assert f.start == at(120)
+    assert f.evidence["window_limited_rate_bps"] == pytest.approx(268.4e6, rel=1e-3)
+    assert f.evidence["ratio_to_window_limit"] == pytest.approx(0.95, rel=1e-2)
+    assert [t["time"] for t in f.evidence["tests"]] == [cut.time]
+    # the test before ran no faster than the limit allows (slow for another reason): one test is not yet a limit
+    slow = tcp(-60, 2.0e8, window_bytes=400 * MiB, **kw)
+    assert rule(window_limited, path("CERN", "BNL", 10e9, HOPS, [slow, cut], owd)) == []
+    # and a later test back above the limit: the one slow test was not the window's
+    after = tcp(300, 2.0e9, window_bytes=400 * MiB, **kw)
+    assert rule(window_limited, path("CERN", "BNL", 10e9, HOPS, [before, cut, after], owd)) == []
+
+
 def test_window_limit_of_several_streams():
     [f] = rule(window_limited, transatlantic(1.0e9, streams=4))
     assert f.evidence["window_limited_rate_bps"] == pytest.approx(4 * 268.4e6, rel=1e-3)

@@ -64,7 +64,7 @@ def asymmetric_path(ctx: RuleContext) -> list[RuleFinding]:
         r = ctx.assessment_of(a.path.dst, a.path.src)
         best = None
         for ep in a.episodes:
-            result = _compare(a, r, ep.start, ep.end)
+            result = _compare(a, r, ep.start, ep.end, episode=True)
             if result and (best is None or result["ratio"] < best["ratio"]):
                 best = result
         whole = _compare(a, r, a.first_time, a.last_time) if a.first_time and a.last_time else None
@@ -112,7 +112,9 @@ def _own_levels(
     return (my_thr / a.reference_bps) / (rev_thr / r.reference_bps)
 
 
-def _compare(a: PathAssessment, r: PathAssessment | None, start: datetime, end: datetime) -> dict | None:
+def _compare(
+    a: PathAssessment, r: PathAssessment | None, start: datetime, end: datetime, *, episode: bool = False
+) -> dict | None:
     slack = k.CORRELATION_SLACK_S
     mine = a.tcp_between(start, end)
     my_thr = median(f.test.throughput_bps for f in mine)
@@ -127,6 +129,8 @@ def _compare(a: PathAssessment, r: PathAssessment | None, start: datetime, end: 
             rev_loss = r.loss_between(start, end, slack)
         rev_probe = rev_loss.probe_fraction
         rev_limit = rev_loss.probe_detection_limit
+        if episode and rev_probe == 0:
+            rev_probe, rev_limit = _reverse_floor(r, rev_limit)
     else:
         ref = a.path.reverse
         if ref is None:
@@ -197,6 +201,26 @@ def _compare(a: PathAssessment, r: PathAssessment | None, start: datetime, end: 
         "rev_limit": rev_limit,
         "tests": len(mine),
     }
+
+
+def _reverse_floor(r: PathAssessment, period_limit: float | None) -> tuple[float, float | None]:
+    """The reverse direction's loss, and the least loss its probes could have missed, beside an episode of loss
+    of this direction during which the reverse's own probes saw none.
+
+    An episode of two hourly sessions holds one or two of the reverse's: their rule-of-three limit (5e-3 for 600
+    packets) keeps a 1 % loss from being ASYMMETRY_LOSS_FACTOR times it for hours, and one stray lost packet in
+    the window's 3600 puts the window's limit at 1.6e-3.  The reverse's baseline (``PathSummary``: every probe
+    packet of its history) says what its loss usually is; its sessions of the episode, clean, say it did not
+    rise meanwhile: the same 1 % both ways would lose none of 1200 packets with a chance of 6e-6.  Its usual
+    loss is the baseline's fraction, at least its rule-of-three limit, and any loss of the reverse's window
+    counts on top."""
+    window = r.loss.probe_fraction or 0.0
+    b = r.path.baseline
+    if b is None or not b.probe_packets:
+        return window, period_limit
+    usual = max(b.probe_loss_fraction or 0.0, k.ZERO_LOSS_UPPER_BOUND_EVENTS / b.probe_packets)
+    limit = usual if period_limit is None else min(period_limit, usual)
+    return window, limit
 
 
 def _earlier_test_agrees(

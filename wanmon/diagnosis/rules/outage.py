@@ -9,6 +9,7 @@ from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.context import RuleContext, path_finding
 from wanmon.diagnosis.episodes import DOWN, Observation, consecutive_down_runs, consecutive_runs, other_kinds_near
 from wanmon.diagnosis.evidence import EvidenceBundle, InterfaceEvidence, PathEvidence, RuleFinding
+from wanmon.diagnosis.loss import OWAMP, UDP
 from wanmon.diagnosis.path_elements import interface_on_path, trunks_on_path
 
 DOWN_STATUSES = k.DOWN_STATUSES
@@ -68,6 +69,32 @@ def interfaces_down_on_path(bundle: EvidenceBundle, path: PathEvidence) -> list[
     return out
 
 
+def _lost_everything(o: Observation) -> bool:
+    """A probe (owamp session, UDP test) that ran and lost all its packets; not a test that could not start."""
+    return o.state == DOWN and o.kind in (OWAMP, UDP) and o.value == 1.0
+
+
+def _reverse_lost_everything(ctx: RuleContext, a, run: list[Observation]) -> bool:
+    """A run of probes (owamp, UDP) that lost all their packets, and a probe of the reverse direction that lost
+    all its packets too between this direction's last observation that got through before the run and its first
+    one after it (or now): since a packet last crossed one way, none crossed the other.  Probes only: a test
+    refused by a busy server in each direction proves nothing."""
+    if not all(_lost_everything(o) for o in run):
+        return False
+    r = ctx.assessment_of(a.path.dst, a.path.src)
+    if r is None:
+        return False
+    before = [o.time for o in a.observations if o.state != DOWN and o.time < run[0].time]
+    after = [o.time for o in a.observations if o.state != DOWN and o.time > run[-1].time]
+    since, until = max(before, default=None), min(after, default=None)
+    return any(
+        _lost_everything(o)
+        and (since is None or o.time > since)
+        and (until is None or o.time < until)
+        for o in r.observations
+    )
+
+
 def path_down(ctx: RuleContext) -> list[RuleFinding]:
     """PATH_DOWN: the path direction is out of service.
 
@@ -85,7 +112,10 @@ def path_down(ctx: RuleContext) -> list[RuleFinding]:
     the path down in INTERFACE_DOWN_MIN_SAMPLES consecutive polls.
 
     Why: one failed test can be a busy server; repeated failures, or total loss
-    of 600 probe packets over a minute, mean the path does not carry traffic.
+    of 600 probe packets over a minute, mean the path does not carry traffic.  Two probe streams sent from
+    opposite ends by different hosts that both lose everything while neither direction gets a packet through
+    are the pair of sites cut off from each other: no busy server refuses probes, and waiting for the next
+    hourly session of each direction only adds an hour to an outage already measured twice.
     Loss figures of these periods are excluded from loss estimates: an outage is
     not a loss rate.
     """
@@ -103,7 +133,12 @@ def path_down(ctx: RuleContext) -> list[RuleFinding]:
                 and run[0].time <= e + timedelta(seconds=k.PATH_DOWN_CROSS_CHECK_S)
                 for _, s, e, _ in ifaces
             )
-            if len(run) >= k.PATH_DOWN_MIN_OBSERVATIONS or failing or iface_down:
+            if (
+                len(run) >= k.PATH_DOWN_MIN_OBSERVATIONS
+                or failing
+                or iface_down
+                or _reverse_lost_everything(ctx, a, run)
+            ):
                 kept.append(run)
         if not kept and not ifaces:
             continue

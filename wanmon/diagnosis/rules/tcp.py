@@ -45,7 +45,9 @@ def window_limited(ctx: RuleContext) -> list[RuleFinding]:
     (4 MiB at 125 ms gives 268 Mb/s whatever the capacity).  The advice is a
     window of 2 * BDP computed from this path's RTT and capacity, and the
     sysctl values that allow it.  The onset is the first host report that showed the limiting setting
-    (``_window_onset``), when it came before the first matching test.
+    (``_window_onset``), when it came before the first matching test.  One matching test suffices when it is
+    the path's latest and the test before it ran faster than its limit allows (``_window_just_cut``): the window
+    was cut between the two, and the first test since already runs at the new limit.
     """
     out: list[RuleFinding] = []
     for a in ctx.assessments():
@@ -57,11 +59,33 @@ def window_limited(ctx: RuleContext) -> list[RuleFinding]:
         # every test since, not half of the window's
         since = [f for f in tests if matches and f.test.time >= matches[0].test.time]
         if len(matches) < k.WINDOW_MIN_TESTS or len(matches) < k.WINDOW_MIN_SHARE * len(since):
-            continue
+            if not _window_just_cut(tests, matches):
+                continue
         if not _window_steady(matches):
             continue
         out.append(_window_finding(ctx, a, matches, _window_onset(ctx, a, tests, matches)))
     return out
+
+
+def _window_just_cut(tests: Sequence[TestFigures], matches: Sequence[TestFigures]) -> bool:
+    """The only matching test is the path's latest, and the test before it (same streams) ran above
+    WINDOW_MATCH_MAX_RATIO x that test's window limit. No stream exceeds W * 8 / RTT, so the earlier test ran with
+    a larger window: the window was cut between the two (a host reinstalled with smaller buffer maxima, a smaller
+    window requested), and the first test since runs at the new limit. The second matching test that
+    WINDOW_MIN_TESTS waits for guards against a host-limited stream falling near a limit it always had by chance
+    (``_window_steady``); a limit that the path's previous test beat is new, and on a path tested every 3-6 hours
+    waiting for that test only adds as many hours."""
+    if len(matches) != 1 or not tests or tests[-1] is not matches[0]:
+        return False
+    first = matches[0]
+    r_w = first.window_limited_rate_bps
+    streams = first.test.streams or 1
+    before = [
+        f
+        for f in tests
+        if f.test.time < first.test.time and f.test.throughput_bps and (f.test.streams or 1) == streams
+    ]
+    return bool(r_w and before and before[-1].test.throughput_bps > k.WINDOW_MATCH_MAX_RATIO * r_w)
 
 
 def _window_onset(

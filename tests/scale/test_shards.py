@@ -242,11 +242,6 @@ SHARED_READS = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="since the cycle-wide correlation stage and the reads of slow evidence before the window, the cycle "
-    "reads maintenance twice; which step repeats it is not yet found (#26)",
-)
 def test_a_cycle_in_one_process_reads_what_its_shards_share_once_and_a_quiet_minute_costs_little(world):
     from django.test.utils import CaptureQueriesContext
 

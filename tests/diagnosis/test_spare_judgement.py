@@ -109,3 +109,35 @@ def test_a_busy_afternoon_opens_no_finding_on_the_path():
     # while the same results without polls are reported
     unpolled = run(bundle(_pic_fzk(1.5e9)))
     assert "UNEXPLAINED_DEGRADATION" in codes_of(unpolled)
+
+
+def test_a_path_s_polled_ports_are_found_with_its_membership_worked_out_once(monkeypatch):
+    from wanmon.diagnosis import assessment, path_elements
+
+    # given PIC->FZK's two uplinks among 38 other polled ports of the same two routers (other sites' links)
+    others = tuple(
+        iface(eq, f"et-0/1/{i}", SPEED_BPS, every(1, lambda m: rate_row(m, out_bps=5e9)))
+        for eq in ("pic-border", "fzk-border")
+        for i in range(19)
+    )
+    p = _pic_fzk(1.5e9)
+    b = bundle(p, interfaces=_uplinks(8.3e9, 2e9) + others)
+    trunks_read = []
+    real = path_elements.trunks_on_path
+    monkeypatch.setattr(path_elements, "trunks_on_path", lambda *a: trunks_read.append(a) or real(*a))
+    # then the path's ports are its two uplinks, each on its side, the others' ports left out
+    ports = polled_ports_on_path(p, b)
+    assert {(q.name, q.direction) for q in ports} == {("pic-border:et-0/0/0", "out"), ("fzk-border:et-0/0/0", "in")}
+    # and the trunks the path crosses were worked out once for the 40 ports, not once a port (a cycle's paths cross
+    # routers of tens of polled ports: worked out per port, it was a third of a shard's Python)
+    assert len(trunks_read) == 1
+    # and a path without a TCP result in the window does not look for them at all (the room is a TCP test's)
+    looked = []
+    monkeypatch.setattr(assessment, "polled_ports_on_path", lambda *a: looked.append(a) or polled_ports_on_path(*a))
+    quiet = path("PIC", "FZK", SPEED_BPS, PIC_FZK)
+    assess_path(quiet, bundle(quiet, interfaces=_uplinks(8.3e9, 2e9) + others), NOW)
+    assert looked == []
+    # while one with TCP results looks once, whatever their number
+    a = assess_path(p, b, NOW)
+    assert len(looked) == 1 and len(a.tcp) == 13
+    assert {f.spare_bps for f in a.tcp} == {10e9 - 8.3e9}

@@ -8,6 +8,7 @@ degraded or down (``degradation``).  Rules read these figures instead of recompu
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -218,7 +219,8 @@ def assess_path(path: PathEvidence, bundle: EvidenceBundle, now: datetime) -> Pa
     flow_cap = path_figures.flow_capacity(bundle, path, streams)
 
     caps = {streams: flow_cap}
-    ports = polled_ports_on_path(path, bundle)
+    # the polled ports matter only to a TCP test (the room it had): most directions have none in the window
+    ports = functools.cache(lambda: polled_ports_on_path(path, bundle))
 
     def figures_of(t: ThroughputTest) -> TestFigures:
         t_rtt = t.rtt_ms or rtt
@@ -229,7 +231,7 @@ def assess_path(path: PathEvidence, bundle: EvidenceBundle, now: datetime) -> Pa
             caps[n] = path_figures.flow_capacity(bundle, path, n)
         cap = caps[n]
         expected = min(cap, r_w) if r_w else cap
-        spare = tightest_spare(ports, t) if ports else None
+        spare = tightest_spare(ports(), t) if ports() else None
         return TestFigures(t, t_rtt, window, why, r_w, cap, expected, *(spare if spare is not None else (None, None)))
 
     figures = [figures_of(t) for t in tcp_ok]

@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from wanmon.diagnosis.cycle_correlation import cycle_suspects
-from wanmon.diagnosis.maintenance_windows import maintenance_windows_overlapping
 from wanmon.diagnosis.models import DiagnosisCycle, ShardCorrelation
+from wanmon.diagnosis.selectors.common import maintenance_evidence
 from wanmon.diagnosis.services import DEFAULT_WINDOW, SyncResult, findings_sync
 
 
@@ -32,7 +32,10 @@ def cycle_correlation_sync(*, cycle: DiagnosisCycle) -> SyncResult:
     """Every shard of ``cycle`` is done: rank the shared elements over all their verdicts and store the findings
     (as of the cycle's time). The healthy paths' verdicts are read only when degraded paths of two site pairs
     overlap in time, the maintenance calendar only when there is something to explain; the cycle's verdicts (and
-    those of older cycles that will never close) are deleted."""
+    those of older cycles that will never close) are deleted. A cycle that planned no path has no verdicts: nothing
+    is read (a quiet minute's cycle is its elements shard alone)."""
+    if not cycle.planned:
+        return SyncResult()
     rows = ShardCorrelation.objects.filter(cycle_id=cycle.id)
     shards = list(rows.values_list("degraded", flat=True))
 
@@ -40,7 +43,8 @@ def cycle_correlation_sync(*, cycle: DiagnosisCycle) -> SyncResult:
         return [v for part in rows.values_list("healthy", flat=True) for v in part]
 
     degraded = any(s["paths"] for s in shards)
-    windows = maintenance_windows_overlapping(cycle.at - DEFAULT_WINDOW, cycle.at) if degraded else []
+    # the shards' own read of the window's maintenance (``maintenance_evidence``): once a cycle in one process
+    windows = maintenance_evidence(cycle.at - DEFAULT_WINDOW, cycle.at) if degraded else ()
     found = cycle_suspects(shards, healthy, windows)
     result = findings_sync(findings=found, now=cycle.at, resolve_ids=[])
     ShardCorrelation.objects.filter(cycle__at__lte=cycle.at).delete()

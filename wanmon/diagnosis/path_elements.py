@@ -3,8 +3,10 @@ and their members (the membership rules of ``wanmon.inventory.membership`` appli
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from wanmon.diagnosis.evidence import EvidenceBundle, PathEvidence, split_element
-from wanmon.inventory.membership import ALL_PORTS, Bundle, Element, element_on_path, hops_from_labels
+from wanmon.inventory.membership import ALL_PORTS, Bundle, Element, Links, element_on_path, hops_from_labels
 
 
 def bundles_of(bundle: EvidenceBundle) -> tuple[Bundle, ...]:
@@ -51,25 +53,32 @@ def path_elements(path: PathEvidence, bundle: EvidenceBundle) -> set[str]:
     return names
 
 
+def interfaces_on_path(
+    names: Iterable[str], path: PathEvidence, bundle: EvidenceBundle
+) -> dict[str, tuple[str | None, str | None]]:
+    """``(interface_on_path, interface_direction)`` of each interface ``names`` gives, for one path: the path's hops,
+    bundles and trunks are worked out once for all of them (a path crosses routers of tens of polled ports each,
+    and worked out again for every port they were most of a cycle's rules)."""
+    hops = hops_from_labels(path.hops)
+    links = Links(bundles_of(bundle))
+    members = {m.name for t in trunks_on_path(bundle, path) for m in t.members}
+    out: dict[str, tuple[str | None, str | None]] = {}
+    for name in names:
+        m = links.on_path(Element.from_label(name), hops, ALL_PORTS)
+        how = "exact" if name in members else None if m is None else "exact" if m.port_known else "equipment"
+        out[name] = (how, m.direction if m is not None and m.direction in ("in", "out") else None)
+    return out
+
+
 def interface_on_path(iface_name: str, path: PathEvidence, bundle: EvidenceBundle) -> str | None:
     """'exact' when the path leaves or arrives by the interface (or a trunk it belongs to is on the path),
     'equipment' when a hop names the interface's equipment without a port (the port is unknown, so it may
     be this one), else None: another port of a router the path crosses by a known port is not on the path.
     """
-    if any(any(m.name == iface_name for m in t.members) for t in trunks_on_path(bundle, path)):
-        return "exact"
-    m = element_on_path(
-        Element.from_label(iface_name), hops_from_labels(path.hops), bundles_of(bundle), unknown_ports=ALL_PORTS
-    )
-    if m is None:
-        return None
-    return "exact" if m.port_known else "equipment"
+    return interfaces_on_path((iface_name,), path, bundle)[iface_name][0]
 
 
 def interface_direction(iface_name: str, path: PathEvidence, bundle: EvidenceBundle) -> str | None:
     """'out' when the path leaves by the interface (its out counters carry the path), 'in' when it arrives by
     it, None when that is not known (a bundle or a hop without a port)."""
-    m = element_on_path(
-        Element.from_label(iface_name), hops_from_labels(path.hops), bundles_of(bundle), unknown_ports=ALL_PORTS
-    )
-    return m.direction if m is not None and m.direction in ("in", "out") else None
+    return interfaces_on_path((iface_name,), path, bundle)[iface_name][1]

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.degradation import BASELINE_REFERENCE
 from wanmon.diagnosis.evidence import EvidenceBundle, InterfaceEvidence, PathDirection, PathEvidence, ThroughputTest
-from wanmon.diagnosis.path_elements import base_equipment, interface_direction, interface_on_path
+from wanmon.diagnosis.path_elements import base_equipment, interface_direction, interfaces_on_path
 
 if TYPE_CHECKING:
     # the assessment judges each test against the capacity the load left it (``tightest_spare``): it imports this
@@ -453,9 +453,12 @@ def path_port_direction(name: str, path: PathEvidence, bundle: EvidenceBundle) -
     """The side of port ``name`` the path uses: 'in' when it is named on the path's last hop (the path arrives
     there by it: ``port_direction``; it leaves by no port at its end), else the inventory's answer
     (``interface_direction``: 'out' when a hop leaves by it, 'in' when the path arrives by its far end)."""
-    if hop_position(path.hops, name) == len(path.hops) - 1 and ":" in path.hops[-1]:
-        return "in"
-    return interface_direction(name, path, bundle)
+    return "in" if _arrives_by(name, path) else interface_direction(name, path, bundle)
+
+
+def _arrives_by(name: str, path: PathEvidence) -> bool:
+    """Whether port ``name`` is named on the path's last hop, which names a port."""
+    return hop_position(path.hops, name) == len(path.hops) - 1 and ":" in path.hops[-1]
 
 
 def polled_ports_on_path(path: PathEvidence, bundle: EvidenceBundle) -> tuple[PolledPort, ...]:
@@ -465,13 +468,15 @@ def polled_ports_on_path(path: PathEvidence, bundle: EvidenceBundle) -> tuple[Po
     a router it crosses carries someone else's link, and a bundle member carries only the flows hashed onto it.
     """
     equipment = {base_equipment(h) for h in path.hops}
+    polled = [i for i in bundle.interfaces if i.equipment in equipment and i.speed_bps and i.rates]
+    crossed = interfaces_on_path((i.name for i in polled), path, bundle)
     out = []
-    for iface in bundle.interfaces:
-        if iface.equipment not in equipment or not iface.speed_bps or not iface.rates:
+    for iface in polled:
+        how, direction = crossed[iface.name]
+        if how != "exact":
             continue
-        if interface_on_path(iface.name, path, bundle) != "exact":
-            continue
-        direction = path_port_direction(iface.name, path, bundle)
+        if _arrives_by(iface.name, path):
+            direction = "in"
         if direction not in ("in", "out"):
             continue
         polls = _cached_polls(iface)

@@ -1,0 +1,54 @@
+"""The window's SNMP rates of a shard are read in PostgreSQL's binary format (a shard reads ~30 polls an interface,
+each with its time: parsed from text, they were a third of a shard's CPU a path); the values are those of the text
+read. The speed a device reports is its last sample with one in the window (an index probe per interface)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from wanmon.diagnosis.selectors import common, series
+from wanmon.inventory.models import Equipment, Interface, Site
+from wanmon.measurements.models import InterfaceRate, SnmpSample
+
+pytestmark = pytest.mark.django_db
+
+END = datetime(2026, 5, 4, 12, 0, tzinfo=UTC)
+
+
+def test_the_window_interface_rates_read_in_binary_give_the_values_of_the_text_read(monkeypatch):
+    # given two interfaces polled every minute for two hours (one a trunk member: every poll kept), with errors now
+    # and then, a poll without a packet rate and one down
+    site = Site.objects.create(code="IFB", name="b")
+    eq = Equipment.objects.create(name="ifb-border", site=site)
+    ports = [Interface.objects.create(equipment=eq, name=f"et-0/0/{i}", speed_mbps=10_000) for i in range(2)]
+    InterfaceRate.objects.bulk_create(
+        InterfaceRate(
+            time=END - timedelta(minutes=i, seconds=i % 5), interface_id=port.id, interval_s=60.0 + i % 3,
+            in_bps=1e9 + i * 1e6, out_bps=2e9 - i * 1e6, in_pps=None if i == 7 else 1e5 + i, out_pps=2e5,
+            in_errors_per_s=0.5 if i % 13 == 0 else 0.0, out_errors_per_s=0.0, in_discards_per_s=i / 1000,
+            out_discards_per_s=0.0, oper_status="down" if i == 30 else "up",
+        )
+        for i in range(120)
+        for port in ports
+    )  # fmt: skip
+    # and the first port reporting 10G, then 100G after an upgrade, then a poll without a speed
+    SnmpSample.objects.bulk_create(
+        SnmpSample(time=END - timedelta(minutes=m), equipment_id=eq.id, interface_id=ports[0].id, speed_mbps=speed)
+        for m, speed in ((90, 10_000.0), (20, 100_000.0), (5, None))
+    )
+    ids, member = {p.id for p in ports}, {ports[1].id}
+    start = END - timedelta(hours=2)
+    binary = series.interfaces_bulk(ids, start, END, raw_ids=member, bucket_s=300)
+    # when the same statements are read through the text-format cursor
+    monkeypatch.setattr(series, "sql_rows", lambda sql, params, binary=False: common.sql_rows(sql, params))
+    text = series.interfaces_bulk(ids, start, END, raw_ids=member, bucket_s=300)
+    # then every rate is the same, to the times and their zone
+    assert binary == text
+    rates = [r for i in binary.values() for r in i.rates]
+    assert len(binary[ports[1].id].rates) == 120  # the member: every poll
+    assert 30 < len(binary[ports[0].id].rates) < 120  # bucketed before the last half hour
+    assert {r.time.tzinfo for r in rates} == {UTC}
+    # and the speed is the last one the device reported in the window, the inventory's without any
+    assert (binary[ports[0].id].speed_bps, binary[ports[1].id].speed_bps) == (100e9, 10e9)

@@ -125,21 +125,6 @@ def test_the_path_page_uses_the_same_estimator():
     assert "UDP tests" in dict((label, note) for label, _, _, note in figures.rows())["Probe loss"]
 
 
-def test_the_reverse_directions_summary_uses_the_same_estimator():
-    # the summary a direction's reverse is judged by (ASYMMETRIC when that direction is not in the bundle): six
-    # hours of owamp with 3 stray single losses in 43 200 packets measure no loss (they only bound it), where a
-    # pool of the probes' packets would have said 6.9e-5
-    sessions = every(5, lambda m: owamp(m, 40.0, lost=1 if m in (60, 180, 300) else 0))
-    stray = summarise_path([], sessions)
-    assert stray.probe_packets == 43_800
-    assert stray.probe_loss_fraction == 0.0
-    # and UDP's 1.1e-5 over 33 M datagrams leads over owamp's 32 strays of 343 200, as on the path page
-    sessions = [owamp(m, 40.0, lost=1 if m < 32 else 0) for m in range(572)]
-    tests = [udp(0, 5e9, 2_750_000, 33)] + [udp(m, 5e9, 2_750_000, 30) for m in range(1, 12)]
-    measured = summarise_path(tests, sessions)
-    assert measured.probe_loss_fraction == pytest.approx(363 / 33_000_000)
-
-
 # --------------------------------------------------------------------------- spread that survives a ceiling
 def _capped(rng: random.Random, n: int, cap: float = 9.7e9) -> list[float]:
     """Results piled up at a cap (97-100 % of it) with a fifth of them in a tail 4-30 % below."""

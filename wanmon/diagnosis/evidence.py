@@ -125,10 +125,8 @@ class PathSummary:
     tcp_throughput_median_bps: float | None = None
     tcp_throughput_mad_bps: float | None = None  # median absolute deviation
     tcp_loss_fraction: float | None = None  # retransmit estimate, None = unknown
-    probe_packets: int = 0  # owamp + UDP packets sent (runs that lost everything are outages: left out)
-    # the leading probe's loss (loss.lead_loss: the most precise leads, scattered owamp strays count 0), None = no
-    # probes
-    probe_loss_fraction: float | None = None
+    probe_packets: int = 0  # owamp + UDP packets sent
+    probe_loss_fraction: float | None = None  # owamp + UDP, None = no probes
     delay_min_ms: float | None = None  # minimum one-way delay
     delay_median_ms: float | None = None  # median of the sessions' median one-way delay
     rtt_ms: float | None = None
@@ -486,12 +484,8 @@ def summarise_path(
         delivered = t.throughput_bps * t.duration_s / 8.0 / t.mss_bytes
         retrans_lost += t.retransmits
         retrans_sent += delivered + t.retransmits
-    # the probes' loss as every rule estimates it (the most precise probe leads; owamp's stray losses scattered
-    # over sessions only bound it): not a pool in which those strays outweigh millions of clean UDP datagrams
-    from wanmon.diagnosis.loss import estimate_loss  # loss.py builds on this module's measurement types
-
-    probes = estimate_loss(sessions, udp, ())
-    probe_sent = sum(src.sent for src in probes.sources)
+    probe_sent = sum(o.packets_sent for o in sessions) + sum(t.packets_sent or 0 for t in udp)
+    probe_lost = sum(o.packets_lost for o in sessions) + sum(t.packets_lost or 0 for t in udp)
     mins = [o.delay_min_ms for o in sessions if o.delay_min_ms is not None]
     medians = [o.delay_median_ms for o in sessions if o.delay_median_ms is not None]
     rtts = [t.rtt_ms for t in tcp if t.rtt_ms]
@@ -508,7 +502,7 @@ def summarise_path(
         tcp_throughput_mad_bps=mad,
         tcp_loss_fraction=(retrans_lost / retrans_sent) if retrans_sent > 0 else None,
         probe_packets=int(probe_sent),
-        probe_loss_fraction=probes.probe_fraction,
+        probe_loss_fraction=(probe_lost / probe_sent) if probe_sent > 0 else None,
         delay_min_ms=min(mins) if mins else None,
         delay_median_ms=median(medians),
         rtt_ms=median(rtts),

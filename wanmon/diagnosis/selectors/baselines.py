@@ -17,10 +17,8 @@ from datetime import UTC, datetime
 
 from django.core.cache import cache
 
-from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.baseline import learn_level
 from wanmon.diagnosis.evidence import PathSummary, routes_seen
-from wanmon.diagnosis.loss import lead_loss, owamp_source, udp_source
 from wanmon.diagnosis.selectors.common import maintenance_periods, pairs_params, sql_rows
 from wanmon.diagnosis.selectors.series import routes_of_period
 
@@ -28,8 +26,7 @@ logger = logging.getLogger(__name__)
 
 # What summarise_path counts, as SQL conditions on a measurements_throughputtest row t
 _TCP = "t.protocol = 'tcp' AND t.error IS NULL AND t.throughput_bps <> 0"
-# (a UDP test that lost every datagram is an outage, not a loss rate: loss.usable_udp)
-_UDP = "t.protocol = 'udp' AND t.error IS NULL AND t.packets_sent <> 0 AND t.packets_lost < t.packets_sent"
+_UDP = "t.protocol = 'udp' AND t.error IS NULL AND t.packets_sent <> 0"
 _RETRANS = f"{_TCP} AND t.retransmits IS NOT NULL AND t.duration_s <> 0 AND t.mss_bytes <> 0"
 
 
@@ -42,14 +39,7 @@ def baseline_summaries(
     if not keys:
         return {}
     src, dst = pairs_params(keys)
-    params = {
-        "src": src,
-        "dst": dst,
-        "start": start,
-        "end": end,
-        "owamp_visible": k.OWAMP_MIN_LOST_PACKETS,
-        "udp_visible": k.UDP_MIN_LOST_PACKETS,
-    }
+    params = {"src": src, "dst": dst, "start": start, "end": end}
     pairs = "WITH k AS (SELECT unnest(%(src)s::bigint[]) AS src_id, unnest(%(dst)s::bigint[]) AS dst_id)"
     tests = sql_rows(
         f"""{pairs}
@@ -64,11 +54,7 @@ def baseline_summaries(
                    percentile_cont(0.5) WITHIN GROUP (ORDER BY t.mss_bytes) FILTER (WHERE {_TCP} AND t.mss_bytes <> 0)
                        AS mss_bytes,
                    coalesce(sum(t.packets_sent) FILTER (WHERE {_UDP}), 0) AS udp_sent,
-                   coalesce(sum(t.packets_lost) FILTER (WHERE {_UDP}), 0) AS udp_lost,
-                   count(*) FILTER (WHERE {_UDP}) AS udp_runs,
-                   coalesce(sum(t.packets_lost) FILTER (WHERE {_UDP} AND t.packets_lost >= %(udp_visible)s), 0)
-                       AS udp_visible,
-                   count(*) FILTER (WHERE {_UDP} AND t.packets_lost >= %(udp_visible)s) AS udp_visible_runs
+                   coalesce(sum(coalesce(t.packets_lost, 0)) FILTER (WHERE {_UDP}), 0) AS udp_lost
             FROM measurements_throughputtest t JOIN k ON k.src_id = t.src_id AND k.dst_id = t.dst_id
             WHERE t.time >= %(start)s AND t.time <= %(end)s
             GROUP BY t.src_id, t.dst_id""",
@@ -82,9 +68,6 @@ def baseline_summaries(
         for r in sql_rows(
             f"""{pairs}
                 SELECT o.src_id, o.dst_id, sum(o.packets_sent) AS sent, sum(coalesce(o.packets_lost, 0)) AS lost,
-                       count(*) AS runs,
-                       coalesce(sum(o.packets_lost) FILTER (WHERE o.packets_lost >= %(owamp_visible)s), 0) AS visible,
-                       count(*) FILTER (WHERE o.packets_lost >= %(owamp_visible)s) AS visible_runs,
                        min(o.delay_min_ms) AS delay_min_ms,
                        percentile_cont(0.5) WITHIN GROUP (ORDER BY o.delay_median_ms) AS delay_median_ms
                 FROM measurements_owamptest o JOIN k ON k.src_id = o.src_id AND k.dst_id = o.dst_id
@@ -99,19 +82,11 @@ def baseline_summaries(
     out = {}
     for r in tests:
         key = (r["src_id"], r["dst_id"])
-        o = owamp.get(key) or {"sent": 0, "delay_min_ms": None, "delay_median_ms": None}
+        o = owamp.get(key) or {"sent": 0, "lost": 0, "delay_min_ms": None, "delay_median_ms": None}
         results = zip((datetime.fromtimestamp(x, UTC) for x in r["tcp_times"] or ()), r["tcp_rates"] or (), strict=True)
         level = learn_level(results, works, end)
-        # the probes' loss by the one estimator, from the same sums estimate_loss takes from the rows
-        # (sums of integers come back as numeric: counts in Python's int)
-        sources = []
-        if o["sent"]:
-            counts = (int(o[c]) for c in ("lost", "sent", "runs", "visible", "visible_runs"))
-            sources.append(owamp_source(*counts))
-        if r["udp_sent"]:
-            counts = (int(r[f"udp_{c}"]) for c in ("lost", "sent", "runs", "visible", "visible_runs"))
-            sources.append(udp_source(*counts))
-        probes = lead_loss(sources)
+        probe_sent = int(o["sent"]) + int(r["udp_sent"])
+        probe_lost = int(o["lost"]) + int(r["udp_lost"])
         retrans_sent = r["retrans_sent"] or 0.0
         known = routes_seen(routes.get(key, ()))
         out[key] = PathSummary(
@@ -123,8 +98,8 @@ def baseline_summaries(
             tcp_throughput_median_bps=level.median_bps,
             tcp_throughput_mad_bps=level.mad_bps,
             tcp_loss_fraction=float(r["retrans_lost"]) / retrans_sent if retrans_sent > 0 else None,
-            probe_packets=int(sum(src.sent for src in sources)),
-            probe_loss_fraction=probes.probe_fraction,
+            probe_packets=probe_sent,
+            probe_loss_fraction=probe_lost / probe_sent if probe_sent > 0 else None,
             delay_min_ms=o["delay_min_ms"],
             delay_median_ms=o["delay_median_ms"],
             rtt_ms=r["rtt_ms"],
@@ -148,7 +123,7 @@ def baselines_cached(
     wanted = list(keys)
     if not wanted:
         return {}
-    names = {k: f"wanmon:diagnosis:baseline:v5:{k[0]}:{k[1]}:{end.isoformat()}" for k in wanted}
+    names = {k: f"wanmon:diagnosis:baseline:v4:{k[0]}:{k[1]}:{end.isoformat()}" for k in wanted}
     try:
         hits = cache.get_many(list(names.values()))
     except Exception:  # noqa: BLE001 -- Redis down: compute, the diagnosis must not stop for a cache

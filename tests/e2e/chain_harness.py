@@ -33,7 +33,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from tests.collectors.snmpsim.interfaces import CAPTURE_NAMES
 from tests.processes import free_port, gunicorn_control_socket_off, read_log, stop_process, wait_for_login_page
@@ -239,12 +238,12 @@ def database_url_for_subprocesses() -> str:
     return f"postgres://{auth}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
 
 
-def private_redis_url(db_index: int = 13) -> str:
-    """The test Redis with another database number: a broker no other worker of the session listens to."""
-    from django.conf import settings
+def private_redis_url(offset: int = 1) -> str:
+    """The test Redis with another database of this test worker's block: a broker no other Celery worker of the
+    session listens to."""
+    from tests.conftest import redis_url_of_worker
 
-    parts = urlsplit(settings.REDIS_URL)
-    return urlunsplit(parts._replace(path=f"/{db_index}"))
+    return redis_url_of_worker(offset)
 
 
 class Centre:

@@ -272,6 +272,7 @@ def test_a_worker_sigkilled_during_a_rollup_has_its_work_redone(registered, tmp_
 # --- PostgreSQL restarted while an agent streams uploads -------------------------------------------------
 
 
+@pytest.mark.exclusive
 def test_postgresql_restarted_while_an_agent_streams_uploads_loses_and_doubles_nothing(registered, tmp_path, request):
     data_dir = postgres_data_dir()
     if data_dir is None:

@@ -26,7 +26,7 @@ def centre(django_db_setup, django_db_blocker, tmp_path_factory):
     started = []
     with django_db_blocker.unblock():
         env = {k: v for k, v in os.environ.items() if k not in ("CELERY_BROKER_URL", "CELERY_RESULT_BACKEND")}
-        env.update(DATABASE_URL=database_url_for_subprocesses(), REDIS_URL=private_redis_url(12),
+        env.update(DATABASE_URL=database_url_for_subprocesses(), REDIS_URL=private_redis_url(2),
                    WANMON_LOG_LEVEL="WARNING")  # fmt: skip
         try:
             server = Centre(certificate=certificate, key=key, ca_file=ca_file, env=env, log_dir=work)

@@ -52,3 +52,53 @@ def test_the_window_interface_rates_read_in_binary_give_the_values_of_the_text_r
     assert {r.time.tzinfo for r in rates} == {UTC}
     # and the speed is the last one the device reported in the window, the inventory's without any
     assert (binary[ports[0].id].speed_bps, binary[ports[1].id].speed_bps) == (100e9, 10e9)
+
+
+# The definition the status read keeps to, over every sample of the window (what it read before: every poll).
+_EVERY_SAMPLE = """
+    SELECT time, interface_id, oper_status FROM (
+        SELECT time, interface_id, oper_status,
+               lag(oper_status) OVER w AS previous,
+               row_number() OVER (PARTITION BY interface_id ORDER BY time DESC) = 1 AS is_last
+        FROM measurements_snmpsample
+        WHERE interface_id = ANY(%s) AND time >= %s AND time <= %s AND oper_status IS NOT NULL
+        WINDOW w AS (PARTITION BY interface_id ORDER BY time)) s
+    WHERE is_last OR lower(oper_status) <> 'up' OR previous IS DISTINCT FROM oper_status OR interface_id = ANY(%s)
+    ORDER BY time"""
+
+
+def test_the_window_status_read_gives_what_every_sample_gives_reading_a_few_of_them():
+    # given four ports polled every minute for six hours, from the hour before the window: one always up, one
+    # that went down before the window and came back in it, one flapping (down, lowerLayerDown, up, down to the
+    # end), a trunk member (every poll kept), and polls without a status
+    site = Site.objects.create(code="IFS", name="s")
+    eq = Equipment.objects.create(name="ifs-border", site=site)
+    ports = [Interface.objects.create(equipment=eq, name=f"et-0/1/{i}", speed_mbps=10_000) for i in range(4)]
+    start = END - timedelta(hours=5)
+
+    def status(port: int, m: int) -> str | None:
+        if m % 17 == 0:
+            return None
+        if port == 1:
+            return "down" if m < 90 else "up"
+        if port == 2:
+            return "down" if 120 <= m < 125 else "lowerLayerDown" if 125 <= m < 127 else "down" if m >= 350 else "up"
+        return "up"
+
+    SnmpSample.objects.bulk_create(
+        SnmpSample(time=END - timedelta(hours=6) + timedelta(minutes=m), equipment_id=eq.id,
+                   interface_id=ports[p].id, oper_status=status(p, m))
+        for m in range(361) for p in range(4)
+    )  # fmt: skip
+    ids, member = {p.id for p in ports}, {ports[3].id}
+    # when the window's interface evidence is read
+    read = series.interfaces_bulk(ids, start, END, raw_ids=member, bucket_s=300)
+    # then each port has the status samples that every sample of the window would have given
+    want: dict[int, list] = {p.id: [] for p in ports}
+    for r in common.sql_rows(_EVERY_SAMPLE, [sorted(ids), start, END, sorted(member)]):
+        want[r["interface_id"]].append((r["time"], r["oper_status"]))
+    for port in ports:
+        assert [(s.time, s.oper_status) for s in read[port.id].status] == want[port.id], port.name
+    # and the port always up has two of its 283 samples (first and last), the member every one in the window
+    assert len(read[ports[0].id].status) == 2
+    assert len(read[ports[3].id].status) == len([m for m in range(60, 361) if m % 17])

@@ -62,6 +62,11 @@ def baseline_summaries(
     )
     if not tests:
         return {}
+    # Only the directions with a throughput test get a summary: the owamp of the others (at WLCG scale most paths
+    # run latencybg alone, a week of one-minute sessions each) would be summed and sorted for nothing.
+    tested = [(r["src_id"], r["dst_id"]) for r in tests]
+    src, dst = pairs_params(tested)
+    params = {**params, "src": src, "dst": dst}
     # sessions that lost every packet are outages, not a loss rate: left out as summarise_path does
     owamp = {
         (r["src_id"], r["dst_id"]): r
@@ -77,7 +82,7 @@ def baseline_summaries(
             params,
         )
     }
-    routes = routes_of_period(keys, start, end)
+    routes = routes_of_period(tested, start, end)
     works = maintenance_periods(start, end)
     out = {}
     for r in tests:

@@ -78,6 +78,38 @@ def routes_of_period(keys: list[tuple[int, int]], start: datetime, end: datetime
     return out
 
 
+# What outage spans are made of, without reading every poll of the window (a port polled every minute is 360
+# samples, nearly all 'up'; read whole, they were most of PostgreSQL's work in a cycle): each interface's first and
+# last sample of the window (two index probes), its non-'up' samples (the partial index
+# measurements_snmpsample_not_up: few or none), the sample after each of them (the change back), and every sample
+# of the trunk members in ``raw``. The same rows as keeping, of every sample, the last, the non-'up', the first
+# (nothing before it in the window) and those whose status differs from the one before.
+_STATUS_CHANGES = """
+    WITH i AS (SELECT unnest(%(ids)s::bigint[]) AS id),
+    not_up AS (
+        SELECT time, interface_id, oper_status FROM measurements_snmpsample
+        WHERE interface_id = ANY(%(ids)s) AND time >= %(start)s AND time <= %(end)s AND lower(oper_status) <> 'up')
+    SELECT x.time, i.id AS interface_id, x.oper_status FROM i CROSS JOIN LATERAL (
+        (SELECT time, oper_status FROM measurements_snmpsample s
+         WHERE s.interface_id = i.id AND s.time >= %(start)s AND s.time <= %(end)s AND s.oper_status IS NOT NULL
+         ORDER BY s.time LIMIT 1)
+        UNION ALL
+        (SELECT time, oper_status FROM measurements_snmpsample s
+         WHERE s.interface_id = i.id AND s.time >= %(start)s AND s.time <= %(end)s AND s.oper_status IS NOT NULL
+         ORDER BY s.time DESC LIMIT 1)) x
+    UNION
+    SELECT time, interface_id, oper_status FROM not_up
+    UNION
+    SELECT n.time, d.interface_id, n.oper_status FROM not_up d CROSS JOIN LATERAL (
+        SELECT time, oper_status FROM measurements_snmpsample s
+        WHERE s.interface_id = d.interface_id AND s.time > d.time AND s.time <= %(end)s AND s.oper_status IS NOT NULL
+        ORDER BY s.time LIMIT 1) n
+    UNION
+    SELECT time, interface_id, oper_status FROM measurements_snmpsample
+    WHERE interface_id = ANY(%(raw)s) AND time >= %(start)s AND time <= %(end)s AND oper_status IS NOT NULL
+    ORDER BY 1"""
+
+
 def interfaces_bulk(
     interface_ids: set[int], start: datetime, end: datetime, *, raw_ids: set[int], bucket_s: int
 ) -> dict[int, InterfaceEvidence]:
@@ -120,19 +152,7 @@ def interfaces_bulk(
     gaps = counter_discontinuities(ids, start, end)
     status: dict[int, list[InterfaceStatus]] = defaultdict(list)
     reported: dict[int, float] = {}
-    for r in sql_rows(
-        """SELECT time, interface_id, oper_status FROM (
-               SELECT time, interface_id, oper_status,
-                      lag(oper_status) OVER w AS previous, row_number() OVER (PARTITION BY interface_id
-                                                                             ORDER BY time DESC) = 1 AS is_last
-               FROM measurements_snmpsample
-               WHERE interface_id = ANY(%s) AND time >= %s AND time <= %s AND oper_status IS NOT NULL
-               WINDOW w AS (PARTITION BY interface_id ORDER BY time)) s
-           WHERE is_last OR lower(oper_status) <> 'up' OR previous IS DISTINCT FROM oper_status
-              OR interface_id = ANY(%s)
-           ORDER BY time""",
-        [ids, start, end, raw],
-    ):
+    for r in sql_rows(_STATUS_CHANGES, {"ids": ids, "start": start, "end": end, "raw": raw}):
         status[r["interface_id"]].append(InterfaceStatus(r["time"], r["oper_status"]))
     # the speed the device reports (ifHighSpeed) wins over the inventory's: after a port upgrade the inventory
     # may still say 10G while the port runs at 100G, and utilisation against the old speed is a false congestion

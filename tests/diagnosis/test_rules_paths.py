@@ -254,6 +254,16 @@ def test_path_mtu_1500_on_a_jumbo_path():
     assert "traceroute path MTU 1500 B" in f.summary
 
 
+def test_mtu_mismatch_starts_at_the_first_test_with_the_small_mss_not_at_the_window_edge():
+    # given jumbo frames for the window's first two hours, then every test at MSS 1448 (the path MTU fell to 1500)
+    tests = every(30, lambda m: tcp(m, 9e8, window_bytes=2_450_000, rtt_ms=9.8, mss_bytes=8948 if m < 120 else 1448,
+                                    src_host="192.0.2.10", dst_host="192.0.2.11"))  # fmt: skip
+    # when the rule runs: the tests' median MSS is the small one
+    [f] = mtu_mismatch(ctx(path("CERN", "FZK", 1e9, EU_HOPS, tests), hosts=JUMBO_HOSTS))
+    # then the finding starts with the first small-MSS test (the onset pages show), not with the window's first test
+    assert f.start == at(120)
+
+
 def test_mss_1448_between_jumbo_hosts():
     [f] = mtu_mismatch(ctx(jumbo_path(mss=1448), hosts=JUMBO_HOSTS))
     assert f.evidence["expected_mss_bytes"] == 8948

@@ -67,7 +67,7 @@ def mtu_mismatch(ctx: RuleContext) -> list[RuleFinding]:
             "endpoint_mtu_source": endpoint_source,
         }
         expected_mss = physics.mss_from_mtu(endpoint, timestamps=True) if endpoint else None
-        times = [f.test.time for f in a.tcp]
+        times: list = []  # when the path showed the small MTU: its onset is the first of them
         start = a.window_start
         trs = [
             t for t in a.path.traceroutes if t.pmtu_bytes and (start is None or t.time >= start) and t.time <= ctx.now
@@ -90,6 +90,13 @@ def mtu_mismatch(ctx: RuleContext) -> list[RuleFinding]:
         b = a.path.baseline
         if b and b.mss_bytes and observed_mss and observed_mss < k.MTU_MISMATCH_RATIO * b.mss_bytes:
             reasons.append(f"MSS fell from {b.mss_bytes} B in the baseline to {observed_mss:.0f} B")
+        # the tests that negotiated the small MSS, not every test of the window: those before the MTU fell are
+        # the path as it was, and the first of them would put the onset hours early
+        normal = [m for m in (expected_mss, b.mss_bytes if b else None) if m]
+        times += [
+            f.test.time for f in a.tcp
+            if f.test.mss_bytes and any(f.test.mss_bytes < k.MTU_MISMATCH_RATIO * m for m in normal)
+        ]
         if endpoint:
             hops = set(a.path.hops)
             for iface in ctx.all_interfaces():
@@ -102,7 +109,7 @@ def mtu_mismatch(ctx: RuleContext) -> list[RuleFinding]:
         )
         big = expected_mss or (b.mss_bytes if b and b.mss_bytes else None)
         evidence.update({"observed_mss_bytes": observed_mss, "expected_mss_bytes": expected_mss, "reasons": reasons})
-        times = times or [ctx.now]
+        times = times or [f.test.time for f in a.tcp] or [ctx.now]
         out.append(
             path_finding(
                 a,

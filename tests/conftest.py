@@ -31,9 +31,11 @@ def redis_url_of_worker(offset: int = 0) -> str:
     """The run's Redis with database ``offset`` of this worker's block (0: its own, which the settings use)."""
     from urllib.parse import urlsplit, urlunsplit
 
+    from django.conf import settings
+
     if not 0 <= offset < REDIS_DBS_PER_WORKER:
         raise ValueError(f"a test worker has Redis databases 0-{REDIS_DBS_PER_WORKER - 1} of its block, not {offset}")
-    parts = urlsplit(os.environ.get("WANMON_TEST_REDIS_URL") or os.environ["REDIS_URL"])
+    parts = urlsplit(os.environ.get("WANMON_TEST_REDIS_URL") or settings.REDIS_URL)
     return urlunsplit(parts._replace(path=f"/{worker_index() * REDIS_DBS_PER_WORKER + offset}"))
 
 
@@ -42,9 +44,8 @@ def _redis_of_this_worker() -> None:
     the processes the tests start at this worker's own Redis database."""
     from django.conf import settings
 
-    if "REDIS_URL" not in os.environ:
-        return
-    os.environ.setdefault("WANMON_TEST_REDIS_URL", os.environ["REDIS_URL"])
+    # the run's Redis as given (REDIS_URL, else the settings' default), before this worker's database replaces it
+    os.environ.setdefault("WANMON_TEST_REDIS_URL", settings.REDIS_URL)
     url = redis_url_of_worker(0)
     os.environ["REDIS_URL"] = url
     settings.REDIS_URL = url

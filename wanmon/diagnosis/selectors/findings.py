@@ -71,8 +71,8 @@ def paths_to_evaluate(*, now: datetime, late_s: int, window) -> list[tuple[int, 
                SELECT DISTINCT h.path_id FROM inventory_pathhop h JOIN inventory_equipment e ON e.id = h.equipment_id
                WHERE e.name IN (SELECT element FROM elsewhere WHERE element <> ''
                                 UNION SELECT trunk FROM elsewhere WHERE trunk <> '')),
-           wanted AS (
-               SELECT cur.src, cur.dst FROM cur
+           wanted AS (  -- as unordered site pairs: a direction brings the other one with it
+               SELECT least(cur.src, cur.dst) AS a, greatest(cur.src, cur.dst) AS b FROM cur
                LEFT JOIN diagnosis_pathevaluation e ON e.path_id = cur.id
                LEFT JOIN fresh f ON f.src_id = cur.src_id AND f.dst_id = cur.dst_id
                WHERE e.path_id IS NULL
@@ -82,9 +82,10 @@ def paths_to_evaluate(*, now: datetime, late_s: int, window) -> list[tuple[int, 
                   OR EXISTS (SELECT 1 FROM flagged g WHERE g.src = cur.src AND g.dst = cur.dst)
                   OR cur.id IN (SELECT path_id FROM crossing)
                   OR cur.src IN (SELECT site FROM sites) OR cur.dst IN (SELECT site FROM sites))
+           -- a hashed semi-join on the unordered pair: an EXISTS over "same or reversed" was a nested loop of
+           -- every current direction by every wanted one (5 s at 10 000 paths when all are wanted)
            SELECT cur.id, cur.src, cur.dst FROM cur
-           WHERE EXISTS (SELECT 1 FROM wanted w WHERE (w.src = cur.src AND w.dst = cur.dst)
-                                                   OR (w.src = cur.dst AND w.dst = cur.src))
+           WHERE (least(cur.src, cur.dst), greatest(cur.src, cur.dst)) IN (SELECT a, b FROM wanted)
            ORDER BY cur.src, cur.dst""",
         {
             "now": now,

@@ -1,0 +1,52 @@
+"""What a cycle costs PostgreSQL before and around its evidence: the planning statement and the sessions' settings.
+
+Measured on the 10 000-path world of ``scripts bench scale`` (docs/scale.md): the planning statement matched each
+current direction against every wanted one through an OR of "same pair or reversed pair", a nested loop of 10 000 by
+10 000 (5 s before any shard could start), and PostgreSQL's JIT compiled the shards' set-based reads at every cycle
+(half a second of compilation for 30 ms of execution)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from scripts.scale_inventory import inventory_create, world_generate
+from wanmon.diagnosis.selectors import findings
+
+pytestmark = pytest.mark.django_db
+
+
+def test_database_sessions_run_without_jit():
+    # the shards' statements over arrays of ids are estimated at hundreds of thousands of rows: with JIT on, each
+    # is compiled at every cycle
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW jit")
+        assert cursor.fetchone()[0] == "off"
+
+
+def test_the_planning_statement_joins_the_wanted_pairs_on_an_equality_not_on_an_or(monkeypatch):
+    # given 200 current directions, none evaluated yet (all wanted, with the other direction of their pair)
+    now = timezone.now().replace(second=0, microsecond=0)
+    inventory_create(world_generate(n_paths=200, n_sites=25, n_equipment=30), valid_from=now - timedelta(days=1))
+    statements = []
+    real = findings.sql_rows
+
+    def explained(sql, params, **kw):
+        statements.append((sql, params))
+        return real(sql, params, **kw)
+
+    monkeypatch.setattr(findings, "sql_rows", explained)
+    # when the cycle plans
+    planned = findings.paths_to_evaluate(now=now, late_s=120, window=timedelta(hours=6))
+    # then every direction is planned, each once
+    assert len(planned) == 200 and len({p[0] for p in planned}) == 200
+    # and the wanted pairs are matched on an equality PostgreSQL can hash (a filter of two ORed pair equalities
+    # can only be evaluated for every current direction against every wanted one)
+    sql, params = statements[0]
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN " + sql, params)
+        plan = "\n".join(r[0] for r in cursor.fetchall())
+    assert not [line for line in plan.splitlines() if "Join Filter" in line and " OR " in line], plan

@@ -8,7 +8,9 @@ rates and rollups by ``measurements_process``), ending now. Then, each printed o
 1. sustained ingest of 10 simulated minutes at the real rate (every path's result and every interface's poll each
    minute, one batch per site a minute as the agents send them, rates and rollups after each): CPU seconds of this
    process and of its PostgreSQL backend, as a share of one core over the 10 minutes;
-2. one full diagnosis cycle with ``--workers`` real Celery worker processes (``celery worker --pool solo``):
+2. two full diagnosis cycles with ``--workers`` real Celery worker processes (``celery worker --pool solo``): the
+   cold one (the first after a start: empty cache, no path evaluated yet), then, after a minute of new results on
+   every path, the next minute's (the steady state: every path planned again, the baselines from the cache). Each:
    wall time from the beat task to the cycle's close, the cost per path (wall x workers / paths), and the CPU
    seconds the workers and the bench's PostgreSQL spent on it (a busy machine stretches the wall time, not these);
 3. the overview's server time (in-process test client, median of 5 after a warm-up): the page and a region's
@@ -18,7 +20,8 @@ rates and rollups by ``measurements_process``), ending now. Then, each printed o
 5. the database size per day: bytes per row of each hypertable (as stored here) x the rows a day brings.
 
 The last line is machine-readable:
-    scale_paths=<n> diagnosis_cycle_s=<f> ingest_cpu_share=<f> overview_ms=<f> db_gb_per_day=<f>
+    scale_paths=<n> diagnosis_cycle_s=<f> diagnosis_next_cycle_s=<f> ingest_cpu_share=<f> overview_ms=<f>
+    db_gb_per_day=<f>
 """
 
 from __future__ import annotations
@@ -207,7 +210,7 @@ def _workers(n: int, queue: str) -> list[subprocess.Popen]:
     return procs
 
 
-def diagnosis_cycle(n_workers: int, at: datetime) -> float:
+def diagnosis_cycle(n_workers: int, at: datetime, label: str = "diagnosis cycle") -> float:
     from wanmon.diagnosis.models import DiagnosisCycle
     from wanmon.diagnosis.tasks import diagnosis_run_task
 
@@ -251,7 +254,7 @@ def diagnosis_cycle(n_workers: int, at: datetime) -> float:
     # CPU beside wall time: on a shared machine the wall time says as much about the other processes as about us
     pg = f", PostgreSQL {pg_cpu1 - pg_cpu0:.1f} s ({(pg_cpu1 - pg_cpu0) / paths * 1000:.2f} ms a path)" if (
         pg_cpu0 is not None and pg_cpu1 is not None) else ""
-    _say(f"diagnosis cycle: {cycle.planned} paths in {cycle.shards} shards, {wall:.1f} s with {n_workers} workers "
+    _say(f"{label}: {cycle.planned} paths in {cycle.shards} shards, {wall:.1f} s with {n_workers} workers "
          f"({wall * n_workers / paths * 1000:.2f} ms per path per worker); CPU: workers {workers_cpu:.1f} s "
          f"({workers_cpu / paths * 1000:.2f} ms a path){pg}; active findings {dict(codes)}")
     return wall
@@ -370,11 +373,17 @@ def main(argv: list[str] | None = None) -> None:
     load_history(w, start=sustained_start - timedelta(hours=args.history_hours), end=sustained_start,
                  snmp_start=sustained_start - timedelta(hours=args.snmp_history_hours))
     share = sustained_ingest(w, start=sustained_start, minutes=args.sustained_minutes)
-    cycle_s = diagnosis_cycle(args.workers, now)
+    # The first cycle of a centre that has just started: nothing in the cache, no path evaluated yet (every baseline
+    # is summarised, every direction planned). Then the cycle of the next minute, as the beat runs it in steady
+    # state: a minute of new results on every path (all planned again), the baselines from the cache.
+    cycle_s = diagnosis_cycle(args.workers, now, "diagnosis cycle, cold (first after a start, empty cache)")
+    sustained_ingest(w, start=now, minutes=1)
+    next_s = diagnosis_cycle(args.workers, now + timedelta(minutes=1), "diagnosis cycle, the next minute")
     overview_ms = overview(w, now)
     query(w, now)
     gb = db_per_day(w, history_hours=args.history_hours, snmp_hours=args.snmp_history_hours)
-    print(f"scale_paths={len(w.paths)} diagnosis_cycle_s={cycle_s:.2f} ingest_cpu_share={share:.4f} "
+    print(f"scale_paths={len(w.paths)} diagnosis_cycle_s={cycle_s:.2f} diagnosis_next_cycle_s={next_s:.2f} "
+          f"ingest_cpu_share={share:.4f} "
           f"overview_ms={overview_ms:.1f} db_gb_per_day={gb:.3f}", flush=True)
 
 

@@ -25,7 +25,9 @@ Celery workers take, and each shard is evaluated and stored in one transaction.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import gc
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -138,10 +140,28 @@ def diagnosis_shard_evaluate(
     ``tests``: once the findings are committed, ask for the discriminating tests of those it opened, reopened or
     updated (``hooks.findings_tested``; the beat's shards pass ``settings.WANMON_DIAGNOSIS_TESTS``, replays leave it
     off so that they stay deterministic and load no path)."""
-    result = _shard_evaluate(cycle_id=cycle_id, path_ids=path_ids, elements=elements, worker=worker)
+    with _collector_paused():
+        result = _shard_evaluate(cycle_id=cycle_id, path_ids=path_ids, elements=elements, worker=worker)
     if tests and result is not None:
         findings_tested(finding_ids=[*result.opened, *result.reopened, *result.updated], now=_cycle_at(cycle_id))
     return result
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while a shard is evaluated. A shard builds its evidence from ~60 000 rows
+    (a dataclass each, kept until its findings are stored): every few hundred allocations the collector ran and
+    traversed the whole growing heap, which was a third of the CPU of reading a shard's evidence, for no garbage (the
+    evidence holds no reference cycles; what a shard drops is freed by reference counting, and any cycle waits for
+    the next collection after the shard)."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _cycle_at(cycle_id: int) -> datetime:

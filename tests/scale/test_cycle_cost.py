@@ -1,12 +1,15 @@
-"""What a cycle costs PostgreSQL before and around its evidence: the planning statement and the sessions' settings.
+"""What a cycle costs besides its rules: the planning statement, the database sessions' settings, the workers' memory
+management.
 
-Measured on the 10 000-path world of ``scripts bench scale`` (docs/scale.md): the planning statement matched each
+Measured on the 10 000-path world of ``scripts/bench scale`` (docs/scale.md): the planning statement matched each
 current direction against every wanted one through an OR of "same pair or reversed pair", a nested loop of 10 000 by
-10 000 (5 s before any shard could start), and PostgreSQL's JIT compiled the shards' set-based reads at every cycle
-(half a second of compilation for 30 ms of execution)."""
+10 000 (5 s before any shard could start); PostgreSQL's JIT compiled the shards' set-based reads at every cycle
+(half a second of compilation for 30 ms of execution); and Python's cyclic garbage collector traversed a shard's
+growing evidence every few hundred allocations (a third of the CPU of reading it)."""
 
 from __future__ import annotations
 
+import gc
 from datetime import timedelta
 
 import pytest
@@ -14,6 +17,7 @@ from django.db import connection
 from django.utils import timezone
 
 from scripts.scale_inventory import inventory_create, world_generate
+from wanmon.diagnosis import shards
 from wanmon.diagnosis.selectors import findings
 
 pytestmark = pytest.mark.django_db
@@ -50,3 +54,25 @@ def test_the_planning_statement_joins_the_wanted_pairs_on_an_equality_not_on_an_
         cursor.execute("EXPLAIN " + sql, params)
         plan = "\n".join(r[0] for r in cursor.fetchall())
     assert not [line for line in plan.splitlines() if "Join Filter" in line and " OR " in line], plan
+
+
+def test_a_shard_is_evaluated_with_the_cyclic_collector_paused_and_it_runs_again_after(monkeypatch):
+    # given a small world and a cycle planned over it
+    now = timezone.now().replace(second=0, microsecond=0)
+    inventory_create(world_generate(n_paths=20, n_sites=6, n_equipment=10), valid_from=now - timedelta(days=1))
+    plan = shards.diagnosis_cycle_open(now=now)
+    seen = []
+    real = shards.evidence_bundle_for_paths
+
+    def reading(**kw):
+        seen.append(gc.isenabled())
+        return real(**kw)
+
+    monkeypatch.setattr(shards, "evidence_bundle_for_paths", reading)
+    assert gc.isenabled()
+    # when a worker evaluates a shard, then the elements shard
+    shards.diagnosis_shard_evaluate(cycle_id=plan.cycle_id, path_ids=plan.shards[0], worker="w")
+    shards.diagnosis_shard_evaluate(cycle_id=plan.cycle_id, path_ids=[], elements=True, worker="w")
+    # then both read their evidence with the collector off, and it is on again after each
+    assert seen == [False, False]
+    assert gc.isenabled()

@@ -109,7 +109,7 @@ class _NoiseTotals:
 
     def __init__(self) -> None:
         self.alarms = self.incidents = self.detected = self.expected = self.ranked = self.ranked_ok = 0
-        self.late = self.onsets_within = 0
+        self.late = self.onsets_within = self.onsets_within_step = 0
         self.path_days = self.seconds = self.step_min = 0.0
         self.detect_min: list[float] = []
         self.detect_intervals: list[float] = []
@@ -152,13 +152,16 @@ class _NoiseTotals:
         self.detect_intervals += verdict.detect_intervals
         self.late += sum(1 for k in verdict.detect_intervals if round(k, 1) > DETECT_GOAL_INTERVALS)
         self.onset_min += verdict.onset_error_min
-        self.onsets_within += sum(1 for m in verdict.onset_error_min if abs(m) <= verdict.step_min)
+        self.onsets_within += sum(verdict.onsets_within)
+        self.onsets_within_step += sum(1 for m in verdict.onset_error_min if abs(m) <= verdict.step_min)
         missed = " ".join(f"{m['code']}{_subject(m['subject'])}" for m in verdict.missed)
         print(
             f"faulty  {case.name:<44} replay_s={verdict.seconds:>6.1f} cycles={verdict.steps} "
             f"step_min={verdict.step_min:g} found={len(verdict.detected)}/{injected} "
             f"detect_min={_figures(verdict.detect_min)} detect_intervals={_figures(verdict.detect_intervals, 1)} "
-            f"onset_error_min={_figures(verdict.onset_error_min)} incidents_emailed={len(_paged(verdict.incidents))}"
+            f"onset_error_min={_figures(verdict.onset_error_min)} "
+            f"onset_interval_min={_figures(verdict.onset_interval_min)} "
+            f"incidents_emailed={len(_paged(verdict.incidents))}"
             f"{' missed: ' + missed if missed else ''}"
         )
 
@@ -173,7 +176,8 @@ class _NoiseTotals:
             f"{_median(self.detect_min):.0f} min = {_median(self.detect_intervals):.1f} intervals (goal "
             f"{DETECT_GOAL_INTERVALS}; {self.late} later); onset error median "
             f"{_median([abs(m) for m in self.onset_min]):.0f} min, {self.onsets_within} of {len(self.onset_min)} "
-            f"within one test interval; rank-1 localisation {self.ranked_ok}/{self.ranked}"
+            f"within one interval of the tests that show the fault ({self.onsets_within_step} within the case's "
+            f"shortest test interval); rank-1 localisation {self.ranked_ok}/{self.ranked}"
         )
         print(
             f"noise_false_warnings_per_100_path_days={rate:.2f} noise_incidents_per_100_path_days={incidents:.2f} "
@@ -181,6 +185,7 @@ class _NoiseTotals:
             f"detect_median_intervals={_median(self.detect_intervals):.1f} detect_late={self.late} "
             f"onset_error_median_min={_median(self.onset_min):.0f} "
             f"onset_within_interval={self.onsets_within}/{len(self.onset_min)} "
+            f"onset_within_step={self.onsets_within_step}/{len(self.onset_min)} "
             f"rank1_localised={self.ranked_ok}/{self.ranked} false_warnings={self.alarms} "
             f"false_incidents={self.incidents} healthy_path_days={self.path_days:.0f} detected={self.detected} "
             f"injected={self.expected} cases={cases} step_min={self.step_min:g} corpus_replay_s={self.seconds:.1f}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from tests.diagnosis.builders import (
@@ -17,6 +19,7 @@ from tests.diagnosis.builders import (
     owamp,
     path,
     rate_row,
+    settled_baseline,
     tcp,
     udp,
 )
@@ -291,6 +294,46 @@ def test_engine_keeps_the_two_apart():
     assert codes.TCP_ONLY_DEGRADATION in found and codes.LOSS_LIMITED not in found
     assert one(run(bundle(duplex_mismatch())), codes.TCP_ONLY_DEGRADATION).derived.bdp_bytes == pytest.approx(1e6)
     assert not find(run(bundle(duplex_mismatch())), codes.WINDOW_LIMITED)
+
+
+def _duplex_without_udp_in_the_window(udp_before_min: float, earlier=()):
+    """The duplex mismatch's TCP tests (every 30 min of the window, 60 Mb/s) without its UDP tests: the path's
+    UDP runs every 12 h, its last one ``udp_before_min`` (before the window: negative) and clean at 800 Mb/s."""
+    p = duplex_mismatch()
+    return replace(
+        p,
+        throughput_tests=tuple(t for t in p.throughput_tests if t.protocol == "tcp"),
+        udp_before=udp(udp_before_min, 8e8, 69_000, 0),
+        earlier_tcp_results=tuple(earlier),
+    )
+
+
+def test_tcp_only_stays_when_its_udp_test_has_left_the_window_if_it_ran_during_the_slow_run():
+    # the slow TCP began 3 h before the window (results of the day before it: 1 Gb/s, then 60 Mb/s from -180 min)
+    earlier = [(at(m), 9.4e8) for m in range(-600, -180, 60)] + [(at(m), 6e7) for m in range(-180, 0, 60)]
+    # and the last UDP test ran 2 h before the window, clean, while TCP was slow
+    [f] = rule(tcp_only_degradation, _duplex_without_udp_in_the_window(-120, earlier))
+    # then the finding holds on it (its time in the evidence) and starts with the slow run, not the window's edge
+    [clean] = f.evidence["udp_clean_tests"]
+    assert clean["before_window"] and clean["time"] == at(-120)
+    assert f.start == at(-180)
+
+
+def test_no_tcp_only_from_a_udp_test_that_ran_before_the_slow_run_began():
+    # the slow TCP began in the window's first test; the last UDP test ran 3 h before it, when TCP was fast: it
+    # says nothing of what UDP gets now (a loss that began with the run would be called TCP-only)
+    earlier = [(at(m), 9.4e8) for m in range(-600, 0, 60)]
+    assert rule(tcp_only_degradation, _duplex_without_udp_in_the_window(-180, earlier)) == []
+
+
+def test_tcp_only_on_a_host_limited_path_starts_with_the_slow_run_not_with_its_ordinary_results():
+    # the path's usual rate (its baseline) is 240 Mb/s on a 1G path, far below the prediction every day: its
+    # earlier results at 240 Mb/s are not part of the 60 Mb/s run, which began 60 min before the window
+    earlier = [(at(m), 2.4e8) for m in range(-600, -60, 60)] + [(at(-60), 6e7)]
+    p = _duplex_without_udp_in_the_window(-30, earlier)
+    baseline = replace(settled_baseline(p.throughput_tests, (), (), 360), tcp_throughput_median_bps=2.4e8)
+    [f] = rule(tcp_only_degradation, replace(p, baseline=baseline))
+    assert f.start == at(-60)
 
 
 def test_udp_test_type_is_checked():

@@ -172,6 +172,11 @@ class PathEvidence(PathDirection):
     # (time, throughput_bps) of the completed TCP tests of the LEVEL_SHIFT_WINDOW_S before the window: a lasting
     # level change is judged on the median of a day of results, longer than the window
     earlier_tcp_results: tuple[tuple[datetime, float], ...] = ()
+    # the last completed UDP test before the window (within the baseline period): UDP tests come every 6-12 h, and a
+    # rule that needs one beside the window's TCP (TCP_ONLY_DEGRADATION) would otherwise find, lose and find again
+    # the same fault as the window slides past each UDP test. Kept apart from ``throughput_tests``: the window's
+    # loss estimate is the window's.
+    udp_before: ThroughputTest | None = None
 
 
 # --------------------------------------------------------------------------- hosts

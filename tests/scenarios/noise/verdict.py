@@ -43,12 +43,19 @@ class Verdict:
     step_min: float = 0.0
     detect_min: list[float] = field(default_factory=list)  # per detected fault: onset -> first warning, minutes
     onset_error_min: list[float] = field(default_factory=list)  # per detected fault: reported onset - true onset
+    # per detected fault: the interval of the tests that can show it on its subject (``onset_tolerances``)
+    onset_interval_min: list[float] = field(default_factory=list)
     incidents: list[dict] = field(default_factory=list)  # opened by the alerting (``notify``), as replay lists them
 
     @property
     def detect_intervals(self) -> list[float]:
         """Time to detect in measurement intervals: the cycle's step is the case's shortest test interval."""
         return [m / self.step_min for m in self.detect_min] if self.step_min else []
+
+    @property
+    def onsets_within(self) -> list[bool]:
+        """Per detected fault: its reported onset within one interval of the tests that can show it."""
+        return [abs(m) <= i for m, i in zip(self.onset_error_min, self.onset_interval_min, strict=True)]
 
     @property
     def passed(self) -> bool:
@@ -93,11 +100,12 @@ def judge(
     findings: list[dict],
     expect: dict,
     onsets: dict[int, datetime] | None = None,
+    onset_intervals: dict[int, float] | None = None,
 ) -> Verdict:
     """Healthy: nothing above ``max_severity`` at any step. Faulty: each expected (code, subject[, rank]) opened at
     some step; with ``onsets`` (the true start of expectation i), the minutes from it to the first warning or
     critical finding that matches (any severity for a code that is info by default), and how far the reported
-    onset lies from it."""
+    onset lies from it (``onset_intervals``: the interval, in minutes, it is judged against; default the step)."""
     verdict = Verdict(case, healthy, seconds, findings)
     limit = expect.get("max_severity")
     if limit is not None:
@@ -115,7 +123,43 @@ def judge(
             verdict.detect_min.append((_time(first["first_seen_at"]) - onset).total_seconds() / 60)
             if first.get("onset"):
                 verdict.onset_error_min.append((_time(first["onset"]) - onset).total_seconds() / 60)
+                verdict.onset_interval_min.append((onset_intervals or {}).get(i, 0.0))
     return verdict
+
+
+#: The tests each code is read from, where they are slower than the case's most frequent test: a fault is seen at
+#: the first of them after it began (a duplex mismatch only by the next TCP test, four hours later at worst), so its
+#: reported onset is judged against their interval on the fault's direction. Other codes: the case's step.
+_SEEN_BY = {
+    "TCP_ONLY_DEGRADATION": "tcp",
+    "UNEXPLAINED_DEGRADATION": "tcp",
+    "LOSS_LIMITED": "tcp",
+    "WINDOW_LIMITED": "tcp",
+    "MTU_MISMATCH": "tcp",
+    "ROUTE_CHANGE": "traceroute",
+}
+
+
+def onset_tolerances(records: list, expect: dict, step_min: float) -> dict[int, float]:
+    """Per expected finding (by index): the minutes its reported onset may lie from the true one, the larger of the
+    replay's step and the median spacing of the tests its code is read from (``_SEEN_BY``) on its subject's
+    direction."""
+    out: dict[int, float] = {}
+    for i, e in enumerate(expect.get("findings") or []):
+        kind, subject = _SEEN_BY.get(e["code"]), e.get("subject") or {}
+        times = sorted(
+            r.time
+            for r in records
+            if kind is not None
+            and getattr(r, "src", None) == subject.get("src")
+            and getattr(r, "dst", None) == subject.get("dst")
+            and (
+                type(r).__name__ == "TracerouteRecord" if kind == "traceroute" else getattr(r, "protocol", None) == kind
+            )
+        )
+        gaps = sorted((b - a).total_seconds() / 60 for a, b in zip(times, times[1:], strict=False) if b > a)
+        out[i] = max(step_min, gaps[len(gaps) // 2] if gaps else 0.0)
+    return out
 
 
 @contextmanager
@@ -191,7 +235,11 @@ def replay_case(
     )
     seconds = time.perf_counter() - started
     doc = result.as_json()
-    verdict = judge(case.name, case.healthy, seconds, doc["findings"], expect, fault_onsets(case))
-    verdict.steps, verdict.step_min = result.steps, result.step_s / 60
+    step_min = result.step_s / 60
+    verdict = judge(
+        case.name, case.healthy, seconds, doc["findings"], expect, fault_onsets(case),
+        onset_tolerances(scenario.records, expect, step_min),
+    )  # fmt: skip
+    verdict.steps, verdict.step_min = result.steps, step_min
     verdict.incidents = doc["incidents"]
     return verdict

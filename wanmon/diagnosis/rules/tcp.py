@@ -510,7 +510,10 @@ def tcp_only_degradation(ctx: RuleContext) -> list[RuleFinding]:
     tests exceeds the stack's Mathis ceiling for that loss (a few stray owamp losses
     that TCP demonstrably does not suffer are not its limit),
     and UDP tests that carried at least UDP_COMPARABLE_FACTOR x what those
-    TCP tests reached were clean (no loss that could explain the shortfall).
+    TCP tests reached were clean (no loss that could explain the shortfall):
+    the window's, or without any the last one before it if it ran after the
+    slow run began. The finding starts with that run, before the window if
+    the day before it (``earlier_tcp_results``) was slow already.
 
     Why: if the network carries UDP at that rate without loss, neither capacity
     nor random loss explains the TCP result: what remains is TCP-specific --
@@ -519,7 +522,7 @@ def tcp_only_degradation(ctx: RuleContext) -> list[RuleFinding]:
     """
     out: list[RuleFinding] = []
     for a in ctx.assessments():
-        if not a.tcp or not a.udp:
+        if not a.tcp or not (a.udp or a.path.udp_before):
             continue
         probe = a.loss.probe_fraction
         ceiling = a.conservative_ceiling_bps(probe) if probe else None
@@ -536,15 +539,33 @@ def tcp_only_degradation(ctx: RuleContext) -> list[RuleFinding]:
         if len(slow) < k.TCP_ONLY_MIN_TESTS:
             continue
         slow_bps = median(f.test.throughput_bps for f, _ in slow) or 0.0
+        since = _slow_since(a, slow[0][0].test.time, _slow_bound_bps(a, _fast(a, slow), slow_bps, slow))
+        udp_tests = _udp_beside(a, since)
         hosts = {f.test.dst_host for f, _ in slow if f.test.dst_host}
-        udp = [t for t in a.udp if t.dst_host in hosts] if hosts else []
+        udp = [t for t in udp_tests if t.dst_host in hosts] if hosts else []
         clean, lossy = _clean_comparable_udp(a, udp, slow_bps)
         if not clean:
-            clean, lossy = _clean_comparable_udp(a, a.udp, slow_bps)
+            clean, lossy = _clean_comparable_udp(a, udp_tests, slow_bps)
         if not clean or len(clean) < 0.8 * (len(clean) + len(lossy)):
             continue
-        out.append(_tcp_only_finding(ctx, a, slow, clean, lossy, slow_bps))
+        out.append(_tcp_only_finding(ctx, a, slow, clean, lossy, slow_bps, since))
     return out
+
+
+def _udp_beside(a: PathAssessment, since: datetime) -> list[ThroughputTest]:
+    """The UDP tests that say what UDP got while TCP was slow: the window's; without any, the last one before the
+    window if it ran after the slow run began (``since``). UDP tests come every 6-12 h: without the one before the
+    window, the finding would resolve when it left the window and open again at the next one. One from before the
+    slow run began says nothing of it (a loss that began with the run would be called TCP-only)."""
+    if a.udp:
+        return list(a.udp)
+    before = a.path.udp_before
+    return [before] if before is not None and before.time >= since else []
+
+
+def _fast(a: PathAssessment, slow) -> list[TestFigures]:
+    """The TCP tests of the window that are not among the ``slow`` ones."""
+    return [f for f in a.tcp if all(f is not s for s, _ in slow)]
 
 
 def _demonstrated_rate(a: PathAssessment) -> float | None:
@@ -564,10 +585,42 @@ def _demonstrated_rate(a: PathAssessment) -> float | None:
     return None
 
 
-def _tcp_only_finding(ctx, a: PathAssessment, slow, clean, lossy, slow_bps: float) -> RuleFinding:
+def _slow_since(a: PathAssessment, first: datetime, below_bps: float) -> datetime:
+    """When the run of slow TCP results that ``first`` (the window's first slow test) belongs to began: back from it
+    through the earlier results (those of the window, then the day before it, ``PathEvidence.earlier_tcp_results``)
+    while they stay below ``below_bps``. The rule needs clean UDP beside the slow TCP, and UDP tests come every
+    6-12 h: by the time one is in the window, the first slow tests may have left it, and the episode starts where
+    it started, not at the window's edge."""
+    results = {t: r for t, r in a.path.earlier_tcp_results}
+    results.update((f.test.time, f.test.throughput_bps or 0.0) for f in a.tcp)
+    start = first
+    for t, rate in sorted(results.items(), reverse=True):
+        if t >= first:
+            continue
+        if rate >= below_bps:
+            break
+        start = t
+    return start
+
+
+def _slow_bound_bps(a: PathAssessment, fast, slow_bps: float, slow) -> float:
+    """The rate below which an earlier TCP result belongs to the slow run: below the rule's fraction of the
+    prediction and nearer (by ratio) the slow tests' median than the path's usual rate (its baseline's median, else
+    the window's other tests). The prediction alone would not do: a host-limited path (BBR at 1500 bytes on 100G)
+    runs far below it every day, and its ordinary results would be counted as the start of the episode."""
+    bound = k.TCP_ONLY_MAX_FRACTION * (median(p for _, p in slow) or 0.0)
+    usual = a.path.baseline.tcp_throughput_median_bps if a.path.baseline is not None else None
+    if not usual:
+        usual = median(f.test.throughput_bps or 0.0 for f in fast) if fast else None
+    if usual and usual > slow_bps > 0:
+        bound = min(bound, math.sqrt(slow_bps * usual))
+    return bound
+
+
+def _tcp_only_finding(ctx, a: PathAssessment, slow, clean, lossy, slow_bps: float, since: datetime) -> RuleFinding:
     predicted = median(p for _, p in slow) or 0.0
     udp_rate = median(_udp_rate(t) for t in clean) or 0.0
-    fast = [f for f in a.tcp if all(f is not s for s, _ in slow)]
+    fast = _fast(a, slow)
     slow_hosts = sorted({f.test.dst_host for f, _ in slow if f.test.dst_host})
     fast_hosts = sorted({f.test.dst_host for f in fast if f.test.dst_host} - set(slow_hosts))
     trunks = [t.name for t in trunks_on_path(ctx.bundle, a.path)]
@@ -596,6 +649,7 @@ def _tcp_only_finding(ctx, a: PathAssessment, slow, clean, lossy, slow_bps: floa
                 "lost": t.packets_lost,
                 "sent": t.packets_sent,
                 "dst_host": t.dst_host,
+                "before_window": t is a.path.udp_before,
             }
             for t in clean
         ],
@@ -607,7 +661,7 @@ def _tcp_only_finding(ctx, a: PathAssessment, slow, clean, lossy, slow_bps: floa
     return path_finding(
         a,
         codes.TCP_ONLY_DEGRADATION,
-        start=slow[0][0].test.time,
+        start=since,
         end=slow[-1][0].test.time,
         facts=facts,
         evidence=evidence,

@@ -36,10 +36,17 @@ def traceroutes_before(
     return {(r["src_id"], r["dst_id"]): traceroute_of(r) for r in rows}
 
 
+# What a completed test of each protocol is (the conditions the window's rules apply to the tests they judge)
+_COMPLETED = {
+    "tcp": "t.protocol = 'tcp' AND t.error IS NULL AND t.throughput_bps > 0",
+    "udp": "t.protocol = 'udp' AND t.error IS NULL AND t.packets_sent > 0 AND t.packets_lost IS NOT NULL",
+}
+
+
 def throughput_before(
-    keys: list[tuple[int, int]], before: datetime, since: datetime
+    keys: list[tuple[int, int]], before: datetime, since: datetime, protocol: str = "tcp"
 ) -> dict[tuple[int, int], ThroughputTest]:
-    """The last completed TCP test of each of these path directions in [since, before)."""
+    """The last completed test of ``protocol`` ('tcp' or 'udp') of each of these path directions in [since, before)."""
     if not keys:
         return {}
     rows = sql_rows(
@@ -47,7 +54,7 @@ def throughput_before(
             SELECT k.src_id, k.dst_id, x.* FROM k CROSS JOIN LATERAL (
                 SELECT t.id, t.time, {THROUGHPUT_TESTS.columns} FROM {THROUGHPUT_TESTS.name} t
                 WHERE t.src_id = k.src_id AND t.dst_id = k.dst_id AND t.time >= %s AND t.time < %s
-                  AND t.protocol = 'tcp' AND t.error IS NULL AND t.throughput_bps > 0
+                  AND {_COMPLETED[protocol]}
                 ORDER BY t.time DESC LIMIT 1) x""",
         [*pairs_params(keys), since, before],
     )

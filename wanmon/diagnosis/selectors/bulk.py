@@ -93,6 +93,7 @@ def evidence_bundle_for_paths(
     r_window = direction_records(TRACEROUTES, window_start, now, keys)
     r_before = traceroutes_before(keys, window_start, baseline_start)
     t_before = throughput_before(keys, window_start, baseline_start)
+    u_before = throughput_before(keys, window_start, baseline_start, protocol="udp")
     baselines = baselines_cached(keys, baseline_start, baseline_end)
     earlier = _tcp_results_before(keys, now - timedelta(seconds=k.LEVEL_SHIFT_WINDOW_S), window_start)
 
@@ -117,6 +118,7 @@ def evidence_bundle_for_paths(
                 traceroutes=tuple(([r_before[key]] if key in r_before else []) + r_window.get(key, [])),
                 baseline=baseline,
                 earlier_tcp_results=earlier.get(key, ()),
+                udp_before=u_before.get(key),
             )
         )
 

@@ -154,13 +154,6 @@ if os.environ.get("DATABASE_REPLICA_URL"):
     DATABASES["replica"] = dj_database_url.parse(
         os.environ["DATABASE_REPLICA_URL"], conn_max_age=env_int("WANMON_DB_CONN_MAX_AGE", 60), conn_health_checks=True
     )
-# PostgreSQL's JIT off for every session: the diagnosis reads its shards with set-based statements over arrays of
-# ids (``= ANY(%s)``, ``unnest``) whose row estimates run to hundreds of thousands, above jit_above_cost, so each
-# was compiled at every cycle: half a second of compilation for 30 ms of execution, most of PostgreSQL's time in a
-# 10 000-path cycle (docs/scale.md). None of the project's statements runs long enough to repay a compilation.
-for _database in DATABASES.values():
-    _options = _database.setdefault("OPTIONS", {})
-    _options["options"] = " ".join(x for x in (_options.get("options", ""), "-c jit=off") if x)
 DATABASE_ROUTERS = ["wanmon.core.dbrouter.ReplicaRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

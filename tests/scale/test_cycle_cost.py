@@ -23,12 +23,29 @@ from wanmon.diagnosis.selectors import findings
 pytestmark = pytest.mark.django_db
 
 
-def test_database_sessions_run_without_jit():
-    # the shards' statements over arrays of ids are estimated at hundreds of thousands of rows: with JIT on, each
-    # is compiled at every cycle
+def _jit() -> str:
     with connection.cursor() as cursor:
         cursor.execute("SHOW jit")
-        assert cursor.fetchone()[0] == "off"
+        return cursor.fetchone()[0]
+
+
+def test_the_cycle_reads_without_jit_and_other_sessions_keep_it(monkeypatch):
+    # given a small world
+    now = timezone.now().replace(second=0, microsecond=0)
+    inventory_create(world_generate(n_paths=20, n_sites=6, n_equipment=10), valid_from=now - timedelta(days=1))
+    assert _jit() == "on"  # PostgreSQL's default: pages that aggregate months keep it
+    seen = []
+    planning, reading = findings.sql_rows, shards.evidence_bundle_for_paths
+    monkeypatch.setattr(findings, "sql_rows", lambda *a, **kw: seen.append(("plan", _jit())) or planning(*a, **kw))
+    monkeypatch.setattr(
+        shards, "evidence_bundle_for_paths", lambda **kw: seen.append(("shard", _jit())) or reading(**kw)
+    )
+    # when a cycle is planned and a shard evaluated
+    plan = shards.diagnosis_cycle_open(now=now)
+    shards.diagnosis_shard_evaluate(cycle_id=plan.cycle_id, path_ids=plan.shards[0], worker="w")
+    # then both ran their statements without JIT (the shards' reads over arrays of ids are estimated at hundreds
+    # of thousands of rows: with JIT on, each was compiled at every cycle)
+    assert seen == [("plan", "off"), ("shard", "off")]
 
 
 def test_the_planning_statement_joins_the_wanted_pairs_on_an_equality_not_on_an_or(monkeypatch):

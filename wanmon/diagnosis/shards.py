@@ -77,9 +77,20 @@ def shards_partition(paths: Iterable[tuple[int, str, str]], size: int) -> list[l
     return shards
 
 
+def _without_jit() -> None:
+    """PostgreSQL's JIT off for the rest of the transaction. The cycle's set-based statements over arrays of ids
+    (``= ANY(%s)``, ``unnest``) are estimated at hundreds of thousands of rows, above ``jit_above_cost``, so each was
+    compiled at every cycle: half a second of compilation for 30 ms of execution, most of PostgreSQL's time in a
+    10 000-path cycle (docs/scale.md). Only the cycle's transactions: pages that aggregate months may gain from it."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL jit = off")
+
+
 def diagnosis_cycle_open(*, now: datetime, size: int | None = None) -> CyclePlan:
     """Plan a cycle as of ``now``: the paths to evaluate, in shards. Recorded as a DiagnosisCycle."""
-    paths = paths_to_evaluate(now=now, late_s=LATE_S, window=DEFAULT_WINDOW)
+    with transaction.atomic():
+        _without_jit()
+        paths = paths_to_evaluate(now=now, late_s=LATE_S, window=DEFAULT_WINDOW)
     shards = shards_partition(paths, size or settings.DIAGNOSIS_SHARD_PATHS)
     with connection.cursor() as cursor:  # one statement (update_or_create is a transaction of four)
         cursor.execute(
@@ -171,6 +182,7 @@ def _cycle_at(cycle_id: int) -> datetime:
 
 def _shard_evaluate(*, cycle_id: int, path_ids: list[int], elements: bool, worker: str) -> SyncResult | None:
     with transaction.atomic():
+        _without_jit()
         cycle = DiagnosisCycle.objects.filter(id=cycle_id).first()
         if cycle is None:
             return None

@@ -258,9 +258,10 @@ def test_a_cycle_in_one_process_reads_what_its_shards_share_once_and_a_quiet_min
 
     # and a minute later, with no new result and no finding left open, the cycle plans nothing and its elements
     # shard (run every cycle) stays a handful of statements (24 when every shard made its own reads, the cycle's
-    # row took a transaction of four and a shard that found nothing still opened a savepoint)
+    # row took a transaction of four and a shard that found nothing still opened a savepoint; 4 of the 20 turn
+    # PostgreSQL's JIT off in the planning's and the shard's transactions, shards._without_jit)
     Finding.objects.all().delete()
     with CaptureQueriesContext(connection) as quiet:
         diagnosis_cycle_run(now=now + timedelta(minutes=1), size=SHARD_PATHS)
     assert DiagnosisCycle.objects.get(at=now + timedelta(minutes=1)).planned == 0
-    assert len(quiet.captured_queries) <= 16, [q["sql"][:60] for q in quiet.captured_queries]
+    assert len(quiet.captured_queries) <= 20, [q["sql"][:60] for q in quiet.captured_queries]

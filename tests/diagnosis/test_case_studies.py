@@ -32,11 +32,11 @@ from tests.diagnosis.builders import (
     trace,
     udp,
 )
-from tests.diagnosis.scenario_loader import counter_rates
 from wanmon.diagnosis import codes
 from wanmon.diagnosis.assessment import assess_path
 from wanmon.diagnosis.evidence import (
     AgentSchedule,
+    CounterDiscontinuity,
     EquipmentInfo,
     HostTcpEvidence,
     InterfaceEvidence,
@@ -444,41 +444,15 @@ def test_case8_degradation_outlasting_the_window_is_not_explained():
 
 
 # --------------------------------------------------------------------------- case 9
-def _snmp_samples(reboot_at: int | None):
-    """10 Gb/s interface at ~6 Gb/s, Counter64 polled every 60 s, crossing 2^64; optional reboot."""
-    per_poll = 6_000_000_000 * 60 // 8  # 6 Gb/s for 60 s, in octets
-    samples = []
-    octets = 2**64 - 45 * per_poll  # wraps after 45 polls
-    uptime = 883_412_200
-    for m in range(0, 361):
-        if reboot_at is not None and m == reboot_at:
-            octets, uptime = 1_200_000_000, 3000
-        samples.append(
-            {
-                "time": at(m).isoformat(),
-                "sys_uptime_ticks": uptime,
-                "oper_status": "up",
-                "counters": {
-                    "hc_in_octets": octets % 2**64,
-                    "hc_out_octets": 0,
-                    "in_errors": 0,
-                    "in_discards": 0,
-                    "out_discards": 0,
-                },
-            }
-        )
-        octets += per_poll
-        uptime += 6000
-    return samples
-
-
+# The rates across the 2^64 wrap and the reboot come from the database's rate computation, replayed on
+# production's road in tests/diagnosis/test_corpus_numbers.py (case9-counter-wrap-and-reboot) and
+# tests/diagnosis/test_scenario_yaml.py; here the rules get what it yields: 6 Gb/s every minute, and the
+# interval across a reboot dropped as a discontinuity.
 @pytest.mark.parametrize("reboot_at", [None, 200])
 def test_case9_counter_wrap_and_reset(reboot_at):
-    rates, gaps = counter_rates(_snmp_samples(reboot_at), 10e9)
-    # correct rates across the 2^64 wrap: every valid interval is 6 Gb/s
-    assert all(r.in_bps == pytest.approx(6e9, rel=1e-6) for r in rates)
-    assert len(gaps) == (1 if reboot_at else 0)
-    link = InterfaceEvidence("geant-par", "xe-1/0/0", 10e9, tuple(rates), tuple(gaps))
+    rates = [rate_row(m, 6e9, 0.0) for m in range(1, 361) if m != reboot_at]
+    gaps = (CounterDiscontinuity(at(reboot_at), "sysuptime_reset", at(reboot_at - 1)),) if reboot_at else ()
+    link = InterfaceEvidence("geant-par", "xe-1/0/0", 10e9, tuple(rates), gaps)
     p = healthy_eu(hops=("cern-border", "geant-par:xe-1/0/0", "fzk-border"))
     findings = run(bundle(p, interfaces=(link,)))
     if reboot_at:

@@ -20,7 +20,7 @@ from wanmon.diagnosis.episodes import Episode, Observation
 from wanmon.diagnosis.evidence import DerivedFigures, EvidenceBundle, OwampTest, PathEvidence, ThroughputTest
 from wanmon.diagnosis.host_matching import loss_tolerance_factor
 from wanmon.diagnosis.loss import TCP, UDP, LossEstimate, estimate_loss
-from wanmon.diagnosis.shared_elements import polled_ports_on_path, tightest_spare
+from wanmon.diagnosis.shared_elements import load_pending, polled_ports_on_path, tightest_spare
 from wanmon.diagnosis.stats import median, quantile
 
 
@@ -234,7 +234,8 @@ def assess_path(path: PathEvidence, bundle: EvidenceBundle, now: datetime) -> Pa
         spare = tightest_spare(ports(), t) if ports() else None
         return TestFigures(t, t_rtt, window, why, r_w, cap, expected, *(spare if spare is not None else (None, None)))
 
-    figures = [figures_of(t) for t in tcp_ok]
+    # a test whose room is not measured yet, its poll due, waits for it (``load_pending``)
+    figures = [f for f in map(figures_of, tcp_ok) if f.spare_bps is not None or not load_pending(ports(), f.test, now)]
     earlier = [
         t
         for t in path.throughput_tests

@@ -116,6 +116,10 @@ SLIGHT_DROP_MIN_SPAN_S = 12 * 3600.0
 #: (4 SE = 18 %) would miss a 20 % drop one time in two, and halves of six held to 15 % each one time in three.
 LASTING_DROP_SIGMAS = 3.0
 LASTING_DROP_HALF_MIN_DROP = DEGRADED_STAT_MIN_DROP / 2
+#: The room model (wanmon/diagnosis/room.py) needs two days of 4-hourly tests with their room measured; what the
+#: hosts reach is the 90th percentile of the results (the best tests of quiet hours, not one lucky result).
+ROOM_MODEL_MIN_TESTS = 12
+ROOM_REACH_QUANTILE = 0.9
 #: Little history (a new path, site or deployment has hours of it, not weeks): a baseline whose TCP results span
 #: less than most of a day (20 h: a day of tests every 4 hours spans 20 h from the first to the last) has not seen
 #: a whole diurnal cycle (a night-only history makes every afternoon "degraded"),

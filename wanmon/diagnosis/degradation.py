@@ -25,6 +25,7 @@ from wanmon.diagnosis.episodes import (
 )
 from wanmon.diagnosis.evidence import PathEvidence
 from wanmon.diagnosis.loss import OWAMP, TCP, UDP
+from wanmon.diagnosis.room import room_model
 from wanmon.diagnosis.stats import MAD_TO_SIGMA, cadence_s, seconds, spread_below
 
 if TYPE_CHECKING:
@@ -51,10 +52,13 @@ def reference_of(
 
 def judged(partial: PathAssessment) -> PathAssessment:
     """The assessment with every result judged (``observations``) and its degradation ``episodes``."""
-    lasting = _lasting_drop(partial)
+    room = _room_shortfall(partial)
+    lasting = {**_lasting_drop(partial), **room}
     shifted = {**_level_shift(partial), **{i: why for i, (why, _) in lasting.items()}}
     short_of_room: set[datetime] = set()
-    observations = tuple(sorted(_observations(partial, shifted, short_of_room), key=lambda o: o.time))
+    observations = tuple(
+        sorted(_observations(partial, shifted, short_of_room, set(room)), key=lambda o: o.time)
+    )
     noise = unconfirmed_downs(observations)
     significant = [o for i, o in enumerate(observations) if i not in noise]
     since = {partial.tcp[i].test.time: t for i, (_, t) in lasting.items()}
@@ -339,6 +343,56 @@ def _lasting_drop(a: PathAssessment) -> dict[int, tuple[str, datetime]]:
     return out
 
 
+def _room_shortfall(a: PathAssessment) -> dict[int, tuple[str, datetime]]:
+    """TCP tests (by index) that end a day in which the path's tests got clearly less than the load and its hosts
+    usually allow them (``room.RoomModel``), with why and the first of the low results at the day's end (the
+    drop's onset).
+
+    Each test of the day (the history's, ``PathEvidence.room_history``, then the window's with a measured room)
+    is a ratio to its expected rate, the load of its minute accounted for: the day's median below the usual
+    ratio by DEGRADED_STAT_MIN_DROP and DEGRADED_STAT_SIGMAS standard errors, over half a day at least, and both
+    halves LASTING_DROP_HALF_MIN_DROP below, as ``_lasting_drop`` judges rates.  A test that "got most of the room
+    the load left it" (``got_the_spare``) is still marked: the load is in the expectation, and the test fell short
+    of its usual share of it.  A test at or above its usual ratio is never marked.
+    """
+    start = a.window_start
+    # the day judged is not in its own reference: the model is learned from the history before it
+    judged_from = start - timedelta(seconds=k.LEVEL_SHIFT_WINDOW_S) if start is not None else None
+    model = room_model([h for h in a.path.room_history if judged_from is None or h[0] < judged_from])
+    if model is None:
+        return {}
+    past = [(t, model.ratio(r, room)) for t, r, room in a.path.room_history if start is None or t < start]
+    now = [(f.test.time, model.ratio(f.test.throughput_bps or 0.0, f.spare_bps)) for f in a.tcp if f.spare_bps]
+    ratios = sorted((t, x) for t, x in past + now if x is not None)
+    cadence = cadence_s([t for t, _ in ratios]) or 0.0
+    usual = model.usual_ratio
+    low, half_low = (1 - k.DEGRADED_STAT_MIN_DROP) * usual, (1 - k.LASTING_DROP_HALF_MIN_DROP) * usual
+    day = timedelta(seconds=k.LEVEL_SHIFT_WINDOW_S)
+    at = {t: x for t, x in ratios}
+    out: dict[int, tuple[str, datetime]] = {}
+    for i, f in enumerate(a.tcp):
+        t = f.test.time
+        if t not in at or at[t] >= usual:
+            continue
+        timed = [(u, x) for u, x in ratios if u <= t and t - u < day]
+        if len(timed) < k.LEVEL_SHIFT_MIN_TESTS or seconds(t - timed[0][0]) < k.SLIGHT_DROP_MIN_SPAN_S - cadence:
+            continue
+        values = [x for _, x in timed]
+        half = len(values) // 2
+        med = statistics.median(values)
+        se = k.MEDIAN_STANDARD_ERROR_FACTOR * model.sigma / len(values) ** 0.5
+        halves = (statistics.median(values[:half]), statistics.median(values[half:]))
+        if med < low and med < usual - k.DEGRADED_STAT_SIGMAS * se and max(halves) < half_low:
+            out[i] = (
+                f"the last {len(values)} tests ({text.duration(seconds(t - timed[0][0]))}) got a median "
+                f"{text.pct(med / usual)} of what the load and its hosts usually let this path's tests get "
+                f"({text.pct(model.share)} of the room the other traffic leaves, at most {text.rate(model.reach_bps)}; "
+                f"{model.tests} tests before, spread {text.pct(model.sigma / usual)}), in both halves",
+                _run_start(timed, half_low),
+            )
+    return out
+
+
 def _run_start(timed: Sequence[tuple[datetime, float]], below: float) -> datetime:
     """The first of the results at the end of ``timed`` that all lie below ``below`` (the last result's time if
     it does not): where a drop that holds them down began."""
@@ -451,10 +505,14 @@ def _beats(a: PathAssessment, throughput_bps: float, loss_fraction: float | None
 
 
 def _observations(
-    a: PathAssessment, shifted: dict[int, str], short_of_room: set[datetime] | None = None
+    a: PathAssessment,
+    shifted: dict[int, str],
+    short_of_room: set[datetime] | None = None,
+    room_low: set[int] | frozenset[int] = frozenset(),
 ) -> list[Observation]:
     """Every result of the window judged; the times of the TCP results degraded against the room the measured
-    load left them are added to ``short_of_room``."""
+    load left them are added to ``short_of_room``. ``room_low``: the tests (by index, in ``shifted``) that end a
+    day short of what the load usually lets them get (``_room_shortfall``): the load is accounted for there."""
     out: list[Observation] = []
     refs = _self_references(a.tcp)[0] if a.reference_source != BASELINE_REFERENCE else [(None, None)] * len(a.tcp)
     reached_at = reached_before(a) if any(f.spare_bps is not None for f in a.tcp) else {}
@@ -465,15 +523,18 @@ def _observations(
         # the level the medians are judged against (``_level_shift``, ``_lasting_drop``): the baseline median
         level = max(used or 0.0, a.reference_bps or 0.0)
         by_load = got_the_spare(f) or room_binds(f, level, reached)
-        if state == OK and i in shifted and not by_load:
+        if state == OK and i in shifted and (i in room_low or not by_load):
             # a median of results says nothing of one the load is measured for: it got its room, or the room
             # was below the level and it was judged against that (``_spare_state``); a day of a busy link's
-            # results lies low for twelve hours every day
+            # results lies low for twelve hours every day. A day short of its usual share of the room
+            # (``room_low``) has the load in its expectation already.
             state, why = DEGRADED, shifted[i]
         if used and room_binds(f, used, reached):
             # the load left less than the level, or than the path reached: that room is what the test could get
             used = f.spare_bps
-            if state == DEGRADED and short_of_room is not None:
+            if state == DEGRADED and short_of_room is not None and i not in room_low:
+                # (a day short of its usual share of the room is judged as the lasting drop it is, not as one
+                # test short of the room)
                 short_of_room.add(f.test.time)
         out.append(
             Observation(

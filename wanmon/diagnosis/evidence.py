@@ -177,6 +177,10 @@ class PathEvidence(PathDirection):
     # the same fault as the window slides past each UDP test. Kept apart from ``throughput_tests``: the window's
     # loss estimate is the window's.
     udp_before: ThroughputTest | None = None
+    # (time, throughput_bps, room_bps) of the baseline period's completed TCP tests where a polled port of the path
+    # measured the room the other traffic left them (speed less load, the tightest port): what the path's tests get
+    # of their room is learned from it (``room.room_model``), and the day before the window is judged by it
+    room_history: tuple[tuple[datetime, float, float], ...] = ()
 
 
 # --------------------------------------------------------------------------- hosts

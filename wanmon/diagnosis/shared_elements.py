@@ -502,6 +502,24 @@ def tightest_spare(ports: Sequence[PolledPort], test: ThroughputTest) -> tuple[f
     return best
 
 
+def load_pending(ports: Sequence[PolledPort], test: ThroughputTest, now: datetime) -> bool:
+    """True when no poll of ``ports`` covers ``test`` yet but one is due: every port's last poll ended before the
+    test did, less than two polling intervals before ``now`` (the poll that will cover it is simply not in yet).
+
+    A test judged without its load is judged against the path's level: the newest test of a busy afternoon, seconds
+    before the poll that measures its room arrives, reads as a collapse. It waits for its poll instead (one polling
+    interval); a port whose polls have stopped is not waited for.
+    """
+    if not ports:
+        return False
+    duration = timedelta(seconds=test.duration_s or k.LOAD_TEST_DEFAULT_DURATION_S)
+    for port in ports:
+        last = port.polls.ends[-1]
+        if last >= test.time + duration or (now - last).total_seconds() > 2 * port.polls.longest_s:
+            return False
+    return True
+
+
 def bundle_load_rise(members: Sequence[InterfaceEvidence], step: DropStep) -> float | None:
     """Rise of a bundle's aggregate load (its members' loads added up at the time of each test) from the tests
     before ``step`` to the lower ones (pure).

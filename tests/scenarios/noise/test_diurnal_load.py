@@ -10,11 +10,12 @@ that gets a fifth less than that room under the same load is found from its firs
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 
 from .cases.faulty import THIN_FAULTS
-from .corpus import Case
+from .corpus import CASES, Case
 from .verdict import replay_case
 
 pytestmark = pytest.mark.django_db
@@ -61,5 +62,39 @@ def test_a_fifth_less_than_the_room_under_the_same_load_is_found_on_the_road(tmp
         (f["code"], f["subject"], f["summary"])
         for f in verdict.findings
         if f["code"] in LOAD_JUDGED and f["worst_severity"] != "info" and f["subject"] != {"src": "PIC", "dst": "FZK"}
+    ]
+    assert others == []
+
+
+def test_busy_uplinks_are_quiet_from_a_new_deployments_first_hour(tmp_path):
+    # given the 85 % diurnal mesh whose ports are polled every ten minutes, replayed from its first hour: no
+    # history, and at each cycle the newest test has no poll covering it yet
+    spec = replace(CASES["noise-10g-diurnal-85pct-spare-only"].spec, days=2.0)
+    verdict = replay_case(Case("diurnal-85pct-new-deployment", True, spec), tmp_path, since_h=0,
+                          step=timedelta(hours=1))
+    # then no afternoon test reads as a collapse against the night's level while its poll is on its way
+    assert verdict.steps >= 40
+    assert verdict.alarms == [], "\n".join(verdict.lines())
+
+
+def test_a_fifth_less_all_day_on_a_four_hourly_busy_path_is_found_within_a_day(tmp_path):
+    # given PIC->FZK (tests every 4 h, its port's load following the day, the tests getting ~105 % of the room it
+    # leaves) carrying a fifth less from day 4 on: each test still gets over 80 % of its room, and the day's rates
+    # spread with the load
+    case = CASES["fault-drop-20pct-pic-fzk"]
+    (drop,) = case.faulty.faults
+    verdict = replay_case(case, tmp_path, since_h=drop.start_h - 12)
+    # then a day of tests short of their usual share of the room finds it, dated to its first test
+    assert verdict.detected and not verdict.missed, "\n".join(verdict.lines())
+    interval_min = case.spec.tcp_interval_h * 60
+    [minutes] = verdict.detect_min
+    assert minutes <= 24 * 60 + interval_min, "\n".join(verdict.lines())
+    [onset_error] = verdict.onset_error_min
+    assert abs(onset_error) <= interval_min, "\n".join(verdict.lines())
+    # and nothing else is
+    others = [
+        (f["code"], f["subject"], f["summary"])
+        for f in verdict.findings
+        if f["worst_severity"] != "info" and f["subject"] != {"src": "PIC", "dst": "FZK"}
     ]
     assert others == []

@@ -13,7 +13,10 @@ checks it), sums aside, which the database may add in another order (a differenc
 from __future__ import annotations
 
 import logging
+from collections import defaultdict
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from django.core.cache import cache
 
@@ -23,6 +26,9 @@ from wanmon.diagnosis.selectors.common import maintenance_periods, pairs_params,
 from wanmon.diagnosis.selectors.series import routes_of_period
 
 logger = logging.getLogger(__name__)
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 # What summarise_path counts, as SQL conditions on a measurements_throughputtest row t
 _TCP = "t.protocol = 'tcp' AND t.error IS NULL AND t.throughput_bps <> 0"
@@ -129,19 +135,94 @@ def baselines_cached(
     if not wanted:
         return {}
     names = {k: f"wanmon:diagnosis:baseline:v4:{k[0]}:{k[1]}:{end.isoformat()}" for k in wanted}
+    out = _cached(names, lambda missing: baseline_summaries(missing, start, end), False)
+    return {k: v for k, v in out.items() if v is not False}
+
+
+#: A port of a path as the room history reads it: (interface id, the side the path uses: 'in' or 'out', speed)
+RoomPort = tuple[int, str, float]
+
+
+def room_history(
+    ports: dict[tuple[int, int], tuple[RoomPort, ...]], start: datetime, end: datetime
+) -> dict[tuple[int, int], tuple[tuple[datetime, float, float], ...]]:
+    """(time, throughput_bps, room_bps) of each direction's completed TCP tests in [start, end) whose room a
+    polled port of the path measured: the port's speed less the load on the side the path uses, from the first
+    5-minute rollup from the test's bucket on (the one whose polls cover its seconds: polls every 10 minutes fill
+    every other bucket), the tightest port's; in one statement whatever the number of directions."""
+    rows = [(key, p) for key, ps in ports.items() for p in ps]
+    if not rows:
+        return {}
+    params = {
+        "src": [key[0] for key, _ in rows],
+        "dst": [key[1] for key, _ in rows],
+        "iface": [p[0] for _, p in rows],
+        "out": [p[1] == "out" for _, p in rows],
+        "speed": [float(p[2]) for _, p in rows],
+        "start": start,
+        "end": end,
+    }
+    out: dict[tuple[int, int], list[tuple[datetime, float, float]]] = defaultdict(list)
+    for r in sql_rows(
+        f"""WITH p AS (SELECT unnest(%(src)s::bigint[]) AS src_id, unnest(%(dst)s::bigint[]) AS dst_id,
+                              unnest(%(iface)s::bigint[]) AS interface_id, unnest(%(out)s::bool[]) AS use_out,
+                              unnest(%(speed)s::float8[]) AS speed_bps)
+            SELECT t.src_id, t.dst_id, t.time, t.throughput_bps,
+                   min(greatest(p.speed_bps - CASE WHEN p.use_out THEN r.out_bps_avg ELSE r.in_bps_avg END, 0))
+                       AS room_bps
+            FROM p JOIN measurements_throughputtest t ON t.src_id = p.src_id AND t.dst_id = p.dst_id
+            CROSS JOIN LATERAL (
+                SELECT x.in_bps_avg, x.out_bps_avg FROM measurements_interfacerate_5m x
+                WHERE x.interface_id = p.interface_id AND x.time >= time_bucket('5 minutes', t.time)
+                  AND x.time < t.time + interval '15 minutes'
+                ORDER BY x.time LIMIT 1) r
+            WHERE t.time >= %(start)s AND t.time < %(end)s AND {_TCP}
+              AND (CASE WHEN p.use_out THEN r.out_bps_avg ELSE r.in_bps_avg END) IS NOT NULL
+            GROUP BY t.src_id, t.dst_id, t.time, t.throughput_bps
+            ORDER BY t.time""",
+        params,
+    ):
+        out[(r["src_id"], r["dst_id"])].append((r["time"], float(r["throughput_bps"]), float(r["room_bps"])))
+    return {key: tuple(v) for key, v in out.items()}
+
+
+def room_history_cached(
+    ports: dict[tuple[int, int], tuple[RoomPort, ...]], baseline_start: datetime, baseline_end: datetime
+) -> dict[tuple[int, int], tuple[tuple[datetime, float, float], ...]]:
+    """``room_history`` over the baseline period for the periodic cycle: like ``baselines_cached``, once an hour
+    (the period aligned on the hour, two hours in the cache), keyed also by the ports (a path's hops edited in
+    the inventory read their own)."""
+    if not ports:
+        return {}
+    span = baseline_end - baseline_start
+    end = baseline_end.replace(minute=0, second=0, microsecond=0)
+    start = end - span
+    names = {
+        key: f"wanmon:diagnosis:room:v1:{key[0]}:{key[1]}:{end.isoformat()}:"
+        + ",".join(f"{i}{d[0]}{s:.0f}" for i, d, s in sorted(ps))
+        for key, ps in ports.items()
+    }
+    out = _cached(names, lambda missing: room_history({key: ports[key] for key in missing}, start, end), ())
+    return {key: v for key, v in out.items() if v}
+
+
+def _cached(names: dict[K, str], compute: Callable[[list[K]], dict[K, V]], absent: V) -> dict[K, V]:
+    """The values of these keys from the cache (``names``: their cache keys), those not in it computed at once by
+    ``compute`` and kept two hours (``absent`` stands for a key it gave nothing, so that it is not computed again
+    every minute). Redis down: everything is computed, the diagnosis must not stop for a cache."""
     try:
         hits = cache.get_many(list(names.values()))
-    except Exception:  # noqa: BLE001 -- Redis down: compute, the diagnosis must not stop for a cache
-        logger.warning("baseline cache unavailable", exc_info=True)
+    except Exception:  # noqa: BLE001 -- see the docstring
+        logger.warning("diagnosis cache unavailable", exc_info=True)
         hits = {}
-    out = {k: hits[names[k]] for k in wanted if names[k] in hits}
-    missing = [k for k in wanted if k not in out]
+    out = {key: hits[name] for key, name in names.items() if name in hits}
+    missing = [key for key in names if key not in out]
     if missing:
-        summaries = baseline_summaries(missing, start, end)
-        fresh = {k: summaries.get(k, False) for k in missing}
+        computed = compute(missing)
+        fresh = {key: computed.get(key, absent) for key in missing}
         out.update(fresh)
         try:
-            cache.set_many({names[k]: v for k, v in fresh.items()}, timeout=2 * 3600)
+            cache.set_many({names[key]: v for key, v in fresh.items()}, timeout=2 * 3600)
         except Exception:  # noqa: BLE001 -- as above
-            logger.warning("baseline cache unavailable", exc_info=True)
-    return {k: v for k, v in out.items() if v is not False}
+            logger.warning("diagnosis cache unavailable", exc_info=True)
+    return out

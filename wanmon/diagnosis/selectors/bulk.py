@@ -17,9 +17,10 @@ from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.evidence import (
     AgentSchedule,
     EvidenceBundle,
+    InterfaceEvidence,
     PathEvidence,
 )
-from wanmon.diagnosis.selectors.baselines import baselines_cached
+from wanmon.diagnosis.selectors.baselines import RoomPort, baselines_cached, room_history_cached
 from wanmon.diagnosis.selectors.before_window import (
     host_tcp_before,
     throughput_before,
@@ -37,6 +38,7 @@ from wanmon.diagnosis.selectors.common import (
 )
 from wanmon.diagnosis.selectors.records import THROUGHPUT_TESTS, TRACEROUTES
 from wanmon.diagnosis.selectors.series import WINDOW_BUCKET_S, interfaces_bulk, owamp_bucketed, status_before
+from wanmon.diagnosis.shared_elements import polled_ports_on_path
 from wanmon.inventory.models import Equipment, Host, Trunk
 
 # Schedules that a scenario file declares for its agents (docs/scenario-format.md, ``agents``): what the agents of a
@@ -154,7 +156,7 @@ def evidence_bundle_for_paths(
     hosts = _hosts_of(None if unpathed_interfaces else site_ids)
     known = {h.name: h.address for h in hosts}
     equipment_names = {label.partition(":")[0] for label in labels} | {i.equipment for i in ifaces.values()}
-    return EvidenceBundle(
+    bundle = EvidenceBundle(
         paths=tuple(paths),
         window_start=window_start,
         hosts=tuple(
@@ -173,6 +175,39 @@ def evidence_bundle_for_paths(
             hosts=hosts,
             equipment=_equipment_named(equipment_names),
         ),
+    )
+    return _with_room_history(bundle, keys, ifaces, baseline_start, baseline_end)
+
+
+def _with_room_history(
+    bundle: EvidenceBundle,
+    keys: list[tuple[int, int]],
+    ifaces: dict[int, InterfaceEvidence],
+    baseline_start: datetime,
+    baseline_end: datetime,
+) -> EvidenceBundle:
+    """The bundle with the room history (``PathEvidence.room_history``) of the paths that can use it: those with a
+    polled port (``polled_ports_on_path``) and a TCP result in the window (only such a result can end a day
+    short of what the load allows). Read once an hour a path (``room_history_cached``): at 10 000 paths, a
+    5-minute rollup probe per port and test of three weeks. ``keys``: the (src_id, dst_id) of the bundle's
+    paths, in their order."""
+    ids = {i.name: iid for iid, i in ifaces.items()}
+    ports: dict[tuple[int, int], tuple[RoomPort, ...]] = {}
+    for p, key in zip(bundle.paths, keys, strict=True):
+        if not any(t.protocol == "tcp" and t.throughput_bps and t.time >= bundle.window_start
+                   for t in p.throughput_tests):
+            continue
+        polled = tuple(
+            (ids[q.name], q.direction, q.speed_bps) for q in polled_ports_on_path(p, bundle) if q.name in ids
+        )
+        if polled:
+            ports[key] = polled
+    history = room_history_cached(ports, baseline_start, baseline_end)
+    if not history:
+        return bundle
+    return replace(
+        bundle,
+        paths=tuple(replace(p, room_history=history.get(key, ())) for p, key in zip(bundle.paths, keys, strict=True)),
     )
 
 

@@ -1,4 +1,4 @@
-"""The example scenarios of ../shared/scenarios/examples/ meet their `expect` blocks on production's road.
+"""The example scenarios of scenarios/examples/ (``EXAMPLES``) meet their `expect` blocks on production's road.
 
 Each file is replayed by `manage.py replay --json --check` (the periodic cycle over its timeline at its own test
 interval); the details an engineer reads on the finding come from the same JSON.

@@ -469,6 +469,22 @@ def test_clock_step_changes_offset_not_sum():
     assert delay_level_shift(c) == []
 
 
+def test_a_drifting_clock_is_dated_to_where_the_offset_began_to_move():
+    # FZK's clock drifts at 1 ppm from minute 120 (3.6 ms an hour): its reverse delay turns negative only once
+    # the offset exceeds the 4.9 ms one-way delay, 82 minutes later
+    def drift_ms(m):
+        return max(0.0, m - 120) / 60 * 3.6
+
+    tests = every(30, lambda m: tcp(m, 9e8, window_bytes=2_450_000, rtt_ms=9.8))
+    fwd = path("CERN", "FZK", 1e9, EU_HOPS, tests, every(5, lambda m: owamp(m, 4.9 + drift_ms(m))))
+    rev = path("FZK", "CERN", 1e9, EU_HOPS_BACK, tests, every(5, lambda m: owamp(m, 4.9 - drift_ms(m))))
+    found = clock_unsync(ctx(fwd, rev))
+    assert found and all(f.start == at(125) for f in found)
+    drift = next(p for p in found[0].evidence["problems"] if p["kind"] == "offset_drift")
+    assert drift["time"] == at(125)
+    assert "moved steadily since 08:05 UTC" in found[0].explanation
+
+
 def test_site_blamed_when_its_partner_is_fine_elsewhere():
     bad_f, bad_r = pair(25.0, -15.2, a="CERN", b="FZK")
     ok_f, ok_r = pair(2.05, 2.05, rtt=4.1, a="CERN", b="IN2P3")

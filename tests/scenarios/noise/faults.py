@@ -518,6 +518,8 @@ class ServerBusy(DirectionFault):
 
     reason: str = "nuttcp-t: Error: server busy (another test is running)"
     code: str = "MEASUREMENT_GAP"
+    #: only a throughput test can be refused: the first one after it began shows it (a class attribute, not a field)
+    seen_by = "tcp"
 
     def change(self, st):
         return replace(st, failure=self.reason)

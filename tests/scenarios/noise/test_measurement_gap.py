@@ -7,13 +7,16 @@ from the baseline period.
 
 from __future__ import annotations
 
+from datetime import timedelta
+from types import SimpleNamespace
+
 import pytest
 
 from . import faults as f
 from .cases.faulty import FaultyCase
 from .corpus import Case
-from .mesh import MeshSpec
-from .verdict import replay_case
+from .mesh import MeshSpec, at
+from .verdict import fault_seen_by, onset_tolerances, replay_case
 
 pytestmark = pytest.mark.django_db
 
@@ -40,3 +43,16 @@ def test_a_path_whose_tests_stop_is_a_measurement_gap_once_three_intervals_are_m
     assert verdict.detect_min and verdict.detect_min[0] <= 5 * verdict.step_min, "\n".join(verdict.lines())
     # its onset is the last session before the silence, less than an interval before the daemon died
     assert all(abs(m) <= verdict.step_min for m in verdict.onset_error_min), "\n".join(verdict.lines())
+
+
+def test_a_refused_throughput_tests_onset_is_judged_against_the_throughput_interval():
+    # given a server that refuses every throughput test from hour 44, where TCP runs every 2 h and owamp hourly
+    busy = FaultyCase("gap-server-busy", "", SILENT.base, (f.ServerBusy(start_h=STOP_H, src="CERN", dst="FZK"),))
+    case = Case(busy.name, False, busy.base, busy)
+    records = [SimpleNamespace(time=at(0) + timedelta(hours=h), src="CERN", dst="FZK", protocol="tcp")
+               for h in range(0, 48, 2)]
+    expect = {"findings": busy.faults[0].expect(case.mesh())}
+    # then only the next throughput test can show it: its reported onset may lie one TCP interval off, not one hour
+    assert fault_seen_by(case) == {0: "tcp"}
+    assert onset_tolerances(records, expect, 60.0, fault_seen_by(case)) == {0: 120.0}
+    assert onset_tolerances(records, expect, 60.0) == {0: 60.0}

@@ -31,6 +31,8 @@ FAULTY = [
     "fault-collapse-6h-fzk-cern",
     "fault-tcp-only-bbr-mtu1500-fzk-sara",
     "fault-route-change-cnaf",
+    "fault-reverse-loss-2-days-history-in2p3",
+    "fault-clock-drift-in2p3",
 ]
 HISTORY_H = 5 * 24  # a healthy mesh's cycles start after five days of history
 LEAD_H = 12  # a fault's cycles start half a day before it

@@ -140,13 +140,15 @@ _SEEN_BY = {
 }
 
 
-def onset_tolerances(records: list, expect: dict, step_min: float) -> dict[int, float]:
+def onset_tolerances(
+    records: list, expect: dict, step_min: float, seen_by: dict[int, str] | None = None
+) -> dict[int, float]:
     """Per expected finding (by index): the minutes its reported onset may lie from the true one, the larger of the
-    replay's step and the median spacing of the tests its code is read from (``_SEEN_BY``) on its subject's
-    direction."""
+    replay's step and the median spacing of the tests it is read from on its subject's direction: those its
+    fault names (``seen_by``, ``fault_seen_by``), else its code's (``_SEEN_BY``)."""
     out: dict[int, float] = {}
     for i, e in enumerate(expect.get("findings") or []):
-        kind, subject = _SEEN_BY.get(e["code"]), e.get("subject") or {}
+        kind, subject = (seen_by or {}).get(i) or _SEEN_BY.get(e["code"]), e.get("subject") or {}
         times = sorted(
             r.time
             for r in records
@@ -185,6 +187,22 @@ def json_first_parser() -> Iterator[None]:
         yield
     finally:
         replay.yaml = real
+
+
+def fault_seen_by(case: Case) -> dict[int, str]:
+    """The tests that show each expected finding of a faulty case, where its fault says (``Fault.seen_by``: a
+    refused throughput test is a MEASUREMENT_GAP that only the next throughput test can show)."""
+    if not case.faulty:
+        return {}
+    mesh = case.mesh()
+    out: dict[int, str] = {}
+    i = 0
+    for fault in case.faulty.faults:
+        for _ in fault.expect(mesh):
+            if getattr(fault, "seen_by", None):
+                out[i] = fault.seen_by
+            i += 1
+    return out
 
 
 def fault_onsets(case: Case) -> dict[int, datetime]:
@@ -238,7 +256,7 @@ def replay_case(
     step_min = result.step_s / 60
     verdict = judge(
         case.name, case.healthy, seconds, doc["findings"], expect, fault_onsets(case),
-        onset_tolerances(scenario.records, expect, step_min),
+        onset_tolerances(scenario.records, expect, step_min, fault_seen_by(case)),
     )  # fmt: skip
     verdict.steps, verdict.step_min = result.steps, step_min
     verdict.incidents = doc["incidents"]

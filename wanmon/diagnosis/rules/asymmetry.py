@@ -9,8 +9,9 @@ from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.assessment import PathAssessment
 from wanmon.diagnosis.context import RuleContext, path_finding
 from wanmon.diagnosis.degradation import BASELINE_REFERENCE, little_history
+from wanmon.diagnosis.episodes import OK
 from wanmon.diagnosis.evidence import RuleFinding
-from wanmon.diagnosis.loss import RETRANSMITS, retransmit_counts
+from wanmon.diagnosis.loss import OWAMP, RETRANSMITS, retransmit_counts, wilson_interval
 from wanmon.diagnosis.path_elements import trunks_on_path
 from wanmon.diagnosis.rules.loss_patterns import periodic_pattern
 from wanmon.diagnosis.rules.tcp import tests_spare_bps
@@ -69,7 +70,7 @@ def asymmetric_path(ctx: RuleContext) -> list[RuleFinding]:
                 best = result
         whole = _compare(a, r, a.first_time, a.last_time) if a.first_time and a.last_time else None
         if whole and (best is None or not _as_strong(best, whole)):
-            best = whole
+            best = {**whole, "start": _bad_since(a) or whole["start"]}
         if best and not best["loss_asymmetric"] and _tcp_explained(ctx, a):
             continue  # a throughput-only asymmetry the direction's own TCP finding already explains
         if best and not best["loss_asymmetric"] and _load_explained(ctx, a, best):
@@ -77,6 +78,48 @@ def asymmetric_path(ctx: RuleContext) -> list[RuleFinding]:
         if best:
             out.append(_finding(a, r, best))
     return out
+
+
+def _bad_since(a: PathAssessment) -> datetime | None:
+    """Where the direction's results turned bad: per kind of measurement with bad results (degraded or down), the
+    split of its results in time that best separates good ones before from bad ones after (each result on the
+    wrong side of it counts against it; the earliest of equal splits), the earliest over the kinds (the window's
+    first result when a kind is bad from it on).
+
+    The whole window's comparison holds the results from before the change too, and its start is only the
+    window's edge: a loss that began at 04:00 was dated 01:20, the window's first session, two hours and a half
+    early (no degradation episode dates it on a path with two days of history). A loss of a fraction of a per
+    cent leaves some sessions clean after it began: the split does not need every result after it bad."""
+    since: list[datetime] = []
+    for kind in {o.kind for o in a.observations if o.state != OK}:
+        seq = [(o.time, o.state != OK) for o in a.observations if o.kind == kind]
+        # score of splitting before result i: good results before it, bad ones from it on, less the others
+        score = best = sum(1 if bad else -1 for _, bad in seq)
+        split = 0
+        for i, (_, bad) in enumerate(seq):
+            score += -2 if bad else 2
+            if score > best:
+                best, split = score, i + 1
+        if split < len(seq):
+            since.append(_lossy_before(a, seq[split][0]) if kind == OWAMP else seq[split][0])
+    return min(since, default=None)
+
+
+def _lossy_before(a: PathAssessment, t: datetime) -> datetime:
+    """``t``, or the first of the owamp sessions right before it whose loss lies above the path's usual: below the
+    rule of a bad session (a 1 % loss loses 2 of a session's 600 packets now and then), the session where it
+    began is still clearly off a path that lost nothing in its baseline (the lower end of the session's Wilson
+    interval above the upper end of the baseline's)."""
+    b = a.path.baseline
+    if b is None or not b.probe_packets:
+        return t
+    usual = wilson_interval((b.probe_loss_fraction or 0.0) * b.probe_packets, b.probe_packets)[1]
+    start = t
+    for o in sorted((o for o in a.owamp if o.time < t), key=lambda o: o.time, reverse=True):
+        if not o.packets_sent or wilson_interval(o.packets_lost, o.packets_sent)[0] <= usual:
+            break
+        start = o.time
+    return start
 
 
 def _load_explained(ctx: RuleContext, a: PathAssessment, c: dict) -> bool:

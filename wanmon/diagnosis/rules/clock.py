@@ -20,7 +20,7 @@ from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.context import RuleContext, finding, path_finding
 from wanmon.diagnosis.evidence import OwampTest, PathEvidence, RuleFinding
 from wanmon.diagnosis.loss import usable_owamp
-from wanmon.diagnosis.stats import median
+from wanmon.diagnosis.stats import median, robust_sigma
 
 
 def _sessions(ctx: RuleContext, path: PathEvidence) -> list[OwampTest]:
@@ -241,7 +241,42 @@ def check_direction_pair(ctx: RuleContext, fwd: PathEvidence, rev: PathEvidence 
             item = {"kind": "clock_step", **step}
             problems[fwd.key].append(item)
             problems[rev.key].append(item)
+        flagged = _times(problems[fwd.key] + problems[rev.key])
+        drift = _offset_departure(pairs, min(flagged)) if flagged else None
+        if drift:
+            item = {"kind": "offset_drift", **drift}
+            problems[fwd.key].append(item)
+            problems[rev.key].append(item)
     return problems
+
+
+def _offset_departure(pairs: Sequence[tuple[OwampTest, OwampTest]], first_bad: datetime) -> dict | None:
+    """Where the clocks' offset began to move, when it moved steadily up to the first impossible session.
+
+    A clock that drifts (NTP lost, 1 ppm: 3.6 ms an hour) gives impossible delays only once the offset exceeds
+    the one-way delay, an hour or more after it lost its servers; the offset (forward minus reverse minimum)
+    moved from the start. The first paired session before ``first_bad`` from which every one lies off the
+    window's first level (the median of its first quarter of pairs, at least DELAY_LEVEL_MIN_SAMPLES) by more
+    than max(DELAY_LEVEL_MIN_STEP_MS, four robust sigmas of that level), on the side the offset went: the
+    finding's start. None when the window opens with the offset already off (the drift began before it) or
+    the session just before the first impossible one is on the level (a step, not a drift).
+    """
+    diffs = [(f.time, f.delay_min_ms - r.delay_min_ms) for f, r in pairs if f.time < first_bad]
+    n0 = max(k.DELAY_LEVEL_MIN_SAMPLES, len(pairs) // 4)
+    if len(diffs) <= n0:
+        return None
+    early = [d for _, d in diffs[:n0]]
+    level = statistics.median(early)
+    tol = max(k.DELAY_LEVEL_MIN_STEP_MS, 4 * (robust_sigma(early) or 0.0))
+    side = 1.0 if diffs[-1][1] >= level else -1.0
+    start = None
+    for t, d in reversed(diffs[n0:]):
+        if side * (d - level) <= tol:
+            break
+        start = t
+    if start is None:
+        return None
+    return {"time": start, "offset_change_ms": (diffs[-1][1] - level) / 2}
 
 
 def _all_problems(ctx: RuleContext) -> dict[str, list[dict]]:

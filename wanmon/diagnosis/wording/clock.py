@@ -28,6 +28,11 @@ def describe_problem(item: Mapping[str, Any]) -> str:
             f"forward + reverse minimum delay {text.ms(item['sum_median_ms'])} is far from the RTT "
             f"{text.ms(item['rtt_ms'])} (tolerance {text.ms(item['tolerance_ms'])}) in {item['sessions']} pairs"
         )
+    if kind == "offset_drift":
+        return (
+            f"the clock offset has moved steadily since {item['time']:%H:%M} UTC "
+            f"({text.ms(item['offset_change_ms'])} by the first impossible session): a clock drifting"
+        )
     return (
         f"the clock offset jumped by {text.ms(item['offset_change_ms'])} at {item['time']:%H:%M} UTC while the "
         f"round trip stayed the same (change {text.ms(item['sum_change_ms'])})"

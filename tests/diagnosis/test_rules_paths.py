@@ -377,6 +377,25 @@ def test_delay_level_shift_without_traceroutes_is_reported_unconfirmed():
     assert "cannot be excluded" in f.explanation
 
 
+def test_a_level_the_window_holds_one_session_of_is_judged_with_the_sessions_before_it():
+    # hourly owamp: 4.9 ms until minute 20, 5.7 ms (a protection switch onto 160 km more fibre) from minute 80; the
+    # traceroute before the window and the one after the jump show the same route. The window holds one session of
+    # the old level; the two before it are the rest of that level
+    p = path(
+        "CERN",
+        "FZK",
+        1e9,
+        EU_HOPS,
+        (),
+        every(60, lambda m: owamp(m, 5.7 if m >= 80 else 4.9), start=20),
+        [trace(-100, EU_HOPS), trace(300, EU_HOPS)],
+    )
+    assert delay_level_shift(ctx(p)) == []  # one session is no level
+    [f] = delay_level_shift(ctx(replace(p, owamp_before=(owamp(-100, 4.9), owamp(-40, 4.9)))))
+    assert f.start == at(20)
+    assert f.evidence["transitions"][0]["traceroute_confirmed"]
+
+
 def test_queueing_is_not_a_level_shift():
     def session(m):
         busy = 120 <= m < 240

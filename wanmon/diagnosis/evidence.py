@@ -177,6 +177,9 @@ class PathEvidence(PathDirection):
     # the same fault as the window slides past each UDP test. Kept apart from ``throughput_tests``: the window's
     # loss estimate is the window's.
     udp_before: ThroughputTest | None = None
+    # the last DELAY_LEVEL_MIN_SAMPLES owamp sessions before the window (not outages): the delay level the window's
+    # first sessions left; with hourly owamp a level that ended an hour into the window has one session in it
+    owamp_before: tuple[OwampTest, ...] = ()
     # (time, throughput_bps, room_bps) of the baseline period's completed TCP tests where a polled port of the path
     # measured the room the other traffic left them (speed less load, the tightest port): what the path's tests get
     # of their room is learned from it (``room.room_model``), and the day before the window is judged by it

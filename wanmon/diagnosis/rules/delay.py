@@ -186,7 +186,9 @@ def delay_level_shift(ctx: RuleContext) -> list[RuleFinding]:
     """DELAY_LEVEL_SHIFT: minimum one-way delay jumps between distinct levels with no route change.
 
     Evidence: owamp minimum one-way delay per session (only for directions whose
-    clocks are trusted, see CLOCK_UNSYNC) and the traceroutes of the path.
+    clocks are trusted, see CLOCK_UNSYNC), the window's and the last
+    DELAY_LEVEL_MIN_SAMPLES before it (``PathEvidence.owamp_before``), and the
+    traceroutes of the path.
 
     Criterion: the minima form at least two levels at least
     DELAY_LEVEL_MIN_STEP_MS apart and DELAY_LEVEL_SPREAD_FACTOR x their internal
@@ -204,7 +206,10 @@ def delay_level_shift(ctx: RuleContext) -> list[RuleFinding]:
     for a in ctx.assessments():
         if (a.path.src, a.path.dst) in untrusted:
             continue
-        sessions = [o for o in usable_owamp(a.owamp) if o.delay_min_ms is not None]
+        # the sessions just before the window too: the level the window's first ones left
+        sessions = [
+            o for o in (*usable_owamp(a.path.owamp_before), *usable_owamp(a.owamp)) if o.delay_min_ms is not None
+        ]
         levels = delay_levels([o.delay_min_ms for o in sessions])
         if len(levels) < 2:
             continue

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from wanmon.diagnosis.evidence import HostTcpEvidence, ThroughputTest, TracerouteObservation
+from wanmon.diagnosis.evidence import HostTcpEvidence, OwampTest, ThroughputTest, TracerouteObservation
 from wanmon.diagnosis.selectors.common import DIRECTIONS_CTE, host_tcp_of, pairs_params, sql_rows
-from wanmon.diagnosis.selectors.records import THROUGHPUT_TESTS, traceroute_of
+from wanmon.diagnosis.selectors.records import OWAMP_TESTS, THROUGHPUT_TESTS, traceroute_of
 
 
 def traceroutes_before(
@@ -34,6 +34,31 @@ def traceroutes_before(
         [*pairs_params(keys), since, before],
     )
     return {(r["src_id"], r["dst_id"]): traceroute_of(r) for r in rows}
+
+
+def owamp_before(
+    keys: list[tuple[int, int]], before: datetime, since: datetime, n: int
+) -> dict[tuple[int, int], tuple[OwampTest, ...]]:
+    """The last ``n`` owamp sessions with a minimum delay (not outages) of each of these path directions in [since,
+    before), in time order: the delay level the window's first sessions are compared with (hourly owamp leaves
+    a level that ended an hour after the window opened one session in it)."""
+    if not keys:
+        return {}
+    rows = sql_rows(
+        f"""{DIRECTIONS_CTE}
+            SELECT k.src_id, k.dst_id, x.* FROM k CROSS JOIN LATERAL (
+                SELECT t.id, t.time, {OWAMP_TESTS.columns} FROM {OWAMP_TESTS.name} t
+                WHERE t.src_id = k.src_id AND t.dst_id = k.dst_id AND t.time >= %s AND t.time < %s
+                  AND t.packets_sent > 0 AND coalesce(t.packets_lost, 0) < t.packets_sent
+                  AND t.delay_min_ms IS NOT NULL
+                ORDER BY t.time DESC LIMIT %s) x
+            ORDER BY x.time""",
+        [*pairs_params(keys), since, before, n],
+    )
+    out: dict[tuple[int, int], list[OwampTest]] = {}
+    for r in rows:
+        out.setdefault((r["src_id"], r["dst_id"]), []).append(OWAMP_TESTS.record_of(r))
+    return {key: tuple(v) for key, v in out.items()}
 
 
 # What a completed test of each protocol is (the conditions the window's rules apply to the tests they judge)

@@ -23,6 +23,7 @@ from wanmon.diagnosis.evidence import (
 from wanmon.diagnosis.selectors.baselines import RoomPort, baselines_cached, room_history_cached
 from wanmon.diagnosis.selectors.before_window import (
     host_tcp_before,
+    owamp_before,
     throughput_before,
     traceroutes_before,
     with_last_before,
@@ -96,6 +97,7 @@ def evidence_bundle_for_paths(
     r_before = traceroutes_before(keys, window_start, baseline_start)
     t_before = throughput_before(keys, window_start, baseline_start)
     u_before = throughput_before(keys, window_start, baseline_start, protocol="udp")
+    o_before = owamp_before(keys, window_start, baseline_start, k.DELAY_LEVEL_MIN_SAMPLES)
     baselines = baselines_cached(keys, baseline_start, baseline_end)
     earlier = _tcp_results_before(keys, now - timedelta(seconds=k.LEVEL_SHIFT_WINDOW_S), window_start)
 
@@ -121,6 +123,7 @@ def evidence_bundle_for_paths(
                 baseline=baseline,
                 earlier_tcp_results=earlier.get(key, ()),
                 udp_before=u_before.get(key),
+                owamp_before=o_before.get(key, ()),
             )
         )
 

@@ -50,6 +50,7 @@ BENCHES = {
          "0.05", "--workers", "1", "--sustained-minutes", "1"],
         "scale_paths",
     ),  # fmt: skip
+    "room": ("scripts.bench_room", ["--sites", "3", "--days", "1", "--sizes", "2,4"], "room_history_s_2"),
 }
 NEEDS_NO_DATABASE = {"snmp"}  # scripts/bench runs it before starting any service
 

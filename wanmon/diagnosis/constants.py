@@ -120,6 +120,10 @@ LASTING_DROP_HALF_MIN_DROP = DEGRADED_STAT_MIN_DROP / 2
 #: hosts reach is the 90th percentile of the results (the best tests of quiet hours, not one lucky result).
 ROOM_MODEL_MIN_TESTS = 12
 ROOM_REACH_QUANTILE = 0.9
+#: The room model learns from the last week of the baseline period (28 tests of a 6-hourly path, 168 of an hourly
+#: one): its figures are medians and quantiles that a week holds, and each test costs a rollup probe per port
+#: (three weeks of 10 000 paths: 1.7 M probes, 18 s, in the cycle that reads them cold: scripts/bench room).
+ROOM_HISTORY_S = 7 * 86400.0
 #: Little history (a new path, site or deployment has hours of it, not weeks): a baseline whose TCP results span
 #: less than most of a day (20 h: a day of tests every 4 hours spans 20 h from the first to the last) has not seen
 #: a whole diurnal cycle (a night-only history makes every afternoon "degraded"),

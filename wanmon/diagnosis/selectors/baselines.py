@@ -15,11 +15,12 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
 from django.core.cache import cache
 
+from wanmon.diagnosis import constants as k
 from wanmon.diagnosis.baseline import learn_level
 from wanmon.diagnosis.evidence import PathSummary, routes_seen
 from wanmon.diagnosis.selectors.common import maintenance_periods, pairs_params, sql_rows
@@ -134,9 +135,9 @@ def baselines_cached(
     wanted = list(keys)
     if not wanted:
         return {}
-    names = {k: f"wanmon:diagnosis:baseline:v4:{k[0]}:{k[1]}:{end.isoformat()}" for k in wanted}
+    names = {key: f"wanmon:diagnosis:baseline:v4:{key[0]}:{key[1]}:{end.isoformat()}" for key in wanted}
     out = _cached(names, lambda missing: baseline_summaries(missing, start, end), False)
-    return {k: v for k, v in out.items() if v is not False}
+    return {key: v for key, v in out.items() if v is not False}
 
 
 #: A port of a path as the room history reads it: (interface id, the side the path uses: 'in' or 'out', speed)
@@ -189,12 +190,12 @@ def room_history(
 def room_history_cached(
     ports: dict[tuple[int, int], tuple[RoomPort, ...]], baseline_start: datetime, baseline_end: datetime
 ) -> dict[tuple[int, int], tuple[tuple[datetime, float, float], ...]]:
-    """``room_history`` over the baseline period for the periodic cycle: like ``baselines_cached``, once an hour
-    (the period aligned on the hour, two hours in the cache), keyed also by the ports (a path's hops edited in
-    the inventory read their own)."""
+    """``room_history`` over the last ROOM_HISTORY_S of the baseline period for the periodic cycle: like
+    ``baselines_cached``, once an hour (the period aligned on the hour, two hours in the cache), keyed also by
+    the ports (a path's hops edited in the inventory read their own)."""
     if not ports:
         return {}
-    span = baseline_end - baseline_start
+    span = min(baseline_end - baseline_start, timedelta(seconds=k.ROOM_HISTORY_S))
     end = baseline_end.replace(minute=0, second=0, microsecond=0)
     start = end - span
     names = {

@@ -16,24 +16,38 @@ from datetime import datetime
 
 from wanmon.diagnosis.evidence import HostTcpEvidence, OwampTest, ThroughputTest, TracerouteObservation
 from wanmon.diagnosis.selectors.common import DIRECTIONS_CTE, host_tcp_of, pairs_params, sql_rows
-from wanmon.diagnosis.selectors.records import OWAMP_TESTS, THROUGHPUT_TESTS, traceroute_of
+from wanmon.diagnosis.selectors.records import OWAMP_TESTS, THROUGHPUT_TESTS, TRACEROUTES, DirectionTable
 
 
 def traceroutes_before(
     keys: list[tuple[int, int]], before: datetime, since: datetime
 ) -> dict[tuple[int, int], TracerouteObservation]:
     """The last successful traceroute of each of these path directions in [since, before)."""
+    found = _last_before(TRACEROUTES, keys, before, since, TRACEROUTES.condition)
+    return {key: traces[-1] for key, traces in found.items()}
+
+
+def _last_before(
+    table: DirectionTable, keys: list[tuple[int, int]], before: datetime, since: datetime, condition: str, n: int = 1
+) -> dict[tuple[int, int], list]:
+    """The last ``n`` records of ``table`` meeting ``condition`` (on its row ``t``) of each of these path
+    directions in [since, before), in time order: an index probe per direction."""
     if not keys:
         return {}
     rows = sql_rows(
         f"""{DIRECTIONS_CTE}
-            SELECT k.src_id, k.dst_id, x.id, x.time, x.hops, x.pmtu_bytes FROM k CROSS JOIN LATERAL (
-                SELECT t.id, t.time, t.hops, t.pmtu_bytes FROM measurements_traceroute t
+            SELECT k.src_id, k.dst_id, x.* FROM k CROSS JOIN LATERAL (
+                SELECT t.id, t.time, {table.columns} FROM {table.name} t
                 WHERE t.src_id = k.src_id AND t.dst_id = k.dst_id AND t.time >= %s AND t.time < %s
-                  AND t.error IS NULL ORDER BY t.time DESC LIMIT 1) x""",
-        [*pairs_params(keys), since, before],
+                  AND {condition}
+                ORDER BY t.time DESC LIMIT %s) x
+            ORDER BY x.time""",
+        [*pairs_params(keys), since, before, n],
     )
-    return {(r["src_id"], r["dst_id"]): traceroute_of(r) for r in rows}
+    out: dict[tuple[int, int], list] = {}
+    for r in rows:
+        out.setdefault((r["src_id"], r["dst_id"]), []).append(table.record_of(r))
+    return out
 
 
 def owamp_before(
@@ -42,23 +56,8 @@ def owamp_before(
     """The last ``n`` owamp sessions with a minimum delay (not outages) of each of these path directions in [since,
     before), in time order: the delay level the window's first sessions are compared with (hourly owamp leaves
     a level that ended an hour after the window opened one session in it)."""
-    if not keys:
-        return {}
-    rows = sql_rows(
-        f"""{DIRECTIONS_CTE}
-            SELECT k.src_id, k.dst_id, x.* FROM k CROSS JOIN LATERAL (
-                SELECT t.id, t.time, {OWAMP_TESTS.columns} FROM {OWAMP_TESTS.name} t
-                WHERE t.src_id = k.src_id AND t.dst_id = k.dst_id AND t.time >= %s AND t.time < %s
-                  AND t.packets_sent > 0 AND coalesce(t.packets_lost, 0) < t.packets_sent
-                  AND t.delay_min_ms IS NOT NULL
-                ORDER BY t.time DESC LIMIT %s) x
-            ORDER BY x.time""",
-        [*pairs_params(keys), since, before, n],
-    )
-    out: dict[tuple[int, int], list[OwampTest]] = {}
-    for r in rows:
-        out.setdefault((r["src_id"], r["dst_id"]), []).append(OWAMP_TESTS.record_of(r))
-    return {key: tuple(v) for key, v in out.items()}
+    usable = "t.packets_sent > 0 AND coalesce(t.packets_lost, 0) < t.packets_sent AND t.delay_min_ms IS NOT NULL"
+    return {key: tuple(v) for key, v in _last_before(OWAMP_TESTS, keys, before, since, usable, n).items()}
 
 
 # What a completed test of each protocol is (the conditions the window's rules apply to the tests they judge)
@@ -72,18 +71,8 @@ def throughput_before(
     keys: list[tuple[int, int]], before: datetime, since: datetime, protocol: str = "tcp"
 ) -> dict[tuple[int, int], ThroughputTest]:
     """The last completed test of ``protocol`` ('tcp' or 'udp') of each of these path directions in [since, before)."""
-    if not keys:
-        return {}
-    rows = sql_rows(
-        f"""{DIRECTIONS_CTE}
-            SELECT k.src_id, k.dst_id, x.* FROM k CROSS JOIN LATERAL (
-                SELECT t.id, t.time, {THROUGHPUT_TESTS.columns} FROM {THROUGHPUT_TESTS.name} t
-                WHERE t.src_id = k.src_id AND t.dst_id = k.dst_id AND t.time >= %s AND t.time < %s
-                  AND {_COMPLETED[protocol]}
-                ORDER BY t.time DESC LIMIT 1) x""",
-        [*pairs_params(keys), since, before],
-    )
-    return {(r["src_id"], r["dst_id"]): THROUGHPUT_TESTS.record_of(r) for r in rows}
+    found = _last_before(THROUGHPUT_TESTS, keys, before, since, _COMPLETED[protocol])
+    return {key: tests[-1] for key, tests in found.items()}
 
 
 def host_tcp_before(

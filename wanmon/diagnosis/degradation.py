@@ -316,7 +316,6 @@ def _lasting_drop(a: PathAssessment) -> dict[int, tuple[str, datetime]]:
     results = _tcp_results(a)
     cadence = cadence_s([t for t, _ in results]) or 0.0
     span = timedelta(seconds=k.SLIGHT_DROP_MIN_SPAN_S)
-    low = (1 - k.DEGRADED_STAT_MIN_DROP) * ref
     half_low = (1 - k.LASTING_DROP_HALF_MIN_DROP) * ref
     offset = len(results) - len(a.tcp)
     out: dict[int, tuple[str, datetime]] = {}
@@ -329,11 +328,9 @@ def _lasting_drop(a: PathAssessment) -> dict[int, tuple[str, datetime]]:
             continue  # not yet half a day of results
         if (f.test.throughput_bps or 0.0) >= ref:
             continue
-        half = len(stretch) // 2
-        med = statistics.median(stretch)
-        se = k.MEDIAN_STANDARD_ERROR_FACTOR * sigma / len(stretch) ** 0.5
-        halves = (statistics.median(stretch[:half]), statistics.median(stretch[half:]))
-        if med < low and med < ref - k.LASTING_DROP_SIGMAS * se and max(halves) < half_low:
+        lying = _lies_low(stretch, ref, sigma, k.LASTING_DROP_SIGMAS)
+        if lying is not None:
+            med, se = lying
             out[i] = (
                 f"the median of the last {len(stretch)} tests ({text.duration(seconds(t - first))}), "
                 f"{text.rate(med)}, is {text.pct(1 - med / ref)} below the baseline {text.rate(ref)} "
@@ -362,11 +359,11 @@ def _room_shortfall(a: PathAssessment) -> dict[int, tuple[str, datetime]]:
     if model is None:
         return {}
     past = [(t, model.ratio(r, room)) for t, r, room in a.path.room_history if start is None or t < start]
-    now = [(f.test.time, model.ratio(f.test.throughput_bps or 0.0, f.spare_bps)) for f in a.tcp if f.spare_bps]
-    ratios = sorted((t, x) for t, x in past + now if x is not None)
+    window = [(f.test.time, model.ratio(f.test.throughput_bps or 0.0, f.spare_bps)) for f in a.tcp if f.spare_bps]
+    ratios = sorted((t, x) for t, x in past + window if x is not None)
     cadence = cadence_s([t for t, _ in ratios]) or 0.0
     usual = model.usual_ratio
-    low, half_low = (1 - k.DEGRADED_STAT_MIN_DROP) * usual, (1 - k.LASTING_DROP_HALF_MIN_DROP) * usual
+    half_low = (1 - k.LASTING_DROP_HALF_MIN_DROP) * usual
     day = timedelta(seconds=k.LEVEL_SHIFT_WINDOW_S)
     at = {t: x for t, x in ratios}
     out: dict[int, tuple[str, datetime]] = {}
@@ -378,11 +375,9 @@ def _room_shortfall(a: PathAssessment) -> dict[int, tuple[str, datetime]]:
         if len(timed) < k.LEVEL_SHIFT_MIN_TESTS or seconds(t - timed[0][0]) < k.SLIGHT_DROP_MIN_SPAN_S - cadence:
             continue
         values = [x for _, x in timed]
-        half = len(values) // 2
-        med = statistics.median(values)
-        se = k.MEDIAN_STANDARD_ERROR_FACTOR * model.sigma / len(values) ** 0.5
-        halves = (statistics.median(values[:half]), statistics.median(values[half:]))
-        if med < low and med < usual - k.DEGRADED_STAT_SIGMAS * se and max(halves) < half_low:
+        lying = _lies_low(values, usual, model.sigma, k.DEGRADED_STAT_SIGMAS)
+        if lying is not None:
+            med = lying[0]
             out[i] = (
                 f"the last {len(values)} tests ({text.duration(seconds(t - timed[0][0]))}) got a median "
                 f"{text.pct(med / usual)} of what the load and its hosts usually let this path's tests get "
@@ -391,6 +386,21 @@ def _room_shortfall(a: PathAssessment) -> dict[int, tuple[str, datetime]]:
                 _run_start(timed, half_low),
             )
     return out
+
+
+def _lies_low(values: Sequence[float], level: float, sigma: float, sigmas: float) -> tuple[float, float] | None:
+    """(median, its standard error) of a stretch of results (in time order) that lies below ``level``: its median
+    below it by DEGRADED_STAT_MIN_DROP and by ``sigmas`` standard errors (MEDIAN_STANDARD_ERROR_FACTOR x ``sigma``
+    / sqrt(n)), and the median of each half below it by LASTING_DROP_HALF_MIN_DROP (the low level held from its
+    first results to its last); None when it does not."""
+    half = len(values) // 2
+    med = statistics.median(values)
+    se = k.MEDIAN_STANDARD_ERROR_FACTOR * sigma / len(values) ** 0.5
+    halves = (statistics.median(values[:half]), statistics.median(values[half:]))
+    low = med < (1 - k.DEGRADED_STAT_MIN_DROP) * level and med < level - sigmas * se
+    if low and max(halves) < (1 - k.LASTING_DROP_HALF_MIN_DROP) * level:
+        return med, se
+    return None
 
 
 def _run_start(timed: Sequence[tuple[datetime, float]], below: float) -> datetime:

@@ -189,32 +189,23 @@ def json_first_parser() -> Iterator[None]:
         replay.yaml = real
 
 
+def _expecting(case: Case) -> list:
+    """The fault behind each expected finding of a faulty case, in the order of its expect block."""
+    if not case.faulty:
+        return []
+    mesh = case.mesh()
+    return [fault for fault in case.faulty.faults for _ in fault.expect(mesh)]
+
+
 def fault_seen_by(case: Case) -> dict[int, str]:
     """The tests that show each expected finding of a faulty case, where its fault says (``Fault.seen_by``: a
     refused throughput test is a MEASUREMENT_GAP that only the next throughput test can show)."""
-    if not case.faulty:
-        return {}
-    mesh = case.mesh()
-    out: dict[int, str] = {}
-    i = 0
-    for fault in case.faulty.faults:
-        for _ in fault.expect(mesh):
-            if getattr(fault, "seen_by", None):
-                out[i] = fault.seen_by
-            i += 1
-    return out
+    return {i: fault.seen_by for i, fault in enumerate(_expecting(case)) if getattr(fault, "seen_by", None)}
 
 
 def fault_onsets(case: Case) -> dict[int, datetime]:
     """The true start of each expected finding of a faulty case (the start of the fault that expects it)."""
-    if not case.faulty:
-        return {}
-    mesh = case.mesh()
-    out: dict[int, datetime] = {}
-    for fault in case.faulty.faults:
-        for _ in fault.expect(mesh):
-            out[len(out)] = at(fault.start_h)
-    return out
+    return {i: at(fault.start_h) for i, fault in enumerate(_expecting(case))}
 
 
 def replay_case(

@@ -129,9 +129,7 @@ def baselines_cached(
     period aligned on the hour, in the cache for two) instead of every minute, by ``baseline_summaries`` for the
     directions not in the cache. Only directions with tests in the baseline get one (the others are cached
     as ``False``)."""
-    span = baseline_end - baseline_start
-    end = baseline_end.replace(minute=0, second=0, microsecond=0)
-    start = end - span
+    start, end = _hour_aligned(baseline_start, baseline_end)
     wanted = list(keys)
     if not wanted:
         return {}
@@ -188,23 +186,31 @@ def room_history(
 
 
 def room_history_cached(
-    ports: dict[tuple[int, int], tuple[RoomPort, ...]], baseline_start: datetime, baseline_end: datetime
+    paths: dict[tuple[int, int], int],
+    ports_of: Callable[[tuple[int, int]], tuple[RoomPort, ...]],
+    baseline_start: datetime,
+    baseline_end: datetime,
 ) -> dict[tuple[int, int], tuple[tuple[datetime, float, float], ...]]:
-    """``room_history`` over the last ROOM_HISTORY_S of the baseline period for the periodic cycle: like
-    ``baselines_cached``, once an hour (the period aligned on the hour, two hours in the cache), keyed also by
-    the ports (a path's hops edited in the inventory read their own)."""
-    if not ports:
+    """``room_history`` of these directions (their path version ids by key) over the last ROOM_HISTORY_S of the
+    baseline period for the periodic cycle: like ``baselines_cached``, once an hour (the period aligned on the
+    hour, two hours in the cache), keyed by the path's version (a route change is a new version, with its own
+    ports). ``ports_of`` is asked only for the directions not in the cache: finding a path's polled ports is
+    work a minute's cycle need not repeat."""
+    if not paths:
         return {}
-    span = min(baseline_end - baseline_start, timedelta(seconds=k.ROOM_HISTORY_S))
-    end = baseline_end.replace(minute=0, second=0, microsecond=0)
-    start = end - span
-    names = {
-        key: f"wanmon:diagnosis:room:v1:{key[0]}:{key[1]}:{end.isoformat()}:"
-        + ",".join(f"{i}{d[0]}{s:.0f}" for i, d, s in sorted(ps))
-        for key, ps in ports.items()
-    }
-    out = _cached(names, lambda missing: room_history({key: ports[key] for key in missing}, start, end), ())
+    start, end = _hour_aligned(baseline_start, baseline_end, timedelta(seconds=k.ROOM_HISTORY_S))
+    names = {key: f"wanmon:diagnosis:room:v2:{path_id}:{end.isoformat()}" for key, path_id in paths.items()}
+    out = _cached(names, lambda missing: room_history({key: ports_of(key) for key in missing}, start, end), ())
     return {key: v for key, v in out.items() if v}
+
+
+def _hour_aligned(
+    baseline_start: datetime, baseline_end: datetime, longest: timedelta | None = None
+) -> tuple[datetime, datetime]:
+    """The cached period for a baseline period: its end floored to the hour, as long (at most ``longest``)."""
+    span = baseline_end - baseline_start if longest is None else min(baseline_end - baseline_start, longest)
+    end = baseline_end.replace(minute=0, second=0, microsecond=0)
+    return end - span, end
 
 
 def _cached(names: dict[K, str], compute: Callable[[list[K]], dict[K, V]], absent: V) -> dict[K, V]:

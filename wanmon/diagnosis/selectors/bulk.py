@@ -179,12 +179,13 @@ def evidence_bundle_for_paths(
             equipment=_equipment_named(equipment_names),
         ),
     )
-    return _with_room_history(bundle, keys, ifaces, baseline_start, baseline_end)
+    return _with_room_history(bundle, keys, [r["id"] for r in path_rows], ifaces, baseline_start, baseline_end)
 
 
 def _with_room_history(
     bundle: EvidenceBundle,
     keys: list[tuple[int, int]],
+    path_ids: list[int],
     ifaces: dict[int, InterfaceEvidence],
     baseline_start: datetime,
     baseline_end: datetime,
@@ -192,20 +193,25 @@ def _with_room_history(
     """The bundle with the room history (``PathEvidence.room_history``) of the paths that can use it: those with a
     polled port (``polled_ports_on_path``) and a TCP result in the window (only such a result can end a day
     short of what the load allows). Read once an hour a path (``room_history_cached``): at 10 000 paths, a
-    5-minute rollup probe per port and test of three weeks. ``keys``: the (src_id, dst_id) of the bundle's
-    paths, in their order."""
+    5-minute rollup probe per port and test of a week. ``keys`` and ``path_ids``: the (src_id, dst_id) and the
+    version id of the bundle's paths, in their order."""
     ids = {i.name: iid for iid, i in ifaces.items()}
-    ports: dict[tuple[int, int], tuple[RoomPort, ...]] = {}
-    for p, key in zip(bundle.paths, keys, strict=True):
-        if not any(t.protocol == "tcp" and t.throughput_bps and t.time >= bundle.window_start
-                   for t in p.throughput_tests):
-            continue
-        polled = tuple(
-            (ids[q.name], q.direction, q.speed_bps) for q in polled_ports_on_path(p, bundle) if q.name in ids
+    by_key = {
+        key: (p, path_id)
+        for p, key, path_id in zip(bundle.paths, keys, path_ids, strict=True)
+        if any(t.protocol == "tcp" and t.throughput_bps and t.time >= bundle.window_start for t in p.throughput_tests)
+    }
+
+    def ports_of(key: tuple[int, int]) -> tuple[RoomPort, ...]:
+        return tuple(
+            (ids[q.name], q.direction, q.speed_bps)
+            for q in polled_ports_on_path(by_key[key][0], bundle)
+            if q.name in ids
         )
-        if polled:
-            ports[key] = polled
-    history = room_history_cached(ports, baseline_start, baseline_end)
+
+    history = room_history_cached(
+        {key: path_id for key, (_, path_id) in by_key.items()}, ports_of, baseline_start, baseline_end
+    )
     if not history:
         return bundle
     return replace(
